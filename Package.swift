@@ -1,0 +1,138 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// MARK: - Dependencies
+
+let hummingbird = Target.Dependency.product(name: "Hummingbird", package: "hummingbird")
+let httpTypes = Target.Dependency.product(name: "HTTPTypes", package: "swift-http-types")
+let postgresNIO = Target.Dependency.product(name: "PostgresNIO", package: "postgres-nio")
+let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+let metrics = Target.Dependency.product(name: "Metrics", package: "swift-metrics")
+let prometheus = Target.Dependency.product(name: "Prometheus", package: "swift-prometheus")
+let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+let unixSignals = Target.Dependency.product(name: "UnixSignals", package: "swift-service-lifecycle")
+let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
+let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
+let nioSSL = Target.Dependency.product(name: "NIOSSL", package: "swift-nio-ssl")
+let asyncHTTPClient = Target.Dependency.product(name: "AsyncHTTPClient", package: "async-http-client")
+let hummingbirdTesting = Target.Dependency.product(name: "HummingbirdTesting", package: "hummingbird")
+let hummingbirdCore = Target.Dependency.product(name: "HummingbirdCore", package: "hummingbird")
+let yams = Target.Dependency.product(name: "Yams", package: "Yams")
+
+// MARK: - Services
+
+/// Declares one Splash service alike: the executable `Services/<module>` (its SQL migrations under
+/// `Migrations/` are package resources) and its test target `Tests/<module>Tests`, which holds the
+/// service's `ContractTests` suite (`make contract SERVICE=<executable>`).
+///
+/// `Tests/DeploymentTests` reads the executables declared here and checks that each one has a
+/// docker-compose service and a `splash up` entry, so every service must be declared through it.
+func service(
+    _ executable: String,
+    module: String,
+    dependencies: [Target.Dependency] = [],
+    testDependencies: [Target.Dependency] = []
+) -> (product: Product, targets: [Target]) {
+    let target = Target.executableTarget(
+        name: module,
+        dependencies: ["ServiceKit", "Database"] + dependencies,
+        path: "Services/\(module)",
+        exclude: ["openapi.yaml"],
+        resources: [.copy("Migrations")]
+    )
+    let tests = Target.testTarget(
+        name: "\(module)Tests",
+        dependencies: [.target(name: module), "TestSupport"] + testDependencies,
+        path: "Tests/\(module)Tests"
+    )
+    return (.executable(name: executable, targets: [module]), [target, tests])
+}
+
+let services: [(product: Product, targets: [Target])] = []
+
+// MARK: - Package
+
+let package = Package(
+    name: "splash",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "splash", targets: ["Splash"]),
+    ] + services.map(\.product),
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.0"),
+    ],
+    targets: [
+        // Libraries every service stands on.
+        .target(
+            name: "ServiceKit",
+            dependencies: [hummingbird, httpTypes, logging, metrics, prometheus, serviceLifecycle],
+            path: "Shared/ServiceKit"
+        ),
+        .target(
+            name: "Database",
+            dependencies: ["ServiceKit", postgresNIO, nioSSL, crypto, logging],
+            path: "Shared/Database"
+        ),
+        .target(name: "Contracts", path: "Shared/Contracts"),
+        .systemLibrary(
+            name: "CRdKafka",
+            path: "Shared/CRdKafka",
+            pkgConfig: "rdkafka",
+            providers: [.apt(["librdkafka-dev"])]
+        ),
+        .target(
+            name: "Kafka",
+            dependencies: ["CRdKafka", "Contracts", logging],
+            path: "Shared/Kafka"
+        ),
+        // The local stack: Postgres clusters, the service catalog and the process supervisor.
+        .target(
+            name: "LocalStack",
+            dependencies: ["Database", "ServiceKit", postgresNIO, crypto, logging],
+            path: "Shared/LocalStack"
+        ),
+        .executableTarget(
+            name: "Splash",
+            dependencies: ["LocalStack", "Kafka", "Contracts", "ServiceKit", argumentParser, unixSignals, logging],
+            path: "Tools/Splash"
+        ),
+        .target(
+            name: "TestSupport",
+            dependencies: ["LocalStack", "Kafka", "Contracts", "Database", "ServiceKit", hummingbird, hummingbirdCore, httpTypes, asyncHTTPClient, postgresNIO, serviceLifecycle, logging],
+            path: "Shared/TestSupport"
+        ),
+
+        .testTarget(
+            name: "ServiceKitTests",
+            dependencies: ["ServiceKit", "TestSupport", hummingbird, hummingbirdTesting],
+            path: "Tests/ServiceKitTests"
+        ),
+        .testTarget(
+            name: "DatabaseTests",
+            dependencies: ["Database", "TestSupport", postgresNIO],
+            path: "Tests/DatabaseTests",
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "LocalStackTests",
+            dependencies: ["LocalStack", "TestSupport", "Kafka", "Contracts"],
+            path: "Tests/LocalStackTests"
+        ),
+        .testTarget(
+            name: "DeploymentTests",
+            dependencies: ["Contracts", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, yams],
+            path: "Tests/DeploymentTests"
+        ),
+    ] + services.flatMap(\.targets)
+)

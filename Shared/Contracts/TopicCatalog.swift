@@ -1,0 +1,26 @@
+/// Every topic Splash services publish to, with partition counts and retention (DESIGN.md,
+/// "Events"). The embedded broker creates these, `deploy/kafka/topics.txt` mirrors them for
+/// docker-compose, and `DeploymentTests` checks that the two agree.
+public enum TopicCatalog {
+    /// Keyed by user id: `auth.user.registered.v1`, `auth.profile.updated.v1`,
+    /// `auth.user.onboarding-completed.v1`.
+    public static let authUsers = Topic("auth.users", partitions: 6, retention: .days(30), cleanupPolicy: .compactAndDelete)
+    /// Keyed by edit id: `render.edit.requested.v1`.
+    public static let renderJobs = Topic("render.jobs", partitions: 12, retention: .days(1))
+    /// Keyed by edit id: `render.edit.completed.v1`, `render.edit.failed.v1`.
+    public static let renderResults = Topic("render.results", partitions: 6, retention: .days(7))
+    /// Keyed by user id: likes, posts and collection changes.
+    public static let socialActivity = Topic("social.activity", partitions: 6, retention: .days(7))
+    /// Keyed by order id: placed, status changes, driver assignment.
+    public static let trackingOrders = Topic("tracking.orders", partitions: 6, retention: .days(7))
+    /// Keyed by driver id: `tracking.driver.location-updated.v1`.
+    public static let trackingLocations = Topic("tracking.locations", partitions: 12, retention: .hours(1))
+
+    /// The topics events are published to.
+    public static let eventTopics: [Topic] = [
+        authUsers, renderJobs, renderResults, socialActivity, trackingOrders, trackingLocations,
+    ]
+
+    /// Every topic, dead-letter topics included.
+    public static let all: [Topic] = eventTopics + eventTopics.map(\.deadLetter)
+}

@@ -1,0 +1,22 @@
+import Logging
+import PostgresNIO
+
+extension PostgresClient {
+    /// Runs `body` in a transaction whose `app.user_id` setting is `userID`, for the row-level
+    /// security policies of user-owned tables (`current_setting('app.user_id', true)`).
+    ///
+    /// The setting is transaction-local (`set_config(…, true)`, the same as `SET LOCAL`), so it never
+    /// leaks to the next user of the pooled connection; the value is bound as a parameter.
+    /// - Throws: the error of `body` (after rolling back), or the database's.
+    package func withUserTransaction<Result>(
+        userID: String,
+        logger: Logger,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (PostgresConnection) async throws -> sending Result
+    ) async throws -> sending Result {
+        try await withTransaction(logger: logger, isolation: isolation) { connection in
+            try await connection.query("SELECT set_config('app.user_id', \(userID), true)", logger: logger)
+            return try await body(connection)
+        }
+    }
+}

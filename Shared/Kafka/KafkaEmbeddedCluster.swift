@@ -1,0 +1,74 @@
+import CRdKafka
+import Contracts
+import Synchronization
+
+/// A Kafka-protocol cluster inside this process: librdkafka's mock cluster, with real brokers
+/// listening on loopback sockets that any Kafka client (kcat, librdkafka, the JVM client) can use.
+///
+/// `splash kafka` runs one as the local broker for `make run`; integration tests start one per test
+/// process. State lives in memory and ends with the cluster. The mock broker does not implement the
+/// CreateTopics admin request, so topics are created here, through its own API.
+public final class KafkaEmbeddedCluster: Sendable {
+    /// `host:port` of every broker, comma-separated: the `bootstrap.servers` of clients.
+    public let bootstrapServers: String
+    public let brokerCount: Int
+
+    private struct Handles {
+        var client: OpaquePointer
+        var cluster: OpaquePointer
+    }
+
+    private let handles: Mutex<Handles?>
+
+    /// Starts a cluster of `brokers` brokers and creates `topics` on it.
+    /// - Throws: `KafkaError` when librdkafka cannot create the cluster or a topic.
+    public init(brokers: Int = 3, topics: [Topic] = TopicCatalog.all) throws(KafkaError) {
+        let config = try RDKafkaConfig([
+            // The handle only hosts the mock cluster; it never talks to a broker itself.
+            "log_level": "3",
+        ])
+        var errorText = ErrorText()
+        guard let client = rd_kafka_new(RD_KAFKA_PRODUCER, config.release(), &errorText.buffer, errorText.buffer.count) else {
+            throw KafkaError.clientCreation(reason: errorText.message)
+        }
+        guard let cluster = rd_kafka_mock_cluster_new(client, Int32(brokers)) else {
+            rd_kafka_destroy(client)
+            throw KafkaError.embeddedCluster(reason: "rd_kafka_mock_cluster_new failed")
+        }
+        self.bootstrapServers = String(cString: rd_kafka_mock_cluster_bootstraps(cluster))
+        self.brokerCount = brokers
+        self.handles = Mutex(Handles(client: client, cluster: cluster))
+        for topic in topics {
+            try createTopic(topic)
+        }
+    }
+
+    deinit {
+        shutdown()
+    }
+
+    /// Creates `topic` with its partition count, replicated on up to three brokers. Creating a
+    /// topic that exists is not an error.
+    public func createTopic(_ topic: Topic) throws(KafkaError) {
+        let replication = Int32(min(3, brokerCount))
+        let result: rd_kafka_resp_err_t? = handles.withLock { handles in
+            guard let handles else { return nil }
+            return rd_kafka_mock_topic_create(handles.cluster, topic.name, Int32(topic.partitions), replication)
+        }
+        guard let result else { throw KafkaError.embeddedCluster(reason: "the cluster is shut down") }
+        guard result == RD_KAFKA_RESP_ERR_NO_ERROR || result == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS else {
+            throw KafkaError.embeddedCluster(reason: "creating topic \(topic.name): \(String(cString: rd_kafka_err2str(result)))")
+        }
+    }
+
+    /// Stops the brokers and frees the cluster. Idempotent.
+    public func shutdown() {
+        let stopped = handles.withLock { handles -> Handles? in
+            defer { handles = nil }
+            return handles
+        }
+        guard let stopped else { return }
+        rd_kafka_mock_cluster_destroy(stopped.cluster)
+        rd_kafka_destroy(stopped.client)
+    }
+}

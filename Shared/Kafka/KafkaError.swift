@@ -1,0 +1,17 @@
+/// Failures of the Kafka client layer.
+public enum KafkaError: Error, CustomStringConvertible, Equatable {
+    /// librdkafka rejected a configuration property.
+    case configuration(key: String, reason: String)
+    /// librdkafka could not create a client handle.
+    case clientCreation(reason: String)
+    /// The embedded cluster could not start or change.
+    case embeddedCluster(reason: String)
+
+    public var description: String {
+        switch self {
+        case .configuration(let key, let reason): "Kafka configuration \(key): \(reason)"
+        case .clientCreation(let reason): "could not create a Kafka client: \(reason)"
+        case .embeddedCluster(let reason): "embedded Kafka cluster: \(reason)"
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+
+/// Reads typed settings from environment variables.
+///
+/// Every accessor names the variable it reads and the form it expects, so a bad value stops the
+/// service with a message an operator can act on. Library code never reads the process environment
+/// itself: `ServiceMain` builds one reader from `ProcessInfo` and hands it to the service's
+/// configuration type; tests build readers from dictionaries.
+package struct ConfigurationReader: Sendable {
+    private let environment: [String: String]
+
+    package init(_ environment: [String: String]) {
+        self.environment = environment
+    }
+
+    /// The raw value of `name`, or `nil` when it is unset or blank.
+    package func raw(_ name: String) -> String? {
+        guard let value = environment[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else {
+            return nil
+        }
+        return value
+    }
+
+    /// Reads `name` and converts it with `parse`.
+    ///
+    /// - Parameters:
+    ///   - expected: the accepted form, in words, used in the error message.
+    ///   - default: the value when the variable is unset; `nil` makes the variable required.
+    ///   - secret: hides the value in error messages.
+    /// - Throws: `ConfigurationError` when the variable is required and unset, or does not parse.
+    package func value<Value>(
+        _ name: String,
+        expected: String,
+        default defaultValue: Value? = nil,
+        secret: Bool = false,
+        parse: (String) -> Value?
+    ) throws(ConfigurationError) -> Value {
+        guard let raw = raw(name) else {
+            if let defaultValue { return defaultValue }
+            throw ConfigurationError(variable: name, expected: expected, problem: .missing)
+        }
+        guard let value = parse(raw) else {
+            throw ConfigurationError(variable: name, expected: expected, problem: .invalid(value: secret ? nil : raw))
+        }
+        return value
+    }
+
+    /// Reads `name` when it is set; `nil` when it is not.
+    package func optionalValue<Value>(
+        _ name: String,
+        expected: String,
+        secret: Bool = false,
+        parse: (String) -> Value?
+    ) throws(ConfigurationError) -> Value? {
+        guard raw(name) != nil else { return nil }
+        return try value(name, expected: expected, secret: secret, parse: parse)
+    }
+
+    /// A non-empty string.
+    package func string(_ name: String, default defaultValue: String? = nil, secret: Bool = false) throws(ConfigurationError) -> String {
+        try value(name, expected: "a non-empty string", default: defaultValue, secret: secret) { $0 }
+    }
+
+    /// A whole number within `range`.
+    package func integer(_ name: String, default defaultValue: Int? = nil, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+        try value(name, expected: "a whole number from \(range.lowerBound) to \(range.upperBound)", default: defaultValue) { raw in
+            Int(raw).flatMap { range.contains($0) ? $0 : nil }
+        }
+    }
+
+    /// A TCP port, 1–65535 (0 when `allowEphemeral`, to let the system choose).
+    package func port(_ name: String, default defaultValue: Int? = nil, allowEphemeral: Bool = false) throws(ConfigurationError) -> Int {
+        try integer(name, default: defaultValue, in: (allowEphemeral ? 0 : 1)...65_535)
+    }
+
+    /// `true`/`false` (also `1`/`0`, `yes`/`no`, `on`/`off`).
+    package func bool(_ name: String, default defaultValue: Bool? = nil) throws(ConfigurationError) -> Bool {
+        try value(name, expected: "true or false", default: defaultValue) { raw in
+            switch raw.lowercased() {
+            case "true", "1", "yes", "on": true
+            case "false", "0", "no", "off": false
+            default: nil
+            }
+        }
+    }
+
+    /// A duration such as `250ms`, `30s`, `5m`, `1h` or `30d`, at least `minimum`.
+    package func duration(_ name: String, default defaultValue: Duration? = nil, minimum: Duration = .zero) throws(ConfigurationError) -> Duration {
+        try value(name, expected: "a duration such as 250ms, 30s, 5m, 1h or 30d (at least \(DurationFormat.format(minimum)))", default: defaultValue) { raw in
+            DurationFormat.parse(raw).flatMap { $0 >= minimum ? $0 : nil }
+        }
+    }
+
+    /// A size in bytes such as `512`, `64KiB`, `1MiB` or `25MB`, within `range`.
+    package func byteCount(_ name: String, default defaultValue: Int? = nil, in range: ClosedRange<Int> = 1...Int.max) throws(ConfigurationError) -> Int {
+        try value(name, expected: "a size in bytes such as 512, 64KiB, 1MiB or 25MB (\(range.lowerBound)–\(range.upperBound) bytes)", default: defaultValue) { raw in
+            ByteCountFormat.parse(raw).flatMap { range.contains($0) ? $0 : nil }
+        }
+    }
+
+    /// One of the raw values of `Value`.
+    package func choice<Value: RawRepresentable & CaseIterable>(_ name: String, default defaultValue: Value? = nil) throws(ConfigurationError) -> Value
+    where Value.RawValue == String {
+        let choices = Value.allCases.map(\.rawValue).joined(separator: ", ")
+        return try value(name, expected: "one of \(choices)", default: defaultValue) { Value(rawValue: $0.lowercased()) }
+    }
+
+    /// An absolute URL whose scheme is one of `schemes`.
+    package func url(_ name: String, schemes: Set<String>, default defaultValue: URL? = nil, secret: Bool = false) throws(ConfigurationError) -> URL {
+        let expected = "an absolute URL (\(schemes.sorted().map { "\($0)://" }.joined(separator: " or ")))"
+        return try value(name, expected: expected, default: defaultValue, secret: secret) { raw in
+            guard let url = URL(string: raw), let scheme = url.scheme?.lowercased(), schemes.contains(scheme), url.host != nil else {
+                return nil
+            }
+            return url
+        }
+    }
+}
+
+/// The configuration of one service, built once at start-up from the environment.
+package protocol ServiceConfiguration: Sendable {
+    /// The HTTP server settings (every service serves at least health and metrics).
+    var http: HTTPServerSettings { get }
+
+    /// Reads and validates every setting the service needs.
+    /// - Throws: `ConfigurationError` naming the first variable that is missing or malformed.
+    init(from reader: ConfigurationReader) throws(ConfigurationError)
+}

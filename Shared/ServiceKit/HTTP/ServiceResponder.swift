@@ -1,0 +1,95 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Prometheus
+
+extension HTTPField.Name {
+    /// `X-Request-Id`: correlates one request across services and log lines.
+    package static let requestID = Self("X-Request-Id")!
+}
+
+/// The edge of every Splash service, wrapped around its router.
+///
+/// For each request it:
+/// - takes the caller's `X-Request-Id` when well-formed (1–128 visible ASCII characters) or makes
+///   one, attaches it to every log line of the request as `request_id` and returns it;
+/// - applies the route's `RoutePolicy`: 413 for a body over the limit (from `Content-Length` at once,
+///   or while a chunked body streams in), 503 when the handler runs past the timeout;
+/// - turns anything thrown past the router into a problem response;
+/// - logs one line (method, path, status, duration) and records `http_requests_total` and
+///   `http_request_duration_seconds` by method, route template and status.
+///
+/// The timeout needs a `Sendable` responder to race against a timer, which is why this is a
+/// responder around the router rather than a router middleware.
+package struct ServiceResponder<Base: HTTPResponder>: HTTPResponder where Base.Context: ServiceRequestContext {
+    package typealias Context = Base.Context
+
+    private let base: Base
+    private let policies: RoutePolicies
+    private let registry: PrometheusCollectorRegistry
+
+    package init(base: Base, policies: RoutePolicies, metrics: ServiceMetrics) {
+        self.base = base
+        self.policies = policies
+        self.registry = metrics.registry
+    }
+
+    package func respond(to request: Request, context: Context) async throws -> Response {
+        let start = ContinuousClock.now
+        var request = request
+        var context = context
+        let requestID = request.headers[.requestID].flatMap(Self.acceptableRequestID) ?? UUID().uuidString.lowercased()
+        context.requestID = requestID
+        context.logger[metadataKey: "hb.request.id"] = nil
+        context.logger[metadataKey: "request_id"] = .string(requestID)
+
+        let policy = policies.policy(for: request.uri.path)
+        var response: Response
+        do {
+            if let declared = request.headers[.contentLength].flatMap(Int.init), declared > policy.maxBodySize {
+                throw Problem.bodyTooLarge(limit: policy.maxBodySize)
+            }
+            context.maxUploadSize = policy.maxBodySize
+            request.body = RequestBody(asyncSequence: SizeLimitedBody(base: request.body, limit: policy.maxBodySize))
+            if let timeout = policy.timeout {
+                response = try await withTimeout(timeout, error: { Problem.requestTimedOut(after: timeout) }) { [base, request, context] in
+                    try await base.respond(to: request, context: context)
+                }
+            } else {
+                response = try await base.respond(to: request, context: context)
+            }
+        } catch {
+            response = Problem.answering(error, logger: context.logger)
+                .response(path: request.uri.path, requestID: requestID)
+        }
+        response.headers[.requestID] = requestID
+        record(request, context: context, status: response.status, elapsed: start.duration(to: .now))
+        return response
+    }
+
+    /// The caller's id when it is safe to echo and log, otherwise `nil`.
+    static func acceptableRequestID(_ value: String) -> String? {
+        guard (1...128).contains(value.utf8.count), value.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            return nil
+        }
+        return value
+    }
+
+    private func record(_ request: Request, context: Context, status: HTTPResponse.Status, elapsed: Duration) {
+        // The router stores the matched route's template in a box the copies of the context share.
+        let route = context.endpointPath ?? "unmatched"
+        let labels = [("method", request.method.rawValue), ("route", route), ("status", String(status.code))]
+        registry.makeCounter(descriptor: ServiceMetrics.httpRequests, labels: labels).increment()
+        registry.makeDurationHistogram(descriptor: ServiceMetrics.httpRequestDuration, labels: labels, buckets: ServiceMetrics.latencyBuckets)
+            .record(elapsed)
+
+        let level: Logger.Level = HealthRoutes.paths.contains(request.uri.path) ? .debug : .info
+        context.logger.log(level: level, "request", metadata: [
+            "method": .string(request.method.rawValue),
+            "path": .string(request.uri.path),
+            "status": .stringConvertible(status.code),
+            "duration_ms": .stringConvertible((elapsed.milliseconds * 100).rounded() / 100),
+        ])
+    }
+}

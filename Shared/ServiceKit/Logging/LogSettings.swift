@@ -1,0 +1,36 @@
+import Logging
+
+/// How a service writes its log lines.
+///
+/// | variable | default | meaning |
+/// |---|---|---|
+/// | `LOG_FORMAT` | `text` | `text`: readable lines; `json`: one JSON object per line |
+/// | `LOG_LEVEL` | `info` | `trace`, `debug`, `info`, `notice`, `warning`, `error`, `critical` |
+/// | `LOG_COLOR` | `auto` | colour text lines: `auto` (when writing to a terminal), `always`, `never` |
+package struct LogSettings: Sendable, Equatable {
+    package enum Format: String, Sendable, CaseIterable {
+        case text, json
+    }
+
+    package enum Color: String, Sendable, CaseIterable {
+        case auto, always, never
+    }
+
+    package var format: Format
+    package var level: Logger.Level
+    package var color: Color
+
+    package init(format: Format = .text, level: Logger.Level = .info, color: Color = .auto) {
+        self.format = format
+        self.level = level
+        self.color = color
+    }
+
+    package init(from reader: ConfigurationReader) throws(ConfigurationError) {
+        self.init(
+            format: try reader.choice("LOG_FORMAT", default: .text),
+            level: try reader.choice("LOG_LEVEL", default: .info),
+            color: try reader.choice("LOG_COLOR", default: .auto)
+        )
+    }
+}

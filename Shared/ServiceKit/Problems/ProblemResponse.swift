@@ -1,0 +1,45 @@
+import Foundation
+import Hummingbird
+
+/// The JSON document of a problem response, with the occurrence's `instance` and request id.
+struct ProblemDocument: Encodable {
+    var problem: Problem
+    var instance: String
+    var requestID: String
+
+    private enum CodingKeys: String, CodingKey {
+        case type, title, status, detail, instance, errors, requestId
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(problem.type, forKey: .type)
+        try container.encode(problem.title, forKey: .title)
+        try container.encode(problem.status.code, forKey: .status)
+        try container.encodeIfPresent(problem.detail, forKey: .detail)
+        try container.encode(instance, forKey: .instance)
+        if !problem.errors.isEmpty {
+            try container.encode(problem.errors, forKey: .errors)
+        }
+        if !requestID.isEmpty {
+            try container.encode(requestID, forKey: .requestId)
+        }
+    }
+}
+
+extension Problem {
+    /// The media type of problem responses.
+    package static let mediaType = "application/problem+json"
+
+    /// The response for this problem, occurring at `path` during request `requestID`.
+    package func response(path: String, requestID: String) -> Response {
+        let document = ProblemDocument(problem: self, instance: path, requestID: requestID)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding strings and integers cannot fail; an empty body is the safe fallback regardless.
+        let body = (try? encoder.encode(document)) ?? Data()
+        var headers = self.headers
+        headers[.contentType] = Self.mediaType
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Hummingbird
+import Logging
+import Metrics
+import ServiceLifecycle
+
+/// What `ServiceMain` gives a service's `buildApplication`: its logger and metrics.
+package struct ServiceRuntime: Sendable {
+    package var name: String
+    package var logger: Logger
+    package var metrics: ServiceMetrics
+}
+
+/// The body of every service's `main.swift`:
+///
+/// ```swift
+/// await ServiceMain.run("auth", configuration: AuthConfiguration.self, build: buildApplication)
+/// ```
+///
+/// Reads the configuration from the environment (a bad value prints what is wrong and exits with
+/// status 2), installs logging and metrics, builds the application and runs it until SIGTERM or
+/// SIGINT. In-flight requests then have the configuration's `SHUTDOWN_GRACE` to finish before the
+/// rest is cancelled. A failure to start (a migration that does not apply, say) exits with status 1.
+package enum ServiceMain {
+    /// A configuration that cannot start the service: the one line to print and the exit status.
+    package struct ConfigurationFailure: Error, Equatable {
+        package var message: String
+        /// 2, the conventional status for a usage error.
+        package var exitStatus: Int32 { 2 }
+    }
+
+    /// Reads the log settings and the service's configuration from `environment`.
+    package static func loadConfiguration<Configuration: ServiceConfiguration>(
+        _ name: String,
+        _ type: Configuration.Type,
+        environment: [String: String]
+    ) -> Result<(LogSettings, Configuration), ConfigurationFailure> {
+        let reader = ConfigurationReader(environment)
+        do {
+            return .success((try LogSettings(from: reader), try Configuration(from: reader)))
+        } catch {
+            return .failure(ConfigurationFailure(message: "\(name): configuration error: \(error)"))
+        }
+    }
+
+    package static func run<Configuration: ServiceConfiguration, App: ApplicationProtocol>(
+        _ name: String,
+        configuration: Configuration.Type,
+        build: (Configuration, ServiceRuntime) async throws -> App
+    ) async -> Never {
+        let logSettings: LogSettings
+        let config: Configuration
+        switch loadConfiguration(name, Configuration.self, environment: ProcessInfo.processInfo.environment) {
+        case .success(let loaded):
+            (logSettings, config) = loaded
+        case .failure(let failure):
+            FileHandle.standardError.write(Data((failure.message + "\n").utf8))
+            exit(failure.exitStatus)
+        }
+
+        logSettings.bootstrapLoggingSystem()
+        let metrics = ServiceMetrics()
+        MetricsSystem.bootstrap(metrics.factory)
+        let logger = Logger(label: name)
+
+        do {
+            let application = try await build(config, ServiceRuntime(name: name, logger: logger, metrics: metrics))
+            var groupConfiguration = ServiceGroupConfiguration(
+                services: [.init(service: application)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+            groupConfiguration.maximumGracefulShutdownDuration = config.http.shutdownGrace
+            groupConfiguration.maximumCancellationDuration = .seconds(5)
+            try await ServiceGroup(configuration: groupConfiguration).run()
+            logger.info("\(name) stopped")
+            exit(0)
+        } catch {
+            logger.critical("\(name) stopped: \(error)")
+            exit(1)
+        }
+    }
+}
