@@ -1,0 +1,40 @@
+/// A Splash service as the local stack runs it: its executable, its port and the Postgres schema
+/// (and so role) it owns.
+package struct LocalService: Sendable, Equatable {
+    package var executable: String
+    package var port: Int
+    /// The schema the service owns; `nil` for the stateless gateway.
+    package var schema: String?
+    /// Service-specific settings for `splash up`, beside the common ones every service gets.
+    package var environment: [String: String]
+
+    package init(_ executable: String, port: Int, schema: String?, environment: [String: String] = [:]) {
+        self.executable = executable
+        self.port = port
+        self.schema = schema
+        self.environment = environment
+    }
+
+    /// The Postgres role the service connects as: `splash_<schema>`.
+    package var role: String? {
+        schema.map { "splash_\($0)" }
+    }
+}
+
+/// The services of DESIGN.md with their local ports. `splash up` starts those whose executable
+/// has been built; `splash postgres` creates a schema and a role for each one that owns a schema.
+package enum ServiceCatalog {
+    package static let all: [LocalService] = [
+        LocalService("auth", port: 8081, schema: "auth"),
+        LocalService("photo-catalog", port: 8082, schema: "catalog"),
+        LocalService("edit-render", port: 8083, schema: "render"),
+        LocalService("social", port: 8084, schema: "social"),
+        LocalService("tracking", port: 8085, schema: "tracking"),
+        // The gateway starts last: it fronts the others.
+        LocalService("gateway", port: 8080, schema: nil),
+    ]
+
+    package static func service(named executable: String) -> LocalService? {
+        all.first { $0.executable == executable }
+    }
+}

@@ -1,0 +1,109 @@
+import Contracts
+import Foundation
+import LocalStack
+import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `splash up` and `splash postgres` run, and how each piece is started and found ready.
+struct LocalStackPlan {
+    let dataDirectory: URL
+    let postgresPort: Int
+    let cluster: PostgresCluster
+    let secrets: SecretStore
+    let database: LocalDatabase
+
+    /// The running `splash` executable; services are looked for beside it.
+    static let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+
+    init(dataDirectory: String, postgresPort: Int) throws {
+        let root = URL(fileURLWithPath: dataDirectory, isDirectory: true).standardizedFileURL
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        self.dataDirectory = root
+        self.postgresPort = postgresPort
+        self.cluster = try PostgresCluster(dataDirectory: root.appendingPathComponent("postgres"), environment: ProcessInfo.processInfo.environment)
+        self.secrets = SecretStore(directory: root.appendingPathComponent("secrets"))
+        self.database = LocalDatabase(port: postgresPort)
+    }
+
+    var kafkaBootstrapFile: URL { dataDirectory.appendingPathComponent("kafka.bootstrap") }
+
+    // MARK: Postgres
+
+    /// Initialises the cluster on first use and describes the supervised server.
+    func postgres() throws -> SupervisedProcess.Specification {
+        let postmasterPID = cluster.dataDirectory.appendingPathComponent("postmaster.pid")
+        if let contents = try? String(contentsOf: postmasterPID, encoding: .utf8),
+           let pid = contents.split(separator: "\n").first.flatMap({ pid_t($0) }), kill(pid, 0) == 0 {
+            throw LocalStackError.alreadyRunning(what: "Postgres for \(cluster.dataDirectory.path)", detail: "pid \(pid)")
+        }
+        if !cluster.isInitialized {
+            say("Initialising a Postgres cluster in \(cluster.dataDirectory.path)")
+            try cluster.initialize(superuserPassword: try secrets.secret(PostgresCluster.superuser))
+        }
+        let command = cluster.serverCommand(port: postgresPort, durability: .durable, owner: getpid())
+        return SupervisedProcess.Specification(name: "postgres", command: command)
+    }
+
+    /// Waits for the server, then creates the database, the service roles and their schemas.
+    func prepareDatabase(isAlive: @Sendable @escaping () async -> Bool, logger: Logger) async throws {
+        let superuserPassword = try secrets.secret(PostgresCluster.superuser)
+        try await PostgresCluster.waitUntilReady(port: postgresPort, password: superuserPassword, timeout: .seconds(60), isAlive: isAlive)
+        try await database.provision(superuserPassword: superuserPassword, services: ServiceCatalog.all, passwords: try rolePasswords(), logger: logger)
+    }
+
+    func rolePasswords() throws -> [String: String] {
+        var passwords: [String: String] = [:]
+        for role in ServiceCatalog.all.compactMap(\.role) {
+            passwords[role] = try secrets.secret(role)
+        }
+        return passwords
+    }
+
+    // MARK: Kafka
+
+    /// `splash kafka` as a child process, writing its bootstrap address to `kafkaBootstrapFile`.
+    func kafka() -> SupervisedProcess.Specification {
+        let bootstrapFile = kafkaBootstrapFile
+        return SupervisedProcess.Specification(
+            name: "kafka",
+            command: ProcessCommand(Self.executable, ["kafka", "--data-dir", dataDirectory.path]),
+            prepare: { try? FileManager.default.removeItem(at: bootstrapFile) }
+        )
+    }
+
+    /// The broker's bootstrap address once `splash kafka` has written it.
+    func kafkaBootstrap() -> String? {
+        (try? String(contentsOf: kafkaBootstrapFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    // MARK: Services
+
+    /// The services of the catalog whose executable has been built (beside `splash`).
+    func builtServices() -> [(service: LocalService, executable: URL)] {
+        let directory = Self.executable.deletingLastPathComponent()
+        return ServiceCatalog.all.compactMap { service in
+            let executable = directory.appendingPathComponent(service.executable)
+            return FileManager.default.isExecutableFile(atPath: executable.path) ? (service, executable) : nil
+        }
+    }
+
+    /// A service with the settings every service gets, plus its own.
+    func service(_ service: LocalService, executable: URL, kafkaBootstrap: String, colored: Bool) throws -> SupervisedProcess.Specification {
+        var environment = [
+            "HTTP_HOST": "127.0.0.1",
+            "HTTP_PORT": String(service.port),
+            "KAFKA_BROKERS": kafkaBootstrap,
+            "LOG_FORMAT": "text",
+            "LOG_COLOR": colored ? "always" : "never",
+            "SHUTDOWN_GRACE": "5s",
+            "SPLASH_DATA_DIR": dataDirectory.path,
+        ]
+        if let role = service.role {
+            environment["DATABASE_URL"] = database.url(role: role, password: try secrets.secret(role))
+        }
+        environment.merge(service.environment) { _, own in own }
+        return SupervisedProcess.Specification(name: service.executable, command: ProcessCommand(executable, [], environment: environment))
+    }
+}
