@@ -1,0 +1,137 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// A service's application serving on a free loopback port for the length of a test, reached
+/// through a real HTTP client over a real socket.
+package struct RunningApplication: Sendable {
+    /// The port the server is bound to.
+    package let port: Int
+    private let shutdown: @Sendable () async -> Void
+
+    package init(port: Int, shutdown: @escaping @Sendable () async -> Void) {
+        self.port = port
+        self.shutdown = shutdown
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    package var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Starts a graceful shutdown, as SIGTERM would: the server stops accepting connections and
+    /// in-flight requests may finish. Returns at once.
+    package func beginShutdown() async {
+        await shutdown()
+    }
+
+    /// Sends a request and collects the response (bodies up to 16 MiB).
+    package func request(
+        _ method: HTTPRequest.Method,
+        _ path: String,
+        headers: [(String, String)] = [],
+        body: HTTPClientRequest.Body? = nil,
+        timeout: Duration = .seconds(30)
+    ) async throws -> TestResponse {
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.method = .init(rawValue: method.rawValue)
+        for (name, value) in headers {
+            request.headers.add(name: name, value: value)
+        }
+        if let body { request.body = body }
+        let response = try await HTTPClient.shared.execute(request, timeout: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
+        let bytes = try await response.body.collect(upTo: 16 << 20)
+        var fields: [String: String] = [:]
+        for header in response.headers {
+            fields[header.name.lowercased(), default: ""] += fields[header.name.lowercased()] == nil ? header.value : ", " + header.value
+        }
+        return TestResponse(status: Int(response.status.code), headers: fields, body: Data(buffer: bytes))
+    }
+}
+
+/// A response as a test sees it.
+package struct TestResponse: Sendable {
+    package var status: Int
+    /// Header values by lower-cased name (repeated headers joined with `, `).
+    package var headers: [String: String]
+    package var body: Data
+
+    package var text: String { String(decoding: body, as: UTF8.self) }
+
+    /// The body parsed as a JSON object.
+    package func json() throws -> [String: Any] {
+        guard let object = try JSONSerialization.jsonObject(with: body) as? [String: Any] else {
+            throw TestResponseError.notAJSONObject(text)
+        }
+        return object
+    }
+}
+
+enum TestResponseError: Error {
+    case notAJSONObject(String)
+    case serverDidNotStart
+}
+
+/// Runs `application` on a free loopback port (whatever address its configuration names), calls
+/// `body` with it, then shuts it down gracefully and waits until it has stopped.
+/// - Throws: what `body` throws, or what the application throws while starting or running.
+package func withRunningApplication<App: ApplicationProtocol, Result: Sendable>(
+    _ application: App,
+    _ body: @Sendable (RunningApplication) async throws -> Result
+) async throws -> Result {
+    let (ports, portReported) = AsyncStream.makeStream(of: Int.self)
+    let wrapped = EphemeralPortApplication(base: application, report: { portReported.yield($0) })
+    let group = ServiceGroup(configuration: .init(services: [wrapped], logger: Logger(label: "test-application")))
+    return try await withThrowingTaskGroup(of: Void.self) { tasks in
+        tasks.addTask {
+            defer { portReported.finish() }
+            try await group.run()
+        }
+        var portIterator = ports.makeAsyncIterator()
+        guard let port = await portIterator.next() else {
+            // The application stopped before it bound a socket; surface its error.
+            try await tasks.next()
+            throw TestResponseError.serverDidNotStart
+        }
+        let running = RunningApplication(port: port, shutdown: { await group.triggerGracefulShutdown() })
+        do {
+            let result = try await body(running)
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+            return result
+        } catch {
+            await group.triggerGracefulShutdown()
+            try? await tasks.waitForAll()
+            throw error
+        }
+    }
+}
+
+/// An application bound to `127.0.0.1:0` that reports the port it got.
+private struct EphemeralPortApplication<Base: ApplicationProtocol>: ApplicationProtocol {
+    typealias Responder = Base.Responder
+    let base: Base
+    let report: @Sendable (Int) -> Void
+
+    var responder: Base.Responder {
+        get async throws { try await base.responder }
+    }
+    var server: HTTPServerBuilder { base.server }
+    var eventLoopGroup: any EventLoopGroup { base.eventLoopGroup }
+    var configuration: ApplicationConfiguration {
+        var configuration = base.configuration
+        configuration.address = .hostname("127.0.0.1", port: 0)
+        return configuration
+    }
+    var logger: Logger { base.logger }
+    var services: [any Service] { base.services }
+    var processesRunBeforeServerStart: [@Sendable () async throws -> Void] { base.processesRunBeforeServerStart }
+
+    func onServerRunning(_ channel: any Channel) async {
+        await base.onServerRunning(channel)
+        report(channel.localAddress?.port ?? 0)
+    }
+}

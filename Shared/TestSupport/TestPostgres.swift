@@ -1,0 +1,117 @@
+import Foundation
+import LocalStack
+import Logging
+import PostgresNIO
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A throwaway Postgres for integration tests: one server per test process (initdb into a temporary
+/// folder, a free port, fsync off), a fresh database for each suite or test that asks.
+///
+/// The server is tethered to the test process: it stops, and its folder is deleted, when the
+/// process ends, however it ends. Nothing already running on the machine is used.
+package actor TestPostgres {
+    package static let shared = TestPostgres()
+
+    private struct Server {
+        var port: Int
+        var process: Process
+    }
+
+    private var server: Task<Server, any Error>?
+
+    /// A new, empty database on the shared server.
+    package func makeDatabase() async throws -> TestDatabase {
+        let server = try await running()
+        let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
+        let configuration = PostgresConnection.Configuration(
+            host: "127.0.0.1", port: server.port, username: PostgresCluster.superuser, password: nil, database: "postgres", tls: .disable
+        )
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: Logger(label: "test-postgres"))
+        do {
+            try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(name)\""), logger: Logger(label: "test-postgres"))
+            try await connection.close()
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        return TestDatabase(name: String(name), port: server.port)
+    }
+
+    /// The port of the shared server, starting it on first use.
+    package func port() async throws -> Int {
+        try await running().port
+    }
+
+    private func running() async throws -> Server {
+        if let server { return try await server.value }
+        let starting = Task { try await Self.start() }
+        server = starting
+        do {
+            return try await starting.value
+        } catch {
+            server = nil  // let a later test try again, and fail with its own message
+            throw error
+        }
+    }
+
+    private static func start() async throws -> Server {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("splash-test-postgres-\(getpid())-\(UUID().uuidString.prefix(8))")
+        let cluster = try PostgresCluster(dataDirectory: directory, environment: ProcessInfo.processInfo.environment)
+        try cluster.initialize(superuserPassword: nil)
+        let logFile = directory.appendingPathComponent("server.log")
+        var lastError: (any Error)?
+        for _ in 0..<3 {
+            let port = freePort()
+            let process = cluster.serverCommand(port: port, durability: .throwaway, owner: getpid(), removeDataDirectoryOnExit: true).makeProcess()
+            _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
+            let log = try FileHandle(forWritingTo: logFile)
+            process.standardOutput = log
+            process.standardError = log
+            process.standardInput = FileHandle.nullDevice
+            try ProcessCommand.start(process)
+            do {
+                try await PostgresCluster.waitUntilReady(port: port, password: nil, isAlive: { process.isRunning })
+                return Server(port: port, process: process)
+            } catch {
+                // Most likely another process took the port; try another.
+                process.terminate()
+                process.waitUntilExit()
+                lastError = TestPostgresError(reason: "\(error)", log: (try? String(contentsOf: logFile, encoding: .utf8)) ?? "")
+            }
+        }
+        throw lastError!
+    }
+}
+
+struct TestPostgresError: Error, CustomStringConvertible {
+    var reason: String
+    var log: String
+    var description: String { "test Postgres did not start: \(reason)\n\(log)" }
+}
+
+/// One database of the test server, reached as the superuser.
+package struct TestDatabase: Sendable {
+    package let name: String
+    package let port: Int
+
+    /// `postgres://` URL of the database, as a service's `DATABASE_URL` takes it.
+    package var url: String {
+        "postgres://\(PostgresCluster.superuser)@127.0.0.1:\(port)/\(name)?sslmode=disable"
+    }
+
+    package var configuration: PostgresClient.Configuration {
+        PostgresClient.Configuration(host: "127.0.0.1", port: port, username: PostgresCluster.superuser, password: nil, database: name, tls: .disable)
+    }
+
+    /// Runs `body` with a connection pool to this database, closed afterwards.
+    package func withClient<Result: Sendable>(_ body: @Sendable (PostgresClient) async throws -> Result) async throws -> Result {
+        let client = PostgresClient(configuration: configuration)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            return try await body(client)
+        }
+    }
+}

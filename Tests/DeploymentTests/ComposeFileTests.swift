@@ -1,0 +1,118 @@
+import Contracts
+import Foundation
+import LocalStack
+import ServiceKit
+import Testing
+import Yams
+
+@Suite("docker-compose.yml")
+struct ComposeFileTests {
+    let compose: [String: Any]
+    let services: [String: [String: Any]]
+
+    init() throws {
+        compose = try #require(try Yams.load(yaml: try Repository.text("docker-compose.yml")) as? [String: Any])
+        services = try #require(compose["services"] as? [String: [String: Any]])
+    }
+
+    private func environment(of service: String) -> [String: String] {
+        let raw = services[service]?["environment"]
+        if let map = raw as? [String: Any] {
+            return map.mapValues { "\($0)" }
+        }
+        if let list = raw as? [String] {
+            return Dictionary(list.compactMap { entry in
+                entry.split(separator: "=", maxSplits: 1).count == 2
+                    ? (String(entry.split(separator: "=", maxSplits: 1)[0]), String(entry.split(separator: "=", maxSplits: 1)[1])) : nil
+            }, uniquingKeysWith: { _, last in last })
+        }
+        return [:]
+    }
+
+    @Test func runsKafkaInKRaftModeAndPostgres16() throws {
+        let kafka = try #require(services["kafka"])
+        #expect((kafka["image"] as? String)?.hasPrefix("apache/kafka:") == true)
+        let roles = Set((environment(of: "kafka")["KAFKA_PROCESS_ROLES"] ?? "").split(separator: ",").map(String.init))
+        #expect(roles == ["broker", "controller"])
+        #expect(environment(of: "kafka")["KAFKA_ZOOKEEPER_CONNECT"] == nil)
+        #expect((services["postgres"]?["image"] as? String)?.hasPrefix("postgres:16") == true)
+    }
+
+    @Test func createsTheTopicCatalogBeforeAnyServiceStarts() throws {
+        let initStep = try #require(services["kafka-topics"])
+        let entrypoint = (initStep["entrypoint"] as? [String])?.joined(separator: " ") ?? ""
+        #expect(entrypoint.contains("create-topics.sh"))
+        #expect((initStep["volumes"] as? [String])?.contains { $0.hasPrefix("./deploy/kafka:") } == true)
+
+        let anchor = try #require(compose["x-splash-service"] as? [String: Any])
+        let dependencies = try #require(anchor["depends_on"] as? [String: [String: String]])
+        #expect(dependencies["kafka-topics"]?["condition"] == "service_completed_successfully")
+    }
+
+    @Test func topicsFileMirrorsTheCatalog() throws {
+        let lines = try Repository.text("deploy/kafka/topics.txt").split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }
+        let declared = lines.map { $0.split(separator: " ").map(String.init) }
+        let expected = TopicCatalog.all.map { [$0.name, String($0.partitions), String($0.retentionMilliseconds), $0.cleanupPolicy.rawValue] }
+        #expect(declared == expected)
+    }
+
+    @Test func everyServiceExecutableHasAComposeServiceAndALocalStackEntry() throws {
+        let executables = try Repository.serviceExecutables()
+        #expect(try Repository.directlyDeclaredExecutables() == ["splash"], "service executables must be declared with service(…)")
+        #expect(Set(executables) == Set(serviceConfigurations.keys), "list each service's configuration type in ServiceConfigurations.swift")
+        for executable in executables {
+            let service = try #require(services[executable], "no compose service for \(executable)")
+            let build = service["build"] as? [String: Any]
+            #expect(build?["dockerfile"] as? String == "deploy/Dockerfile")
+            #expect((build?["args"] as? [String: String])?["EXECUTABLE"] == executable)
+            #expect(ServiceCatalog.service(named: executable) != nil, "splash up does not know \(executable)")
+        }
+        // Nothing in compose builds an executable that does not exist.
+        for (name, service) in services {
+            if let arguments = (service["build"] as? [String: Any])?["args"] as? [String: String], let executable = arguments["EXECUTABLE"] {
+                #expect(executables.contains(executable), "compose service \(name) builds unknown executable \(executable)")
+            }
+        }
+    }
+
+    @Test func everyServiceConfigurationLoadsFromItsComposeEnvironment() throws {
+        for (executable, configuration) in serviceConfigurations {
+            let environment = environment(of: executable).mapValues(Self.interpolated)
+            do {
+                _ = try configuration.init(from: ConfigurationReader(environment))
+            } catch {
+                Issue.record("compose service \(executable): \(error)")
+            }
+        }
+    }
+
+    @Test func everySecretComposeRequiresIsInTheEnvironmentTemplate() throws {
+        let text = try Repository.text("docker-compose.yml")
+        let pattern = try NSRegularExpression(pattern: #"\$\{([A-Z0-9_]+):\?"#)
+        let required = Set(pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)).compactMap {
+            Range($0.range(at: 1), in: text).map { String(text[$0]) }
+        })
+        let template = Set(try Repository.text("deploy/compose.env.example").split(separator: "\n")
+            .filter { !$0.hasPrefix("#") }.compactMap { $0.split(separator: "=").first.map(String.init) })
+        #expect(!required.isEmpty)
+        #expect(required.subtracting(template).isEmpty, "missing from deploy/compose.env.example: \(required.subtracting(template).sorted())")
+    }
+
+    /// A compose value with `${NAME:-default}` resolved to its default and `${NAME:?…}` to a
+    /// placeholder secret (the operator's .env provides it).
+    static func interpolated(_ value: String) -> String {
+        guard value.contains("${") else { return value }
+        var result = value
+        while let start = result.range(of: "${"), let end = result.range(of: "}", range: start.upperBound..<result.endIndex) {
+            let expression = result[start.upperBound..<end.lowerBound]
+            let replacement: String
+            if let separator = expression.range(of: ":-") {
+                replacement = String(expression[separator.upperBound...])
+            } else {
+                replacement = "secret-from-env"
+            }
+            result.replaceSubrange(start.lowerBound..<end.upperBound, with: replacement)
+        }
+        return result
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import LocalStack
+import Logging
+import PostgresNIO
+import Testing
+import TestSupport
+
+@Suite("Postgres set-up of docker compose")
+struct ComposeRolesTests {
+    /// Runs deploy/postgres/create-roles.sh with psql against the test server, as the Postgres
+    /// image runs it on first start, and connects as a service role.
+    @Test func createsOneRoleOwningEachServiceSchema() async throws {
+        let database = try await TestPostgres.shared.makeDatabase()
+        let binaries = try PostgresBinaries.locate(environment: ProcessInfo.processInfo.environment)
+        let candidates = [binaries.directory.appendingPathComponent("psql").path, "/usr/bin/psql"]
+        let psql = try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0) }, "psql not found")
+
+        let suffix = UUID().uuidString.prefix(6).lowercased()
+        // Role names are cluster-wide: run the script with schema names of this test only.
+        let script = try Repository.text("deploy/postgres/create-roles.sh")
+            .replacingOccurrences(of: "create_role auth ", with: "create_role auth\(suffix) ")
+            .replacingOccurrences(of: "create_role catalog ", with: "create_role catalog\(suffix) ")
+            .replacingOccurrences(of: "create_role render ", with: "create_role render\(suffix) ")
+            .replacingOccurrences(of: "create_role social ", with: "create_role social\(suffix) ")
+            .replacingOccurrences(of: "create_role tracking ", with: "create_role tracking\(suffix) ")
+        let environment = [
+            "PATH": URL(fileURLWithPath: psql).deletingLastPathComponent().path + ":/usr/bin:/bin",
+            "PGHOST": "127.0.0.1", "PGPORT": String(database.port),
+            "POSTGRES_USER": "postgres", "POSTGRES_DB": database.name,
+            "AUTH_DB_PASSWORD": "a'b\"c", "CATALOG_DB_PASSWORD": "c", "RENDER_DB_PASSWORD": "r",
+            "SOCIAL_DB_PASSWORD": "s", "TRACKING_DB_PASSWORD": "t",
+        ]
+        try ProcessCommand(URL(fileURLWithPath: "/bin/bash"), ["-c", script], environment: environment).runToCompletion()
+
+        let logger = Logger(label: "compose-roles")
+        let configuration = PostgresConnection.Configuration(
+            host: "127.0.0.1", port: database.port, username: "splash_auth\(suffix)", password: "a'b\"c", database: database.name, tls: .disable
+        )
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        do {
+            try await connection.query("CREATE TABLE users (id int)", logger: logger)
+            let schema = try await connection.query("SELECT schemaname::text FROM pg_tables WHERE tablename = 'users'", logger: logger).collect().first?.decode(String.self)
+            #expect(schema == "auth\(suffix)")
+            await #expect(throws: PSQLError.self) {
+                try await connection.query(PostgresQuery(unsafeSQL: "CREATE TABLE catalog\(suffix).stolen (id int)"), logger: logger)
+            }
+            try await connection.close()
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import LocalStack
+import Logging
+import PostgresNIO
+import Testing
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("The local Postgres")
+struct LocalPostgresTests {
+    let logger = Logger(label: "local-postgres-test")
+
+    @Test func stopsAndRemovesItsClusterWhenItsOwnerIsGone() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-\(UUID().uuidString.prefix(8))")
+        let cluster = try PostgresCluster(dataDirectory: directory, environment: ProcessInfo.processInfo.environment)
+        try cluster.initialize(superuserPassword: nil)
+
+        // The owner: a process that lives for two seconds.
+        let owner = ProcessCommand(URL(fileURLWithPath: "/bin/sleep"), ["2"]).makeProcess()
+        try ProcessCommand.start(owner)
+        let port = freePort()
+        let server = cluster.serverCommand(port: port, durability: .throwaway, owner: owner.processIdentifier, removeDataDirectoryOnExit: true).makeProcess()
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        try ProcessCommand.start(server)
+        try await PostgresCluster.waitUntilReady(port: port, password: nil, isAlive: { server.isRunning })
+        #expect(acceptsConnections(port: port))
+
+        owner.waitUntilExit()
+        try await waitUntilReady("postgres exit", timeout: .seconds(10)) { !server.isRunning }
+        #expect(!acceptsConnections(port: port))
+        #expect(!FileManager.default.fileExists(atPath: directory.path))
+    }
+
+    @Test func givesEachServiceARoleThatOwnsItsSchemaAndNoOther() async throws {
+        let port = try await TestPostgres.shared.port()
+        let database = LocalDatabase(name: "local_\(UUID().uuidString.prefix(8).lowercased())", port: port)
+        let services = ServiceCatalog.all
+        let passwords = Dictionary(uniqueKeysWithValues: services.compactMap(\.role).map { ($0, "pw-\($0)") })
+        try await database.provision(superuserPassword: nil, services: services, passwords: passwords, logger: logger)
+        // Provisioning again (every `splash up` does) changes nothing and fails nothing.
+        try await database.provision(superuserPassword: nil, services: services, passwords: passwords, logger: logger)
+
+        let configuration = PostgresConnection.Configuration(host: "127.0.0.1", port: port, username: "splash_auth", password: "pw-splash_auth", database: database.name, tls: .disable)
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        do {
+            let searchPath = try await connection.query("SHOW search_path", logger: logger).collect().first?.decode(String.self)
+            #expect(searchPath == "auth")
+            try await connection.query("CREATE TABLE users (id int)", logger: logger)
+            let schema = try await connection.query("SELECT schemaname::text FROM pg_tables WHERE tablename = 'users'", logger: logger).collect().first?.decode(String.self)
+            #expect(schema == "auth")
+            await #expect(throws: PSQLError.self) {
+                try await connection.query("CREATE TABLE catalog.stolen (id int)", logger: logger)
+            }
+            await #expect(throws: PSQLError.self) {
+                try await connection.query("CREATE TABLE public.stray (id int)", logger: logger)
+            }
+            try await connection.close()
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+}

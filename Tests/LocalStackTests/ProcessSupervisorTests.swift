@@ -1,0 +1,87 @@
+import Foundation
+import LocalStack
+import Testing
+
+@Suite("splash up's process supervisor")
+struct ProcessSupervisorTests {
+    private func shell(_ name: String, _ script: String) -> SupervisedProcess.Specification {
+        .init(name: name, command: ProcessCommand(URL(fileURLWithPath: "/bin/sh"), ["-c", script]))
+    }
+
+    @Test func prefixesEachLineWithTheChildsName() async throws {
+        let file = try OutputFile()
+        let supervisor = ProcessSupervisor(nameWidth: 6, output: file.output)
+        let child = await supervisor.add(shell("echo", "echo one; printf 'two\\nthree'; exec sleep 30"))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await child.run() }
+            // "three" has no newline: it is written when the output closes, on stop.
+            try await waitUntilReady("echo", timeout: .seconds(5)) { file.lines.count >= 2 }
+            await supervisor.stopAll(budget: .seconds(3))
+            try await group.waitForAll()
+        }
+        #expect(Array(file.lines.prefix(3)) == ["echo   | one", "echo   | two", "echo   | three"])
+    }
+
+    @Test func restartsACrashedChildWithGrowingBackoff() async throws {
+        let file = try OutputFile()
+        let supervisor = ProcessSupervisor(nameWidth: 5, output: file.output)
+        let child = await supervisor.add(shell("flaky", "echo started; exit 3"))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await child.run() }
+            try await waitUntilReady("flaky", timeout: .seconds(6)) { await child.starts >= 3 }
+            await supervisor.stopAll(budget: .seconds(2))
+            try await group.waitForAll()
+        }
+        let lines = file.lines
+        #expect(lines.filter { $0 == "flaky | started" }.count >= 3)
+        #expect(lines.contains("flaky | exited with status 3; restarting in 1s"))
+        #expect(lines.contains("flaky | exited with status 3; restarting in 2s"))
+    }
+
+    @Test func stopsChildrenInReverseOrder() async throws {
+        let file = try OutputFile()
+        let supervisor = ProcessSupervisor(nameWidth: 5, output: file.output)
+        var children: [SupervisedProcess] = []
+        for name in ["first", "second", "third"] {
+            children.append(await supervisor.add(shell(name, "trap 'echo stopping; exit 0' TERM; echo up; while :; do sleep 0.05; done")))
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for child in children { group.addTask { await child.run() } }
+            try await waitUntilReady("children", timeout: .seconds(5)) { file.lines.filter { $0.hasSuffix("| up") }.count == 3 }
+            await supervisor.stopAll(budget: .seconds(5))
+            try await group.waitForAll()
+        }
+        let stopping = file.lines.filter { $0.hasSuffix("| stopping") }
+        #expect(stopping == ["third | stopping", "second | stopping", "first | stopping"])
+    }
+
+    @Test func killsAChildThatIgnoresTheStopSignalWithinTheBudget() async throws {
+        let file = try OutputFile()
+        let supervisor = ProcessSupervisor(nameWidth: 8, output: file.output)
+        let child = await supervisor.add(shell("stubborn", "trap '' TERM; echo up; while :; do sleep 0.05; done"))
+        let start = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await child.run() }
+            try await waitUntilReady("stubborn", timeout: .seconds(5)) { file.lines.contains("stubborn | up") }
+            await supervisor.stopAll(budget: .seconds(1))
+            try await group.waitForAll()
+        }
+        #expect(start.duration(to: .now) < .seconds(6))
+        #expect(await !child.isRunning)
+        #expect(file.lines.contains { $0.hasPrefix("stubborn | did not stop within") })
+    }
+
+    @Test func aCancelledSupervisorStopsItsChildInsteadOfRestartingIt() async throws {
+        let file = try OutputFile()
+        let supervisor = ProcessSupervisor(nameWidth: 4, output: file.output)
+        let child = await supervisor.add(shell("loop", "echo up; while :; do sleep 0.05; done"))
+        let running = Task { await child.run() }
+        try await waitUntilReady("loop", timeout: .seconds(5)) { file.lines.contains("loop | up") }
+        let start = ContinuousClock.now
+        running.cancel()
+        await running.value
+        #expect(start.duration(to: .now) < .seconds(3))
+        #expect(await !child.isRunning)
+        #expect(await child.starts == 1)
+    }
+}
