@@ -1,0 +1,47 @@
+# The two commands: `make run` (the whole stack, locally) and `make test` (everything CI runs).
+SHELL := /bin/bash
+SWIFT ?= swift
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+# What the build and the tests need from Debian; installed when missing.
+SYSTEM_PACKAGES := pkg-config librdkafka-dev kcat
+
+.PHONY: run test contract deps build compose-env
+
+deps:
+	@missing=""; \
+	for package in $(SYSTEM_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' "$$package" 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$package"; \
+	done; \
+	if ! command -v initdb >/dev/null && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then missing="$$missing postgresql"; fi; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing system packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+run: build
+	.build/debug/splash up
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+# make contract SERVICE=photo-catalog: only that service's ContractTests suite.
+contract: deps
+	@test -n "$(SERVICE)" || { echo "usage: make contract SERVICE=<executable>"; exit 2; }
+	@module=$$(echo "$(SERVICE)" | sed -E 's/(^|-)([a-z])/\U\2/g'); \
+	if ! grep -qs 'struct ContractTests' Tests/$${module}Tests/*.swift; then \
+	  echo "no contract tests for service '$(SERVICE)': expected a ContractTests suite in Tests/$${module}Tests/"; exit 2; \
+	fi; \
+	$(SWIFT) build --build-tests && $(SWIFT) test --skip-build --filter "^$${module}Tests\.ContractTests"
+
+# .env for docker compose, with every secret generated.
+compose-env:
+	@test ! -e .env || { echo ".env exists; remove it to generate a new one"; exit 2; }
+	@while IFS= read -r line; do \
+	  if [[ "$$line" == *=generate ]]; then echo "$${line%=generate}=$$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"; else echo "$$line"; fi; \
+	done < deploy/compose.env.example > .env
+	@chmod 600 .env
+	@echo "wrote .env"
