@@ -12,8 +12,8 @@ extension LogSettings {
         }
         return { label, provider in
             switch format {
-            case .text: TextLogHandler(label: label, level: level, colored: colored, output: output, metadataProvider: provider)
-            case .json: JSONLogHandler(label: label, level: level, output: output, metadataProvider: provider)
+            case .text: LineLogHandler(label: label, level: level, format: TextLogFormat(colored: colored), output: output, metadataProvider: provider)
+            case .json: LineLogHandler(label: label, level: level, format: JSONLogFormat(), output: output, metadataProvider: provider)
             }
         }
     }
