@@ -59,12 +59,14 @@ package actor TestPostgres {
     private static func start() async throws -> Server {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("splash-test-postgres-\(getpid())-\(UUID().uuidString.prefix(8))")
         let cluster = try PostgresCluster(dataDirectory: directory, environment: ProcessInfo.processInfo.environment)
-        try cluster.initialize(superuserPassword: nil)
+        try await cluster.initialize(superuserPassword: nil)
         let logFile = directory.appendingPathComponent("server.log")
         var lastError: (any Error)?
         for _ in 0..<3 {
             let port = freePort()
             let process = cluster.serverCommand(port: port, durability: .throwaway, owner: getpid(), removeDataDirectoryOnExit: true).makeProcess()
+            let exited = OneShot<Void>()
+            process.terminationHandler = { _ in exited.complete(()) }
             _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
             let log = try FileHandle(forWritingTo: logFile)
             process.standardOutput = log
@@ -77,7 +79,7 @@ package actor TestPostgres {
             } catch {
                 // Most likely another process took the port; try another.
                 process.terminate()
-                process.waitUntilExit()
+                await exited.value()
                 lastError = TestPostgresError(reason: "\(error)", log: (try? String(contentsOf: logFile, encoding: .utf8)) ?? "")
             }
         }

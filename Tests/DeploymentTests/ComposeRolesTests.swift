@@ -30,7 +30,7 @@ struct ComposeRolesTests {
             "AUTH_DB_PASSWORD": "a'b\"c", "CATALOG_DB_PASSWORD": "c", "RENDER_DB_PASSWORD": "r",
             "SOCIAL_DB_PASSWORD": "s", "TRACKING_DB_PASSWORD": "t",
         ]
-        try ProcessCommand(URL(fileURLWithPath: "/bin/bash"), ["-c", script], environment: environment).runToCompletion()
+        try await ProcessCommand(URL(fileURLWithPath: "/bin/bash"), ["-c", script], environment: environment).runToCompletion()
 
         let logger = Logger(label: "compose-roles")
         let configuration = PostgresConnection.Configuration(

@@ -15,7 +15,7 @@ struct LocalPostgresTests {
     @Test func stopsAndRemovesItsClusterWhenItsOwnerIsGone() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-\(UUID().uuidString.prefix(8))")
         let cluster = try PostgresCluster(dataDirectory: directory, environment: ProcessInfo.processInfo.environment)
-        try cluster.initialize(superuserPassword: nil)
+        try await cluster.initialize(superuserPassword: nil)
 
         // The owner: a process that lives for two seconds.
         let owner = ProcessCommand(URL(fileURLWithPath: "/bin/sleep"), ["2"]).makeProcess()
@@ -28,7 +28,7 @@ struct LocalPostgresTests {
         try await PostgresCluster.waitUntilReady(port: port, password: nil, isAlive: { server.isRunning })
         #expect(acceptsConnections(port: port))
 
-        owner.waitUntilExit()
+        try await waitUntilReady("owner exit", timeout: .seconds(5)) { !owner.isRunning }
         try await waitUntilReady("postgres exit", timeout: .seconds(10)) { !server.isRunning }
         #expect(!acceptsConnections(port: port))
         #expect(!FileManager.default.fileExists(atPath: directory.path))

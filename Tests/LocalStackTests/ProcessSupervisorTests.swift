@@ -28,7 +28,7 @@ struct ProcessSupervisorTests {
         let child = await supervisor.add(shell("flaky", "echo started; exit 3"))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await child.run() }
-            try await waitUntilReady("flaky", timeout: .seconds(6)) { await child.starts >= 3 }
+            try await waitUntilReady("flaky", timeout: .seconds(6)) { file.lines.filter { $0 == "flaky | started" }.count >= 3 }
             await supervisor.stopAll(budget: .seconds(2))
             try await group.waitForAll()
         }

@@ -32,7 +32,7 @@ struct LocalStackPlan {
     // MARK: Postgres
 
     /// Initialises the cluster on first use and describes the supervised server.
-    func postgres() throws -> SupervisedProcess.Specification {
+    func postgres() async throws -> SupervisedProcess.Specification {
         let postmasterPID = cluster.dataDirectory.appendingPathComponent("postmaster.pid")
         if let contents = try? String(contentsOf: postmasterPID, encoding: .utf8),
            let pid = contents.split(separator: "\n").first.flatMap({ pid_t($0) }), kill(pid, 0) == 0 {
@@ -40,7 +40,7 @@ struct LocalStackPlan {
         }
         if !cluster.isInitialized {
             say("Initialising a Postgres cluster in \(cluster.dataDirectory.path)")
-            try cluster.initialize(superuserPassword: try secrets.secret(PostgresCluster.superuser))
+            try await cluster.initialize(superuserPassword: try secrets.secret(PostgresCluster.superuser))
         }
         let command = cluster.serverCommand(port: postgresPort, durability: .durable, owner: getpid())
         return SupervisedProcess.Specification(name: "postgres", command: command)

@@ -18,7 +18,7 @@ struct PostgresCommand: AsyncParsableCommand {
         bootstrapLogging()
         let plan = try LocalStackPlan(dataDirectory: data.dataDir, postgresPort: port)
         let supervisor = ProcessSupervisor(nameWidth: 8)
-        let postgres = await supervisor.add(try plan.postgres())
+        let postgres = await supervisor.add(try await plan.postgres())
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await postgres.run() }
             do {

@@ -31,7 +31,7 @@ struct UpCommand: AsyncParsableCommand {
         let startFailure: (any Error)? = try await withThrowingTaskGroup(of: Void.self) { group in
             var failure: (any Error)?
             do {
-                let postgres = await supervisor.add(try plan.postgres())
+                let postgres = await supervisor.add(try await plan.postgres())
                 group.addTask { await postgres.run() }
                 try await plan.prepareDatabase(isAlive: { await postgres.isRunning }, logger: logger)
 

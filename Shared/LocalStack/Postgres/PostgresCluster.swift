@@ -40,7 +40,7 @@ package struct PostgresCluster: Sendable {
 
     /// Runs `initdb`. With a `superuserPassword`, connections must authenticate (SCRAM-SHA-256);
     /// without one, every local connection is trusted (test clusters only).
-    package func initialize(superuserPassword: String?) throws {
+    package func initialize(superuserPassword: String?) async throws {
         let manager = FileManager.default
         try manager.createDirectory(at: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try runAs?.takeOwnership(of: dataDirectory)
@@ -58,7 +58,7 @@ package struct PostgresCluster: Sendable {
             arguments += ["--auth=trust"]
         }
         defer { if let passwordFile { try? manager.removeItem(at: passwordFile) } }
-        try asServerUser(ProcessCommand(binaries.initdb, arguments)).runToCompletion()
+        try await asServerUser(ProcessCommand(binaries.initdb, arguments)).runToCompletion()
     }
 
     /// The command that serves the cluster on `127.0.0.1:port`, stopping when process `owner` is

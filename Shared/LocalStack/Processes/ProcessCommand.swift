@@ -43,22 +43,28 @@ package struct ProcessCommand: Sendable, Equatable {
         try process.run()
     }
 
-    /// Runs the command to completion and returns its combined output.
+    /// Runs the command to completion and returns its combined output, without blocking a thread
+    /// of the concurrency pool (the output is read on a thread of its own).
     /// - Throws: `ProcessCommand.Failure` with the output when it exits with a non-zero status.
     @discardableResult
-    package func runToCompletion() throws -> String {
+    package func runToCompletion() async throws -> String {
         let process = makeProcess()
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
         process.standardInput = FileHandle.nullDevice
+        let exit = OneShot<Int32>()
+        process.terminationHandler = { exit.complete($0.terminationStatus) }
         try Self.start(process)
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(command: ([executable.path] + arguments).joined(separator: " "), status: process.terminationStatus, output: output)
+        let output = OneShot<Data>()
+        let reading = pipe.fileHandleForReading
+        Thread.detachNewThread { output.complete(reading.readDataToEndOfFile()) }
+        let status = await exit.value()
+        let text = String(decoding: await output.value(), as: UTF8.self)
+        guard status == 0 else {
+            throw Failure(command: ([executable.path] + arguments).joined(separator: " "), status: status, output: text)
         }
-        return output
+        return text
     }
 
     package struct Failure: Error, CustomStringConvertible {
