@@ -21,6 +21,7 @@ package struct ServiceRuntime: Sendable {
 /// status 2), installs logging and metrics, builds the application and runs it until SIGTERM or
 /// SIGINT. In-flight requests then have the configuration's `SHUTDOWN_GRACE` to finish before the
 /// rest is cancelled. A failure to start (a migration that does not apply, say) exits with status 1.
+/// Started by `splash up` (`SPLASH_PARENT_PID` set), the service also stops when `splash` is gone.
 package enum ServiceMain {
     /// A configuration that cannot start the service: the one line to print and the exit status.
     package struct ConfigurationFailure: Error, Equatable {
@@ -65,8 +66,12 @@ package enum ServiceMain {
 
         do {
             let application = try await build(config, ServiceRuntime(name: name, logger: logger, metrics: metrics))
+            var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: application)]
+            if let parent = ProcessInfo.processInfo.environment["SPLASH_PARENT_PID"].flatMap(pid_t.init) {
+                services.append(.init(service: ParentProcessWatch(parent: parent), successTerminationBehavior: .gracefullyShutdownGroup))
+            }
             var groupConfiguration = ServiceGroupConfiguration(
-                services: [.init(service: application)],
+                services: services,
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             )

@@ -2,6 +2,7 @@ import ArgumentParser
 import Contracts
 import Foundation
 import Kafka
+import ServiceKit
 
 /// `splash kafka`: the embedded Kafka-protocol broker, until Ctrl-C.
 struct KafkaCommand: AsyncParsableCommand {
@@ -15,6 +16,9 @@ struct KafkaCommand: AsyncParsableCommand {
 
     @Option(help: "Number of brokers.")
     var brokers: Int = 3
+
+    @Option(help: "Stop when the process with this id is no longer our parent (splash up passes its own).")
+    var exitWithParent: Int32?
 
     func validate() throws {
         guard (1...9).contains(brokers) else { throw ValidationError("--brokers must be from 1 to 9") }
@@ -31,7 +35,15 @@ struct KafkaCommand: AsyncParsableCommand {
         }
         // Written last: its presence tells `splash up` that the broker and its topics are ready.
         try Data((cluster.bootstrapServers + "\n").utf8).write(to: bootstrapFile, options: .atomic)
-        _ = await waitForStopSignal()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { _ = await waitForStopSignal() }
+            if let exitWithParent {
+                group.addTask { await ParentProcessWatch(parent: exitWithParent).run() }
+            }
+            // Whichever comes first: a signal, or the parent gone.
+            await group.next()
+            group.cancelAll()
+        }
         try? FileManager.default.removeItem(at: bootstrapFile)
         cluster.shutdown()
         say("Kafka broker stopped")

@@ -68,7 +68,7 @@ struct LocalStackPlan {
         let bootstrapFile = kafkaBootstrapFile
         return SupervisedProcess.Specification(
             name: "kafka",
-            command: ProcessCommand(Self.executable, ["kafka", "--data-dir", dataDirectory.path]),
+            command: ProcessCommand(Self.executable, ["kafka", "--data-dir", dataDirectory.path, "--exit-with-parent", String(getpid())]),
             prepare: { try? FileManager.default.removeItem(at: bootstrapFile) }
         )
     }
@@ -99,6 +99,7 @@ struct LocalStackPlan {
             "LOG_COLOR": colored ? "always" : "never",
             "SHUTDOWN_GRACE": "5s",
             "SPLASH_DATA_DIR": dataDirectory.path,
+            "SPLASH_PARENT_PID": String(getpid()),
         ]
         if let role = service.role {
             environment["DATABASE_URL"] = database.url(role: role, password: try secrets.secret(role))
