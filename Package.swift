@@ -130,6 +130,11 @@ let package = Package(
             path: "Tests/LocalStackTests"
         ),
         .testTarget(
+            name: "SplashTests",
+            dependencies: ["Splash", "LocalStack", "TestSupport", "Contracts", postgresNIO, logging],
+            path: "Tests/SplashTests"
+        ),
+        .testTarget(
             name: "DeploymentTests",
             dependencies: ["Contracts", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, yams],
             path: "Tests/DeploymentTests"

@@ -1,0 +1,85 @@
+import Contracts
+import Foundation
+import LocalStack
+import Logging
+import PostgresNIO
+import Testing
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `splash up` as a developer runs it: the real binary, its own Postgres and broker, then Ctrl-C.
+@Suite("splash up")
+struct SplashUpTests {
+    /// The `splash` binary built beside this test bundle (`swift build --build-tests` builds both).
+    static let splash = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        .deletingLastPathComponent().appendingPathComponent("splash")
+
+    @Test func bringsUpPostgresAndTheBrokerAndStopsThemInReverseOrderOnControlC() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.splash.path), "build splash first: swift build --build-tests")
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("splash-up-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let postgresPort = freePort()
+        let output = try OutputLog()
+
+        let process = ProcessCommand(Self.splash, ["up", "--data-dir", data.path, "--postgres-port", String(postgresPort)]).makeProcess()
+        process.standardOutput = output.handle
+        process.standardError = output.handle
+        let exited = OneShot<Int32>()
+        process.terminationHandler = { exited.complete($0.terminationStatus) }
+        try ProcessCommand.start(process)
+        defer { if process.isRunning { ProcessTree.kill(process.processIdentifier) } }
+
+        try await waitUntilReady("splash up", timeout: .seconds(90)) { output.text.contains("Splash is up") }
+
+        // The broker answers a client nobody here wrote, with the catalog's topics.
+        let bootstrap = try String(contentsOf: data.appendingPathComponent("kafka.bootstrap"), encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let metadata = try await ProcessCommand(URL(fileURLWithPath: "/usr/bin/kcat"), ["-b", bootstrap, "-L", "-m", "10"]).runToCompletion()
+        for topic in TopicCatalog.all {
+            #expect(metadata.contains("topic \"\(topic.name)\" with \(topic.partitions) partition"), "\(topic.name)")
+        }
+
+        // Postgres has the database and a service role with a generated password.
+        let password = try String(contentsOf: data.appendingPathComponent("secrets/splash_catalog.secret"), encoding: .utf8)
+        let logger = Logger(label: "splash-up-test")
+        let connection = try await PostgresConnection.connect(
+            configuration: .init(host: "127.0.0.1", port: postgresPort, username: "splash_catalog", password: password, database: "splash", tls: .disable),
+            id: 1, logger: logger
+        )
+        let searchPath = try await connection.query("SHOW search_path", logger: logger).collect().first?.decode(String.self)
+        try await connection.close()
+        #expect(searchPath == "catalog")
+
+        // Ctrl-C: everything stops, the broker before Postgres, well within 10 seconds.
+        let stopping = ContinuousClock.now
+        kill(process.processIdentifier, SIGINT)
+        #expect(await exited.arrives(within: .seconds(12)))
+        #expect(stopping.duration(to: .now) < .seconds(10))
+        #expect(await exited.value() == 0)
+        let lines = output.text.split(separator: "\n")
+        let brokerStopped = try #require(lines.firstIndex { $0.contains("Kafka broker stopped") })
+        let postgresStopped = try #require(lines.firstIndex { $0.contains("database system is shut down") })
+        #expect(brokerStopped < postgresStopped)
+        #expect(!acceptsConnections(port: postgresPort))
+    }
+}
+
+/// A file collecting a child's output.
+final class OutputLog: Sendable {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("splash-up-\(UUID().uuidString).log")
+    let handle: FileHandle
+
+    init() throws {
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
+        handle = try FileHandle(forWritingTo: url)
+    }
+
+    deinit {
+        try? handle.close()
+        try? FileManager.default.removeItem(at: url)
+    }
+
+    var text: String { (try? String(contentsOf: url, encoding: .utf8)) ?? "" }
+}
