@@ -1,6 +1,7 @@
 import Foundation
 import LocalStack
 import Testing
+import TestSupport
 
 @Suite("splash up's process supervisor")
 struct ProcessSupervisorTests {
@@ -9,7 +10,7 @@ struct ProcessSupervisorTests {
     }
 
     @Test func prefixesEachLineWithTheChildsName() async throws {
-        let file = try OutputFile()
+        let file = try CapturedOutput()
         let supervisor = ProcessSupervisor(nameWidth: 6, output: file.output)
         let child = await supervisor.add(shell("echo", "echo one; printf 'two\\nthree'; exec sleep 30"))
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -23,7 +24,7 @@ struct ProcessSupervisorTests {
     }
 
     @Test func restartsACrashedChildWithGrowingBackoff() async throws {
-        let file = try OutputFile()
+        let file = try CapturedOutput()
         let supervisor = ProcessSupervisor(nameWidth: 5, output: file.output)
         let child = await supervisor.add(shell("flaky", "echo started; exit 3"))
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -39,7 +40,7 @@ struct ProcessSupervisorTests {
     }
 
     @Test func stopsChildrenInReverseOrder() async throws {
-        let file = try OutputFile()
+        let file = try CapturedOutput()
         let supervisor = ProcessSupervisor(nameWidth: 5, output: file.output)
         var children: [SupervisedProcess] = []
         for name in ["first", "second", "third"] {
@@ -56,7 +57,7 @@ struct ProcessSupervisorTests {
     }
 
     @Test func killsAChildThatIgnoresTheStopSignalWithinTheBudget() async throws {
-        let file = try OutputFile()
+        let file = try CapturedOutput()
         let supervisor = ProcessSupervisor(nameWidth: 8, output: file.output)
         let child = await supervisor.add(shell("stubborn", "trap '' TERM; echo up; while :; do sleep 0.05; done"))
         let start = ContinuousClock.now
@@ -72,7 +73,7 @@ struct ProcessSupervisorTests {
     }
 
     @Test func aCancelledSupervisorStopsItsChildInsteadOfRestartingIt() async throws {
-        let file = try OutputFile()
+        let file = try CapturedOutput()
         let supervisor = ProcessSupervisor(nameWidth: 4, output: file.output)
         let child = await supervisor.add(shell("loop", "echo up; while :; do sleep 0.05; done"))
         let running = Task { await child.run() }

@@ -21,7 +21,7 @@ struct SplashUpTests {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("splash-up-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: data) }
         let postgresPort = freePort()
-        let output = try OutputLog()
+        let output = try CapturedOutput()
 
         let process = ProcessCommand(Self.splash, ["up", "--data-dir", data.path, "--postgres-port", String(postgresPort)]).makeProcess()
         process.standardOutput = output.handle
@@ -64,22 +64,4 @@ struct SplashUpTests {
         #expect(brokerStopped < postgresStopped)
         #expect(!acceptsConnections(port: postgresPort))
     }
-}
-
-/// A file collecting a child's output.
-final class OutputLog: Sendable {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("splash-up-\(UUID().uuidString).log")
-    let handle: FileHandle
-
-    init() throws {
-        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
-        handle = try FileHandle(forWritingTo: url)
-    }
-
-    deinit {
-        try? handle.close()
-        try? FileManager.default.removeItem(at: url)
-    }
-
-    var text: String { (try? String(contentsOf: url, encoding: .utf8)) ?? "" }
 }

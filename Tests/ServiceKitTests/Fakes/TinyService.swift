@@ -15,8 +15,9 @@ enum WidgetError: ProblemConvertible {
     }
 }
 
-struct SecretLeak: Error, CustomStringConvertible {
-    var description: String { "connection to db-7.internal:5432 failed with password hunter2" }
+/// An internal failure whose text must not reach a client.
+struct InternalFailure: Error, CustomStringConvertible {
+    var description: String { "connection to db-7.internal:5432 refused (pool splash_auth exhausted)" }
 }
 
 /// A tiny application built with ServiceKit the way every service builds its own.
@@ -58,7 +59,7 @@ func makeTinyApplication(
             ])
         }
         router.get("/boom") { _, _ -> String in
-            throw SecretLeak()
+            throw InternalFailure()
         }
         router.get("/slow") { _, _ -> String in
             try await Task.sleep(for: .seconds(10))
