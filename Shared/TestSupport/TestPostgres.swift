@@ -25,16 +25,9 @@ package actor TestPostgres {
     package func makeDatabase() async throws -> TestDatabase {
         let server = try await running()
         let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
-        let configuration = PostgresConnection.Configuration(
-            host: "127.0.0.1", port: server.port, username: PostgresCluster.superuser, password: nil, database: "postgres", tls: .disable
-        )
-        let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: Logger(label: "test-postgres"))
-        do {
-            try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(name)\""), logger: Logger(label: "test-postgres"))
-            try await connection.close()
-        } catch {
-            try? await connection.close()
-            throw error
+        let logger = Logger(label: "test-postgres")
+        try await PostgresCluster.withSuperuserConnection(port: server.port, password: nil, database: "postgres", logger: logger) { connection in
+            try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(name)\""), logger: logger)
         }
         return TestDatabase(name: String(name), port: server.port)
     }

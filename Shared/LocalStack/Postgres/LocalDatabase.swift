@@ -21,7 +21,7 @@ package struct LocalDatabase: Sendable {
     /// Safe to run on every start.
     /// - Parameter passwords: the password of each role, by role name.
     package func provision(superuserPassword: String?, services: [LocalService], passwords: [String: String], logger: Logger) async throws {
-        try await withConnection(database: "postgres", password: superuserPassword, logger: logger) { connection in
+        try await PostgresCluster.withSuperuserConnection(port: port, password: superuserPassword, database: "postgres", logger: logger) { connection in
             let exists = try await connection.query("SELECT 1 FROM pg_database WHERE datname = \(name)", logger: logger).collect().isEmpty == false
             if !exists {
                 try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(Self.identifier(name))"), logger: logger)
@@ -35,7 +35,7 @@ package struct LocalDatabase: Sendable {
                 try await connection.query(PostgresQuery(unsafeSQL: "\(verb) ROLE \(Self.identifier(role)) LOGIN PASSWORD \(Self.literal(password))"), logger: logger)
             }
         }
-        try await withConnection(database: name, password: superuserPassword, logger: logger) { connection in
+        try await PostgresCluster.withSuperuserConnection(port: port, password: superuserPassword, database: name, logger: logger) { connection in
             try await connection.query(PostgresQuery(unsafeSQL: "REVOKE ALL ON DATABASE \(Self.identifier(name)) FROM PUBLIC"), logger: logger)
             for service in services {
                 guard let role = service.role, let schema = service.schema else { continue }
@@ -43,20 +43,6 @@ package struct LocalDatabase: Sendable {
                 try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(Self.identifier(schema)) AUTHORIZATION \(Self.identifier(role))"), logger: logger)
                 try await connection.query(PostgresQuery(unsafeSQL: "ALTER ROLE \(Self.identifier(role)) IN DATABASE \(Self.identifier(name)) SET search_path = \(Self.identifier(schema))"), logger: logger)
             }
-        }
-    }
-
-    private func withConnection(database: String, password: String?, logger: Logger, _ body: (PostgresConnection) async throws -> Void) async throws {
-        let configuration = PostgresConnection.Configuration(
-            host: "127.0.0.1", port: port, username: PostgresCluster.superuser, password: password, database: database, tls: .disable
-        )
-        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
-        do {
-            try await body(connection)
-            try await connection.close()
-        } catch {
-            try? await connection.close()
-            throw error
         }
     }
 

@@ -87,14 +87,13 @@ package struct PostgresCluster: Sendable {
     /// Waits until the server on `port` answers a query.
     /// - Throws: `LocalStackError.notReady` when `isAlive` turns false first or `timeout` passes.
     package static func waitUntilReady(port: Int, password: String?, timeout: Duration = .seconds(30), isAlive: @Sendable () async -> Bool) async throws {
-        let configuration = PostgresConnection.Configuration(
-            host: "127.0.0.1", port: port, username: superuser, password: password, database: "postgres", tls: .disable
-        )
+        let logger = Logger(label: "postgres-probe")
         let deadline = ContinuousClock.now + timeout
-        var attempt = 0
         while ContinuousClock.now < deadline {
-            attempt += 1
-            if await answersQuery(configuration, id: attempt) { return }
+            let answered = try? await withSuperuserConnection(port: port, password: password, database: "postgres", logger: logger) { connection in
+                try await connection.query("SELECT 1", logger: logger)
+            }
+            if answered != nil { return }
             guard await isAlive() else {
                 throw LocalStackError.notReady(name: "postgres", reason: "the server exited during start-up")
             }
@@ -103,14 +102,28 @@ package struct PostgresCluster: Sendable {
         throw LocalStackError.notReady(name: "postgres", reason: "no connection on port \(port) after \(DurationFormat.format(timeout))")
     }
 
-    private static func answersQuery(_ configuration: PostgresConnection.Configuration, id: Int) async -> Bool {
-        let logger = Logger(label: "postgres-probe")
-        guard let connection = try? await PostgresConnection.connect(configuration: configuration, id: id, logger: logger) else {
-            return false
+    /// Runs `body` on a connection to `database` of the local server on `port`, as the superuser
+    /// (loopback, no TLS), and closes the connection whatever `body` does.
+    @discardableResult
+    package static func withSuperuserConnection<Result>(
+        port: Int,
+        password: String?,
+        database: String,
+        logger: Logger,
+        _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        let configuration = PostgresConnection.Configuration(
+            host: "127.0.0.1", port: port, username: superuser, password: password, database: database, tls: .disable
+        )
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        do {
+            let result = try await body(connection)
+            try await connection.close()
+            return result
+        } catch {
+            try? await connection.close()
+            throw error
         }
-        let answered = (try? await connection.query("SELECT 1", logger: logger)) != nil
-        try? await connection.close()
-        return answered
     }
 
     private func asServerUser(_ command: ProcessCommand) -> ProcessCommand {
