@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import ServiceKit
 import ServiceLifecycle
 
 /// A service's application serving on a free loopback port for the length of a test, reached
@@ -42,7 +43,7 @@ package struct RunningApplication: Sendable {
             request.headers.add(name: name, value: value)
         }
         if let body { request.body = body }
-        let response = try await HTTPClient.shared.execute(request, timeout: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
+        let response = try await HTTPClient.shared.execute(request, timeout: .nanoseconds(timeout.totalNanoseconds))
         let bytes = try await response.body.collect(upTo: 16 << 20)
         var fields: [String: String] = [:]
         for header in response.headers {

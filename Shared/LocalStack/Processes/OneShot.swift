@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ServiceKit
 import Synchronization
 
 /// A value that arrives once (how a process exited; that its output was drained), delivered to
@@ -62,8 +63,7 @@ package final class OneShot<Value: Sendable>: Sendable {
                 continuation.resume(returning: true)
                 return
             }
-            let nanoseconds = Int(timeout.components.seconds) * 1_000_000_000 + Int(timeout.components.attoseconds / 1_000_000_000)
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.totalNanoseconds))) {
                 let waiter = self.state.withLock { $0.waiters.removeValue(forKey: id) }
                 if case .arrival(let continuation) = waiter { continuation.resume(returning: false) }
             }

@@ -19,7 +19,7 @@ package enum DurationFormat {
 
     /// A short form such as `30s` or `250ms`.
     package static func format(_ duration: Duration) -> String {
-        let milliseconds = duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds = duration.totalNanoseconds / 1_000_000
         if milliseconds % 86_400_000 == 0, milliseconds > 0 { return "\(milliseconds / 86_400_000)d" }
         if milliseconds % 3_600_000 == 0, milliseconds > 0 { return "\(milliseconds / 3_600_000)h" }
         if milliseconds % 60_000 == 0, milliseconds > 0 { return "\(milliseconds / 60_000)m" }
@@ -54,5 +54,10 @@ extension Duration {
     /// The duration in milliseconds, for log lines.
     package var milliseconds: Double {
         Double(components.seconds) * 1_000 + Double(components.attoseconds) / 1e15
+    }
+
+    /// The duration in whole nanoseconds, for APIs that take an integer count (Dispatch, NIO).
+    package var totalNanoseconds: Int64 {
+        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
     }
 }
