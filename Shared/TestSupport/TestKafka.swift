@@ -7,6 +7,12 @@ import Kafka
 package actor TestKafka {
     package static let shared = TestKafka()
 
+    /// kcat, a Kafka client nobody here wrote, for checking the broker from outside (`make test`
+    /// installs it); `nil` when it is not installed.
+    package static let kcat: URL? = ["/usr/bin/kcat", "/usr/local/bin/kcat"]
+        .first { FileManager.default.isExecutableFile(atPath: $0) }
+        .map { URL(fileURLWithPath: $0) }
+
     private var cluster: KafkaEmbeddedCluster?
 
     /// The running cluster.

@@ -7,15 +7,12 @@ import TestSupport
 
 @Suite("The embedded Kafka-protocol broker")
 struct EmbeddedKafkaTests {
-    /// kcat: a Kafka client nobody here wrote (`make test` installs it).
-    static let kcat = ["/usr/bin/kcat", "/usr/local/bin/kcat"].first { FileManager.default.isExecutableFile(atPath: $0) }
-
     @Test func kcatListsEveryCatalogTopicWithItsPartitionCount() async throws {
-        let kcat = try #require(Self.kcat, "kcat is not installed; `make test` installs it")
+        let kcat = try #require(TestKafka.kcat, "kcat is not installed; `make test` installs it")
         let cluster = try KafkaEmbeddedCluster(brokers: 3, topics: TopicCatalog.all)
         defer { cluster.shutdown() }
 
-        let output = try await ProcessCommand(URL(fileURLWithPath: kcat), ["-b", cluster.bootstrapServers, "-L", "-J", "-m", "10"]).runToCompletion()
+        let output = try await ProcessCommand(kcat, ["-b", cluster.bootstrapServers, "-L", "-J", "-m", "10"]).runToCompletion()
         let json = try #require(output.split(separator: "\n").last { $0.hasPrefix("{") })
         let metadata = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
         let brokers = try #require(metadata["brokers"] as? [[String: Any]])
@@ -36,12 +33,12 @@ struct EmbeddedKafkaTests {
     }
 
     @Test func carriesRecordsBetweenRealClients() async throws {
-        let kcat = try #require(Self.kcat, "kcat is not installed; `make test` installs it")
+        let kcat = try #require(TestKafka.kcat, "kcat is not installed; `make test` installs it")
         let topic = try await TestKafka.shared.makeTopic(partitions: 2)
         let bootstrap = try await TestKafka.shared.running().bootstrapServers
-        let produce = ProcessCommand(URL(fileURLWithPath: "/bin/sh"), ["-c", "printf 'user-1:hello\\n' | \(kcat) -b \(bootstrap) -t \(topic.name) -P -K: -p 0"])
+        let produce = ProcessCommand(URL(fileURLWithPath: "/bin/sh"), ["-c", "printf 'user-1:hello\\n' | \(kcat.path) -b \(bootstrap) -t \(topic.name) -P -K: -p 0"])
         try await produce.runToCompletion()
-        let consumed = try await ProcessCommand(URL(fileURLWithPath: kcat), ["-b", bootstrap, "-t", topic.name, "-C", "-p", "0", "-o", "beginning", "-c", "1", "-f", "%k=%s\\n", "-e"]).runToCompletion()
+        let consumed = try await ProcessCommand(kcat, ["-b", bootstrap, "-t", topic.name, "-C", "-p", "0", "-o", "beginning", "-c", "1", "-f", "%k=%s\\n", "-e"]).runToCompletion()
         #expect(consumed.split(separator: "\n").contains("user-1=hello"))
     }
 }

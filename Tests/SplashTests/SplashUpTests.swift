@@ -36,7 +36,8 @@ struct SplashUpTests {
         // The broker answers a client nobody here wrote, with the catalog's topics.
         let bootstrap = try String(contentsOf: data.appendingPathComponent("kafka.bootstrap"), encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        let metadata = try await ProcessCommand(URL(fileURLWithPath: "/usr/bin/kcat"), ["-b", bootstrap, "-L", "-m", "10"]).runToCompletion()
+        let kcat = try #require(TestKafka.kcat, "kcat is not installed; `make test` installs it")
+        let metadata = try await ProcessCommand(kcat, ["-b", bootstrap, "-L", "-m", "10"]).runToCompletion()
         for topic in TopicCatalog.all {
             #expect(metadata.contains("topic \"\(topic.name)\" with \(topic.partitions) partition"), "\(topic.name)")
         }
