@@ -21,10 +21,11 @@ struct ComposeFileTests {
             return map.mapValues { "\($0)" }
         }
         if let list = raw as? [String] {
-            return Dictionary(list.compactMap { entry in
-                entry.split(separator: "=", maxSplits: 1).count == 2
-                    ? (String(entry.split(separator: "=", maxSplits: 1)[0]), String(entry.split(separator: "=", maxSplits: 1)[1])) : nil
-            }, uniquingKeysWith: { _, last in last })
+            let pairs = list.compactMap { entry -> (String, String)? in
+                let parts = entry.split(separator: "=", maxSplits: 1)
+                return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+            }
+            return Dictionary(pairs, uniquingKeysWith: { _, last in last })
         }
         return [:]
     }
