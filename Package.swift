@@ -84,7 +84,7 @@ let package = Package(
             dependencies: ["ServiceKit", postgresNIO, nioSSL, crypto, logging],
             path: "Shared/Database"
         ),
-        .target(name: "Contracts", path: "Shared/Contracts"),
+        .target(name: "Contracts", path: "Shared/Contracts", exclude: ["Schemas", "asyncapi.yaml"]),
         .systemLibrary(
             name: "CRdKafka",
             path: "Shared/CRdKafka",
@@ -93,8 +93,14 @@ let package = Package(
         ),
         .target(
             name: "Kafka",
-            dependencies: ["CRdKafka", "Contracts", logging],
+            dependencies: ["CRdKafka", "Contracts", logging, metrics, serviceLifecycle],
             path: "Shared/Kafka"
+        ),
+        .target(
+            name: "EventBus",
+            dependencies: ["Kafka", "Contracts", "Database", "ServiceKit", postgresNIO, logging, metrics, serviceLifecycle],
+            path: "Shared/EventBus",
+            resources: [.copy("Migrations")]
         ),
         // The local stack: Postgres clusters, the service catalog and the process supervisor.
         .target(
@@ -109,7 +115,7 @@ let package = Package(
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["LocalStack", "Kafka", "Contracts", "Database", "ServiceKit", hummingbird, hummingbirdCore, httpTypes, asyncHTTPClient, postgresNIO, serviceLifecycle, logging],
+            dependencies: ["LocalStack", "Kafka", "EventBus", "Contracts", "Database", "ServiceKit", hummingbird, hummingbirdCore, httpTypes, asyncHTTPClient, postgresNIO, serviceLifecycle, logging],
             path: "Shared/TestSupport"
         ),
 
@@ -128,6 +134,21 @@ let package = Package(
             name: "LocalStackTests",
             dependencies: ["LocalStack", "TestSupport", "Kafka", "Contracts"],
             path: "Tests/LocalStackTests"
+        ),
+        .executableTarget(
+            name: "EventProbe",
+            dependencies: ["EventBus", "Kafka", "Contracts", "Database", "TestSupport", postgresNIO, logging, serviceLifecycle],
+            path: "Tools/EventProbe"
+        ),
+        .testTarget(
+            name: "EventBusTests",
+            dependencies: ["EventBus", "EventProbe", "Kafka", "Contracts", "Database", "TestSupport", postgresNIO, logging, serviceLifecycle],
+            path: "Tests/EventBusTests"
+        ),
+        .testTarget(
+            name: "KafkaTests",
+            dependencies: ["Kafka", "Contracts", "TestSupport", logging],
+            path: "Tests/KafkaTests"
         ),
         .testTarget(
             name: "SplashTests",

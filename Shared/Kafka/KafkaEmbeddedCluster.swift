@@ -61,6 +61,24 @@ public final class KafkaEmbeddedCluster: Sendable {
         }
     }
 
+    /// Takes every broker down (`down: true`: connections are closed and new ones refused, as in
+    /// an outage) or brings them back up.
+    /// - Throws: `KafkaError.embeddedCluster` after shutdown.
+    public func setAllBrokers(down: Bool) throws(KafkaError) {
+        let failed: Bool = handles.withLock { handles in
+            guard let handles else { return true }
+            for broker in 1...Int32(brokerCount) {
+                if down {
+                    rd_kafka_mock_broker_set_down(handles.cluster, broker)
+                } else {
+                    rd_kafka_mock_broker_set_up(handles.cluster, broker)
+                }
+            }
+            return false
+        }
+        if failed { throw KafkaError.embeddedCluster(reason: "the cluster is shut down") }
+    }
+
     /// Stops the brokers and frees the cluster. Idempotent.
     public func shutdown() {
         let stopped = handles.withLock { handles -> Handles? in

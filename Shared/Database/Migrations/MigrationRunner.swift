@@ -7,17 +7,23 @@ import ServiceKit
 /// Runs on one connection holding a Postgres advisory lock named after the schema, so replicas
 /// starting together apply each migration exactly once: the others wait, then find it applied.
 /// Each migration runs in its own transaction with `search_path` set to the schema, and is recorded
-/// with its checksum in `<schema>.schema_migrations` in the same transaction.
+/// with its checksum in `<schema>.<ledger>` (`schema_migrations` unless a shared library keeps its
+/// own tables in the schema under a ledger of its own) in the same transaction.
 package struct MigrationRunner: Sendable {
     package let schema: String
+    package let ledger: String
     package let migrations: [Migration]
 
-    /// - Throws: `MigrationError.invalidSchemaName` unless `schema` is a plain lowercase identifier.
-    package init(schema: String, migrations: [Migration]) throws {
-        guard let first = schema.unicodeScalars.first, ("a"..."z").contains(first),
-              schema.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }),
-              schema.utf8.count <= 63
-        else { throw MigrationError.invalidSchemaName(schema) }
+    /// - Throws: `MigrationError.invalidSchemaName` unless `schema` and `ledger` are plain lowercase
+    ///   identifiers.
+    package init(schema: String, ledger: String = "schema_migrations", migrations: [Migration]) throws {
+        for name in [schema, ledger] {
+            guard let first = name.unicodeScalars.first, ("a"..."z").contains(first),
+                  name.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }),
+                  name.utf8.count <= 63
+            else { throw MigrationError.invalidSchemaName(name) }
+        }
+        self.ledger = ledger
         self.schema = schema
         self.migrations = migrations.sorted { $0.version < $1.version }
     }
@@ -69,7 +75,7 @@ package struct MigrationRunner: Sendable {
             try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA \(quotedSchema)"), logger: logger)
         }
         try await connection.query(PostgresQuery(unsafeSQL: """
-            CREATE TABLE IF NOT EXISTS \(quotedSchema).schema_migrations (
+            CREATE TABLE IF NOT EXISTS \(quotedSchema).\(ledger) (
                 version integer PRIMARY KEY,
                 name text NOT NULL,
                 checksum text NOT NULL,
@@ -78,7 +84,7 @@ package struct MigrationRunner: Sendable {
             """), logger: logger)
 
         var applied: [Int: String] = [:]
-        let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT version, checksum FROM \(quotedSchema).schema_migrations"), logger: logger)
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT version, checksum FROM \(quotedSchema).\(ledger)"), logger: logger)
         for try await (version, checksum) in rows.decode((Int, String).self) {
             applied[version] = checksum
         }
@@ -119,7 +125,7 @@ package struct MigrationRunner: Sendable {
             }
         }
         try await connection.query(PostgresQuery(
-            unsafeSQL: "INSERT INTO \(quotedSchema).schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
+            unsafeSQL: "INSERT INTO \(quotedSchema).\(ledger) (version, name, checksum) VALUES ($1, $2, $3)",
             binds: {
                 var binds = PostgresBindings()
                 binds.append(migration.version)

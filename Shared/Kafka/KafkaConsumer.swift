@@ -1,0 +1,241 @@
+import CRdKafka
+import Foundation
+import Logging
+import Metrics
+import ServiceLifecycle
+import Synchronization
+
+/// A member of a Kafka consumer group, over librdkafka.
+///
+/// The partitions the group assigns to this member arrive on `partitions`, each an `AsyncSequence`
+/// of its messages: handle each partition in its own task and partitions are processed
+/// concurrently, one message at a time within each (so in order per key). Offsets are stored only
+/// through `KafkaPartition.markProcessed(_:)` — at-least-once delivery — and committed every
+/// `commitInterval` and, synchronously, before a partition is revoked. Assignment is
+/// cooperative-sticky: a member joining or leaving moves only the partitions that must move.
+///
+/// `run()` (a `Service`) owns the poll thread; on graceful shutdown it leaves the group, which
+/// revokes every partition (ending their sequences) after committing what was processed.
+public final class KafkaConsumer: Service, Sendable {
+    /// Partitions as they are assigned. Ends when the consumer stops.
+    public let partitions: AsyncStream<KafkaPartition>
+
+    private let handle: RDKafkaHandle
+    private let assignments: PartitionAssignments
+    private let logger: Logger
+
+    /// Creates the client and subscribes to `configuration.topics`; the group is joined once
+    /// `run()` polls.
+    /// - Throws: `KafkaError` for an invalid property or a failed subscription.
+    public init(configuration: KafkaConsumerConfiguration, logger: Logger, metricsFactory: (any MetricsFactory)? = nil) throws(KafkaError) {
+        let (stream, continuation) = AsyncStream.makeStream(of: KafkaPartition.self)
+        let assignments = PartitionAssignments(
+            newPartitions: continuation,
+            capacity: configuration.bufferedMessagesPerPartition,
+            // The group stops hearing from a member that is still revoking; stay well inside it.
+            drainTimeout: min(configuration.revocationDrainTimeout, configuration.sessionTimeout / 2),
+            stopsAtEnd: configuration.stopsAtEnd,
+            logger: logger
+        )
+        let config = try RDKafkaConfig(configuration.librdkafkaProperties)
+        let callbacks = RDKafkaCallbacks(
+            logger: logger,
+            statistics: KafkaStatistics(client: configuration.clientID, factory: metricsFactory ?? MetricsSystem.factory),
+            rebalance: assignments
+        )
+        let handle = try RDKafkaHandle(RD_KAFKA_CONSUMER, config: config, callbacks: callbacks)
+        assignments.attach(handle)
+        rd_kafka_poll_set_consumer(handle.pointer)
+        let topics = RDKafkaPartitionList(configuration.topics.map { ($0, RD_KAFKA_PARTITION_UA, nil) })
+        let error = rd_kafka_subscribe(handle.pointer, topics.pointer)
+        guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            throw KafkaError.configuration(key: "topics", reason: String(cString: rd_kafka_err2str(error)))
+        }
+        self.partitions = stream
+        self.handle = handle
+        self.assignments = assignments
+        self.logger = logger
+    }
+
+    deinit {
+        assignments.detach()
+    }
+
+    /// Polls until graceful shutdown, cancellation or — with `stopsAtEnd` — the end of every
+    /// assigned partition; then leaves the group.
+    public func run() async throws {
+        let handle = self.handle
+        let assignments = self.assignments
+        let thread = PollThread(name: "kafka-consumer") {
+            guard let message = rd_kafka_consumer_poll(handle.pointer, 100) else { return }
+            defer { rd_kafka_message_destroy(message) }
+            assignments.deliver(message)
+        } finish: {
+            let error = rd_kafka_consumer_close(handle.pointer)
+            if error != RD_KAFKA_RESP_ERR_NO_ERROR {
+                assignments.logger.warning("Kafka consumer did not leave its group cleanly", metadata: ["kafka.error": "\(String(cString: rd_kafka_err2str(error)))"])
+            }
+            assignments.finish()
+        }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await gracefulShutdown() }
+            group.addTask { await assignments.allEnded.wait() }
+            await group.next()
+            group.cancelAll()
+            assignments.allEnded.signal()
+        }
+        await thread.stop()
+    }
+}
+
+/// The partitions a consumer owns: routes fetched messages to them, pauses and resumes them, and
+/// answers the group's assignments and revocations (on the poll thread).
+final class PartitionAssignments: RDKafkaRebalanceHandling, PartitionFlowControl {
+    private struct Key: Hashable {
+        var topic: String
+        var partition: Int32
+    }
+
+    let logger: Logger
+    let allEnded = OneShotSignal()
+    private let newPartitions: AsyncStream<KafkaPartition>.Continuation
+    private let capacity: Int
+    private let drainTimeout: Duration
+    private let stopsAtEnd: Bool
+    private let owned = Mutex<[Key: KafkaPartition]>([:])
+    private let endedPartitions = Mutex<Set<Key>>([])
+    private let handle = Mutex<RDKafkaHandle?>(nil)
+
+    init(newPartitions: AsyncStream<KafkaPartition>.Continuation, capacity: Int, drainTimeout: Duration, stopsAtEnd: Bool, logger: Logger) {
+        self.newPartitions = newPartitions
+        self.capacity = capacity
+        self.drainTimeout = drainTimeout
+        self.stopsAtEnd = stopsAtEnd
+        self.logger = logger
+    }
+
+    /// Called once, right after the handle exists. The handle also holds us (through its
+    /// callbacks), so `detach()` breaks the cycle when the consumer stops or goes away; after it,
+    /// flow-control calls from partitions still being iterated do nothing.
+    func attach(_ handle: RDKafkaHandle) {
+        self.handle.withLock { $0 = handle }
+    }
+
+    func detach() {
+        handle.withLock { $0 = nil }
+    }
+
+    private var pointer: OpaquePointer? { handle.withLock { $0?.pointer } }
+
+    /// Routes one polled message (or error event) to its partition.
+    func deliver(_ message: UnsafeMutablePointer<rd_kafka_message_t>) {
+        let error = message.pointee.err
+        if error == RD_KAFKA_RESP_ERR__PARTITION_EOF {
+            reachedEnd(Key(topic: String(cString: rd_kafka_topic_name(message.pointee.rkt)), partition: message.pointee.partition))
+            return
+        }
+        guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            logger.warning("Kafka consumer error", metadata: ["kafka.error": "\(String(cString: rd_kafka_err2str(error)))"])
+            return
+        }
+        let consumed = KafkaMessage(copying: message)
+        let partition = owned.withLock { $0[Key(topic: consumed.topic, partition: consumed.partition)] }
+        partition?.append(consumed)
+    }
+
+    private func reachedEnd(_ key: Key) {
+        guard stopsAtEnd, let partition = owned.withLock({ $0[key] }) else { return }
+        partition.end(discardingBuffered: false)
+        let ownedKeys = owned.withLock { Set($0.keys) }
+        let allDone = endedPartitions.withLock { ended in
+            ended.insert(key)
+            return ownedKeys.isSubset(of: ended)
+        }
+        if allDone { allEnded.signal() }
+    }
+
+    /// The consumer has left its group: end every sequence, then the stream of partitions.
+    func finish() {
+        let remaining = owned.withLock { owned in
+            defer { owned.removeAll() }
+            return Array(owned.values)
+        }
+        for partition in remaining { partition.end(discardingBuffered: true) }
+        newPartitions.finish()
+        detach()
+    }
+
+    func rebalance(handle: OpaquePointer, code: rd_kafka_resp_err_t, partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) {
+        let cooperative = String(cString: rd_kafka_rebalance_protocol(handle)) == "COOPERATIVE"
+        let entries = RDKafkaPartitionList.entries(of: partitions)
+        if code == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS {
+            let created = entries.map { KafkaPartition(topic: $0.topic, partition: $0.partition, capacity: capacity, flowControl: self) }
+            owned.withLock { owned in
+                for partition in created { owned[Key(topic: partition.topic, partition: partition.partition)] = partition }
+            }
+            logger.info("Kafka partitions assigned", metadata: ["kafka.partitions": "\(describe(entries))"])
+            if cooperative {
+                if let error = rd_kafka_incremental_assign(handle, partitions) { rd_kafka_error_destroy(error) }
+            } else {
+                rd_kafka_assign(handle, partitions)
+            }
+            for partition in created { newPartitions.yield(partition) }
+        } else {
+            let revoked = owned.withLock { owned in
+                entries.compactMap { owned.removeValue(forKey: Key(topic: $0.topic, partition: $0.partition)) }
+            }
+            for partition in revoked { partition.end(discardingBuffered: true) }
+            let lost = rd_kafka_assignment_lost(handle) != 0
+            if !lost {
+                waitForHandlers(of: revoked)
+                // Commit what was processed while we still own the partitions; "no offset" just
+                // means nothing new was stored.
+                let error = rd_kafka_commit(handle, nil, 0)
+                if error != RD_KAFKA_RESP_ERR_NO_ERROR, error != RD_KAFKA_RESP_ERR__NO_OFFSET {
+                    logger.warning("Kafka commit before revocation failed", metadata: ["kafka.error": "\(String(cString: rd_kafka_err2str(error)))"])
+                }
+            }
+            logger.info(lost ? "Kafka partitions lost" : "Kafka partitions revoked", metadata: ["kafka.partitions": "\(describe(entries))"])
+            if cooperative {
+                if let error = rd_kafka_incremental_unassign(handle, partitions) { rd_kafka_error_destroy(error) }
+            } else {
+                rd_kafka_assign(handle, nil)
+            }
+        }
+    }
+
+    /// Blocks the poll thread (never a Swift task) until the revoked partitions' current messages
+    /// are handled, or `drainTimeout` passes; an unfinished message is then redelivered to the
+    /// partition's next owner.
+    private func waitForHandlers(of partitions: [KafkaPartition]) {
+        let deadline = ContinuousClock.now + drainTimeout
+        while partitions.contains(where: \.isHandlingMessage), ContinuousClock.now < deadline {
+            usleep(1_000)
+        }
+    }
+
+    private func describe(_ entries: [(topic: String, partition: Int32)]) -> String {
+        entries.map { "\($0.topic)[\($0.partition)]" }.joined(separator: ",")
+    }
+
+    // MARK: PartitionFlowControl
+
+    func pause(topic: String, partition: Int32) {
+        guard let pointer else { return }
+        let list = RDKafkaPartitionList([(topic, partition, nil)])
+        rd_kafka_pause_partitions(pointer, list.pointer)
+    }
+
+    func resume(topic: String, partition: Int32) {
+        guard let pointer else { return }
+        let list = RDKafkaPartitionList([(topic, partition, nil)])
+        rd_kafka_resume_partitions(pointer, list.pointer)
+    }
+
+    func storeOffset(topic: String, partition: Int32, nextOffset: Int64) {
+        guard let pointer else { return }
+        let list = RDKafkaPartitionList([(topic, partition, nextOffset)])
+        // Fails only when the partition was revoked meanwhile; its next owner sees it again.
+        rd_kafka_offsets_store(pointer, list.pointer)
+    }
+}

@@ -1,0 +1,29 @@
+import Logging
+import ServiceLifecycle
+
+/// Runs `services` in one `ServiceGroup` for the length of `body`, then shuts them down gracefully
+/// in reverse order (as SIGTERM would) and waits until they have stopped.
+package func withRunningServices<Result: Sendable>(
+    _ services: [any Service],
+    logger: Logger = Logger(label: "test"),
+    _ body: () async throws -> Result
+) async throws -> Result {
+    let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+        services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
+        logger: logger
+    ))
+    return try await withThrowingTaskGroup(of: Void.self) { tasks in
+        tasks.addTask { try await group.run() }
+        let result: Result
+        do {
+            result = try await body()
+        } catch {
+            await group.triggerGracefulShutdown()
+            try? await tasks.waitForAll()
+            throw error
+        }
+        await group.triggerGracefulShutdown()
+        try await tasks.waitForAll()
+        return result
+    }
+}
