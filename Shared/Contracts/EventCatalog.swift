@@ -1,0 +1,10 @@
+/// Every event type Splash publishes, by its `ce_type` (DESIGN.md, "Events"). Each has a JSON
+/// Schema and an example under `Shared/Contracts/Schemas/`, named after the type.
+public enum EventCatalog {
+    public static let all: [any DomainEvent.Type] = [
+        UserRegistered.self, ProfileUpdated.self, OnboardingCompleted.self,
+        EditRequested.self, EditCompleted.self, EditFailed.self,
+        PhotoLiked.self, PhotoUnliked.self, PostCreated.self, CollectionChanged.self,
+        OrderPlaced.self, OrderStatusChanged.self, DriverAssigned.self, DriverLocationUpdated.self,
+    ]
+}

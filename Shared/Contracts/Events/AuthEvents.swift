@@ -1,0 +1,67 @@
+import Foundation
+
+/// A user's role, set by `auth` and carried in tokens' `app_metadata.role`.
+public enum UserRole: String, Codable, Sendable, CaseIterable {
+    case customer, driver, restaurant, admin
+}
+
+/// `auth.user.registered.v1`: someone signed up. No email: the topic is read by every service.
+public struct UserRegistered: DomainEvent {
+    public static let type = "auth.user.registered.v1"
+    public static let topic = TopicCatalog.authUsers
+    public var userId: UUID
+    public var username: String?
+    public var role: UserRole
+    public var registeredAt: Date
+
+    public init(userId: UUID, username: String?, role: UserRole, registeredAt: Date) {
+        self.userId = userId
+        self.username = username
+        self.role = role
+        self.registeredAt = registeredAt
+    }
+
+    public var aggregateID: String { userId.uuidString.lowercased() }
+}
+
+/// `auth.profile.updated.v1`: a user's public profile really changed (setting the same value
+/// emits nothing). Carries the public fields only.
+public struct ProfileUpdated: DomainEvent {
+    public enum Field: String, Codable, Sendable, CaseIterable {
+        case username, avatarUrl
+    }
+
+    public static let type = "auth.profile.updated.v1"
+    public static let topic = TopicCatalog.authUsers
+    public var userId: UUID
+    public var username: String?
+    public var avatarUrl: String?
+    /// Which fields changed.
+    public var changed: [Field]
+    public var updatedAt: Date
+
+    public init(userId: UUID, username: String?, avatarUrl: String?, changed: [Field], updatedAt: Date) {
+        self.userId = userId
+        self.username = username
+        self.avatarUrl = avatarUrl
+        self.changed = changed
+        self.updatedAt = updatedAt
+    }
+
+    public var aggregateID: String { userId.uuidString.lowercased() }
+}
+
+/// `auth.user.onboarding-completed.v1`: the user finished the apps' onboarding flow.
+public struct OnboardingCompleted: DomainEvent {
+    public static let type = "auth.user.onboarding-completed.v1"
+    public static let topic = TopicCatalog.authUsers
+    public var userId: UUID
+    public var completedAt: Date
+
+    public init(userId: UUID, completedAt: Date) {
+        self.userId = userId
+        self.completedAt = completedAt
+    }
+
+    public var aggregateID: String { userId.uuidString.lowercased() }
+}

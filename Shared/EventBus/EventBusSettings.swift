@@ -1,0 +1,68 @@
+import Contracts
+import Kafka
+import ServiceKit
+
+/// How a service reaches Kafka and runs its outbox and consumers.
+///
+/// | variable | default | meaning |
+/// |---|---|---|
+/// | `KAFKA_BROKERS` | required | bootstrap servers, `host:port[,host:port…]` |
+/// | `KAFKA_COMPRESSION` | `lz4` | `none`, `lz4` or `zstd` |
+/// | `KAFKA_LINGER` | `5ms` | how long a record waits for a batch to fill |
+/// | `KAFKA_BATCH_SIZE` | `1MiB` | largest batch per partition |
+/// | `KAFKA_MESSAGE_TIMEOUT` | `2m` | how long a record is retried before its delivery fails |
+/// | `KAFKA_CREATE_TOPICS` | `true` | create the service's topics at start-up if missing |
+/// | `EVENTS_RETRY_ATTEMPTS` | `5` | handler attempts before an event is dead-lettered |
+/// | `EVENTS_RETRY_BACKOFF` | `200ms` | first wait between attempts; doubles up to 10 s |
+/// | `OUTBOX_BATCH_SIZE` | `500` | events the relay publishes per round |
+/// | `OUTBOX_POLL_INTERVAL` | `1s` | how often the relay looks without a notification |
+/// | `OUTBOX_RETENTION` | `1h` | how long published outbox rows are kept |
+package struct EventBusSettings: Sendable {
+    package var brokers: String
+    package var compression: KafkaProducerConfiguration.Compression
+    package var linger: Duration
+    package var batchSize: Int
+    package var messageTimeout: Duration
+    package var createsTopics: Bool
+    package var retry: RetryPolicy
+    package var outbox: OutboxRelay.Configuration
+
+    package init(from reader: ConfigurationReader) throws(ConfigurationError) {
+        brokers = try reader.string("KAFKA_BROKERS")
+        compression = try reader.choice("KAFKA_COMPRESSION", default: .lz4)
+        linger = try reader.duration("KAFKA_LINGER", default: .milliseconds(5))
+        batchSize = try reader.byteCount("KAFKA_BATCH_SIZE", default: 1 << 20, in: 1_024...(64 << 20))
+        messageTimeout = try reader.duration("KAFKA_MESSAGE_TIMEOUT", default: .seconds(120), minimum: .seconds(1))
+        createsTopics = try reader.bool("KAFKA_CREATE_TOPICS", default: true)
+        retry = RetryPolicy(
+            attempts: try reader.integer("EVENTS_RETRY_ATTEMPTS", default: 5, in: 1...100),
+            initialBackoff: try reader.duration("EVENTS_RETRY_BACKOFF", default: .milliseconds(200))
+        )
+        outbox = OutboxRelay.Configuration()
+        outbox.batchSize = try reader.integer("OUTBOX_BATCH_SIZE", default: 500, in: 1...10_000)
+        outbox.pollInterval = try reader.duration("OUTBOX_POLL_INTERVAL", default: .seconds(1), minimum: .milliseconds(10))
+        outbox.retention = try reader.duration("OUTBOX_RETENTION", default: .seconds(3_600))
+    }
+
+    /// The producer of service `clientID` (its outbox relay and dead letters).
+    package func producer(clientID: String) -> KafkaProducerConfiguration {
+        var configuration = KafkaProducerConfiguration(bootstrapServers: brokers, clientID: clientID)
+        configuration.compression = compression
+        configuration.linger = linger
+        configuration.batchSize = batchSize
+        configuration.messageTimeout = messageTimeout
+        return configuration
+    }
+
+    /// A consumer in `group` reading `topics`.
+    package func consumer(clientID: String, group: String, topics: [Topic]) -> KafkaConsumerConfiguration {
+        KafkaConsumerConfiguration(bootstrapServers: brokers, clientID: clientID, groupID: group, topics: topics.map(\.name))
+    }
+}
+
+extension ReadinessCheck {
+    /// Ready when a Kafka broker answers a metadata request within two seconds.
+    package static func kafka(_ producer: KafkaProducer) -> ReadinessCheck {
+        ReadinessCheck("kafka") { try await producer.checkConnection(timeout: .seconds(2)) }
+    }
+}

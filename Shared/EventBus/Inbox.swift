@@ -1,0 +1,52 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// Makes a Postgres-writing handler idempotent: the event id is recorded in the service's `inbox`
+/// table in the same transaction as the handler's writes, so a redelivered event is acknowledged
+/// without running the handler again, and a handler that fails leaves no trace of either.
+public struct Inbox: Sendable {
+    private let schema: EventBusSchema
+    private let client: PostgresClient
+    private let logger: Logger
+
+    /// - Throws: `MigrationError.invalidSchemaName` for a schema that is not a plain identifier.
+    public init(schema: String, client: PostgresClient, logger: Logger) throws {
+        self.schema = try EventBusSchema(schema)
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Runs `body` for `event` in a transaction, unless `consumer` already handled this event id.
+    /// Returns whether `body` ran. Two deliveries racing each other are serialised by the inbox row:
+    /// the second waits for the first to commit, then finds the event handled.
+    /// - Throws: what `body` throws (after rolling back), or the database's error.
+    @discardableResult
+    public func handle(
+        _ event: ReceivedEvent,
+        consumer: String,
+        _ body: (ReceivedEvent, PostgresConnection) async throws -> Void
+    ) async throws -> Bool {
+        try await client.withTransaction(logger: logger) { connection in
+            let inserted = try await connection.query("""
+                INSERT INTO \(unescaped: schema.table("inbox")) (consumer, event_id, type)
+                VALUES (\(consumer), \(event.envelope.id), \(event.envelope.type))
+                ON CONFLICT DO NOTHING RETURNING 1
+                """, logger: logger).collect()
+            guard !inserted.isEmpty else {
+                logger.debug("Event already handled; acknowledging it", metadata: ["event.id": "\(event.envelope.id)", "consumer": "\(consumer)"])
+                return false
+            }
+            try await body(event, connection)
+            return true
+        }
+    }
+
+    /// A handler for `EventConsumer` that runs `body` through the inbox under `consumer`.
+    public func handler(
+        consumer: String,
+        _ body: @escaping @Sendable (ReceivedEvent, PostgresConnection) async throws -> Void
+    ) -> @Sendable (ReceivedEvent) async throws -> Void {
+        { event in try await self.handle(event, consumer: consumer, body) }
+    }
+}
