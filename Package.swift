@@ -110,7 +110,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "Splash",
-            dependencies: ["LocalStack", "Kafka", "Contracts", "ServiceKit", argumentParser, unixSignals, logging],
+            dependencies: ["LocalStack", "Kafka", "EventBus", "Contracts", "ServiceKit", argumentParser, unixSignals, logging],
             path: "Tools/Splash"
         ),
         .target(
@@ -152,7 +152,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SplashTests",
-            dependencies: ["Splash", "LocalStack", "TestSupport", "Contracts", postgresNIO, logging],
+            dependencies: ["Splash", "LocalStack", "TestSupport", "Contracts", "EventBus", "Kafka", postgresNIO, logging],
             path: "Tests/SplashTests"
         ),
         .testTarget(

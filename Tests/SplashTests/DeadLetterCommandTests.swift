@@ -1,0 +1,62 @@
+import Contracts
+import EventBus
+import Foundation
+import Kafka
+import LocalStack
+import Logging
+import Testing
+import TestSupport
+
+/// `splash dlq list|replay` and `splash events tail`, run as the real binary against the test
+/// cluster.
+@Suite struct DeadLetterCommandTests {
+    let logger = Logger(label: "dlq-command-test")
+
+    func splash(_ arguments: [String]) async throws -> String {
+        try await ProcessCommand(SplashUpTests.splash, arguments).runToCompletion()
+    }
+
+    @Test func deadLettersAreListedAndReplayedOnceToTheirTopic() async throws {
+        let cluster = try await TestKafka.shared.running()
+        let topic = try await TestKafka.shared.makeTopic(partitions: 1)
+        try cluster.createTopic(topic.deadLetter)
+        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "dlq-test"), logger: logger)
+        let event = OnboardingCompleted(userId: UUID(), completedAt: Date(timeIntervalSince1970: 1_790_000_000))
+        let record = try EventEnvelope(event, source: "/splash/auth").record(topic: topic.name)
+        try await withRunningServices([producer]) {
+            let original = KafkaMessage(topic: topic.name, partition: 0, offset: 41, key: record.key, value: record.value, headers: record.headers, timestamp: nil)
+            try await producer.send(DeadLetter(original: original, error: "database unavailable", attempts: 5).record)
+        }
+
+        let listing = try await splash(["dlq", "list", topic.name, "--brokers", cluster.bootstrapServers])
+        #expect(listing.contains("from \(topic.name)[0]@41"))
+        #expect(listing.contains("attempts 5"))
+        #expect(listing.contains("type \(OnboardingCompleted.type)"))
+        #expect(listing.contains("error: database unavailable"))
+        #expect(listing.contains("1 dead letter(s)"))
+
+        let replay = try await splash(["dlq", "replay", topic.deadLetter.name, "--brokers", cluster.bootstrapServers])
+        #expect(replay.contains("1 dead letter(s) replayed"))
+        let again = try await splash(["dlq", "replay", topic.name, "--brokers", cluster.bootstrapServers])
+        #expect(again.contains("0 dead letter(s) replayed"))
+
+        let tail = try await splash(["events", "tail", topic.name, "--from-beginning", "--brokers", cluster.bootstrapServers], until: OnboardingCompleted.type)
+        #expect(tail.contains("\(OnboardingCompleted.type)  \(event.aggregateID)"))
+        #expect(tail.contains(#""completedAt":"2026-09-21T"#))
+    }
+
+    /// Runs `splash` until its output contains `marker` (or 30 s pass), then interrupts it.
+    func splash(_ arguments: [String], until marker: String) async throws -> String {
+        let output = try CapturedOutput()
+        let process = ProcessCommand(SplashUpTests.splash, arguments).makeProcess()
+        process.standardOutput = output.handle
+        process.standardError = output.handle
+        try ProcessCommand.start(process)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !output.text.contains(marker), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        process.interrupt()
+        return output.text
+    }
+}

@@ -1,0 +1,169 @@
+import ArgumentParser
+import Contracts
+import EventBus
+import Foundation
+import Kafka
+import Logging
+
+/// Where the Kafka cluster is: `--brokers`, else `KAFKA_BROKERS`, else the address `splash up`
+/// wrote under the data folder.
+struct BrokerOptions: ParsableArguments {
+    @Option(name: .long, help: "Bootstrap servers (host:port,…). Default: $KAFKA_BROKERS, else <data-dir>/kafka.bootstrap.")
+    var brokers: String?
+
+    @OptionGroup var data: DataDirectoryOption
+
+    func bootstrapServers() throws -> String {
+        if let brokers { return brokers }
+        if let brokers = ProcessInfo.processInfo.environment["KAFKA_BROKERS"], !brokers.isEmpty { return brokers }
+        let file = URL(fileURLWithPath: data.dataDir).appendingPathComponent("kafka.bootstrap")
+        guard let text = try? String(contentsOf: file, encoding: .utf8) else {
+            throw ValidationError("no broker address: pass --brokers, set KAFKA_BROKERS, or start `splash up` (which writes \(file.path))")
+        }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// Quiet logs for the CLI's own Kafka clients: only real problems.
+func cliLogger() -> Logger {
+    var logger = Logger(label: "splash")
+    logger.logLevel = .error
+    return logger
+}
+
+/// Runs `consumer` (and `producer`, if any) until `body` returns, then stops them.
+func withKafkaClients<Result: Sendable>(_ consumer: KafkaConsumer, producer: KafkaProducer? = nil, _ body: @escaping @Sendable () async throws -> Result) async throws -> Result {
+    try await withThrowingTaskGroup(of: Result?.self) { group in
+        group.addTask { try await consumer.run(); return nil }
+        if let producer { group.addTask { try await producer.run(); return nil } }
+        let result = try await body()
+        group.cancelAll()
+        try await group.waitForAll()
+        return result
+    }
+}
+
+struct DeadLetterCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dlq",
+        abstract: "List or replay the dead letters of a topic.",
+        subcommands: [List.self, Replay.self]
+    )
+
+    /// `auth.users` or `auth.users.dlq` → `auth.users.dlq`.
+    static func deadLetterTopic(_ topic: String) -> String {
+        topic.hasSuffix(".dlq") ? topic : DeadLetter.topic(for: topic)
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print every dead letter of <topic>: where it came from, why, and the event.")
+
+        @Argument(help: "The topic (auth.users) or its dead-letter topic (auth.users.dlq).")
+        var topic: String
+        @OptionGroup var broker: BrokerOptions
+
+        func run() async throws {
+            var configuration = KafkaConsumerConfiguration(bootstrapServers: try broker.bootstrapServers(), clientID: "splash-dlq", groupID: "splash-dlq-list-\(UUID())", topics: [DeadLetterCommand.deadLetterTopic(topic)])
+            configuration.commitsOffsets = false
+            configuration.stopsAtEnd = true
+            let consumer = try KafkaConsumer(configuration: configuration, logger: cliLogger())
+            let count = try await withKafkaClients(consumer) {
+                var count = 0
+                for await partition in consumer.partitions {
+                    for await message in partition {
+                        guard let letter = DeadLetter(deadLetterMessage: message) else { continue }
+                        count += 1
+                        say("""
+                            #\(message.offset)  from \(letter.original.topic)[\(letter.original.partition)]@\(letter.original.offset)  \
+                            attempts \(letter.attempts)  type \(letter.original.headers[text: "ce_type"] ?? "?")  key \(letter.original.keyText ?? "")
+                              error: \(letter.error)
+                              event: \(String(decoding: letter.original.value, as: UTF8.self))
+                            """)
+                    }
+                }
+                return count
+            }
+            say("\(count) dead letter(s) on \(DeadLetterCommand.deadLetterTopic(topic))")
+        }
+    }
+
+    struct Replay: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Publish the dead letters of <topic> back to their original topic.",
+            discussion: "Progress is committed in the consumer group splash-dlq-replay.<topic>, so each dead letter is replayed once."
+        )
+
+        @Argument(help: "The topic (auth.users) or its dead-letter topic (auth.users.dlq).")
+        var topic: String
+        @OptionGroup var broker: BrokerOptions
+
+        func run() async throws {
+            let servers = try broker.bootstrapServers()
+            let deadLetterTopic = DeadLetterCommand.deadLetterTopic(topic)
+            var configuration = KafkaConsumerConfiguration(bootstrapServers: servers, clientID: "splash-dlq", groupID: "splash-dlq-replay.\(deadLetterTopic)", topics: [deadLetterTopic])
+            configuration.stopsAtEnd = true
+            let consumer = try KafkaConsumer(configuration: configuration, logger: cliLogger())
+            let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: servers, clientID: "splash-dlq"), logger: cliLogger())
+            let count = try await withKafkaClients(consumer, producer: producer) {
+                var count = 0
+                for await partition in consumer.partitions {
+                    for await message in partition {
+                        if let letter = DeadLetter(deadLetterMessage: message) {
+                            let report = try await producer.send(letter.replayRecord)
+                            say("replayed #\(message.offset) to \(report.topic)[\(report.partition)]@\(report.offset)")
+                            count += 1
+                        }
+                        partition.markProcessed(message)
+                    }
+                }
+                return count
+            }
+            say("\(count) dead letter(s) replayed from \(deadLetterTopic)")
+        }
+    }
+}
+
+struct EventsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "events",
+        abstract: "Watch domain events.",
+        subcommands: [Tail.self]
+    )
+
+    struct Tail: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print each event of <topic> as it arrives: time, type, key and payload. Ctrl-C stops.")
+
+        @Argument(help: "The topic, such as auth.users.")
+        var topic: String
+        @Flag(name: .long, help: "Start from the oldest event the topic keeps instead of the newest.")
+        var fromBeginning = false
+        @OptionGroup var broker: BrokerOptions
+
+        func run() async throws {
+            var configuration = KafkaConsumerConfiguration(bootstrapServers: try broker.bootstrapServers(), clientID: "splash-tail", groupID: "splash-tail-\(UUID())", topics: [topic])
+            configuration.commitsOffsets = false
+            configuration.startAt = fromBeginning ? .earliest : .latest
+            let consumer = try KafkaConsumer(configuration: configuration, logger: cliLogger())
+            try await withKafkaClients(consumer) {
+                await withTaskGroup(of: Void.self) { group in
+                    for await partition in consumer.partitions {
+                        group.addTask {
+                            for await message in partition {
+                                say(Self.line(for: message))
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
+        static func line(for message: KafkaMessage) -> String {
+            let key = message.keyText ?? "-"
+            let payload = String(decoding: message.value, as: UTF8.self)
+            guard let envelope = try? EventEnvelope(message) else {
+                return "\(message.timestamp.map(EventJSON.formatTimestamp) ?? "-")  (not a CloudEvent)  \(key)  \(payload)"
+            }
+            return "\(EventJSON.formatTimestamp(envelope.time))  \(envelope.type)  \(key)  \(payload)"
+        }
+    }
+}
