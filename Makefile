@@ -3,7 +3,7 @@ SHELL := /bin/bash
 SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 # What the build and the tests need from Debian; installed when missing.
-SYSTEM_PACKAGES := pkg-config librdkafka-dev kcat
+SYSTEM_PACKAGES := pkg-config librdkafka-dev kcat python3 python3-jsonschema python3-yaml
 
 .PHONY: run test contract deps build compose-env
 

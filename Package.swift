@@ -146,6 +146,12 @@ let package = Package(
             path: "Tests/EventBusTests"
         ),
         .testTarget(
+            name: "ContractsTests",
+            dependencies: ["Contracts", "LocalStack", yams],
+            path: "Tests/ContractsTests",
+            exclude: ["validate_events.py"]
+        ),
+        .testTarget(
             name: "KafkaTests",
             dependencies: ["Kafka", "Contracts", "TestSupport", logging],
             path: "Tests/KafkaTests"

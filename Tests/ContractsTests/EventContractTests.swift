@@ -1,0 +1,87 @@
+import Contracts
+import Foundation
+import LocalStack
+import Testing
+import Yams
+
+/// The event contracts in Shared/Contracts: a schema and an example per type, an AsyncAPI document
+/// that agrees with the topic catalog, and Swift types whose JSON the schemas accept — all checked
+/// by a real JSON Schema validator (Python's jsonschema, installed by `make deps`).
+@Suite struct EventContractTests {
+    static let contracts = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Shared/Contracts")
+    static let schemas = contracts.appendingPathComponent("Schemas")
+    static let validator = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("validate_events.py")
+    static let python = URL(fileURLWithPath: "/usr/bin/python3")
+
+    func validate(_ payloads: URL) async throws -> String {
+        try await ProcessCommand(Self.python, [Self.validator.path, Self.schemas.path, payloads.path]).runToCompletion()
+    }
+
+    @Test func everyEventTypeHasASchemaAndAnExample() throws {
+        let files = Set(try FileManager.default.contentsOfDirectory(atPath: Self.schemas.path))
+        let types = EventCatalog.all.map { $0.type }
+        #expect(Set(types).count == types.count)
+        for type in types {
+            #expect(files.contains("\(type).schema.json"), "missing schema for \(type)")
+            #expect(files.contains("\(type).example.json"), "missing example for \(type)")
+        }
+        #expect(files.count == types.count * 2, "schemas without a Swift type: \(files)")
+    }
+
+    @Test func everyExampleValidatesAgainstItsSchema() async throws {
+        let output = try await validate(Self.schemas)
+        #expect(output.contains("validated \(EventCatalog.all.count) payload(s), 0 failure(s)"), "\(output)")
+    }
+
+    @Test func theSwiftTypesEncodeToJSONTheSchemasAccept() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("encoded-events-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for type in EventCatalog.all {
+            let example = try Data(contentsOf: Self.schemas.appendingPathComponent("\(type.type).example.json"))
+            // Decode the example into the Swift type and encode it again: what services publish.
+            let encoded = try reencode(type, example)
+            try encoded.write(to: folder.appendingPathComponent("\(type.type).json"))
+        }
+        let output = try await validate(folder)
+        #expect(output.contains("validated \(EventCatalog.all.count) payload(s), 0 failure(s)"), "\(output)")
+    }
+
+    @Test func theValidatorRejectsAPayloadThatBreaksTheSchema() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("broken-events-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data(#"{"userId": "not-a-uuid", "changed": [], "updatedAt": "yesterday"}"#.utf8)
+            .write(to: folder.appendingPathComponent("auth.profile.updated.v1.json"))
+        await #expect(throws: ProcessCommand.Failure.self) { try await validate(folder) }
+    }
+
+    @Test func theAsyncAPIDocumentDescribesEveryTopicAndEventType() throws {
+        let text = try String(contentsOf: Self.contracts.appendingPathComponent("asyncapi.yaml"), encoding: .utf8)
+        let document = try #require(try Yams.load(yaml: text) as? [String: Any])
+        #expect(document["asyncapi"] as? String == "3.0.0")
+        let channels = try #require(document["channels"] as? [String: [String: Any]])
+        let addresses = Set(channels.values.compactMap { $0["address"] as? String })
+        #expect(addresses == Set(TopicCatalog.eventTopics.map(\.name)))
+        let components = try #require(document["components"] as? [String: Any])
+        let messages = try #require(components["messages"] as? [String: [String: Any]])
+        #expect(Set(messages.values.compactMap { $0["name"] as? String }) == Set(EventCatalog.all.map { $0.type }))
+        for type in EventCatalog.all {
+            let message = try #require(messages.values.first { $0["name"] as? String == type.type })
+            let channel = try #require(channels.values.first { $0["address"] as? String == type.topic.name })
+            let channelMessages = try #require(channel["messages"] as? [String: Any])
+            #expect(channelMessages.keys.contains { text.contains("name: \(type.type)") && $0 == type.type.replacingOccurrences(of: ".", with: "_").replacingOccurrences(of: "-", with: "_") })
+            let traits = try #require(message["traits"] as? [[String: Any]])
+            #expect(traits.first?["$ref"] as? String == "#/components/messageTraits/cloudEventsBinary")
+        }
+        let traits = try #require(components["messageTraits"] as? [String: [String: Any]])
+        let headers = try #require((traits["cloudEventsBinary"]?["headers"] as? [String: Any])?["required"] as? [String])
+        #expect(Set(headers) == ["ce_specversion", "ce_id", "ce_source", "ce_type", "ce_time", "content-type"])
+    }
+
+    private func reencode<Event: DomainEvent>(_: Event.Type, _ data: Data) throws -> Data {
+        try EventJSON.encoder.encode(try EventJSON.decoder.decode(Event.self, from: data))
+    }
+}
