@@ -5,7 +5,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 # What the build and the tests need from Debian; installed when missing.
 SYSTEM_PACKAGES := pkg-config librdkafka-dev kcat python3 python3-jsonschema python3-yaml
 
-.PHONY: run test contract deps build compose-env
+.PHONY: run test contract deps build compose-env bench
 
 deps:
 	@missing=""; \
@@ -45,3 +45,8 @@ compose-env:
 	done < deploy/compose.env.example > .env
 	@chmod 600 .env
 	@echo "wrote .env"
+
+# The event bus's figures against their baselines (kcat), in release mode.
+bench: deps
+	$(SWIFT) build -c release --product EventBusBenchmark
+	.build/release/EventBusBenchmark --messages 200000 --seconds 10

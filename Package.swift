@@ -145,6 +145,11 @@ let package = Package(
             dependencies: ["EventBus", "EventProbe", "Kafka", "Contracts", "Database", "TestSupport", postgresNIO, logging, serviceLifecycle],
             path: "Tests/EventBusTests"
         ),
+        .executableTarget(
+            name: "EventBusBenchmark",
+            dependencies: ["EventBus", "Kafka", "Contracts", "LocalStack", "TestSupport", postgresNIO, logging],
+            path: "Benchmarks/EventBus"
+        ),
         .testTarget(
             name: "ContractsTests",
             dependencies: ["Contracts", "LocalStack", yams],

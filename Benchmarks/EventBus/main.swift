@@ -1,0 +1,115 @@
+import Contracts
+import EventBus
+import Foundation
+import Kafka
+import LocalStack
+import Logging
+import PostgresNIO
+import Synchronization
+import TestSupport
+
+// The event bus's figures, each against its baseline in the same run (`make bench`):
+//  1. producer throughput with 1 KB records: our KafkaProducer vs `kcat -P`, same broker, same
+//     settings (idempotence, acks=all, lz4, linger 5 ms), same keyed records;
+//  2. end-to-end latency from outbox commit to consumer handler at 1,000 events/s: p50, p99.
+let logger: Logger = {
+    var logger = Logger(label: "bench")
+    logger.logLevel = .error
+    return logger
+}()
+let arguments = CommandLine.arguments
+let messageCount = arguments.firstIndex(of: "--messages").map { Int(arguments[$0 + 1])! } ?? 200_000
+let latencySeconds = arguments.firstIndex(of: "--seconds").map { Int(arguments[$0 + 1])! } ?? 10
+
+let cluster = try KafkaEmbeddedCluster(brokers: 3, topics: [])
+let value = String(repeating: "x", count: 1_024)
+
+func makeTopic(_ name: String) throws -> Topic {
+    let topic = Topic("bench.\(name).\(UUID().uuidString.prefix(6).lowercased())", partitions: 6, retention: .seconds(3_600))
+    try cluster.createTopic(topic)
+    return topic
+}
+
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
+// MARK: 1. Producer throughput
+
+let kcatTopic = try makeTopic("kcat")
+let input = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID()).txt")
+try (0..<messageCount).map { "key-\($0 % 100)\t\(value)" }.joined(separator: "\n").appending("\n").write(to: input, atomically: true, encoding: .utf8)
+defer { try? FileManager.default.removeItem(at: input) }
+guard let kcat = TestKafka.kcat else { fatalError("kcat is not installed (make deps)") }
+let kcatStart = ContinuousClock.now
+_ = try await ProcessCommand(kcat, [
+    "-P", "-b", cluster.bootstrapServers, "-t", kcatTopic.name, "-K", "\t", "-z", "lz4",
+    "-X", "enable.idempotence=true", "-X", "acks=all", "-X", "linger.ms=5", "-X", "batch.size=1000000",
+    "-X", "queue.buffering.max.messages=1000000", "-l", input.path,
+]).runToCompletion()
+let kcatRate = Double(messageCount) / seconds(ContinuousClock.now - kcatStart)
+
+let ourTopic = try makeTopic("swift")
+let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "bench"), logger: logger)
+let records = (0..<messageCount).map { KafkaRecord(topic: ourTopic.name, key: "key-\($0 % 100)", value: Array(value.utf8)) }
+let ourRate = try await withRunningServices([producer], logger: logger) {
+    try await producer.checkConnection(timeout: .seconds(10))
+    let start = ContinuousClock.now
+    let outcomes = await producer.send(records)
+    let elapsed = ContinuousClock.now - start
+    let failed = outcomes.filter { if case .failure = $0 { true } else { false } }.count
+    precondition(failed == 0, "\(failed) records failed")
+    return Double(messageCount) / seconds(elapsed)
+}
+print(String(format: "producer, %d × 1 KB: kcat -P %.0f msg/s, KafkaProducer %.0f msg/s, ratio %.2f", messageCount, kcatRate, ourRate, ourRate / kcatRate))
+
+// MARK: 2. Outbox commit → handler latency at 1,000 events/s
+
+final class Latencies: Sendable {
+    private let values = Mutex<[Double]>([])
+    func add(_ value: Double) { values.withLock { $0.append(value) } }
+    var sorted: [Double] { values.withLock { $0.sorted() } }
+}
+
+let database = try await TestPostgres.shared.makeDatabase()
+let latencies = Latencies()
+let topic = try makeTopic("latency")
+try await database.withClient { client in
+    try await ProbeEffects.prepare(schema: "bench", client: client, logger: logger)
+    let relayProducer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "bench-relay"), logger: logger)
+    let relay = try OutboxRelay(schema: "bench", client: client, producer: relayProducer, logger: logger)
+    var consumerConfiguration = KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "bench", groupID: "bench-\(UUID())", topics: [topic.name])
+    if let wait = arguments.firstIndex(of: "--fetch-wait-ms").map({ Int64(arguments[$0 + 1])! }) {
+        consumerConfiguration.fetchMaxWait = .milliseconds(wait)
+    }
+    let consumer = EventConsumer(
+        configuration: consumerConfiguration,
+        registry: EventRegistry([ProbeEvent.self]), deadLetters: relayProducer, retry: RetryPolicy(), logger: logger
+    ) { event in
+        guard event.envelope.key != "warm-up" else { return }
+        latencies.add(Date().timeIntervalSince(event.envelope.time))
+    }
+    let outbox = try Outbox(schema: "bench", service: "bench")
+    try await withRunningServices([relayProducer, relay, consumer], logger: logger) {
+        func write(_ event: ProbeEvent) async throws {
+            try await client.withTransaction(logger: logger) { connection in
+                // `time` is the envelope's ce_time; taken last, just before the commit.
+                try await outbox.append(event, time: Date(), topic: topic.name, on: connection, logger: logger)
+            }
+        }
+        try await write(ProbeEvent(key: "warm-up", seq: 0))
+        try await Task.sleep(for: .seconds(5))  // the consumer joins its group
+        let total = latencySeconds * 1_000
+        let start = ContinuousClock.now
+        for index in 0..<total {
+            try await Task.sleep(until: start + .milliseconds(index))
+            try await write(ProbeEvent(key: "key-\(index % 100)", seq: index / 100))
+        }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while latencies.sorted.count < total, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+    }
+}
+let sorted = latencies.sorted
+func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] * 1_000 }
+print(String(format: "outbox → handler, %d events at 1,000/s: p50 %.1f ms, p99 %.1f ms, max %.1f ms", sorted.count, percentile(0.5), percentile(0.99), (sorted.last ?? 0) * 1_000))
+cluster.shutdown()
