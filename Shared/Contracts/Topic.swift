@@ -22,9 +22,7 @@ public struct Topic: Sendable, Hashable, CustomStringConvertible {
     public var description: String { name }
 
     /// Retention in milliseconds, as Kafka's `retention.ms` takes it.
-    public var retentionMilliseconds: Int64 {
-        retention.components.seconds * 1_000 + retention.components.attoseconds / 1_000_000_000_000_000
-    }
+    public var retentionMilliseconds: Int64 { retention.wholeMilliseconds }
 
     /// The dead-letter topic of this topic: `<name>.dlq`, one partition, kept 14 days.
     public var deadLetter: Topic {
@@ -33,6 +31,11 @@ public struct Topic: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension Duration {
+    /// Whole milliseconds, as Kafka's `*.ms` settings take them.
+    package var wholeMilliseconds: Int64 {
+        components.seconds * 1_000 + components.attoseconds / 1_000_000_000_000_000
+    }
+
     static func days(_ days: Int64) -> Duration { .seconds(days * 86_400) }
     static func hours(_ hours: Int64) -> Duration { .seconds(hours * 3_600) }
 }

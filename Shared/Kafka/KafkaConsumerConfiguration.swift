@@ -1,3 +1,5 @@
+import Contracts
+
 /// How a `KafkaConsumer` joins its group and reads.
 public struct KafkaConsumerConfiguration: Sendable {
     /// Where a group starts on a partition it has no committed offset for.

@@ -1,4 +1,5 @@
 import CRdKafka
+import Contracts
 import Logging
 import Metrics
 import ServiceLifecycle

@@ -1,3 +1,5 @@
+import Contracts
+
 /// How a `KafkaProducer` talks to the cluster. Idempotence and `acks=all` are not options: every
 /// producer has them, so a retried send never duplicates or reorders records within a partition.
 public struct KafkaProducerConfiguration: Sendable {
@@ -44,12 +46,5 @@ public struct KafkaProducerConfiguration: Sendable {
         ]
         properties.merge(self.properties) { _, extra in extra }
         return properties
-    }
-}
-
-extension Duration {
-    /// Whole milliseconds, as librdkafka's `*.ms` properties take them.
-    var wholeMilliseconds: Int64 {
-        components.seconds * 1_000 + components.attoseconds / 1_000_000_000_000_000
     }
 }

@@ -1,3 +1,4 @@
+import Contracts
 import CRdKafka
 import Foundation
 
