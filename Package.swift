@@ -84,6 +84,8 @@ let package = Package(
             dependencies: ["ServiceKit", postgresNIO, nioSSL, crypto, logging],
             path: "Shared/Database"
         ),
+        // Signals tasks wait for (a value that arrives once, a wake-up call); no dependencies.
+        .target(name: "AsyncSignals", path: "Shared/AsyncSignals"),
         .target(name: "Contracts", path: "Shared/Contracts", exclude: ["Schemas", "asyncapi.yaml"]),
         .systemLibrary(
             name: "CRdKafka",
@@ -93,19 +95,19 @@ let package = Package(
         ),
         .target(
             name: "Kafka",
-            dependencies: ["CRdKafka", "Contracts", logging, metrics, serviceLifecycle],
+            dependencies: ["CRdKafka", "Contracts", "AsyncSignals", logging, metrics, serviceLifecycle],
             path: "Shared/Kafka"
         ),
         .target(
             name: "EventBus",
-            dependencies: ["Kafka", "Contracts", "Database", "ServiceKit", postgresNIO, logging, metrics, serviceLifecycle],
+            dependencies: ["Kafka", "Contracts", "Database", "ServiceKit", "AsyncSignals", postgresNIO, logging, metrics, serviceLifecycle],
             path: "Shared/EventBus",
             resources: [.copy("Migrations")]
         ),
         // The local stack: Postgres clusters, the service catalog and the process supervisor.
         .target(
             name: "LocalStack",
-            dependencies: ["Database", "ServiceKit", postgresNIO, crypto, logging],
+            dependencies: ["Database", "ServiceKit", "AsyncSignals", postgresNIO, crypto, logging],
             path: "Shared/LocalStack"
         ),
         .executableTarget(
@@ -115,7 +117,7 @@ let package = Package(
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["LocalStack", "Kafka", "EventBus", "Contracts", "Database", "ServiceKit", hummingbird, hummingbirdCore, httpTypes, asyncHTTPClient, postgresNIO, serviceLifecycle, logging],
+            dependencies: ["LocalStack", "Kafka", "EventBus", "Contracts", "Database", "ServiceKit", "AsyncSignals", hummingbird, hummingbirdCore, httpTypes, asyncHTTPClient, postgresNIO, serviceLifecycle, logging],
             path: "Shared/TestSupport"
         ),
 
@@ -163,7 +165,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SplashTests",
-            dependencies: ["Splash", "LocalStack", "TestSupport", "Contracts", "EventBus", "Kafka", postgresNIO, logging],
+            dependencies: ["Splash", "LocalStack", "TestSupport", "Contracts", "EventBus", "Kafka", "AsyncSignals", postgresNIO, logging],
             path: "Tests/SplashTests"
         ),
         .testTarget(

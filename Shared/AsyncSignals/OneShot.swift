@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import ServiceKit
 import Synchronization
 
 /// A value that arrives once (how a process exited; that its output was drained), delivered to
@@ -63,7 +62,8 @@ package final class OneShot<Value: Sendable>: Sendable {
                 continuation.resume(returning: true)
                 return
             }
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.totalNanoseconds))) {
+            let nanoseconds = Int(timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
                 let waiter = self.state.withLock { $0.waiters.removeValue(forKey: id) }
                 if case .arrival(let continuation) = waiter { continuation.resume(returning: false) }
             }

@@ -2,7 +2,7 @@ import Synchronization
 
 /// A wake-up call that is remembered until someone waits for it: several signals before a wait
 /// count as one.
-final class Wakeup: Sendable {
+package final class Wakeup: Sendable {
     private struct State {
         var pending = false
         var waiter: CheckedContinuation<Void, Never>?
@@ -10,7 +10,9 @@ final class Wakeup: Sendable {
 
     private let state = Mutex(State())
 
-    func signal() {
+    package init() {}
+
+    package func signal() {
         let waiter: CheckedContinuation<Void, Never>? = state.withLock { state in
             guard let waiter = state.waiter else {
                 state.pending = true
@@ -23,7 +25,7 @@ final class Wakeup: Sendable {
     }
 
     /// Returns at the next signal (at once if one is pending), after `timeout`, or on cancellation.
-    func wait(upTo timeout: Duration) async {
+    package func wait(upTo timeout: Duration) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.waitForSignal() }
             group.addTask { try? await Task.sleep(for: timeout) }

@@ -1,3 +1,4 @@
+import AsyncSignals
 import CRdKafka
 import Foundation
 import Logging
@@ -79,10 +80,10 @@ public final class KafkaConsumer: Service, Sendable {
         }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { try? await gracefulShutdown() }
-            group.addTask { await assignments.allEnded.wait() }
+            group.addTask { await assignments.allEnded.value() }
             await group.next()
             group.cancelAll()
-            assignments.allEnded.signal()
+            assignments.allEnded.complete(())
         }
         await thread.stop()
     }
@@ -97,7 +98,7 @@ final class PartitionAssignments: RDKafkaRebalanceHandling, PartitionFlowControl
     }
 
     let logger: Logger
-    let allEnded = OneShotSignal()
+    let allEnded = OneShot<Void>()
     private let newPartitions: AsyncStream<KafkaPartition>.Continuation
     private let capacity: Int
     private let drainTimeout: Duration
@@ -151,7 +152,7 @@ final class PartitionAssignments: RDKafkaRebalanceHandling, PartitionFlowControl
             ended.insert(key)
             return ownedKeys.isSubset(of: ended)
         }
-        if allDone { allEnded.signal() }
+        if allDone { allEnded.complete(()) }
     }
 
     /// The consumer has left its group: end every sequence, then the stream of partitions.

@@ -1,3 +1,4 @@
+import AsyncSignals
 import Contracts
 import Foundation
 import LocalStack

@@ -1,3 +1,4 @@
+import AsyncSignals
 import Foundation
 import Synchronization
 
@@ -6,7 +7,7 @@ import Synchronization
 /// pool, and never spins.
 final class PollThread: Sendable {
     private let running = Atomic<Bool>(true)
-    private let finished = OneShotSignal()
+    private let finished = OneShot<Void>()
 
     /// Starts a thread named `name` that calls `iteration` until `stop()`, then `finish` once.
     init(name: String, iteration: @escaping @Sendable () -> Void, finish: @escaping @Sendable () -> Void = {}) {
@@ -15,7 +16,7 @@ final class PollThread: Sendable {
                 iteration()
             }
             finish()
-            finished.signal()
+            finished.complete(())
         }
         thread.name = name
         thread.start()
@@ -24,30 +25,6 @@ final class PollThread: Sendable {
     /// Asks the loop to end after its current iteration and waits until `finish` has run.
     func stop() async {
         running.store(false, ordering: .releasing)
-        await finished.wait()
-    }
-}
-
-/// A signal raised once that any number of tasks can await, before or after it is raised.
-final class OneShotSignal: Sendable {
-    private let state = Mutex<(raised: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func signal() {
-        let waiters = state.withLock { state in
-            state.raised = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let raised = state.withLock { state in
-                if !state.raised { state.waiters.append(continuation) }
-                return state.raised
-            }
-            if raised { continuation.resume() }
-        }
+        await finished.value()
     }
 }

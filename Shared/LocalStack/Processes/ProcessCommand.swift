@@ -1,3 +1,4 @@
+import AsyncSignals
 import Foundation
 #if canImport(Glibc)
 import Glibc
