@@ -13,7 +13,7 @@ package struct EventBusSchema: Sendable {
 
     /// - Throws: `MigrationError.invalidSchemaName` unless `schema` is a plain lowercase identifier.
     package init(_ schema: String) throws {
-        _ = try MigrationRunner(schema: schema, migrations: [])
+        try MigrationRunner.checkIdentifier(schema)
         self.schema = schema
     }
 

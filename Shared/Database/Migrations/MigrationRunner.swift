@@ -17,15 +17,21 @@ package struct MigrationRunner: Sendable {
     /// - Throws: `MigrationError.invalidSchemaName` unless `schema` and `ledger` are plain lowercase
     ///   identifiers.
     package init(schema: String, ledger: String = "schema_migrations", migrations: [Migration]) throws {
-        for name in [schema, ledger] {
-            guard let first = name.unicodeScalars.first, ("a"..."z").contains(first),
-                  name.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }),
-                  name.utf8.count <= 63
-            else { throw MigrationError.invalidSchemaName(name) }
-        }
+        try Self.checkIdentifier(schema)
+        try Self.checkIdentifier(ledger)
         self.ledger = ledger
         self.schema = schema
         self.migrations = migrations.sorted { $0.version < $1.version }
+    }
+
+    /// Accepts only plain lowercase identifiers (`a-z` first, then `a-z 0-9 _`, at most 63 bytes),
+    /// which are safe to splice into SQL unquoted or quoted.
+    /// - Throws: `MigrationError.invalidSchemaName` naming anything else.
+    package static func checkIdentifier(_ name: String) throws {
+        guard let first = name.unicodeScalars.first, ("a"..."z").contains(first),
+              name.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }),
+              name.utf8.count <= 63
+        else { throw MigrationError.invalidSchemaName(name) }
     }
 
     /// What a run did.
