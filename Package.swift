@@ -144,12 +144,12 @@ let package = Package(
         ),
         .testTarget(
             name: "EventBusTests",
-            dependencies: ["EventBus", "EventProbe", "Kafka", "Contracts", "Database", "TestSupport", postgresNIO, logging, serviceLifecycle],
+            dependencies: ["EventBus", "EventProbe", "Kafka", "Contracts", "Database", "ServiceKit", "TestSupport", postgresNIO, logging, serviceLifecycle],
             path: "Tests/EventBusTests"
         ),
         .executableTarget(
             name: "EventBusBenchmark",
-            dependencies: ["EventBus", "Kafka", "Contracts", "LocalStack", "TestSupport", postgresNIO, logging],
+            dependencies: ["EventBus", "Kafka", "Contracts", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging],
             path: "Benchmarks/EventBus"
         ),
         .testTarget(
@@ -160,12 +160,12 @@ let package = Package(
         ),
         .testTarget(
             name: "KafkaTests",
-            dependencies: ["Kafka", "Contracts", "TestSupport", logging],
+            dependencies: ["Kafka", "Contracts", "ServiceKit", "TestSupport", logging],
             path: "Tests/KafkaTests"
         ),
         .testTarget(
             name: "SplashTests",
-            dependencies: ["Splash", "LocalStack", "TestSupport", "Contracts", "EventBus", "Kafka", "AsyncSignals", postgresNIO, logging],
+            dependencies: ["Splash", "LocalStack", "ServiceKit", "TestSupport", "Contracts", "EventBus", "Kafka", "AsyncSignals", postgresNIO, logging],
             path: "Tests/SplashTests"
         ),
         .testTarget(

@@ -5,6 +5,7 @@ import Kafka
 import LocalStack
 import Logging
 import PostgresNIO
+import ServiceKit
 import Synchronization
 import TestSupport
 

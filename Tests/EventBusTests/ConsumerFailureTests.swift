@@ -3,6 +3,7 @@ import EventBus
 import Foundation
 import Kafka
 import Logging
+import ServiceKit
 import Testing
 import TestSupport
 

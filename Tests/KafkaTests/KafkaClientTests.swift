@@ -2,6 +2,7 @@ import Contracts
 import Foundation
 import Kafka
 import Logging
+import ServiceKit
 import Synchronization
 import Testing
 import TestSupport

@@ -4,6 +4,7 @@ import Foundation
 import Kafka
 import LocalStack
 import Logging
+import ServiceKit
 import Testing
 import TestSupport
 
@@ -52,10 +53,8 @@ import TestSupport
         process.standardOutput = output.handle
         process.standardError = output.handle
         try ProcessCommand.start(process)
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !output.text.contains(marker), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        // Whether it came or not, the expectations on the output tell.
+        try? await waitUntilReady("splash \(arguments.first ?? "")", timeout: .seconds(30)) { output.text.contains(marker) }
         process.interrupt()
         return output.text
     }

@@ -4,6 +4,7 @@ import EventBus
 import Foundation
 import Kafka
 import Logging
+import ServiceKit
 
 /// Where the Kafka cluster is: `--brokers`, else `KAFKA_BROKERS`, else the address `splash up`
 /// wrote under the data folder.
@@ -31,18 +32,6 @@ func cliLogger() -> Logger {
     return logger
 }
 
-/// Runs `consumer` (and `producer`, if any) until `body` returns, then stops them.
-func withKafkaClients<Result: Sendable>(_ consumer: KafkaConsumer, producer: KafkaProducer? = nil, _ body: @escaping @Sendable () async throws -> Result) async throws -> Result {
-    try await withThrowingTaskGroup(of: Result?.self) { group in
-        group.addTask { try await consumer.run(); return nil }
-        if let producer { group.addTask { try await producer.run(); return nil } }
-        let result = try await body()
-        group.cancelAll()
-        try await group.waitForAll()
-        return result
-    }
-}
-
 struct DeadLetterCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dlq",
@@ -67,7 +56,7 @@ struct DeadLetterCommand: AsyncParsableCommand {
             configuration.commitsOffsets = false
             configuration.stopsAtEnd = true
             let consumer = try KafkaConsumer(configuration: configuration, logger: cliLogger())
-            let count = try await withKafkaClients(consumer) {
+            let count = try await withRunningServices([consumer], logger: cliLogger()) {
                 var count = 0
                 for await partition in consumer.partitions {
                     for await message in partition {
@@ -104,7 +93,7 @@ struct DeadLetterCommand: AsyncParsableCommand {
             configuration.stopsAtEnd = true
             let consumer = try KafkaConsumer(configuration: configuration, logger: cliLogger())
             let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: servers, clientID: "splash-dlq"), logger: cliLogger())
-            let count = try await withKafkaClients(consumer, producer: producer) {
+            let count = try await withRunningServices([producer, consumer], logger: cliLogger()) {
                 var count = 0
                 for await partition in consumer.partitions {
                     for await message in partition {
@@ -144,7 +133,7 @@ struct EventsCommand: AsyncParsableCommand {
             configuration.commitsOffsets = false
             configuration.startAt = fromBeginning ? .earliest : .latest
             let consumer = try KafkaConsumer(configuration: configuration, logger: cliLogger())
-            try await withKafkaClients(consumer) {
+            try await withRunningServices([consumer], logger: cliLogger()) {
                 await withTaskGroup(of: Void.self) { group in
                     for await partition in consumer.partitions {
                         group.addTask {

@@ -2,14 +2,17 @@ import Logging
 import ServiceLifecycle
 
 /// Runs `services` in one `ServiceGroup` for the length of `body`, then shuts them down gracefully
-/// in reverse order (as SIGTERM would) and waits until they have stopped.
+/// in reverse order (as SIGTERM would) and waits until they have stopped. For tools and tests that
+/// need services only while they do one job; a service's own executable uses `ServiceMain`.
+/// A service that finishes on its own (a consumer that read to the end) is not an error; one that
+/// throws ends the group and the error is rethrown.
 package func withRunningServices<Result: Sendable>(
     _ services: [any Service],
     logger: Logger = Logger(label: "test"),
     _ body: () async throws -> Result
 ) async throws -> Result {
     let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-        services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
+        services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0, successTerminationBehavior: .ignore) },
         logger: logger
     ))
     return try await withThrowingTaskGroup(of: Void.self) { tasks in
