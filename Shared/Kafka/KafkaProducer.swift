@@ -129,30 +129,34 @@ public final class KafkaProducer: Service, Sendable {
         }
         let error: rd_kafka_resp_err_t = record.value.withUnsafeBytes { value in
             withKey(record.key) { key in
-                var fields = [rd_kafka_vu_t](repeating: rd_kafka_vu_t(), count: headers == nil ? 6 : 7)
-                fields[0].vtype = RD_KAFKA_VTYPE_RKT
-                fields[0].u.rkt = topic.pointer
-                fields[1].vtype = RD_KAFKA_VTYPE_PARTITION
-                fields[1].u.i32 = record.partition ?? -1
-                fields[2].vtype = RD_KAFKA_VTYPE_VALUE
-                fields[2].u.mem.ptr = UnsafeMutableRawPointer(mutating: value.baseAddress)
-                fields[2].u.mem.size = value.count
-                fields[3].vtype = RD_KAFKA_VTYPE_KEY
-                fields[3].u.mem.ptr = UnsafeMutableRawPointer(mutating: key?.baseAddress)
-                fields[3].u.mem.size = key?.count ?? 0
-                fields[4].vtype = RD_KAFKA_VTYPE_OPAQUE
-                fields[4].u.ptr = opaque
-                fields[5].vtype = RD_KAFKA_VTYPE_MSGFLAGS
-                fields[5].u.i = RD_KAFKA_MSG_F_COPY
-                if let headers {
-                    fields[6].vtype = RD_KAFKA_VTYPE_HEADERS
-                    fields[6].u.headers = headers
+                // On the stack: this runs once per record.
+                let count = headers == nil ? 6 : 7
+                return withUnsafeTemporaryAllocation(of: rd_kafka_vu_t.self, capacity: count) { fields in
+                    fields.initialize(repeating: rd_kafka_vu_t())
+                    fields[0].vtype = RD_KAFKA_VTYPE_RKT
+                    fields[0].u.rkt = topic.pointer
+                    fields[1].vtype = RD_KAFKA_VTYPE_PARTITION
+                    fields[1].u.i32 = record.partition ?? -1
+                    fields[2].vtype = RD_KAFKA_VTYPE_VALUE
+                    fields[2].u.mem.ptr = UnsafeMutableRawPointer(mutating: value.baseAddress)
+                    fields[2].u.mem.size = value.count
+                    fields[3].vtype = RD_KAFKA_VTYPE_KEY
+                    fields[3].u.mem.ptr = UnsafeMutableRawPointer(mutating: key?.baseAddress)
+                    fields[3].u.mem.size = key?.count ?? 0
+                    fields[4].vtype = RD_KAFKA_VTYPE_OPAQUE
+                    fields[4].u.ptr = opaque
+                    fields[5].vtype = RD_KAFKA_VTYPE_MSGFLAGS
+                    fields[5].u.i = RD_KAFKA_MSG_F_COPY
+                    if let headers {
+                        fields[6].vtype = RD_KAFKA_VTYPE_HEADERS
+                        fields[6].u.headers = headers
+                    }
+                    guard let error = rd_kafka_produceva(handle.pointer, fields.baseAddress, count) else {
+                        return RD_KAFKA_RESP_ERR_NO_ERROR
+                    }
+                    defer { rd_kafka_error_destroy(error) }
+                    return rd_kafka_error_code(error)
                 }
-                guard let error = rd_kafka_produceva(handle.pointer, fields, fields.count) else {
-                    return RD_KAFKA_RESP_ERR_NO_ERROR
-                }
-                defer { rd_kafka_error_destroy(error) }
-                return rd_kafka_error_code(error)
             }
         }
         // On success librdkafka owns the headers; on failure they are still ours.
