@@ -13,9 +13,6 @@ public struct EventRegistry: Sendable {
         decoders[Event.type] = { envelope in try envelope.decode(Event.self) }
     }
 
-    /// The `ce_type`s this registry knows.
-    public var types: Set<String> { Set(decoders.keys) }
-
     /// The typed event, or `nil` when the type is unknown here (consumers skip those).
     /// - Throws: `DecodingError` when a known type's payload does not match it.
     public func decode(_ envelope: EventEnvelope) throws -> (any DomainEvent)? {

@@ -56,7 +56,7 @@ public final class OutboxRelay: Service, Sendable {
                 var failures = 0
                 var lastCleanup = ContinuousClock.now
                 while !Task.isShuttingDownGracefully, !Task.isCancelled {
-                    var round = Round(published: 0, retriableFailures: 0)
+                    var round = Round.nothing
                     do {
                         round = try await publishPending()
                         failures = round.retriableFailures > 0 ? failures + 1 : 0
@@ -85,6 +85,9 @@ public final class OutboxRelay: Service, Sendable {
     package struct Round: Sendable {
         package var published: Int
         package var retriableFailures: Int
+
+        /// A round that found nothing to do (or another relay at work).
+        static let nothing = Round(published: 0, retriableFailures: 0)
     }
 
     /// Publishes up to one batch of pending rows and marks them, in one transaction under the
@@ -96,9 +99,9 @@ public final class OutboxRelay: Service, Sendable {
             let lockName = "splash.outbox.\(schema.schema)"
             let locked = try await connection.query("SELECT pg_try_advisory_xact_lock(hashtextextended(\(lockName), 0))", logger: logger)
                 .collect().first?.decode(Bool.self) ?? false
-            guard locked else { return Round(published: 0, retriableFailures: 0) }
+            guard locked else { return .nothing }
             let rows = try await claim(on: connection)
-            guard !rows.isEmpty else { return Round(published: 0, retriableFailures: 0) }
+            guard !rows.isEmpty else { return .nothing }
             let outcomes = await producer.send(rows.map(\.record))
             let round = try await settle(rows, outcomes: outcomes, on: connection)
             guard markingPublished else { throw RelayInterrupted(round: round) }

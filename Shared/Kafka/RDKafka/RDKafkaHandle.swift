@@ -46,9 +46,6 @@ final class RDKafkaHandle: @unchecked Sendable {
     deinit {
         rd_kafka_destroy(pointer)
     }
-
-    /// The client's name as librdkafka reports it (`rdkafka#producer-1`).
-    var name: String { String(cString: rd_kafka_name(pointer)) }
 }
 
 /// What a consumer does when its group assigns or revokes partitions; called on the poll thread.
