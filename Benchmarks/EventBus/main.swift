@@ -65,6 +65,7 @@ print(String(format: "producer, %d × 1 KB: kcat -P %.0f msg/s, KafkaProducer %.
 final class Latencies: Sendable {
     private let values = Mutex<[Double]>([])
     func add(_ value: Double) { values.withLock { $0.append(value) } }
+    var count: Int { values.withLock { $0.count } }
     var sorted: [Double] { values.withLock { $0.sorted() } }
 }
 
@@ -103,7 +104,7 @@ try await database.withClient { client in
             try await write(ProbeEvent(key: "key-\(index % 100)", seq: index / 100))
         }
         let deadline = ContinuousClock.now + .seconds(30)
-        while latencies.sorted.count < total, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        while latencies.count < total, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
     }
 }
 let sorted = latencies.sorted
