@@ -18,6 +18,8 @@ let asyncHTTPClient = Target.Dependency.product(name: "AsyncHTTPClient", package
 let hummingbirdTesting = Target.Dependency.product(name: "HummingbirdTesting", package: "hummingbird")
 let hummingbirdCore = Target.Dependency.product(name: "HummingbirdCore", package: "hummingbird")
 let yams = Target.Dependency.product(name: "Yams", package: "Yams")
+let nioPosix = Target.Dependency.product(name: "NIOPosix", package: "swift-nio")
+let bcrypt = Target.Dependency.product(name: "HummingbirdBcrypt", package: "hummingbird-auth")
 
 // MARK: - Services
 
@@ -48,7 +50,14 @@ func service(
     return (.executable(name: executable, targets: [module]), [target, tests])
 }
 
-let services: [(product: Product, targets: [Target])] = []
+let services: [(product: Product, targets: [Target])] = [
+    service(
+        "auth",
+        module: "Auth",
+        dependencies: ["Identity", "EventBus", "Kafka", "Contracts", bcrypt, crypto, nioPosix, hummingbird, httpTypes, postgresNIO, logging, metrics, serviceLifecycle],
+        testDependencies: ["Identity", "EventBus", "Kafka", "Contracts", "ServiceKit", "Database", "LocalStack", asyncHTTPClient, httpTypes, postgresNIO, logging]
+    ),
+]
 
 // MARK: - Package
 
@@ -71,6 +80,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
     ],
     targets: [
         // Libraries every service stands on.
@@ -84,6 +95,9 @@ let package = Package(
             dependencies: ["ServiceKit", postgresNIO, nioSSL, crypto, logging],
             path: "Shared/Database"
         ),
+        // Access tokens: ES256 JWTs, their claims, JWKS. Only swift-crypto, so every service and
+        // the gateway can verify tokens without pulling in the server stack.
+        .target(name: "Identity", dependencies: [crypto], path: "Shared/Identity"),
         // Signals tasks wait for (a value that arrives once, a wake-up call); no dependencies.
         .target(name: "AsyncSignals", path: "Shared/AsyncSignals"),
         .target(name: "Contracts", path: "Shared/Contracts", exclude: ["Schemas", "asyncapi.yaml"]),
@@ -157,6 +171,11 @@ let package = Package(
             dependencies: ["Contracts", "LocalStack", yams],
             path: "Tests/ContractsTests",
             exclude: ["validate_events.py"]
+        ),
+        .testTarget(
+            name: "IdentityTests",
+            dependencies: ["Identity"],
+            path: "Tests/IdentityTests"
         ),
         .testTarget(
             name: "KafkaTests",

@@ -9,6 +9,12 @@ package struct ServiceRuntime: Sendable {
     package var name: String
     package var logger: Logger
     package var metrics: ServiceMetrics
+
+    package init(name: String, logger: Logger, metrics: ServiceMetrics) {
+        self.name = name
+        self.logger = logger
+        self.metrics = metrics
+    }
 }
 
 /// The body of every service's `main.swift`:

@@ -1,4 +1,5 @@
 import Hummingbird
+import NIOCore
 
 /// What ServiceKit's middleware needs from a request context.
 ///
@@ -9,6 +10,8 @@ package protocol ServiceRequestContext: RequestContext where Source == Applicati
     var requestID: String { get set }
     /// The largest body this request may carry; set from the route's policy.
     var maxUploadSize: Int { get set }
+    /// The address of the peer that opened the connection (a proxy, when there is one).
+    var remoteAddress: SocketAddress? { get }
 }
 
 /// The request context of a Splash service.
@@ -16,10 +19,12 @@ package struct AppRequestContext: ServiceRequestContext {
     package var coreContext: CoreRequestContextStorage
     package var requestID: String
     package var maxUploadSize: Int
+    package let remoteAddress: SocketAddress?
 
     package init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.requestID = ""
         self.maxUploadSize = 1 << 20
+        self.remoteAddress = source.channel.remoteAddress
     }
 }

@@ -1,20 +1,25 @@
 import Hummingbird
 import Logging
 
-/// Turns every error thrown by a handler into an `application/problem+json` response.
+/// Turns every error thrown by a handler into a problem response (`application/problem+json`
+/// unless the service renders problems its own way).
 ///
 /// `ProblemConvertible` errors keep their status and text; Hummingbird's `HTTPError`s keep their
 /// status, message and headers; malformed JSON bodies become 400s. Anything else is a 500 that says
 /// nothing about its cause and is logged, with the request id, at error level.
 package struct ProblemMiddleware<Context: ServiceRequestContext>: RouterMiddleware {
-    package init() {}
+    private let renderer: ProblemRenderer
+
+    package init(renderer: ProblemRenderer = .problemJSON) {
+        self.renderer = renderer
+    }
 
     package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch {
             let problem = Problem.answering(error, logger: context.logger)
-            return problem.response(path: request.uri.path, requestID: context.requestID)
+            return renderer.response(for: problem, to: request, requestID: context.requestID)
         }
     }
 }
@@ -47,7 +52,7 @@ extension Problem {
 
 extension DecodingError {
     /// What is wrong with the body, naming the field, without echoing values back.
-    var clientDescription: String {
+    package var clientDescription: String {
         func path(_ codingPath: [any CodingKey]) -> String {
             codingPath.isEmpty ? "the body" : "/" + codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: "/")
         }

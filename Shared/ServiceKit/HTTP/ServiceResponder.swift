@@ -28,11 +28,13 @@ package struct ServiceResponder<Base: HTTPResponder>: HTTPResponder where Base.C
     private let base: Base
     private let policies: RoutePolicies
     private let registry: PrometheusCollectorRegistry
+    private let renderer: ProblemRenderer
 
-    package init(base: Base, policies: RoutePolicies, metrics: ServiceMetrics) {
+    package init(base: Base, policies: RoutePolicies, metrics: ServiceMetrics, renderer: ProblemRenderer = .problemJSON) {
         self.base = base
         self.policies = policies
         self.registry = metrics.registry
+        self.renderer = renderer
     }
 
     package func respond(to request: Request, context: Context) async throws -> Response {
@@ -60,8 +62,7 @@ package struct ServiceResponder<Base: HTTPResponder>: HTTPResponder where Base.C
                 response = try await base.respond(to: request, context: context)
             }
         } catch {
-            response = Problem.answering(error, logger: context.logger)
-                .response(path: request.uri.path, requestID: requestID)
+            response = renderer.response(for: Problem.answering(error, logger: context.logger), to: request, requestID: requestID)
         }
         response.headers[.requestID] = requestID
         record(request, context: context, status: response.status, elapsed: start.duration(to: .now))

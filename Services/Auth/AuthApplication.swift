@@ -1,0 +1,117 @@
+import Contracts
+import Database
+import EventBus
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Identity
+import Kafka
+import Logging
+import PostgresNIO
+import ServiceKit
+
+/// The schema auth owns.
+let authSchema = "auth"
+
+/// Builds the auth service: applies its migrations (its own and the event bus's) and makes sure
+/// its topic exists, then assembles the HTTP routes under `/auth/v1`, the Postgres pool, the Kafka
+/// producer and the outbox relay.
+/// - Throws: when a migration does not apply or Kafka refuses to create the topic.
+func buildApplication(_ config: AuthConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
+    let logger = runtime.logger
+    try await prepareStorage(config, logger: logger)
+
+    let client = PostgresClient(configuration: config.database.client, backgroundLogger: logger)
+    let producer = try KafkaProducer(configuration: config.events.producer(clientID: "auth"), logger: logger)
+    let relay = try OutboxRelay(schema: authSchema, client: client, producer: producer, configuration: config.events.outbox, logger: logger)
+
+    var parts = ServiceApplicationParts(name: "auth", http: config.http, logger: logger, metrics: runtime.metrics)
+    parts.readiness = [.postgres(client), .kafka(producer)]
+    parts.services = [client, producer, relay]
+    parts.problemRenderer = GoTrueErrorRenderer.renderer
+    // Every auth request is a small JSON document; a large body is refused before it is read.
+    parts.routePolicies = [RoutePolicy(pathPrefix: "/auth/v1", maxBodySize: 64 * 1024, timeout: config.http.requestTimeout)]
+
+    let routes = try AuthRoutes(config: config, client: client, logger: logger)
+    return makeServiceApplication(parts, context: AppRequestContext.self) { router in
+        routes.add(to: router.group("auth/v1"))
+    }
+}
+
+/// Migrations, then topics; both are safe to run from several replicas at once.
+private func prepareStorage(_ config: AuthConfiguration, logger: Logger) async throws {
+    let migrations = try Migration.load(bundle: .module, subdirectory: "Migrations")
+    let client = PostgresClient(configuration: config.database.client, backgroundLogger: logger)
+    try await withRunningServices([client], logger: logger) {
+        _ = try await MigrationRunner(schema: authSchema, migrations: migrations).run(on: client, logger: logger)
+        try await EventBusSchema(authSchema).migrate(on: client, logger: logger)
+    }
+    if config.events.createsTopics {
+        try await KafkaTopicAdministrator.ensureTopicsExist([TopicCatalog.authUsers], bootstrapServers: config.events.brokers, logger: logger)
+    }
+}
+
+/// Auth's controllers, wired to their dependencies.
+struct AuthRoutes: Sendable {
+    let tokens: TokenController
+    let user: UserController
+    let publicRoutes: PublicController
+    let admin: AdminController
+
+    init(config: AuthConfiguration, client: PostgresClient, logger: Logger) throws {
+        let sessions = Sessions(
+            client: client,
+            issuer: TokenIssuer(signer: AccessTokenSigner(key: config.signingKey), issuer: config.issuer, lifetime: config.accessTokenLifetime),
+            reuseInterval: config.refreshTokenReuseInterval,
+            inactivityTimeout: config.sessionInactivityTimeout,
+            logger: logger
+        )
+        let accounts = Accounts(
+            client: client,
+            outbox: try Outbox(schema: authSchema, service: "auth"),
+            hasher: PasswordHasher(cost: config.bcryptCost),
+            passwordPolicy: config.passwordPolicy,
+            sessions: sessions,
+            logger: logger
+        )
+        let authenticator = BearerAuthenticator(
+            verifier: AccessTokenVerifier(keys: config.verificationKeys, issuer: config.issuer),
+            client: client,
+            inactivityTimeout: config.sessionInactivityTimeout,
+            logger: logger
+        )
+        tokens = TokenController(
+            accounts: accounts,
+            sessions: sessions,
+            addresses: ClientAddressResolver(trustedProxies: config.trustedProxies),
+            tokenRequests: RateLimiter(config.tokenRateLimit),
+            signUps: RateLimiter(config.signUpRateLimit),
+            failedSignIns: RateLimiter(config.failedSignInLimit)
+        )
+        user = UserController(accounts: accounts, sessions: sessions, authenticator: authenticator)
+        publicRoutes = PublicController(accounts: accounts, keys: JSONWebKeySet(keys: config.verificationKeys.map(\.jwk)))
+        admin = AdminController(accounts: accounts, authenticator: authenticator)
+    }
+
+    func add(to group: RouterGroup<AppRequestContext>) {
+        group.add(middleware: APIVersionEchoMiddleware())
+        tokens.addRoutes(to: group)
+        user.addRoutes(to: group)
+        publicRoutes.addRoutes(to: group)
+        admin.addRoutes(to: group)
+    }
+}
+
+/// Echoes `X-Supabase-Api-Version` on successful responses (error responses echo it in
+/// `GoTrueErrorRenderer`).
+struct APIVersionEchoMiddleware: RouterMiddleware {
+    typealias Context = AppRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        if let version = request.headers[.supabaseAPIVersion] {
+            response.headers[.supabaseAPIVersion] = version
+        }
+        return response
+    }
+}

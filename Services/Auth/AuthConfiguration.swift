@@ -1,0 +1,76 @@
+import Database
+import EventBus
+import Foundation
+import Identity
+import ServiceKit
+
+/// Everything `auth` reads from its environment; see the README's configuration table.
+struct AuthConfiguration: ServiceConfiguration {
+    var http: HTTPServerSettings
+    var database: DatabaseSettings
+    var events: EventBusSettings
+    /// Signs new tokens: the first key configured.
+    var signingKey: SigningKey
+    /// Verifies tokens: the signing key and, during a rotation, the previous one.
+    var verificationKeys: [VerificationKey]
+    var issuer: String
+    var accessTokenLifetime: Duration
+    var refreshTokenReuseInterval: Duration
+    var sessionInactivityTimeout: Duration
+    var bcryptCost: Int
+    var passwordPolicy: PasswordPolicy
+    var tokenRateLimit: RateLimit
+    var signUpRateLimit: RateLimit
+    var failedSignInLimit: RateLimit
+    var trustedProxies: [IPRange]
+
+    init(from reader: ConfigurationReader) throws(ConfigurationError) {
+        http = try HTTPServerSettings(from: reader, defaultPort: 8081)
+        database = try DatabaseSettings(from: reader)
+        events = try EventBusSettings(from: reader)
+        guard let signingKey = try Self.key(reader, "AUTH_JWT_KEY") else {
+            throw ConfigurationError(variable: "AUTH_JWT_KEY", expected: "an EC P-256 private key in PEM (or AUTH_JWT_KEY_FILE naming one)", problem: .missing)
+        }
+        self.signingKey = signingKey
+        verificationKeys = [signingKey.verificationKey]
+        if let previous = try Self.key(reader, "AUTH_JWT_PREVIOUS_KEY") {
+            verificationKeys.append(previous.verificationKey)
+        }
+        issuer = try reader.string("AUTH_JWT_ISSUER", default: "http://localhost:8080/auth/v1")
+        accessTokenLifetime = try reader.duration("AUTH_ACCESS_TOKEN_TTL", default: .seconds(3_600), minimum: .seconds(30))
+        refreshTokenReuseInterval = try reader.duration("AUTH_REFRESH_REUSE_INTERVAL", default: .seconds(10))
+        sessionInactivityTimeout = try reader.duration("AUTH_SESSION_INACTIVITY_TIMEOUT", default: .seconds(30 * 86_400), minimum: .seconds(60))
+        bcryptCost = try reader.integer("AUTH_BCRYPT_COST", default: 12, in: 4...31)
+        passwordPolicy = PasswordPolicy(
+            minimumLength: try reader.integer("AUTH_PASSWORD_MIN_LENGTH", default: 8, in: 6...72),
+            requiredCharacters: try reader.choice("AUTH_PASSWORD_REQUIRED_CHARACTERS", default: PasswordPolicy.RequiredCharacters.none)
+        )
+        tokenRateLimit = try Self.rateLimit(reader, "AUTH_RATE_LIMIT_TOKEN", default: RateLimit(count: 30, window: .seconds(300)))
+        signUpRateLimit = try Self.rateLimit(reader, "AUTH_RATE_LIMIT_SIGNUP", default: RateLimit(count: 30, window: .seconds(300)))
+        failedSignInLimit = try Self.rateLimit(reader, "AUTH_RATE_LIMIT_FAILED_SIGN_INS", default: RateLimit(count: 10, window: .seconds(900)))
+        trustedProxies = try reader.value(
+            "AUTH_TRUSTED_PROXIES",
+            expected: "a comma-separated list of IP addresses or CIDR ranges",
+            default: [],
+            parse: { raw in
+                let ranges = raw.split(separator: ",").map { IPRange($0.trimmingCharacters(in: .whitespaces)) }
+                return ranges.contains(nil) ? nil : ranges.compactMap { $0 }
+            }
+        )
+    }
+
+    /// A PEM key from `<name>` (the PEM itself) or `<name>_FILE` (a path to it).
+    private static func key(_ reader: ConfigurationReader, _ name: String) throws(ConfigurationError) -> SigningKey? {
+        let expected = "an EC P-256 private key in PEM"
+        if let pem = try reader.optionalValue(name, expected: expected, secret: true, parse: { try? SigningKey(pem: $0.replacingOccurrences(of: "\\n", with: "\n")) }) {
+            return pem
+        }
+        return try reader.optionalValue("\(name)_FILE", expected: "a readable file holding \(expected)", parse: { path in
+            (try? String(contentsOfFile: path, encoding: .utf8)).flatMap { try? SigningKey(pem: $0) }
+        })
+    }
+
+    private static func rateLimit(_ reader: ConfigurationReader, _ name: String, default limit: RateLimit) throws(ConfigurationError) -> RateLimit {
+        try reader.value(name, expected: "a count per duration such as 30/5m", default: limit, parse: RateLimit.parse)
+    }
+}

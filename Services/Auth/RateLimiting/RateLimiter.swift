@@ -1,0 +1,80 @@
+import Foundation
+import ServiceKit
+import Synchronization
+
+/// How many events a key may have per window: `30/5m` in configuration.
+struct RateLimit: Sendable, Equatable {
+    var count: Int
+    var window: Duration
+
+    /// Parses `<count>/<duration>`, e.g. `30/5m` or `10/15m`.
+    static func parse(_ text: String) -> RateLimit? {
+        let parts = text.split(separator: "/", maxSplits: 1)
+        guard parts.count == 2, let count = Int(parts[0].trimmingCharacters(in: .whitespaces)), count > 0,
+              let window = DurationFormat.parse(String(parts[1]).trimmingCharacters(in: .whitespaces)), window > .zero
+        else { return nil }
+        return RateLimit(count: count, window: window)
+    }
+}
+
+/// A token bucket per key (a client address, an account), kept in memory.
+///
+/// Each key starts with `count` tokens and regains them evenly over `window`, so a client that
+/// spent its allowance gets one more request every `window / count` rather than waiting for a
+/// fixed window to roll over. Keys that are back to a full bucket are forgotten, which keeps the
+/// table as small as the set of clients currently being limited.
+final class RateLimiter: Sendable {
+    private struct Bucket {
+        var tokens: Double
+        var updated: ContinuousClock.Instant
+    }
+
+    let limit: RateLimit
+    private let refillPerSecond: Double
+    private let buckets = Mutex<[String: Bucket]>([:])
+
+    init(_ limit: RateLimit) {
+        self.limit = limit
+        let seconds = Double(limit.window.components.seconds) + Double(limit.window.components.attoseconds) / 1e18
+        self.refillPerSecond = Double(limit.count) / seconds
+    }
+
+    /// Takes one token for `key`. Returns `nil` when allowed, else the whole seconds until a
+    /// token is available (for `Retry-After`).
+    func acquire(_ key: String, now: ContinuousClock.Instant = .now) -> Int? {
+        buckets.withLock { buckets in
+            var bucket = refilled(buckets[key], now: now)
+            guard bucket.tokens >= 1 else { return retryAfter(bucket) }
+            bucket.tokens -= 1
+            buckets[key] = bucket
+            pruneIfLarge(&buckets, now: now)
+            return nil
+        }
+    }
+
+    /// The seconds until `key` has a token again, or `nil` when it has one now; takes nothing.
+    func waitTime(_ key: String, now: ContinuousClock.Instant = .now) -> Int? {
+        buckets.withLock { buckets in
+            let bucket = refilled(buckets[key], now: now)
+            return bucket.tokens >= 1 ? nil : retryAfter(bucket)
+        }
+    }
+
+    private func refilled(_ bucket: Bucket?, now: ContinuousClock.Instant) -> Bucket {
+        guard var bucket else { return Bucket(tokens: Double(limit.count), updated: now) }
+        let elapsed = now - bucket.updated
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        bucket.tokens = min(Double(limit.count), bucket.tokens + seconds * refillPerSecond)
+        bucket.updated = now
+        return bucket
+    }
+
+    private func retryAfter(_ bucket: Bucket) -> Int {
+        max(1, Int(((1 - bucket.tokens) / refillPerSecond).rounded(.up)))
+    }
+
+    private func pruneIfLarge(_ buckets: inout [String: Bucket], now: ContinuousClock.Instant) {
+        guard buckets.count > 10_000 else { return }
+        buckets = buckets.filter { refilled($0.value, now: now).tokens < Double(limit.count) }
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import Hummingbird
+import Identity
+import ServiceKit
+
+/// `POST /signup` and `POST /token` (`grant_type=password` or `refresh_token`).
+///
+/// Neither looks at the `Authorization` header: GoTrue clients send their API key there before
+/// sign-in, and it must not turn a sign-in into a 401.
+struct TokenController: Sendable {
+    let accounts: Accounts
+    let sessions: Sessions
+    let addresses: ClientAddressResolver
+    let tokenRequests: RateLimiter
+    let signUps: RateLimiter
+    let failedSignIns: RateLimiter
+
+    func addRoutes(to router: some RouterMethods<AppRequestContext>) {
+        router.post("signup", use: signUp)
+        router.post("token", use: token)
+    }
+
+    private struct SignUpBody: Decodable {
+        var email: String?
+        var password: String?
+        var data: [String: JSONValue]?
+    }
+
+    private struct TokenBody: Decodable {
+        var email: String?
+        var password: String?
+        var refreshToken: String?
+
+        private enum CodingKeys: String, CodingKey {
+            case email, password
+            case refreshToken = "refresh_token"
+        }
+    }
+
+    @Sendable func signUp(_ request: Request, context: AppRequestContext) async throws -> SessionResponse {
+        try limit(signUps, key: clientAddress(request, context))
+        let body = try await request.decodeJSON(as: SignUpBody.self, context: context)
+        guard let email = body.email, !email.isEmpty else { throw AuthError.validationFailed("To signup, please provide your email") }
+        guard let password = body.password, !password.isEmpty else { throw AuthError.validationFailed("Signup requires a valid password") }
+        let (tokens, user) = try await accounts.signUp(email: email, password: password, metadata: body.data ?? [:], userAgent: request.headers[.userAgent])
+        return SessionResponse(tokens: tokens, user: user, now: Date())
+    }
+
+    @Sendable func token(_ request: Request, context: AppRequestContext) async throws -> SessionResponse {
+        try limit(tokenRequests, key: clientAddress(request, context))
+        switch request.uri.queryParameters.get("grant_type") {
+        case "password":
+            return try await signIn(request, context: context)
+        case "refresh_token":
+            let body = try await request.decodeJSON(as: TokenBody.self, context: context)
+            guard let presented = body.refreshToken, !presented.isEmpty else {
+                throw AuthError.validationFailed("refresh_token is required")
+            }
+            guard let refreshToken = RefreshToken(presented: presented) else {
+                throw AuthError.validationFailed("refresh_token is not a valid refresh token")
+            }
+            let (tokens, user) = try await sessions.refresh(refreshToken)
+            return SessionResponse(tokens: tokens, user: user, now: Date())
+        case let other:
+            throw AuthError.validationFailed(other == nil ? "grant_type is required" : "unsupported grant_type; use password or refresh_token")
+        }
+    }
+
+    private func signIn(_ request: Request, context: AppRequestContext) async throws -> SessionResponse {
+        let body = try await request.decodeJSON(as: TokenBody.self, context: context)
+        guard let email = body.email, !email.isEmpty, let password = body.password, !password.isEmpty else {
+            throw AuthError.validationFailed("email and password are required")
+        }
+        guard email.utf8.count <= EmailAddress.maximumBytes else {
+            throw AuthError.validationFailed("Unable to validate email address: invalid format")
+        }
+        // Failures count per account whether or not the account exists, so the limit itself
+        // tells nothing about which emails are registered.
+        let account = email.trimmingCharacters(in: .whitespaces).lowercased()
+        if let wait = failedSignIns.waitTime(account) {
+            throw AuthError.overRequestRateLimit(retryAfterSeconds: wait)
+        }
+        do {
+            let (tokens, user) = try await accounts.signIn(email: email, password: password, userAgent: request.headers[.userAgent])
+            return SessionResponse(tokens: tokens, user: user, now: Date())
+        } catch AuthError.invalidCredentials {
+            _ = failedSignIns.acquire(account)
+            throw AuthError.invalidCredentials
+        }
+    }
+
+    private func clientAddress(_ request: Request, _ context: AppRequestContext) -> String {
+        addresses.resolve(peer: context.remoteAddress, forwardedFor: request.headers[.forwardedFor])
+    }
+
+    private func limit(_ limiter: RateLimiter, key: String) throws(AuthError) {
+        if let wait = limiter.acquire(key) {
+            throw .overRequestRateLimit(retryAfterSeconds: wait)
+        }
+    }
+}

@@ -1,0 +1,222 @@
+import Contracts
+import EventBus
+import Foundation
+import Identity
+import Logging
+import PostgresNIO
+
+/// Sign-up, sign-in and everything a user changes about their account, with the events that
+/// follow: each written to the outbox in the transaction of the change it describes.
+struct Accounts: Sendable {
+    /// What `PUT /user` asks to change; `nil` leaves a field as it is.
+    struct Changes: Sendable {
+        var email: String?
+        var password: String?
+        /// Merged into `user_metadata`; a key set to `null` is removed.
+        var metadata: [String: JSONValue]?
+    }
+
+    let client: PostgresClient
+    let outbox: Outbox
+    let hasher: PasswordHasher
+    let passwordPolicy: PasswordPolicy
+    let sessions: Sessions
+    let logger: Logger
+
+    /// Creates a confirmed user and signs them in.
+    /// - Throws: `AuthError.validationFailed`, `.weakPassword`, `.userAlreadyExists` (the email, in
+    ///   any case) or `.usernameTaken`.
+    func signUp(email: String, password: String, metadata: [String: JSONValue], userAgent: String?) async throws -> (IssuedTokens, UserRecord) {
+        guard let email = EmailAddress.normalized(email)?.lowercased() else {
+            throw AuthError.validationFailed("Unable to validate email address: invalid format")
+        }
+        try passwordPolicy.check(password)
+        let metadata = try UserMetadata.merge(metadata, into: [:])
+        let passwordHash = try await hasher.hash(password)
+        let metadataJSON = try String(decoding: JSONEncoder().encode(metadata), as: UTF8.self)
+        let identityJSON = { @Sendable (id: UUID) in
+            #"{"email":\#(JSONValue.string(email).jsonText),"email_verified":true,"phone_verified":false,"sub":"\#(id.uuidString.lowercased())"}"#
+        }
+        do {
+            return try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
+                let id = UUID()
+                try await connection.query("""
+                    INSERT INTO users (id, email, encrypted_password, user_metadata, email_confirmed_at, last_sign_in_at)
+                    VALUES (\(id), \(email), \(passwordHash), \(metadataJSON)::jsonb, now(), now())
+                    """, logger: logger)
+                try await connection.query("""
+                    INSERT INTO identities (id, user_id, provider, provider_id, identity_data, last_sign_in_at)
+                    VALUES (\(UUID()), \(id), 'email', \(id.uuidString.lowercased()), \(identityJSON(id))::jsonb, now())
+                    """, logger: logger)
+                guard let user = try await connection.user(id: id, logger: logger) else { throw AuthError.userNotFound }
+                let tokens = try await sessions.start(for: user, userAgent: userAgent, on: connection)
+                let event = UserRegistered(userId: id, username: user.username, role: user.role, registeredAt: user.createdAt)
+                try await outbox.append(event, subject: event.aggregateID, on: connection, logger: logger)
+                return (tokens, user)
+            }
+        } catch let error where error.violatedUniqueIndex == "users_email_key" {
+            throw AuthError.userAlreadyExists
+        } catch let error where error.violatedUniqueIndex == "users_username_key" {
+            throw AuthError.usernameTaken
+        }
+    }
+
+    /// Signs in with email and password. An unknown email and a wrong password fail alike, after
+    /// the same bcrypt work.
+    /// - Throws: `AuthError.invalidCredentials`.
+    func signIn(email: String, password: String, userAgent: String?) async throws -> (IssuedTokens, UserRecord) {
+        let found: (UserRecord, String)? = try await client.withAuthFlowTransaction(logger: logger) { [logger] connection in
+            let rows = try await connection.query("""
+                SELECT \(unescaped: UserRecord.columns), u.encrypted_password FROM \(unescaped: UserRecord.source)
+                WHERE lower(u.email) = lower(\(email.trimmingCharacters(in: .whitespaces)))
+                """, logger: logger)
+            guard let row = try await rows.collect().first else { return nil }
+            return (try UserRecord(row: row), try row.makeRandomAccess()[14].decode(String.self))
+        }
+        guard try await hasher.verify(password, against: found?.1), let userID = found?.0.id else {
+            throw AuthError.invalidCredentials
+        }
+        return try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
+            try await connection.query("UPDATE users SET last_sign_in_at = now() WHERE id = \(userID)", logger: logger)
+            try await connection.query("""
+                UPDATE identities SET last_sign_in_at = now() WHERE user_id = \(userID) AND provider = 'email'
+                """, logger: logger)
+            guard let user = try await connection.user(id: userID, logger: logger) else { throw AuthError.invalidCredentials }
+            return (try await sessions.start(for: user, userAgent: userAgent, on: connection), user)
+        }
+    }
+
+    /// Applies `changes` to the signed-in user. Emits `auth.profile.updated.v1` when the username
+    /// or the avatar really changed.
+    /// - Throws: `AuthError.validationFailed`, `.weakPassword`, `.samePassword`, `.emailExists`,
+    ///   `.usernameTaken`.
+    func update(_ session: AuthenticatedSession, _ changes: Changes) async throws -> UserRecord {
+        let userID = session.userID
+        let email = try changes.email.map { raw throws(AuthError) in
+            guard let email = EmailAddress.normalized(raw)?.lowercased() else {
+                throw .validationFailed("Unable to validate email address: invalid format")
+            }
+            return email
+        }
+        if let metadata = changes.metadata {
+            // Validated again on the merged document; this catches bad values before any work.
+            _ = try UserMetadata.merge(metadata, into: [:])
+        }
+        var passwordHash: String?
+        if let password = changes.password {
+            try passwordPolicy.check(password)
+            let current: String? = try await client.withUserTransaction(user: userID, logger: logger) { [logger] connection in
+                let rows = try await connection.query("SELECT encrypted_password FROM users WHERE id = \(userID)", logger: logger)
+                return try await rows.collect().first?.decode(String.self)
+            }
+            guard let current else { throw AuthError.userNotFound }
+            if try await hasher.verify(password, against: current) { throw AuthError.samePassword }
+            passwordHash = try await hasher.hash(password)
+        }
+        do {
+            return try await client.withUserTransaction(user: userID, logger: logger) { [self, passwordHash] connection in
+                guard let before = try await connection.user(id: userID, forUpdate: true, logger: logger) else { throw AuthError.userNotFound }
+                let metadata = try changes.metadata.map { changes throws(AuthError) in
+                    try UserMetadata.merge(changes, into: before.userMetadata)
+                } ?? before.userMetadata
+                let metadataJSON = try String(decoding: JSONEncoder().encode(metadata), as: UTF8.self)
+                try await connection.query("""
+                    UPDATE users SET email = coalesce(\(email), email),
+                        encrypted_password = coalesce(\(passwordHash), encrypted_password),
+                        user_metadata = \(metadataJSON)::jsonb, updated_at = now()
+                    WHERE id = \(userID)
+                    """, logger: logger)
+                if let email, email != before.email {
+                    try await connection.query("""
+                        UPDATE identities SET identity_data = jsonb_set(identity_data, '{email}', to_jsonb(\(email)::text)), updated_at = now()
+                        WHERE user_id = \(userID) AND provider = 'email'
+                        """, logger: logger)
+                }
+                guard let after = try await connection.user(id: userID, logger: logger) else { throw AuthError.userNotFound }
+                var changed: [ProfileUpdated.Field] = []
+                if after.username != before.username { changed.append(.username) }
+                if after.avatarURL != before.avatarURL { changed.append(.avatarUrl) }
+                if !changed.isEmpty {
+                    let event = ProfileUpdated(userId: userID, username: after.username, avatarUrl: after.avatarURL, changed: changed, updatedAt: after.updatedAt)
+                    try await outbox.append(event, subject: event.aggregateID, on: connection, logger: logger)
+                }
+                return after
+            }
+        } catch let error where error.violatedUniqueIndex == "users_email_key" {
+            throw AuthError.emailExists
+        } catch let error where error.violatedUniqueIndex == "users_username_key" {
+            throw AuthError.usernameTaken
+        }
+    }
+
+    /// Marks the user's onboarding done; the first time only, emits
+    /// `auth.user.onboarding-completed.v1`.
+    func completeOnboarding(_ session: AuthenticatedSession) async throws -> UserRecord {
+        let userID = session.userID
+        return try await client.withUserTransaction(user: userID, logger: logger) { [self] connection in
+            let rows = try await connection.query("""
+                UPDATE users SET onboarded = true, updated_at = now() WHERE id = \(userID) AND NOT onboarded RETURNING updated_at
+                """, logger: logger)
+            if let completedAt = try await rows.collect().first?.decode(Date.self) {
+                let event = OnboardingCompleted(userId: userID, completedAt: completedAt)
+                try await outbox.append(event, subject: event.aggregateID, on: connection, logger: logger)
+            }
+            guard let user = try await connection.user(id: userID, logger: logger) else { throw AuthError.userNotFound }
+            return user
+        }
+    }
+
+    /// Sets the Splash role of user `target`. The caller's role is read from the database, not
+    /// from their token, so a demoted admin loses the right at once.
+    /// - Throws: `AuthError.notAdmin`, `.userNotFound`.
+    func setRole(_ role: UserRole, of target: UUID, by admin: AuthenticatedSession) async throws -> UserRecord {
+        try await client.withAuthFlowTransaction(logger: logger) { [logger] connection in
+            let callerRole = try await connection.query("SELECT role FROM users WHERE id = \(admin.userID)", logger: logger)
+                .collect().first?.decode(String.self)
+            guard callerRole == UserRole.admin.rawValue else { throw AuthError.notAdmin("User not allowed") }
+            let updated = try await connection.query("""
+                UPDATE users SET role = \(role.rawValue), updated_at = now() WHERE id = \(target) RETURNING id
+                """, logger: logger).collect()
+            guard !updated.isEmpty, let user = try await connection.user(id: target, logger: logger) else { throw AuthError.userNotFound }
+            return user
+        }
+    }
+
+    /// The newest sign-ups, newest first: username and sign-up time only.
+    func recentSignUps(limit: Int) async throws -> [RecentSignUp] {
+        try await client.withAuthFlowTransaction(logger: logger) { [logger] connection in
+            let rows = try await connection.query("""
+                SELECT user_metadata ->> 'username', created_at FROM users ORDER BY created_at DESC, id DESC LIMIT \(limit)
+                """, logger: logger)
+            var result: [RecentSignUp] = []
+            for try await (username, createdAt) in rows.decode((String?, Date).self) {
+                result.append(RecentSignUp(username: username, createdAt: GoTrueTimestamp.format(createdAt)))
+            }
+            return result
+        }
+    }
+
+    func userCount() async throws -> Int {
+        try await client.withAuthFlowTransaction(logger: logger) { [logger] connection in
+            try await connection.query("SELECT count(*) FROM users", logger: logger).collect().first?.decode(Int.self) ?? 0
+        }
+    }
+}
+
+/// One entry of the public list of recent sign-ups: never an email.
+struct RecentSignUp: Sendable, Codable, Equatable {
+    var username: String?
+    var createdAt: String
+
+    private enum CodingKeys: String, CodingKey {
+        case username
+        case createdAt = "created_at"
+    }
+}
+
+extension JSONValue {
+    /// This value as JSON text.
+    var jsonText: String {
+        (try? String(decoding: JSONEncoder().encode(self), as: UTF8.self)) ?? "null"
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Hummingbird
+import Identity
+
+/// RFC 3339 timestamps in UTC with microseconds, as GoTrue writes them (`2025-07-11T18:18:45.537123Z`).
+enum GoTrueTimestamp {
+    static func format(_ date: Date) -> String {
+        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+        let seconds = micros.quotientAndRemainder(dividingBy: 1_000_000)
+        let whole = Date(timeIntervalSince1970: TimeInterval(seconds.quotient - (seconds.remainder < 0 ? 1 : 0)))
+        let fraction = (seconds.remainder + 1_000_000) % 1_000_000
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: whole)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", c.year!, c.month!, c.day!, c.hour!, c.minute!, c.second!, fraction)
+    }
+}
+
+/// The User object of the GoTrue protocol.
+struct UserResponse: ResponseEncodable {
+    var user: UserRecord
+
+    private enum Keys: String, CodingKey {
+        case id, aud, role, email, phone, identities
+        case appMetadata = "app_metadata"
+        case userMetadata = "user_metadata"
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+        case emailConfirmedAt = "email_confirmed_at"
+        case confirmedAt = "confirmed_at"
+        case lastSignInAt = "last_sign_in_at"
+        case isAnonymous = "is_anonymous"
+    }
+
+    private enum IdentityKeys: String, CodingKey {
+        case identityID = "identity_id"
+        case id
+        case userID = "user_id"
+        case identityData = "identity_data"
+        case provider, email
+        case lastSignInAt = "last_sign_in_at"
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        let id = user.id.uuidString.lowercased()
+        try container.encode(id, forKey: .id)
+        try container.encode("authenticated", forKey: .aud)
+        try container.encode("authenticated", forKey: .role)
+        try container.encode(user.email, forKey: .email)
+        try container.encode("", forKey: .phone)
+        try container.encode(user.appMetadata, forKey: .appMetadata)
+        try container.encode(user.userMetadata, forKey: .userMetadata)
+        var identities = container.nestedUnkeyedContainer(forKey: .identities)
+        if let identity = user.identity {
+            var entry = identities.nestedContainer(keyedBy: IdentityKeys.self)
+            try entry.encode(identity.id.uuidString.lowercased(), forKey: .identityID)
+            try entry.encode(id, forKey: .id)
+            try entry.encode(id, forKey: .userID)
+            try entry.encode(identity.identityData, forKey: .identityData)
+            try entry.encode("email", forKey: .provider)
+            try entry.encode(user.email, forKey: .email)
+            try entry.encodeIfPresent(identity.lastSignInAt.map(GoTrueTimestamp.format), forKey: .lastSignInAt)
+            try entry.encode(GoTrueTimestamp.format(identity.createdAt), forKey: .createdAt)
+            try entry.encode(GoTrueTimestamp.format(identity.updatedAt), forKey: .updatedAt)
+        }
+        try container.encode(GoTrueTimestamp.format(user.createdAt), forKey: .createdAt)
+        try container.encode(GoTrueTimestamp.format(user.updatedAt), forKey: .updatedAt)
+        try container.encodeIfPresent(user.emailConfirmedAt.map(GoTrueTimestamp.format), forKey: .emailConfirmedAt)
+        try container.encodeIfPresent(user.emailConfirmedAt.map(GoTrueTimestamp.format), forKey: .confirmedAt)
+        try container.encodeIfPresent(user.lastSignInAt.map(GoTrueTimestamp.format), forKey: .lastSignInAt)
+        try container.encode(false, forKey: .isAnonymous)
+    }
+}
+
+/// The Session object: all six fields are required by supabase-swift's decoder.
+struct SessionResponse: ResponseEncodable {
+    var tokens: IssuedTokens
+    var user: UserRecord
+    var now: Date
+
+    private enum Keys: String, CodingKey {
+        case accessToken = "access_token"
+        case tokenType = "token_type"
+        case expiresIn = "expires_in"
+        case expiresAt = "expires_at"
+        case refreshToken = "refresh_token"
+        case user
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(tokens.accessToken, forKey: .accessToken)
+        try container.encode("bearer", forKey: .tokenType)
+        try container.encode(max(0, tokens.expiresAt - Int(now.timeIntervalSince1970)), forKey: .expiresIn)
+        try container.encode(tokens.expiresAt, forKey: .expiresAt)
+        try container.encode(tokens.refreshToken, forKey: .refreshToken)
+        try container.encode(UserResponse(user: user), forKey: .user)
+    }
+}

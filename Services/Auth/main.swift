@@ -1,0 +1,3 @@
+import ServiceKit
+
+await ServiceMain.run("auth", configuration: AuthConfiguration.self, build: buildApplication)

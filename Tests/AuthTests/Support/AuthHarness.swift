@@ -1,0 +1,209 @@
+@testable import Auth
+import AsyncHTTPClient
+import HTTPTypes
+import Contracts
+import EventBus
+import Foundation
+import Identity
+import Kafka
+import LocalStack
+import Logging
+import PostgresNIO
+import ServiceKit
+import TestSupport
+
+/// One running auth service for a test: its own database (reached, like in production, as the
+/// schema-owning role `splash_auth`, so row-level security applies), the test Kafka cluster, a
+/// fresh signing key and bcrypt cost 4 unless the test says otherwise.
+struct AuthHarness: Sendable {
+    let app: RunningApplication
+    let database: TestDatabase
+    let key: SigningKey
+    let kafka: KafkaEmbeddedCluster
+
+    static let rolePassword = "auth-test-role"
+
+    /// The environment auth gets; `overrides` replace or add variables.
+    static func with<Result: Sendable>(
+        _ overrides: [String: String] = [:],
+        _ body: @Sendable (AuthHarness) async throws -> Result
+    ) async throws -> Result {
+        let database = try await TestPostgres.shared.makeDatabase()
+        let local = LocalDatabase(name: database.name, port: database.port)
+        var logger = Logger(label: "auth-test")
+        logger.logLevel = .warning
+        try await local.provision(
+            superuserPassword: nil,
+            services: [LocalService("auth", port: 0, schema: "auth")],
+            passwords: ["splash_auth": rolePassword],
+            logger: logger
+        )
+        let kafka = try await TestKafka.shared.running()
+        let key = SigningKey.generate()
+        var environment = [
+            "DATABASE_URL": local.url(role: "splash_auth", password: rolePassword),
+            "DATABASE_POOL_SIZE": "8",
+            "KAFKA_BROKERS": kafka.bootstrapServers,
+            "AUTH_JWT_KEY": key.pem,
+            "AUTH_JWT_ISSUER": "http://auth.test/auth/v1",
+            "AUTH_BCRYPT_COST": "4",
+            "AUTH_RATE_LIMIT_TOKEN": "100000/1m",
+            "AUTH_RATE_LIMIT_SIGNUP": "100000/1m",
+            "AUTH_RATE_LIMIT_FAILED_SIGN_INS": "100000/1m",
+            "OUTBOX_POLL_INTERVAL": "100ms",
+            // The embedded cluster has every catalog topic and no CreateTopics.
+            "KAFKA_CREATE_TOPICS": "false",
+            "HTTP_PORT": "0",
+        ]
+        environment.merge(overrides) { _, override in override }
+        let configuration = try AuthConfiguration(from: ConfigurationReader(environment))
+        let application = try await buildApplication(
+            configuration,
+            runtime: ServiceRuntime(name: "auth", logger: logger, metrics: ServiceMetrics())
+        )
+        return try await withRunningApplication(application) { app in
+            try await body(AuthHarness(app: app, database: database, key: key, kafka: kafka))
+        }
+    }
+
+    // MARK: Calls
+
+    /// A JSON request to `/auth/v1<path>` with the headers a supabase client sends.
+    func call(
+        _ method: HTTPRequest.Method,
+        _ path: String,
+        json: Any? = nil,
+        bearer: String? = nil,
+        apiVersion: Bool = false,
+        headers: [(String, String)] = []
+    ) async throws -> TestResponse {
+        var all = headers + [("apikey", "anon-key"), ("X-Client-Info", "supabase-swift/2.0.0")]
+        if let bearer { all.append(("Authorization", "Bearer \(bearer)")) }
+        if apiVersion { all.append(("X-Supabase-Api-Version", "2024-01-01")) }
+        var body: HTTPClientRequest.Body?
+        if let json {
+            all.append(("Content-Type", "application/json"))
+            body = .bytes(try JSONSerialization.data(withJSONObject: json))
+        }
+        return try await app.request(method, "/auth/v1" + path, headers: all, body: body)
+    }
+
+    /// Signs up `email` and returns the Session, failing the test on any other answer.
+    func signUp(_ email: String = AuthHarness.uniqueEmail(), password: String = "correct horse 1", data: [String: Any] = [:]) async throws -> Session {
+        let response = try await call(.post, "/signup", json: ["email": email, "password": password, "data": data])
+        return try Session(response, expecting: 200)
+    }
+
+    func signIn(_ email: String, password: String = "correct horse 1") async throws -> TestResponse {
+        try await call(.post, "/token?grant_type=password", json: ["email": email, "password": password])
+    }
+
+    func refresh(_ refreshToken: String) async throws -> TestResponse {
+        try await call(.post, "/token?grant_type=refresh_token", json: ["refresh_token": refreshToken])
+    }
+
+    static func uniqueEmail(_ name: String = "user") -> String {
+        "\(name)-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+    }
+
+    /// Verifies tokens as any Splash service would.
+    var verifier: AccessTokenVerifier {
+        AccessTokenVerifier(keys: [key.verificationKey], issuer: "http://auth.test/auth/v1")
+    }
+
+    /// Signs tokens with the service's key (to forge expired or odd ones).
+    var signer: AccessTokenSigner {
+        AccessTokenSigner(key: key)
+    }
+
+    // MARK: Database
+
+    /// Makes `userID` an admin, as an operator would with SQL.
+    func makeAdmin(_ userID: String) async throws {
+        try await withDatabase { client in
+            try await client.query("UPDATE auth.users SET role = 'admin' WHERE id = \(UUID(uuidString: userID)!)")
+        }
+    }
+
+    /// Runs `body` with a superuser connection pool to the service's database.
+    func withDatabase<Result: Sendable>(_ body: @Sendable (PostgresClient) async throws -> Result) async throws -> Result {
+        try await database.withClient(body)
+    }
+
+    /// Rows in `auth.<table>` (as the superuser, so row-level security does not hide any).
+    func count(_ table: String) async throws -> Int {
+        try await withDatabase { client in
+            try await client.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM auth.\(table)")).collect().first?.decode(Int.self) ?? 0
+        }
+    }
+
+    // MARK: Events
+
+    /// Waits until the relay has published every outbox row, then reads `auth.users` from the
+    /// beginning and returns the events keyed by `userID`, in order.
+    func publishedEvents(of userID: String) async throws -> [EventEnvelope] {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try await withDatabase({ client in
+            try await client.query("SELECT count(*) FROM auth.outbox WHERE published_at IS NULL AND failed_at IS NULL").collect().first?.decode(Int.self) ?? 0
+        }) > 0 {
+            guard ContinuousClock.now < deadline else { throw HarnessError.outboxNotPublished }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        var configuration = KafkaConsumerConfiguration(
+            bootstrapServers: kafka.bootstrapServers,
+            clientID: "auth-test-reader",
+            groupID: "auth-test-\(UUID())",
+            topics: [TopicCatalog.authUsers.name]
+        )
+        configuration.stopsAtEnd = true
+        configuration.commitsOffsets = false
+        var logger = Logger(label: "auth-test-reader")
+        logger.logLevel = .warning
+        let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
+        return try await withRunningServices([consumer], logger: logger) {
+            try await withThrowingTaskGroup(of: [EventEnvelope].self) { group in
+                for await partition in consumer.partitions {
+                    group.addTask {
+                        var events: [EventEnvelope] = []
+                        for await message in partition where message.key.map({ String(decoding: $0, as: UTF8.self) }) == userID {
+                            events.append(try EventEnvelope(message))
+                        }
+                        return events
+                    }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+        }
+    }
+
+    enum HarnessError: Error {
+        case outboxNotPublished
+    }
+}
+
+/// A Session as a client decodes it.
+struct Session: Sendable {
+    var accessToken: String
+    var refreshToken: String
+    var userID: String
+    var email: String
+    var json: [String: any Sendable]
+
+    init(_ response: TestResponse, expecting status: Int = 200) throws {
+        guard response.status == status else { throw UnexpectedResponse(response: response) }
+        let object = try response.json()
+        guard let access = object["access_token"] as? String, let refresh = object["refresh_token"] as? String,
+              let user = object["user"] as? [String: Any], let id = user["id"] as? String, let email = user["email"] as? String
+        else { throw UnexpectedResponse(response: response) }
+        accessToken = access
+        refreshToken = refresh
+        userID = id
+        self.email = email
+        json = object.mapValues { "\($0)" }
+    }
+}
+
+struct UnexpectedResponse: Error, CustomStringConvertible {
+    var response: TestResponse
+    var description: String { "unexpected response \(response.status): \(response.text)" }
+}
