@@ -28,16 +28,28 @@ struct AuthHarness: Sendable {
         _ overrides: [String: String] = [:],
         _ body: @Sendable (AuthHarness) async throws -> Result
     ) async throws -> Result {
+        do {
+            return try await run(overrides, body)
+        } catch let error as PSQLError {
+            // PSQLError hides its details from `description`; a failing test needs them.
+            throw DatabaseFailure(details: String(reflecting: error))
+        }
+    }
+
+    struct DatabaseFailure: Error, CustomStringConvertible {
+        var details: String
+        var description: String { details }
+    }
+
+    private static func run<Result: Sendable>(
+        _ overrides: [String: String],
+        _ body: @Sendable (AuthHarness) async throws -> Result
+    ) async throws -> Result {
         let database = try await TestPostgres.shared.makeDatabase()
         let local = LocalDatabase(name: database.name, port: database.port)
         var logger = Logger(label: "auth-test")
         logger.logLevel = .warning
-        try await local.provision(
-            superuserPassword: nil,
-            services: [LocalService("auth", port: 0, schema: "auth")],
-            passwords: ["splash_auth": rolePassword],
-            logger: logger
-        )
+        try await Provisioning.shared.provision(local, logger: logger)
         let kafka = try await TestKafka.shared.running()
         let key = SigningKey.generate()
         var environment = [
@@ -206,4 +218,28 @@ struct Session: Sendable {
 struct UnexpectedResponse: Error, CustomStringConvertible {
     var response: TestResponse
     var description: String { "unexpected response \(response.status): \(response.text)" }
+}
+
+/// Suites run in parallel and share the cluster-wide role `splash_auth`; creating or altering one
+/// role from two sessions at once fails, so databases are provisioned one at a time.
+actor Provisioning {
+    static let shared = Provisioning()
+    /// The last provisioning queued; each new one starts after it (an actor alone would let a
+    /// second call in while the first awaits the database).
+    private var tail: Task<Void, Never> = Task {}
+
+    func provision(_ database: LocalDatabase, logger: Logger) async throws {
+        let previous = tail
+        let job = Task {
+            await previous.value
+            try await database.provision(
+                superuserPassword: nil,
+                services: [LocalService("auth", port: 0, schema: "auth")],
+                passwords: ["splash_auth": AuthHarness.rolePassword],
+                logger: logger
+            )
+        }
+        tail = Task { _ = await job.result }
+        try await job.value
+    }
 }
