@@ -3,7 +3,9 @@ SHELL := /bin/bash
 SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 # What the build and the tests need from Debian; installed when missing.
-SYSTEM_PACKAGES := pkg-config librdkafka-dev kcat python3 python3-jsonschema python3-yaml
+SYSTEM_PACKAGES := pkg-config librdkafka-dev kcat python3 python3-pip python3-jsonschema python3-yaml
+# The official supabase client, which auth's tests drive unchanged (pinned to the version tested).
+SUPABASE_PY := supabase==2.34.1
 
 .PHONY: run test contract deps build compose-env bench
 
@@ -17,6 +19,11 @@ deps:
 	  echo "Installing system packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+	@python3 -c 'import supabase' 2>/dev/null || { \
+	  echo "Installing $(SUPABASE_PY) for python3"; \
+	  python3 -m pip install --quiet --disable-pip-version-check '$(SUPABASE_PY)' \
+	    || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages '$(SUPABASE_PY)'; \
+	}
 
 build: deps
 	$(SWIFT) build
@@ -41,7 +48,9 @@ contract: deps
 compose-env:
 	@test ! -e .env || { echo ".env exists; remove it to generate a new one"; exit 2; }
 	@while IFS= read -r line; do \
-	  if [[ "$$line" == *=generate ]]; then echo "$${line%=generate}=$$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"; else echo "$$line"; fi; \
+	  if [[ "$$line" == *=generate ]]; then echo "$${line%=generate}=$$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"; \
+	  elif [[ "$$line" == *=generate-es256 ]]; then echo "$${line%=generate-es256}=$$(openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 | awk '{printf "%s\\n", $$0}')"; \
+	  else echo "$$line"; fi; \
 	done < deploy/compose.env.example > .env
 	@chmod 600 .env
 	@echo "wrote .env"

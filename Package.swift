@@ -33,7 +33,8 @@ func service(
     _ executable: String,
     module: String,
     dependencies: [Target.Dependency] = [],
-    testDependencies: [Target.Dependency] = []
+    testDependencies: [Target.Dependency] = [],
+    testResources: [Resource] = []
 ) -> (product: Product, targets: [Target]) {
     let target = Target.executableTarget(
         name: module,
@@ -45,7 +46,8 @@ func service(
     let tests = Target.testTarget(
         name: "\(module)Tests",
         dependencies: [.target(name: module), "TestSupport"] + testDependencies,
-        path: "Tests/\(module)Tests"
+        path: "Tests/\(module)Tests",
+        resources: testResources
     )
     return (.executable(name: executable, targets: [module]), [target, tests])
 }
@@ -55,7 +57,8 @@ let services: [(product: Product, targets: [Target])] = [
         "auth",
         module: "Auth",
         dependencies: ["Identity", "EventBus", "Kafka", "Contracts", bcrypt, crypto, nioPosix, hummingbird, httpTypes, postgresNIO, logging, metrics, serviceLifecycle],
-        testDependencies: ["Identity", "EventBus", "Kafka", "Contracts", "ServiceKit", "Database", "LocalStack", asyncHTTPClient, httpTypes, postgresNIO, logging]
+        testDependencies: ["Identity", "EventBus", "Kafka", "Contracts", "ServiceKit", "Database", "LocalStack", asyncHTTPClient, httpTypes, postgresNIO, logging],
+        testResources: [.copy("Fixtures")]
     ),
 ]
 
@@ -126,7 +129,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "Splash",
-            dependencies: ["LocalStack", "Kafka", "EventBus", "Contracts", "ServiceKit", argumentParser, unixSignals, logging],
+            dependencies: ["LocalStack", "Kafka", "EventBus", "Contracts", "ServiceKit", "Identity", argumentParser, unixSignals, logging],
             path: "Tools/Splash"
         ),
         .target(
@@ -189,7 +192,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DeploymentTests",
-            dependencies: ["Contracts", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, yams],
+            dependencies: ["Auth", "Identity", "Contracts", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, yams],
             path: "Tests/DeploymentTests"
         ),
     ] + services.flatMap(\.targets)

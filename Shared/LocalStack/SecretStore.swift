@@ -12,17 +12,25 @@ package struct SecretStore: Sendable {
 
     /// The secret called `name`, generated (256 random bits, hex) on first use.
     package func secret(_ name: String) throws -> String {
-        let file = directory.appendingPathComponent("\(name).secret")
-        if let existing = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !existing.isEmpty {
-            return existing
+        let file = try self.file("\(name).secret") {
+            SymmetricKey(size: .bits256).withUnsafeBytes { bytes in
+                bytes.map { String(format: "%02x", $0) }.joined()
+            }
+        }
+        return try String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The file called `name` in the store, written with what `generate` returns when it is missing
+    /// or empty (a development signing key, say). Services read it through a `…_FILE` variable.
+    package func file(_ name: String, generate: () throws -> String) throws -> URL {
+        let file = directory.appendingPathComponent(name)
+        if let existing = try? String(contentsOf: file, encoding: .utf8), !existing.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            return file
         }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let value = SymmetricKey(size: .bits256).withUnsafeBytes { bytes in
-            bytes.map { String(format: "%02x", $0) }.joined()
-        }
-        guard FileManager.default.createFile(atPath: file.path, contents: Data(value.utf8), attributes: [.posixPermissions: 0o600]) else {
+        guard FileManager.default.createFile(atPath: file.path, contents: Data(try generate().utf8), attributes: [.posixPermissions: 0o600]) else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path])
         }
-        return value
+        return file
     }
 }

@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import Identity
 import LocalStack
 import ServiceKit
 import Testing
@@ -102,6 +103,8 @@ struct ComposeFileTests {
     /// A compose value with `${NAME:-default}` resolved to its default and `${NAME:?…}` to a
     /// placeholder secret (the operator's .env provides it).
     static func interpolated(_ value: String) -> String {
+        let esGeneratedSecrets = Set(((try? Repository.text("deploy/compose.env.example")) ?? "").split(separator: "\n")
+            .filter { $0.hasSuffix("=generate-es256") }.map { String($0.dropLast("=generate-es256".count)) })
         guard value.contains("${") else { return value }
         var result = value
         while let start = result.range(of: "${"), let end = result.range(of: "}", range: start.upperBound..<result.endIndex) {
@@ -109,6 +112,9 @@ struct ComposeFileTests {
             let replacement: String
             if let separator = expression.range(of: ":-") {
                 replacement = String(expression[separator.upperBound...])
+            } else if esGeneratedSecrets.contains(String(expression.prefix { $0 != ":" })) {
+                // What `make compose-env` writes for `=generate-es256`: a PEM with \n escapes.
+                replacement = SigningKey.generate().pem.replacingOccurrences(of: "\n", with: "\\n")
             } else {
                 replacement = "secret-from-env"
             }

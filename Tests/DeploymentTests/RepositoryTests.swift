@@ -22,7 +22,7 @@ struct RepositoryTests {
         let readme = try Repository.text("README.md")
         let pattern = try NSRegularExpression(pattern: #"(?:string|integer|port|bool|duration|byteCount|choice|url|value|optionalValue)\(\s*"([A-Z][A-Z0-9_]+)""#)
         var variables: Set<String> = []
-        for library in ["Shared/ServiceKit", "Shared/Database"] {
+        for library in ["Shared/ServiceKit", "Shared/Database", "Shared/EventBus", "Services/Auth"] {
             let directory = Repository.root.appendingPathComponent(library)
             let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
             for file in files where file.pathExtension == "swift" {

@@ -1,6 +1,9 @@
+@testable import Auth
 import ServiceKit
 
 /// The configuration type of every service executable, by executable name. A service declared in
 /// Package.swift must be listed here, so its docker-compose environment is checked against what its
 /// configuration requires.
-let serviceConfigurations: [String: any ServiceConfiguration.Type] = [:]
+let serviceConfigurations: [String: any ServiceConfiguration.Type] = [
+    "auth": AuthConfiguration.self,
+]

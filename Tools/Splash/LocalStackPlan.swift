@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import Identity
 import LocalStack
 import Logging
 #if canImport(Glibc)
@@ -103,6 +104,12 @@ struct LocalStackPlan {
         ]
         if let role = service.role {
             environment["DATABASE_URL"] = database.url(role: role, password: try secrets.secret(role))
+        }
+        // The embedded broker holds every catalog topic and answers no CreateTopics.
+        environment["KAFKA_CREATE_TOPICS"] = "false"
+        if service.executable == "auth" {
+            // A development signing key, generated once and kept with the other local secrets.
+            environment["AUTH_JWT_KEY_FILE"] = try secrets.file(DevelopmentKeys.authSigningKeyFile) { SigningKey.generate().pem }.path
         }
         environment.merge(service.environment) { _, own in own }
         return SupervisedProcess.Specification(name: service.executable, command: ProcessCommand(executable, [], environment: environment))
