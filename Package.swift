@@ -57,7 +57,7 @@ let services: [(product: Product, targets: [Target])] = [
         "auth",
         module: "Auth",
         dependencies: ["Identity", "EventBus", "Kafka", "Contracts", bcrypt, crypto, nioPosix, hummingbird, httpTypes, postgresNIO, logging, metrics, serviceLifecycle],
-        testDependencies: ["Identity", "EventBus", "Kafka", "Contracts", "ServiceKit", "Database", "LocalStack", asyncHTTPClient, httpTypes, postgresNIO, logging],
+        testDependencies: ["Identity", "EventBus", "Kafka", "Contracts", "ServiceKit", "Database", "LocalStack", asyncHTTPClient, httpTypes, postgresNIO, logging, yams],
         testResources: [.copy("Fixtures")]
     ),
 ]

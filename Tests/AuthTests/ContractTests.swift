@@ -1,5 +1,7 @@
 @testable import Auth
 import Foundation
+import HTTPTypes
+import Yams
 import Testing
 import TestSupport
 
@@ -343,6 +345,28 @@ struct ContractTests {
             }
             let limited = try await auth.call(.post, "/signup", json: ["email": AuthHarness.uniqueEmail(), "password": "correct horse 1"])
             #expect(Int(limited.headers["retry-after"] ?? "") ?? 0 >= 1)
+        }
+    }
+
+    @Test func everyOperationOfTheOpenAPIDocumentIsServed() async throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Services/Auth/openapi.yaml")
+        let document = try #require(try Yams.load(yaml: String(contentsOf: url, encoding: .utf8)) as? [String: Any])
+        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        #expect(paths.count == 9)
+        let operations = paths.flatMap { path, methods in methods.keys.map { (path, $0) } }
+        try await AuthHarness.with { auth in
+            for (path, method) in operations {
+                do {
+                    let concrete = path.replacingOccurrences(of: "{id}", with: UUID().uuidString)
+                    let response = try await auth.call(HTTPRequest.Method(method.uppercased())!, concrete, json: [:] as [String: String])
+                    #expect(response.status != 405 && response.headers["x-sb-error-code"] != "not_found", "\(method) \(path): \(response.status)")
+                }
+            }
+            // And an unknown route is a GoTrue-shaped 404.
+            let unknown = try await auth.call(.get, "/nowhere")
+            #expect(unknown.status == 404)
+            #expect(unknown.headers["x-sb-error-code"] == "not_found")
         }
     }
 

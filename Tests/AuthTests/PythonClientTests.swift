@@ -18,7 +18,7 @@ struct PythonClientTests {
             process.standardOutput = output
             process.standardError = output
             try process.run()
-            let text = try await Task.detached {
+            let text = await Task.detached {
                 let data = output.fileHandleForReading.readDataToEndOfFile()
                 process.waitUntilExit()
                 return String(decoding: data, as: UTF8.self)
