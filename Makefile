@@ -7,7 +7,7 @@ SYSTEM_PACKAGES := pkg-config librdkafka-dev kcat python3 python3-pip python3-js
 # The official supabase client, which auth's tests drive unchanged (pinned to the version tested).
 SUPABASE_PY := supabase==2.34.1
 
-.PHONY: run test contract deps build compose-env bench
+.PHONY: run test contract deps build compose-env bench bench-auth
 
 deps:
 	@missing=""; \
@@ -59,3 +59,10 @@ compose-env:
 bench: deps
 	$(SWIFT) build -c release --product EventBusBenchmark
 	.build/release/EventBusBenchmark --messages 200000 --seconds 10
+
+# auth's figures against their baselines, in release mode: sign-in at bcrypt cost 12, refresh
+# throughput and p99, token verifications per second.
+bench-auth: deps
+	$(SWIFT) build -c release --product auth
+	$(SWIFT) build -c release --product AuthBenchmark
+	.build/release/AuthBenchmark --clients 32 --seconds 10

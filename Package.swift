@@ -169,6 +169,11 @@ let package = Package(
             dependencies: ["EventBus", "Kafka", "Contracts", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging],
             path: "Benchmarks/EventBus"
         ),
+        .executableTarget(
+            name: "AuthBenchmark",
+            dependencies: ["Identity", "LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, bcrypt, crypto, logging, .product(name: "NIOHTTP1", package: "swift-nio")],
+            path: "Benchmarks/Auth"
+        ),
         .testTarget(
             name: "ContractsTests",
             dependencies: ["Contracts", "LocalStack", yams],
