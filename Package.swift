@@ -192,7 +192,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SplashTests",
-            dependencies: ["Splash", "LocalStack", "ServiceKit", "TestSupport", "Contracts", "EventBus", "Kafka", "AsyncSignals", postgresNIO, logging],
+            dependencies: ["Splash", "LocalStack", "ServiceKit", "TestSupport", "Contracts", "EventBus", "Kafka", "AsyncSignals", "Identity", asyncHTTPClient, postgresNIO, logging],
             path: "Tests/SplashTests"
         ),
         .testTarget(

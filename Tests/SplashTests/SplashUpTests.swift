@@ -1,6 +1,8 @@
+import AsyncHTTPClient
 import AsyncSignals
 import Contracts
 import Foundation
+import Identity
 import LocalStack
 import Logging
 import PostgresNIO
@@ -53,6 +55,18 @@ struct SplashUpTests {
         let searchPath = try await connection.query("SHOW search_path", logger: logger).collect().first?.decode(String.self)
         try await connection.close()
         #expect(searchPath == "catalog")
+
+        // auth runs with the development signing key splash generated under the data directory,
+        // and publishes it.
+        let keyFile = data.appendingPathComponent("secrets/auth-jwt-key.pem")
+        let attributes = try FileManager.default.attributesOfItem(atPath: keyFile.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let kid = try SigningKey(pem: String(contentsOf: keyFile, encoding: .utf8)).id
+        try await waitUntilReady("auth", timeout: .seconds(60)) {
+            guard let response = try? await HTTPClient.shared.get(url: "http://127.0.0.1:8081/auth/v1/.well-known/jwks.json").get(),
+                  let body = response.body else { return false }
+            return String(buffer: body).contains(kid)
+        }
 
         // Ctrl-C: everything stops, the broker before Postgres, well within 10 seconds.
         let stopping = ContinuousClock.now
