@@ -75,14 +75,16 @@ struct Sessions: Sendable {
             }
             let next = RefreshToken.generate()
             let tokens = try issuer.issue(for: user, sessionID: sessionID, authenticatedAt: authenticatedAt, refreshToken: next)
+            // Spend the presented token, store its successor and touch the session: one round trip.
             try await connection.query("""
-                INSERT INTO refresh_tokens (token_hash, session_id, user_id) VALUES (\(next.hash), \(sessionID), \(userID))
+                WITH spent AS (
+                    UPDATE refresh_tokens SET spent_at = clock_timestamp(), successor = \(try presented.seal(tokens))
+                    WHERE token_hash = \(presented.hash)
+                ), issued AS (
+                    INSERT INTO refresh_tokens (token_hash, session_id, user_id) VALUES (\(next.hash), \(sessionID), \(userID))
+                )
+                UPDATE sessions SET refreshed_at = clock_timestamp() WHERE id = \(sessionID)
                 """, logger: logger)
-            try await connection.query("""
-                UPDATE refresh_tokens SET spent_at = clock_timestamp(), successor = \(try presented.seal(tokens))
-                WHERE token_hash = \(presented.hash)
-                """, logger: logger)
-            try await connection.query("UPDATE sessions SET refreshed_at = clock_timestamp() WHERE id = \(sessionID)", logger: logger)
             return .issued(tokens, user)
         }
         switch outcome {

@@ -199,7 +199,6 @@ struct Session: Sendable {
     var refreshToken: String
     var userID: String
     var email: String
-    var json: [String: any Sendable]
 
     init(_ response: TestResponse, expecting status: Int = 200) throws {
         guard response.status == status else { throw UnexpectedResponse(response: response) }
@@ -211,7 +210,6 @@ struct Session: Sendable {
         refreshToken = refresh
         userID = id
         self.email = email
-        json = object.mapValues { "\($0)" }
     }
 }
 
