@@ -35,7 +35,7 @@ final class RateLimiter: Sendable {
 
     init(_ limit: RateLimit) {
         self.limit = limit
-        let seconds = Double(limit.window.components.seconds) + Double(limit.window.components.attoseconds) / 1e18
+        let seconds = limit.window.milliseconds / 1_000
         self.refillPerSecond = Double(limit.count) / seconds
     }
 
@@ -63,7 +63,7 @@ final class RateLimiter: Sendable {
     private func refilled(_ bucket: Bucket?, now: ContinuousClock.Instant) -> Bucket {
         guard var bucket else { return Bucket(tokens: Double(limit.count), updated: now) }
         let elapsed = now - bucket.updated
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.milliseconds / 1_000
         bucket.tokens = min(Double(limit.count), bucket.tokens + seconds * refillPerSecond)
         bucket.updated = now
         return bucket

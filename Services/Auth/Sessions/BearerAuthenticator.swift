@@ -3,6 +3,7 @@ import Hummingbird
 import Identity
 import Logging
 import PostgresNIO
+import ServiceKit
 
 /// A request's verified access token, whose session still exists.
 struct AuthenticatedSession: Sendable {
@@ -26,7 +27,7 @@ struct BearerAuthenticator: Sendable {
     ///   not verify, `.sessionNotFound` / `.sessionExpired` for a session that ended.
     func authenticate(_ request: Request) async throws -> AuthenticatedSession {
         let session = try verifiedToken(request)
-        let idleSeconds = Double(inactivityTimeout.components.seconds)
+        let idleSeconds = inactivityTimeout.milliseconds / 1_000
         let idle: Bool? = try await client.withUserTransaction(user: session.userID, logger: logger) { [logger] connection in
             let rows = try await connection.query("""
                 SELECT refreshed_at < now() - \(idleSeconds) * interval '1 second' FROM sessions

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import ServiceKit
 
 /// Sessions and their refresh tokens: starting one, rotating its refresh token, signing out.
 ///
@@ -46,8 +47,8 @@ struct Sessions: Sendable {
     ///   is gone), `.refreshTokenAlreadyUsed` for a reuse after the interval (the session is then
     ///   revoked), `.sessionExpired` for a session idle past the inactivity timeout.
     func refresh(_ presented: RefreshToken) async throws -> (IssuedTokens, UserRecord) {
-        let reuseSeconds = Double(reuseInterval.components.seconds) + Double(reuseInterval.components.attoseconds) / 1e18
-        let idleSeconds = Double(inactivityTimeout.components.seconds)
+        let reuseSeconds = reuseInterval.milliseconds / 1_000
+        let idleSeconds = inactivityTimeout.milliseconds / 1_000
         let outcome: RefreshOutcome = try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
             let rows = try await connection.query("""
                 SELECT rt.session_id, rt.user_id, rt.successor, rt.spent_at IS NOT NULL,
