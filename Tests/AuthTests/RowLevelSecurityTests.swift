@@ -10,7 +10,7 @@ struct RowLevelSecurityTests {
             let ana = try await auth.signUp()
             let bob = try await auth.signUp()
             var configuration = auth.database.configuration
-            configuration.username = "splash_auth"
+            configuration.username = auth.role
             configuration.password = AuthHarness.rolePassword
             let client = PostgresClient(configuration: configuration)
             try await withThrowingTaskGroup(of: Void.self) { group in

@@ -12,14 +12,17 @@ import PostgresNIO
 import ServiceKit
 import TestSupport
 
-/// One running auth service for a test: its own database (reached, like in production, as the
-/// schema-owning role `splash_auth`, so row-level security applies), the test Kafka cluster, a
+/// One running auth service for a test: its own database (reached, like in production, as a role
+/// that owns the `auth` schema and nothing else, so row-level security applies), the test Kafka cluster, a
 /// fresh signing key and bcrypt cost 4 unless the test says otherwise.
 struct AuthHarness: Sendable {
     let app: RunningApplication
     let database: TestDatabase
     let key: SigningKey
     let kafka: KafkaEmbeddedCluster
+    /// The login role auth connects as, owner of the `auth` schema; one per test database, since
+    /// roles are cluster-wide and other suites create roles of their own concurrently.
+    let role: String
 
     static let rolePassword = "auth-test-role"
 
@@ -49,11 +52,21 @@ struct AuthHarness: Sendable {
         let local = LocalDatabase(name: database.name, port: database.port)
         var logger = Logger(label: "auth-test")
         logger.logLevel = .warning
-        try await Provisioning.shared.provision(local, logger: logger)
+        let role = "auth_\(database.name)"
+        try await PostgresCluster.withSuperuserConnection(port: database.port, password: nil, database: database.name, logger: logger) { connection in
+            // Utility statements take no bind parameters; the names are generated identifiers.
+            for statement in [
+                "CREATE ROLE \"\(role)\" LOGIN PASSWORD '\(rolePassword)'",
+                "CREATE SCHEMA auth AUTHORIZATION \"\(role)\"",
+                "ALTER ROLE \"\(role)\" IN DATABASE \"\(database.name)\" SET search_path = auth",
+            ] {
+                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            }
+        }
         let kafka = try await TestKafka.shared.running()
         let key = SigningKey.generate()
         var environment = [
-            "DATABASE_URL": local.url(role: "splash_auth", password: rolePassword),
+            "DATABASE_URL": local.url(role: role, password: rolePassword),
             "DATABASE_POOL_SIZE": "8",
             "KAFKA_BROKERS": kafka.bootstrapServers,
             "AUTH_JWT_KEY": key.pem,
@@ -74,7 +87,7 @@ struct AuthHarness: Sendable {
             runtime: ServiceRuntime(name: "auth", logger: logger, metrics: ServiceMetrics())
         )
         return try await withRunningApplication(application) { app in
-            try await body(AuthHarness(app: app, database: database, key: key, kafka: kafka))
+            try await body(AuthHarness(app: app, database: database, key: key, kafka: kafka, role: role))
         }
     }
 
@@ -216,28 +229,4 @@ struct Session: Sendable {
 struct UnexpectedResponse: Error, CustomStringConvertible {
     var response: TestResponse
     var description: String { "unexpected response \(response.status): \(response.text)" }
-}
-
-/// Suites run in parallel and share the cluster-wide role `splash_auth`; creating or altering one
-/// role from two sessions at once fails, so databases are provisioned one at a time.
-actor Provisioning {
-    static let shared = Provisioning()
-    /// The last provisioning queued; each new one starts after it (an actor alone would let a
-    /// second call in while the first awaits the database).
-    private var tail: Task<Void, Never> = Task {}
-
-    func provision(_ database: LocalDatabase, logger: Logger) async throws {
-        let previous = tail
-        let job = Task {
-            await previous.value
-            try await database.provision(
-                superuserPassword: nil,
-                services: [LocalService("auth", port: 0, schema: "auth")],
-                passwords: ["splash_auth": AuthHarness.rolePassword],
-                logger: logger
-            )
-        }
-        tail = Task { _ = await job.result }
-        try await job.value
-    }
 }
