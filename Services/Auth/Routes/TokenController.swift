@@ -43,7 +43,7 @@ struct TokenController: Sendable {
         guard let email = body.email, !email.isEmpty else { throw AuthError.validationFailed("To signup, please provide your email") }
         guard let password = body.password, !password.isEmpty else { throw AuthError.validationFailed("Signup requires a valid password") }
         let (tokens, user) = try await accounts.signUp(email: email, password: password, metadata: body.data ?? [:], userAgent: request.headers[.userAgent])
-        return SessionResponse(tokens: tokens, user: user, now: Date())
+        return SessionResponse(tokens: tokens, user: user)
     }
 
     @Sendable func token(_ request: Request, context: AppRequestContext) async throws -> SessionResponse {
@@ -60,7 +60,7 @@ struct TokenController: Sendable {
                 throw AuthError.validationFailed("refresh_token is not a valid refresh token")
             }
             let (tokens, user) = try await sessions.refresh(refreshToken)
-            return SessionResponse(tokens: tokens, user: user, now: Date())
+            return SessionResponse(tokens: tokens, user: user)
         case let other:
             throw AuthError.validationFailed(other == nil ? "grant_type is required" : "unsupported grant_type; use password or refresh_token")
         }
@@ -82,7 +82,7 @@ struct TokenController: Sendable {
         }
         do {
             let (tokens, user) = try await accounts.signIn(email: email, password: password, userAgent: request.headers[.userAgent])
-            return SessionResponse(tokens: tokens, user: user, now: Date())
+            return SessionResponse(tokens: tokens, user: user)
         } catch AuthError.invalidCredentials {
             _ = failedSignIns.acquire(account)
             throw AuthError.invalidCredentials

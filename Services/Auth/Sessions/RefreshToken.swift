@@ -55,4 +55,7 @@ struct IssuedTokens: Sendable, Equatable, Codable {
     var refreshToken: String
     /// Seconds since 1970 when the access token expires.
     var expiresAt: Int
+    /// Seconds the access token is valid for, as of when these tokens are handed out: the full
+    /// lifetime when just issued, what is left of it when a replay gets them again.
+    var expiresIn: Int
 }

@@ -122,6 +122,7 @@ struct Sessions: Sendable {
             guard let row = try await rows.collect().first, let successor = try row.decode(Data?.self) else { break }
             tokens = try next.open(successor)
         }
+        tokens.expiresIn = max(0, tokens.expiresAt - Int(Date().timeIntervalSince1970))
         return tokens
     }
 

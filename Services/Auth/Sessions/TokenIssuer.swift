@@ -23,6 +23,6 @@ struct TokenIssuer: Sendable {
             sessionID: sessionID.uuidString.lowercased(),
             authenticationMethods: [.init(method: "password", timestamp: Int(authenticatedAt.timeIntervalSince1970))]
         )
-        return IssuedTokens(accessToken: try signer.sign(claims), refreshToken: refreshToken.value, expiresAt: expiresAt)
+        return IssuedTokens(accessToken: try signer.sign(claims), refreshToken: refreshToken.value, expiresAt: expiresAt, expiresIn: expiresAt - issuedAt)
     }
 }

@@ -79,7 +79,6 @@ struct UserResponse: ResponseEncodable {
 struct SessionResponse: ResponseEncodable {
     var tokens: IssuedTokens
     var user: UserRecord
-    var now: Date
 
     private enum Keys: String, CodingKey {
         case accessToken = "access_token"
@@ -94,7 +93,7 @@ struct SessionResponse: ResponseEncodable {
         var container = encoder.container(keyedBy: Keys.self)
         try container.encode(tokens.accessToken, forKey: .accessToken)
         try container.encode("bearer", forKey: .tokenType)
-        try container.encode(max(0, tokens.expiresAt - Int(now.timeIntervalSince1970)), forKey: .expiresIn)
+        try container.encode(tokens.expiresIn, forKey: .expiresIn)
         try container.encode(tokens.expiresAt, forKey: .expiresAt)
         try container.encode(tokens.refreshToken, forKey: .refreshToken)
         try container.encode(UserResponse(user: user), forKey: .user)
