@@ -17,6 +17,17 @@ guard let brokers = environment["KAFKA_BROKERS"], let databaseURL = environment[
     FileHandle.standardError.write(Data("event-probe needs KAFKA_BROKERS, DATABASE_URL, PROBE_TOPIC, PROBE_GROUP and PROBE_SCHEMA\n".utf8))
     exit(2)
 }
+// The tests stop this process with SIGTERM. If the test process dies first, the embedded broker
+// dies with it and a graceful shutdown has no broker to finish with (it waits for the group
+// coordinator forever), while this orphan keeps the test runner's output pipe open and `swift test`
+// hangs. So an orphaned probe leaves at once.
+let parent = getppid()
+Thread.detachNewThread {
+    while getppid() == parent {
+        Thread.sleep(forTimeInterval: 0.5)
+    }
+    exit(3)
+}
 var logger = Logger(label: "event-probe")
 logger.logLevel = .warning
 let client = PostgresClient(configuration: try PostgresURL.parse(databaseURL))
