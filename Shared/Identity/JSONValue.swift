@@ -49,14 +49,4 @@ package enum JSONValue: Sendable, Hashable, Codable {
     package var stringValue: String? {
         if case .string(let value) = self { value } else { nil }
     }
-
-    /// The members, when this is an object.
-    package var objectValue: [String: JSONValue]? {
-        if case .object(let value) = self { value } else { nil }
-    }
-
-    /// The value of member `key`, when this is an object that has it.
-    package subscript(key: String) -> JSONValue? {
-        objectValue?[key]
-    }
 }
