@@ -6,13 +6,17 @@ import Identity
 enum GoTrueTimestamp {
     static func format(_ date: Date) -> String {
         let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
-        let seconds = micros.quotientAndRemainder(dividingBy: 1_000_000)
-        let whole = Date(timeIntervalSince1970: TimeInterval(seconds.quotient - (seconds.remainder < 0 ? 1 : 0)))
-        let fraction = (seconds.remainder + 1_000_000) % 1_000_000
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: whole)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", c.year!, c.month!, c.day!, c.hour!, c.minute!, c.second!, fraction)
+        // Floor division, so instants before 1970 keep a positive fraction.
+        var seconds = time_t(micros / 1_000_000)
+        var fraction = micros % 1_000_000
+        if fraction < 0 {
+            seconds -= 1
+            fraction += 1_000_000
+        }
+        var utc = tm()
+        gmtime_r(&seconds, &utc)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ",
+                      utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, fraction)
     }
 }
 
