@@ -29,11 +29,10 @@ struct UserController: Sendable {
     }
 
     @Sendable func user(_ request: Request, context: AppRequestContext) async throws -> UserResponse {
-        let session = try await authenticator.authenticate(request)
-        guard let user = try await accounts.client.withUserTransaction(user: session.userID, logger: context.logger, { connection in
-            try await connection.user(id: session.userID, logger: context.logger)
-        }) else { throw AuthError.userNotFound }
-        return UserResponse(user: user)
+        try await authenticator.withSession(request) { session, connection in
+            guard let user = try await connection.user(id: session.userID, logger: context.logger) else { throw AuthError.userNotFound }
+            return UserResponse(user: user)
+        }
     }
 
     @Sendable func update(_ request: Request, context: AppRequestContext) async throws -> UserResponse {
@@ -47,8 +46,9 @@ struct UserController: Sendable {
     }
 
     @Sendable func completeOnboarding(_ request: Request, context: AppRequestContext) async throws -> UserResponse {
-        let session = try await authenticator.authenticate(request)
-        return UserResponse(user: try await accounts.completeOnboarding(session))
+        try await authenticator.withSession(request) { session, connection in
+            UserResponse(user: try await accounts.completeOnboarding(session, on: connection))
+        }
     }
 
     @Sendable func logout(_ request: Request, context: AppRequestContext) async throws -> Response {

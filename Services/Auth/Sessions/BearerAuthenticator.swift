@@ -26,19 +26,28 @@ struct BearerAuthenticator: Sendable {
     /// - Throws: `AuthError.noAuthorization` without a bearer token, `.badJWT` for a token that does
     ///   not verify, `.sessionNotFound` / `.sessionExpired` for a session that ended.
     func authenticate(_ request: Request) async throws -> AuthenticatedSession {
+        try await withSession(request) { session, _ in session }
+    }
+
+    /// Authenticates `request`, then runs `body` in the same transaction as the session check, acting
+    /// for the token's user: one transaction per request instead of two.
+    /// - Throws: what `authenticate` throws, or what `body` throws.
+    func withSession<Result: Sendable>(
+        _ request: Request,
+        _ body: @Sendable (AuthenticatedSession, PostgresConnection) async throws -> Result
+    ) async throws -> Result {
         let session = try verifiedToken(request)
         let idleSeconds = inactivityTimeout.milliseconds / 1_000
-        let idle: Bool? = try await client.withUserTransaction(user: session.userID, logger: logger) { [logger] connection in
+        return try await client.withUserTransaction(user: session.userID, logger: logger) { [logger] connection in
             let rows = try await connection.query("""
                 SELECT refreshed_at < now() - \(idleSeconds) * interval '1 second' FROM sessions
                 WHERE id = \(session.sessionID) AND user_id = \(session.userID)
                 """, logger: logger)
-            return try await rows.collect().first?.decode(Bool.self)
-        }
-        switch idle {
-        case nil: throw AuthError.sessionNotFound
-        case true?: throw AuthError.sessionExpired
-        case false?: return session
+            switch try await rows.collect().first?.decode(Bool.self) {
+            case nil: throw AuthError.sessionNotFound
+            case true?: throw AuthError.sessionExpired
+            case false?: return try await body(session, connection)
+            }
         }
     }
 

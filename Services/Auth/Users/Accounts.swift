@@ -34,19 +34,20 @@ struct Accounts: Sendable {
         let metadata = try UserMetadata.merge(metadata, into: [:])
         let passwordHash = try await hasher.hash(password)
         let metadataJSON = try String(decoding: JSONEncoder().encode(metadata), as: UTF8.self)
-        let identityJSON = { @Sendable (id: UUID) in
-            #"{"email":\#(JSONValue.string(email).jsonText),"email_verified":true,"phone_verified":false,"sub":"\#(id.uuidString.lowercased())"}"#
-        }
+        let id = UUID()
+        let identity: [String: JSONValue] = [
+            "email": .string(email), "email_verified": .bool(true), "phone_verified": .bool(false), "sub": .string(id.uuidString.lowercased()),
+        ]
+        let identityJSON = try String(decoding: JSONEncoder().encode(identity), as: UTF8.self)
         do {
             return try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
-                let id = UUID()
                 try await connection.query("""
                     INSERT INTO users (id, email, encrypted_password, user_metadata, email_confirmed_at, last_sign_in_at)
                     VALUES (\(id), \(email), \(passwordHash), \(metadataJSON)::jsonb, now(), now())
                     """, logger: logger)
                 try await connection.query("""
                     INSERT INTO identities (id, user_id, provider, provider_id, identity_data, last_sign_in_at)
-                    VALUES (\(UUID()), \(id), 'email', \(id.uuidString.lowercased()), \(identityJSON(id))::jsonb, now())
+                    VALUES (\(UUID()), \(id), 'email', \(id.uuidString.lowercased()), \(identityJSON)::jsonb, now())
                     """, logger: logger)
                 guard let user = try await connection.user(id: id, logger: logger) else { throw AuthError.userNotFound }
                 let tokens = try await sessions.start(for: user, userAgent: userAgent, on: connection)
@@ -149,21 +150,19 @@ struct Accounts: Sendable {
         }
     }
 
-    /// Marks the user's onboarding done; the first time only, emits
-    /// `auth.user.onboarding-completed.v1`.
-    func completeOnboarding(_ session: AuthenticatedSession) async throws -> UserRecord {
+    /// Marks the user's onboarding done on `connection`, inside the caller's transaction for that
+    /// user; the first time only, emits `auth.user.onboarding-completed.v1`.
+    func completeOnboarding(_ session: AuthenticatedSession, on connection: PostgresConnection) async throws -> UserRecord {
         let userID = session.userID
-        return try await client.withUserTransaction(user: userID, logger: logger) { [self] connection in
-            let rows = try await connection.query("""
-                UPDATE users SET onboarded = true, updated_at = now() WHERE id = \(userID) AND NOT onboarded RETURNING updated_at
-                """, logger: logger)
-            if let completedAt = try await rows.collect().first?.decode(Date.self) {
-                let event = OnboardingCompleted(userId: userID, completedAt: completedAt)
-                try await outbox.append(event, subject: event.aggregateID, on: connection, logger: logger)
-            }
-            guard let user = try await connection.user(id: userID, logger: logger) else { throw AuthError.userNotFound }
-            return user
+        let rows = try await connection.query("""
+            UPDATE users SET onboarded = true, updated_at = now() WHERE id = \(userID) AND NOT onboarded RETURNING updated_at
+            """, logger: logger)
+        if let completedAt = try await rows.collect().first?.decode(Date.self) {
+            let event = OnboardingCompleted(userId: userID, completedAt: completedAt)
+            try await outbox.append(event, subject: event.aggregateID, on: connection, logger: logger)
         }
+        guard let user = try await connection.user(id: userID, logger: logger) else { throw AuthError.userNotFound }
+        return user
     }
 
     /// Sets the Splash role of user `target`. The caller's role is read from the database, not
@@ -211,12 +210,5 @@ struct RecentSignUp: Sendable, Codable, Equatable {
     private enum CodingKeys: String, CodingKey {
         case username
         case createdAt = "created_at"
-    }
-}
-
-extension JSONValue {
-    /// This value as JSON text.
-    var jsonText: String {
-        (try? String(decoding: JSONEncoder().encode(self), as: UTF8.self)) ?? "null"
     }
 }
