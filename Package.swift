@@ -187,7 +187,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KafkaTests",
-            dependencies: ["Kafka", "Contracts", "ServiceKit", "TestSupport", logging],
+            dependencies: ["Kafka", "Contracts", "ServiceKit", "TestSupport", "AsyncSignals", logging],
             path: "Tests/KafkaTests"
         ),
         .testTarget(

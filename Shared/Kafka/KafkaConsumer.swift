@@ -16,13 +16,15 @@ import Synchronization
 /// cooperative-sticky: a member joining or leaving moves only the partitions that must move.
 ///
 /// `run()` (a `Service`) owns the poll thread; on graceful shutdown it leaves the group, which
-/// revokes every partition (ending their sequences) after committing what was processed.
+/// revokes every partition (ending their sequences) after committing what was processed. Leaving
+/// takes at most `closeTimeout`, even with the brokers gone or a handler that never returns.
 public final class KafkaConsumer: Service, Sendable {
     /// Partitions as they are assigned. Ends when the consumer stops.
     public let partitions: AsyncStream<KafkaPartition>
 
     private let handle: RDKafkaHandle
     private let assignments: PartitionAssignments
+    private let closeTimeout: Duration
     private let logger: Logger
 
     /// Creates the client and subscribes to `configuration.topics`; the group is joined once
@@ -35,6 +37,7 @@ public final class KafkaConsumer: Service, Sendable {
             capacity: configuration.bufferedMessagesPerPartition,
             // The group stops hearing from a member that is still revoking; stay well inside it.
             drainTimeout: min(configuration.revocationDrainTimeout, configuration.sessionTimeout / 2),
+            commitTimeout: min(.seconds(5), configuration.sessionTimeout / 3),
             stopsAtEnd: configuration.stopsAtEnd,
             logger: logger
         )
@@ -45,6 +48,7 @@ public final class KafkaConsumer: Service, Sendable {
             rebalance: assignments
         )
         let handle = try RDKafkaHandle(RD_KAFKA_CONSUMER, config: config, callbacks: callbacks)
+        self.closeTimeout = configuration.closeTimeout
         assignments.attach(handle)
         rd_kafka_poll_set_consumer(handle.pointer)
         let topics = RDKafkaPartitionList(configuration.topics.map { ($0, RD_KAFKA_PARTITION_UA, nil) })
@@ -63,20 +67,17 @@ public final class KafkaConsumer: Service, Sendable {
     }
 
     /// Polls until graceful shutdown, cancellation or — with `stopsAtEnd` — the end of every
-    /// assigned partition; then leaves the group.
+    /// assigned partition; then leaves the group, within `closeTimeout`.
     public func run() async throws {
         let handle = self.handle
         let assignments = self.assignments
+        let closeTimeout = self.closeTimeout
         let thread = PollThread(name: "kafka-consumer") {
             guard let message = rd_kafka_consumer_poll(handle.pointer, 100) else { return }
             defer { rd_kafka_message_destroy(message) }
             assignments.deliver(message)
         } finish: {
-            let error = rd_kafka_consumer_close(handle.pointer)
-            if error != RD_KAFKA_RESP_ERR_NO_ERROR {
-                assignments.logger.warning("Kafka consumer did not leave its group cleanly", metadata: ["kafka.error": "\(String(cString: rd_kafka_err2str(error)))"])
-            }
-            assignments.finish()
+            assignments.leaveGroup(handle.pointer, within: closeTimeout)
         }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { try? await gracefulShutdown() }
@@ -102,15 +103,20 @@ final class PartitionAssignments: RDKafkaRebalanceHandling, PartitionFlowControl
     private let newPartitions: AsyncStream<KafkaPartition>.Continuation
     private let capacity: Int
     private let drainTimeout: Duration
+    private let commitTimeout: Duration
     private let stopsAtEnd: Bool
+    /// Set when the consumer starts leaving its group: revocation work must end by then, and
+    /// waiting for handlers leaves `commitReserve` of it for the final commit.
+    private let leaving = Mutex<(deadline: ContinuousClock.Instant, commitReserve: Duration)?>(nil)
     private let owned = Mutex<[Key: KafkaPartition]>([:])
     private let endedPartitions = Mutex<Set<Key>>([])
     private let handle = Mutex<RDKafkaHandle?>(nil)
 
-    init(newPartitions: AsyncStream<KafkaPartition>.Continuation, capacity: Int, drainTimeout: Duration, stopsAtEnd: Bool, logger: Logger) {
+    init(newPartitions: AsyncStream<KafkaPartition>.Continuation, capacity: Int, drainTimeout: Duration, commitTimeout: Duration, stopsAtEnd: Bool, logger: Logger) {
         self.newPartitions = newPartitions
         self.capacity = capacity
         self.drainTimeout = drainTimeout
+        self.commitTimeout = commitTimeout
         self.stopsAtEnd = stopsAtEnd
         self.logger = logger
     }
@@ -155,8 +161,48 @@ final class PartitionAssignments: RDKafkaRebalanceHandling, PartitionFlowControl
         if allDone { allEnded.complete(()) }
     }
 
+    /// Leaves the group (revoking every partition, which commits what was processed) and then
+    /// ends every sequence. Runs on the poll thread, which serves the leave's rebalance events;
+    /// gives up after `timeout` — a group it cannot reach, a handler that does not finish — and
+    /// the next owner of the partitions reads again from the last commit.
+    func leaveGroup(_ handle: OpaquePointer, within timeout: Duration) {
+        let deadline = ContinuousClock.now + timeout
+        leaving.withLock { $0 = (deadline, min(commitTimeout, timeout / 3)) }
+        let queue = rd_kafka_queue_new(handle)
+        defer {
+            rd_kafka_queue_destroy(queue)
+            finish()
+        }
+        if let error = rd_kafka_consumer_close_queue(handle, queue) {
+            logger.warning("Kafka consumer could not leave its group", metadata: ["kafka.error": "\(String(cString: rd_kafka_error_string(error)))"])
+            rd_kafka_error_destroy(error)
+            return
+        }
+        while rd_kafka_consumer_closed(handle) == 0 {
+            guard ContinuousClock.now < deadline else {
+                logger.warning("Kafka consumer did not leave its group in time; its partitions will be read again from the last commit", metadata: ["kafka.close_timeout": "\(timeout)"])
+                return
+            }
+            guard let event = rd_kafka_queue_poll(queue, 100) else { continue }
+            defer { rd_kafka_event_destroy(event) }
+            // Messages still arriving are dropped: they were not processed, so not committed.
+            if rd_kafka_event_type(event) == RD_KAFKA_EVENT_REBALANCE, let partitions = rd_kafka_event_topic_partition_list(event) {
+                rebalance(handle: handle, code: rd_kafka_event_error(event), partitions: partitions)
+            }
+        }
+    }
+
+    /// The time left before `deadline` and, if the consumer is leaving, before the leave's
+    /// deadline (less the commit's reserve when `reservingCommit`).
+    private func remaining(until deadline: ContinuousClock.Instant, reservingCommit: Bool = false) -> Duration {
+        let end = leaving.withLock { leaving in
+            leaving.map { min($0.deadline - (reservingCommit ? $0.commitReserve : .zero), deadline) } ?? deadline
+        }
+        return max(.zero, end - .now)
+    }
+
     /// The consumer has left its group: end every sequence, then the stream of partitions.
-    func finish() {
+    private func finish() {
         let remaining = owned.withLock { owned in
             defer { owned.removeAll() }
             return Array(owned.values)
@@ -189,12 +235,7 @@ final class PartitionAssignments: RDKafkaRebalanceHandling, PartitionFlowControl
             let lost = rd_kafka_assignment_lost(handle) != 0
             if !lost {
                 waitForHandlers(of: revoked)
-                // Commit what was processed while we still own the partitions; "no offset" just
-                // means nothing new was stored.
-                let error = rd_kafka_commit(handle, nil, 0)
-                if error != RD_KAFKA_RESP_ERR_NO_ERROR, error != RD_KAFKA_RESP_ERR__NO_OFFSET {
-                    logger.warning("Kafka commit before revocation failed", metadata: ["kafka.error": "\(String(cString: rd_kafka_err2str(error)))"])
-                }
+                commitBeforeRevocation(handle)
             }
             logger.info(lost ? "Kafka partitions lost" : "Kafka partitions revoked", metadata: ["kafka.partitions": "\(describe(entries))"])
             if cooperative {
@@ -209,9 +250,31 @@ final class PartitionAssignments: RDKafkaRebalanceHandling, PartitionFlowControl
     /// are handled, or `drainTimeout` passes; an unfinished message is then redelivered to the
     /// partition's next owner.
     private func waitForHandlers(of partitions: [KafkaPartition]) {
-        let deadline = ContinuousClock.now + drainTimeout
+        let deadline = ContinuousClock.now + remaining(until: .now + drainTimeout, reservingCommit: true)
         while partitions.contains(where: \.isHandlingMessage), ContinuousClock.now < deadline {
             usleep(1_000)
+        }
+    }
+
+    /// Commits what was processed while the partitions are still ours, waiting at most
+    /// `commitTimeout` for the group's answer: a commit waiting for a coordinator that is gone
+    /// would otherwise hold the revocation, and the consumer, forever.
+    private func commitBeforeRevocation(_ handle: OpaquePointer) {
+        let queue = rd_kafka_queue_new(handle)
+        defer { rd_kafka_queue_destroy(queue) }
+        var error = rd_kafka_commit_queue(handle, nil, queue, nil, nil)
+        if error == RD_KAFKA_RESP_ERR_NO_ERROR {
+            let wait = remaining(until: .now + commitTimeout)
+            guard let event = rd_kafka_queue_poll(queue, Int32(wait.wholeMilliseconds)) else {
+                logger.warning("Kafka commit before revocation timed out; the partitions' next owner may see processed events again", metadata: ["kafka.commit_timeout": "\(wait)"])
+                return
+            }
+            error = rd_kafka_event_error(event)
+            rd_kafka_event_destroy(event)
+        }
+        // "No offset" just means nothing new was stored.
+        if error != RD_KAFKA_RESP_ERR_NO_ERROR, error != RD_KAFKA_RESP_ERR__NO_OFFSET {
+            logger.warning("Kafka commit before revocation failed", metadata: ["kafka.error": "\(String(cString: rd_kafka_err2str(error)))"])
         }
     }
 

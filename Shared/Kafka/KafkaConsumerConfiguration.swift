@@ -27,6 +27,10 @@ public struct KafkaConsumerConfiguration: Sendable {
     /// the worst-case latency of a quiet partition.
     public var fetchMaxWait: Duration = .milliseconds(100)
     public var sessionTimeout: Duration = .seconds(30)
+    /// How long leaving the group may take when the consumer stops: letting revoked partitions'
+    /// messages finish, committing, saying goodbye. A consumer that cannot reach its group (its
+    /// brokers are gone) gives up after this; what it did not commit is redelivered.
+    public var closeTimeout: Duration = .seconds(15)
     /// When set, every partition's stream ends once it reaches the end of what the partition holds
     /// (for tools that list a topic), and the consumer stops once all have ended.
     public var stopsAtEnd = false

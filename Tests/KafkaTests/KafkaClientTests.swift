@@ -1,3 +1,4 @@
+import AsyncSignals
 import Contracts
 import Foundation
 import Kafka
@@ -131,6 +132,48 @@ import TestSupport
         await #expect(throws: KafkaDeliveryError.producerClosed) {
             try await producer.send(KafkaRecord(topic: topic.name, key: "k", value: [1]))
         }
+    }
+
+    @Test func aConsumerStopsWithinItsCloseTimeoutWhileAHandlerNeverFinishes() async throws {
+        let cluster = try await TestKafka.shared.running()
+        let topic = try await TestKafka.shared.makeTopic(partitions: 1)
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "test-consumer", groupID: "close-\(UUID())", topics: [topic.name])
+        // A revocation would wait a minute for the stuck handler; leaving may take 3 s.
+        configuration.sessionTimeout = .seconds(150)
+        configuration.revocationDrainTimeout = .seconds(60)
+        configuration.closeTimeout = .seconds(3)
+        let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
+        let producer = try producer(cluster)
+        let stopped = OneShot<Duration>()
+        // Unstructured, so that a consumer stuck in shutdown fails the test instead of hanging it.
+        Task {
+            do {
+                let shutdownStarted = try await withRunningServices([producer, consumer]) {
+                    _ = try await producer.send(KafkaRecord(topic: topic.name, key: "k", value: [1]))
+                    var partitions = consumer.partitions.makeAsyncIterator()
+                    let partition = try #require(await partitions.next())
+                    var messages = partition.makeAsyncIterator()
+                    // Taken and never finished, as by a handler stuck on a dead dependency.
+                    #expect(await messages.next()?.value == [1])
+                    return ContinuousClock.now
+                }
+                stopped.complete(ContinuousClock.now - shutdownStarted)
+            } catch {
+                Issue.record(error)
+                stopped.complete(.zero)
+            }
+        }
+        let elapsed = await withTaskGroup(of: Duration?.self) { group in
+            group.addTask { await stopped.value() }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(90))
+                return nil
+            }
+            defer { group.cancelAll() }
+            return await group.next()!
+        }
+        let stoppedAfter = try #require(elapsed, "the consumer did not stop within 90 s")
+        #expect(stoppedAfter < .seconds(10))
     }
 
     @Test func theProducerReachesTheClusterOrSaysItCannot() async throws {

@@ -44,7 +44,9 @@ final class RDKafkaHandle: @unchecked Sendable {
     }
 
     deinit {
-        rd_kafka_destroy(pointer)
+        // A consumer leaves its group in `KafkaConsumer.run()`, within its close timeout; if that
+        // gave up, leaving again here would block without one.
+        rd_kafka_destroy_flags(pointer, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE)
     }
 }
 
