@@ -60,6 +60,7 @@ public struct KafkaConsumerConfiguration: Sendable {
             "enable.partition.eof": stopsAtEnd ? "true" : "false",
             "statistics.interval.ms": "\(statisticsInterval?.wholeMilliseconds ?? 0)",
             "log.connection.close": "false",
+            "socket.nagle.disable": "true",
         ]
         properties.merge(self.properties) { _, extra in extra }
         return properties

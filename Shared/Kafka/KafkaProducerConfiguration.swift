@@ -43,6 +43,7 @@ public struct KafkaProducerConfiguration: Sendable {
             "queue.buffering.max.messages": "1000000",
             "statistics.interval.ms": "\(statisticsInterval?.wholeMilliseconds ?? 0)",
             "log.connection.close": "false",
+            "socket.nagle.disable": "true",
         ]
         properties.merge(self.properties) { _, extra in extra }
         return properties
