@@ -11,6 +11,7 @@ import ServiceKit
 /// | `KAFKA_LINGER` | `5ms` | how long a record waits for a batch to fill |
 /// | `KAFKA_BATCH_SIZE` | `1MiB` | largest batch per partition |
 /// | `KAFKA_MESSAGE_TIMEOUT` | `2m` | how long a record is retried before its delivery fails |
+/// | `KAFKA_FETCH_MAX_WAIT` | `100ms` | how long a consumer's fetch waits for new records |
 /// | `KAFKA_CREATE_TOPICS` | `true` | create the service's topics at start-up if missing |
 /// | `EVENTS_RETRY_ATTEMPTS` | `5` | handler attempts before an event is dead-lettered |
 /// | `EVENTS_RETRY_BACKOFF` | `200ms` | first wait between attempts; doubles up to 10 s |
@@ -23,6 +24,7 @@ package struct EventBusSettings: Sendable {
     package var linger: Duration
     package var batchSize: Int
     package var messageTimeout: Duration
+    package var fetchMaxWait: Duration
     package var createsTopics: Bool
     package var retry: RetryPolicy
     package var outbox: OutboxRelay.Configuration
@@ -33,6 +35,7 @@ package struct EventBusSettings: Sendable {
         linger = try reader.duration("KAFKA_LINGER", default: .milliseconds(5))
         batchSize = try reader.byteCount("KAFKA_BATCH_SIZE", default: 1 << 20, in: 1_024...(64 << 20))
         messageTimeout = try reader.duration("KAFKA_MESSAGE_TIMEOUT", default: .seconds(120), minimum: .seconds(1))
+        fetchMaxWait = try reader.duration("KAFKA_FETCH_MAX_WAIT", default: .milliseconds(100), minimum: .milliseconds(1))
         createsTopics = try reader.bool("KAFKA_CREATE_TOPICS", default: true)
         retry = RetryPolicy(
             attempts: try reader.integer("EVENTS_RETRY_ATTEMPTS", default: 5, in: 1...100),
@@ -56,7 +59,9 @@ package struct EventBusSettings: Sendable {
 
     /// A consumer in `group` reading `topics`.
     package func consumer(clientID: String, group: String, topics: [Topic]) -> KafkaConsumerConfiguration {
-        KafkaConsumerConfiguration(bootstrapServers: brokers, clientID: clientID, groupID: group, topics: topics.map(\.name))
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: brokers, clientID: clientID, groupID: group, topics: topics.map(\.name))
+        configuration.fetchMaxWait = fetchMaxWait
+        return configuration
     }
 }
 

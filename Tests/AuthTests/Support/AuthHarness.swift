@@ -78,6 +78,7 @@ struct AuthHarness: Sendable {
             "OUTBOX_POLL_INTERVAL": "100ms",
             // The embedded cluster has every catalog topic and no CreateTopics.
             "KAFKA_CREATE_TOPICS": "false",
+            "KAFKA_FETCH_MAX_WAIT": "10ms",
             "HTTP_PORT": "0",
         ]
         environment.merge(overrides) { _, override in override }
