@@ -166,7 +166,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "EventBusBenchmark",
-            dependencies: ["EventBus", "Kafka", "Contracts", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging],
+            dependencies: ["EventBus", "Kafka", "Contracts", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, serviceLifecycle],
             path: "Benchmarks/EventBus"
         ),
         .executableTarget(
