@@ -45,18 +45,10 @@ struct AuthConfiguration: ServiceConfiguration {
             minimumLength: try reader.integer("AUTH_PASSWORD_MIN_LENGTH", default: 8, in: 6...72),
             requiredCharacters: try reader.choice("AUTH_PASSWORD_REQUIRED_CHARACTERS", default: PasswordPolicy.RequiredCharacters.none)
         )
-        tokenRateLimit = try Self.rateLimit(reader, "AUTH_RATE_LIMIT_TOKEN", default: RateLimit(count: 30, window: .seconds(300)))
-        signUpRateLimit = try Self.rateLimit(reader, "AUTH_RATE_LIMIT_SIGNUP", default: RateLimit(count: 30, window: .seconds(300)))
-        failedSignInLimit = try Self.rateLimit(reader, "AUTH_RATE_LIMIT_FAILED_SIGN_INS", default: RateLimit(count: 10, window: .seconds(900)))
-        trustedProxies = try reader.value(
-            "AUTH_TRUSTED_PROXIES",
-            expected: "a comma-separated list of IP addresses or CIDR ranges",
-            default: [],
-            parse: { raw in
-                let ranges = raw.split(separator: ",").map { IPRange($0.trimmingCharacters(in: .whitespaces)) }
-                return ranges.contains(nil) ? nil : ranges.compactMap { $0 }
-            }
-        )
+        tokenRateLimit = try reader.rateLimit("AUTH_RATE_LIMIT_TOKEN", default: RateLimit(count: 30, window: .seconds(300)))
+        signUpRateLimit = try reader.rateLimit("AUTH_RATE_LIMIT_SIGNUP", default: RateLimit(count: 30, window: .seconds(300)))
+        failedSignInLimit = try reader.rateLimit("AUTH_RATE_LIMIT_FAILED_SIGN_INS", default: RateLimit(count: 10, window: .seconds(900)))
+        trustedProxies = try reader.ipRanges("AUTH_TRUSTED_PROXIES")
     }
 
     /// A PEM key from `<name>` (the PEM itself) or `<name>_FILE` (a path to it).
@@ -70,7 +62,4 @@ struct AuthConfiguration: ServiceConfiguration {
         })
     }
 
-    private static func rateLimit(_ reader: ConfigurationReader, _ name: String, default limit: RateLimit) throws(ConfigurationError) -> RateLimit {
-        try reader.value(name, expected: "a count per duration such as 30/5m", default: limit, parse: RateLimit.parse)
-    }
 }

@@ -2,11 +2,11 @@ import Foundation
 import NIOCore
 
 /// An IPv4 or IPv6 address range in CIDR form (`10.0.0.0/8`, `::1/128`, or one address).
-struct IPRange: Sendable, Equatable {
+package struct IPRange: Sendable, Equatable {
     private let network: [UInt8]
     private let prefixLength: Int
 
-    init?(_ text: String) {
+    package init?(_ text: String) {
         let parts = text.split(separator: "/", maxSplits: 1).map(String.init)
         guard let address = IPRange.bytes(of: parts[0]) else { return nil }
         let bits = address.count * 8
@@ -16,7 +16,7 @@ struct IPRange: Sendable, Equatable {
         self.prefixLength = prefix
     }
 
-    func contains(_ text: String) -> Bool {
+    package func contains(_ text: String) -> Bool {
         guard let address = IPRange.bytes(of: text), address.count == network.count else { return false }
         var remaining = prefixLength
         for (a, b) in zip(address, network) where remaining > 0 {
@@ -28,7 +28,7 @@ struct IPRange: Sendable, Equatable {
     }
 
     /// The address's bytes (4 or 16), or `nil` when it is not an IP address.
-    static func bytes(of text: String) -> [UInt8]? {
+    package static func bytes(of text: String) -> [UInt8]? {
         var v4 = in_addr()
         if inet_pton(AF_INET, text, &v4) == 1 {
             return withUnsafeBytes(of: &v4) { Array($0) }
@@ -47,10 +47,14 @@ struct IPRange: Sendable, Equatable {
 /// The chain is read from the right: each proxy appends the address it saw, so the first entry
 /// that is not a trusted proxy is the client. Everything left of it could have been written by the
 /// client itself and is ignored. From an untrusted peer the header is ignored altogether.
-struct ClientAddressResolver: Sendable {
-    let trustedProxies: [IPRange]
+package struct ClientAddressResolver: Sendable {
+    package let trustedProxies: [IPRange]
 
-    func resolve(peer: SocketAddress?, forwardedFor: String?) -> String {
+    package init(trustedProxies: [IPRange]) {
+        self.trustedProxies = trustedProxies
+    }
+
+    package func resolve(peer: SocketAddress?, forwardedFor: String?) -> String {
         guard let peerIP = peer?.ipAddress else { return "unknown" }
         guard isTrusted(peerIP), let forwardedFor else { return peerIP }
         let chain = forwardedFor.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -63,5 +67,15 @@ struct ClientAddressResolver: Sendable {
 
     private func isTrusted(_ address: String) -> Bool {
         trustedProxies.contains { $0.contains(address) }
+    }
+}
+
+extension ConfigurationReader {
+    /// A comma-separated list of IP addresses and CIDR ranges; empty when unset.
+    package func ipRanges(_ name: String) throws(ConfigurationError) -> [IPRange] {
+        try value(name, expected: "a comma-separated list of IP addresses or CIDR ranges", default: [], parse: { raw in
+            let ranges = raw.split(separator: ",").map { IPRange($0.trimmingCharacters(in: .whitespaces)) }
+            return ranges.contains(nil) ? nil : ranges.compactMap { $0 }
+        })
     }
 }

@@ -1,14 +1,18 @@
 import Foundation
-import ServiceKit
 import Synchronization
 
 /// How many events a key may have per window: `30/5m` in configuration.
-struct RateLimit: Sendable, Equatable {
-    var count: Int
-    var window: Duration
+package struct RateLimit: Sendable, Equatable {
+    package var count: Int
+    package var window: Duration
+
+    package init(count: Int, window: Duration) {
+        self.count = count
+        self.window = window
+    }
 
     /// Parses `<count>/<duration>`, e.g. `30/5m` or `10/15m`.
-    static func parse(_ text: String) -> RateLimit? {
+    package static func parse(_ text: String) -> RateLimit? {
         let parts = text.split(separator: "/", maxSplits: 1)
         guard parts.count == 2, let count = Int(parts[0].trimmingCharacters(in: .whitespaces)), count > 0,
               let window = DurationFormat.parse(String(parts[1]).trimmingCharacters(in: .whitespaces)), window > .zero
@@ -23,17 +27,17 @@ struct RateLimit: Sendable, Equatable {
 /// spent its allowance gets one more request every `window / count` rather than waiting for a
 /// fixed window to roll over. Keys that are back to a full bucket are forgotten, which keeps the
 /// table as small as the set of clients currently being limited.
-final class RateLimiter: Sendable {
+package final class RateLimiter: Sendable {
     private struct Bucket {
         var tokens: Double
         var updated: ContinuousClock.Instant
     }
 
-    let limit: RateLimit
+    package let limit: RateLimit
     private let refillPerSecond: Double
     private let buckets = Mutex<[String: Bucket]>([:])
 
-    init(_ limit: RateLimit) {
+    package init(_ limit: RateLimit) {
         self.limit = limit
         let seconds = limit.window.milliseconds / 1_000
         self.refillPerSecond = Double(limit.count) / seconds
@@ -41,7 +45,7 @@ final class RateLimiter: Sendable {
 
     /// Takes one token for `key`. Returns `nil` when allowed, else the whole seconds until a
     /// token is available (for `Retry-After`).
-    func acquire(_ key: String, now: ContinuousClock.Instant = .now) -> Int? {
+    package func acquire(_ key: String, now: ContinuousClock.Instant = .now) -> Int? {
         buckets.withLock { buckets in
             var bucket = refilled(buckets[key], now: now)
             guard bucket.tokens >= 1 else { return retryAfter(bucket) }
@@ -53,7 +57,7 @@ final class RateLimiter: Sendable {
     }
 
     /// The seconds until `key` has a token again, or `nil` when it has one now; takes nothing.
-    func waitTime(_ key: String, now: ContinuousClock.Instant = .now) -> Int? {
+    package func waitTime(_ key: String, now: ContinuousClock.Instant = .now) -> Int? {
         buckets.withLock { buckets in
             let bucket = refilled(buckets[key], now: now)
             return bucket.tokens >= 1 ? nil : retryAfter(bucket)
@@ -76,5 +80,12 @@ final class RateLimiter: Sendable {
     private func pruneIfLarge(_ buckets: inout [String: Bucket], now: ContinuousClock.Instant) {
         guard buckets.count > 10_000 else { return }
         buckets = buckets.filter { refilled($0.value, now: now).tokens < Double(limit.count) }
+    }
+}
+
+extension ConfigurationReader {
+    /// A `RateLimit` from `<count>/<duration>`, e.g. `30/5m`.
+    package func rateLimit(_ name: String, default limit: RateLimit) throws(ConfigurationError) -> RateLimit {
+        try value(name, expected: "a count per duration such as 30/5m", default: limit, parse: RateLimit.parse)
     }
 }
