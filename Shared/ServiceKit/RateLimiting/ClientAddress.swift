@@ -65,7 +65,7 @@ package struct ClientAddressResolver: Sendable {
         return chain.first ?? peerIP
     }
 
-    private func isTrusted(_ address: String) -> Bool {
+    package func isTrusted(_ address: String) -> Bool {
         trustedProxies.contains { $0.contains(address) }
     }
 }

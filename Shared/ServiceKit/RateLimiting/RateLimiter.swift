@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Synchronization
 
 /// How many events a key may have per window: `30/5m` in configuration.
@@ -56,6 +57,21 @@ package final class RateLimiter: Sendable {
         }
     }
 
+    /// Takes one token for `key` when it has one, and says what is left, for `RateLimit-*` headers.
+    package func take(_ key: String, now: ContinuousClock.Instant = .now) -> RateLimitDecision {
+        buckets.withLock { buckets in
+            var bucket = refilled(buckets[key], now: now)
+            let allowed = bucket.tokens >= 1
+            if allowed {
+                bucket.tokens -= 1
+                buckets[key] = bucket
+                pruneIfLarge(&buckets, now: now)
+            }
+            let untilFull = max(0, Int(((Double(limit.count) - bucket.tokens) / refillPerSecond).rounded(.up)))
+            return RateLimitDecision(allowed: allowed, remaining: Int(bucket.tokens), resetSeconds: untilFull, retryAfter: allowed ? nil : retryAfter(bucket))
+        }
+    }
+
     /// The seconds until `key` has a token again, or `nil` when it has one now; takes nothing.
     package func waitTime(_ key: String, now: ContinuousClock.Instant = .now) -> Int? {
         buckets.withLock { buckets in
@@ -81,6 +97,36 @@ package final class RateLimiter: Sendable {
         guard buckets.count > 10_000 else { return }
         buckets = buckets.filter { refilled($0.value, now: now).tokens < Double(limit.count) }
     }
+}
+
+/// The outcome of `RateLimiter.take(_:)`.
+package struct RateLimitDecision: Sendable, Equatable {
+    package var allowed: Bool
+    /// Whole requests left now.
+    package var remaining: Int
+    /// Seconds until the bucket is full again.
+    package var resetSeconds: Int
+    /// Seconds until the next request is allowed, when this one was not.
+    package var retryAfter: Int?
+
+    /// `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (the IETF RateLimit header
+    /// fields draft) and, for a refusal, `Retry-After`.
+    package func headers(limit: RateLimit, includeRetryAfter: Bool) -> HTTPFields {
+        var fields = HTTPFields()
+        fields[.rateLimitLimit] = String(limit.count)
+        fields[.rateLimitRemaining] = String(remaining)
+        fields[.rateLimitReset] = String(resetSeconds)
+        if includeRetryAfter, let retryAfter {
+            fields[.retryAfter] = String(retryAfter)
+        }
+        return fields
+    }
+}
+
+extension HTTPField.Name {
+    package static let rateLimitLimit = Self("RateLimit-Limit")!
+    package static let rateLimitRemaining = Self("RateLimit-Remaining")!
+    package static let rateLimitReset = Self("RateLimit-Reset")!
 }
 
 extension ConfigurationReader {
