@@ -19,6 +19,8 @@ let hummingbirdTesting = Target.Dependency.product(name: "HummingbirdTesting", p
 let hummingbirdCore = Target.Dependency.product(name: "HummingbirdCore", package: "hummingbird")
 let yams = Target.Dependency.product(name: "Yams", package: "Yams")
 let nioPosix = Target.Dependency.product(name: "NIOPosix", package: "swift-nio")
+let nioCore = Target.Dependency.product(name: "NIOCore", package: "swift-nio")
+let nioHTTP1 = Target.Dependency.product(name: "NIOHTTP1", package: "swift-nio")
 let bcrypt = Target.Dependency.product(name: "HummingbirdBcrypt", package: "hummingbird-auth")
 
 // MARK: - Services
@@ -34,14 +36,17 @@ func service(
     module: String,
     dependencies: [Target.Dependency] = [],
     testDependencies: [Target.Dependency] = [],
-    testResources: [Resource] = []
+    testResources: [Resource] = [],
+    ownsSchema: Bool = true
 ) -> (product: Product, targets: [Target]) {
+    // A service that owns a schema has SQL migrations and its own HTTP contract; the gateway has
+    // neither (it fronts the others' contracts).
     let target = Target.executableTarget(
         name: module,
-        dependencies: ["ServiceKit", "Database"] + dependencies,
+        dependencies: ["ServiceKit"] + (ownsSchema ? ["Database"] : []) + dependencies,
         path: "Services/\(module)",
-        exclude: ["openapi.yaml"],
-        resources: [.copy("Migrations")]
+        exclude: ownsSchema ? ["openapi.yaml"] : [],
+        resources: ownsSchema ? [.copy("Migrations")] : []
     )
     let tests = Target.testTarget(
         name: "\(module)Tests",
@@ -53,6 +58,13 @@ func service(
 }
 
 let services: [(product: Product, targets: [Target])] = [
+    service(
+        "gateway",
+        module: "Gateway",
+        dependencies: ["Identity", asyncHTTPClient, hummingbird, httpTypes, nioCore, nioPosix, nioHTTP1, logging, metrics, serviceLifecycle],
+        testDependencies: ["Identity", "ServiceKit", asyncHTTPClient, hummingbird, httpTypes, crypto, nioCore, serviceLifecycle, logging],
+        ownsSchema: false
+    ),
     service(
         "auth",
         module: "Auth",
@@ -171,7 +183,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "AuthBenchmark",
-            dependencies: ["Identity", "LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, bcrypt, crypto, logging, .product(name: "NIOHTTP1", package: "swift-nio")],
+            dependencies: ["Identity", "LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, bcrypt, crypto, logging, nioHTTP1],
             path: "Benchmarks/Auth"
         ),
         .testTarget(
@@ -197,7 +209,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DeploymentTests",
-            dependencies: ["Auth", "Identity", "Contracts", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, yams],
+            dependencies: ["Auth", "Gateway", "Identity", "Contracts", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, yams],
             path: "Tests/DeploymentTests"
         ),
     ] + services.flatMap(\.targets)

@@ -1,0 +1,60 @@
+import Foundation
+import ServiceKit
+
+/// Who may call a route group, as the gateway checks it at the edge (services check again).
+enum EdgeAccess: String, Sendable {
+    /// Passed through untouched: GoTrue clients send their anonymous key as a bearer here.
+    case passthrough
+    /// Anyone; a bearer token, when sent, must be valid (and then the user's limit applies).
+    case optionalUser
+    /// A valid access token is required.
+    case user
+}
+
+/// One upstream service and the path prefixes the gateway routes to it.
+struct RouteGroup: Sendable {
+    /// Names the group in configuration (`GATEWAY_RATE_LIMIT_<NAME>`), metrics and logs.
+    var name: String
+    var pathPrefixes: [String]
+    /// The service's base URL; `nil` when this gateway has none configured (503).
+    var upstream: URL?
+    var access: EdgeAccess
+    var rateLimit: RateLimit
+    var maxBodySize: Int
+    /// How long the upstream may take to start answering.
+    var timeout: Duration
+
+    /// Whether `path` lies under one of the group's prefixes, on a segment boundary.
+    func covers(_ path: String) -> Bool {
+        pathPrefixes.contains { prefix in
+            guard path.hasPrefix(prefix) else { return false }
+            return path.utf8.count == prefix.utf8.count || path.utf8.dropFirst(prefix.utf8.count).first == UInt8(ascii: "/")
+        }
+    }
+
+    /// The route policies (body size, timeout) ServiceKit's edge applies to the group's paths.
+    /// Its timeout is a backstop a second after the proxy's own, which answers 504 first.
+    var routePolicies: [RoutePolicy] {
+        pathPrefixes.map { RoutePolicy(pathPrefix: $0, maxBodySize: maxBodySize, timeout: timeout + .seconds(1)) }
+    }
+}
+
+/// The gateway's routes, as in DESIGN.md's table of services.
+struct RouteTable: Sendable {
+    let groups: [RouteGroup]
+
+    /// The group serving `path`, if any.
+    func group(for path: String) -> RouteGroup? {
+        groups.first { $0.covers(path) }
+    }
+
+    /// The services, their prefixes and their defaults; every default can be changed per group.
+    static let catalog: [(name: String, variable: String, prefixes: [String], access: EdgeAccess, rateLimit: RateLimit, maxBodySize: Int)] = [
+        ("auth", "GATEWAY_AUTH_URL", ["/auth/v1"], .passthrough, RateLimit(count: 300, window: .seconds(60)), 64 << 10),
+        ("photo_catalog", "GATEWAY_PHOTO_CATALOG_URL", ["/v1/photos", "/v1/search"], .optionalUser, RateLimit(count: 600, window: .seconds(60)), 64 << 10),
+        ("edit_render", "GATEWAY_EDIT_RENDER_URL", ["/v1/filters", "/v1/edits", "/v1/uploads"], .user, RateLimit(count: 300, window: .seconds(60)), 26 << 20),
+        ("media", "GATEWAY_EDIT_RENDER_URL", ["/v1/media"], .optionalUser, RateLimit(count: 1_200, window: .seconds(60)), 0),
+        ("social", "GATEWAY_SOCIAL_URL", ["/v1/likes", "/v1/collections", "/v1/posts", "/v1/feed"], .user, RateLimit(count: 600, window: .seconds(60)), 1 << 20),
+        ("tracking", "GATEWAY_TRACKING_URL", ["/v1/restaurants", "/v1/orders", "/v1/drivers"], .user, RateLimit(count: 1_200, window: .seconds(60)), 1 << 20),
+    ]
+}

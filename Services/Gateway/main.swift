@@ -1,0 +1,3 @@
+import ServiceKit
+
+await ServiceMain.run("gateway", configuration: GatewayConfiguration.self, build: buildApplication)

@@ -1,0 +1,84 @@
+import Crypto
+import Foundation
+import Identity
+import Testing
+import TestSupport
+
+@Suite("Gateway edge authentication and rate limits") struct EdgeAuthTests {
+    @Test func aValidTokenPassesAndReachesTheServiceUnchanged() async throws {
+        try await GatewayHarness.with { gateway in
+            let token = try gateway.token()
+            let response = try await gateway.get("/v1/edits", bearer: token)
+            #expect(response.status == 200)
+            let headers = try #require(try response.json()["headers"] as? [String: String])
+            #expect(headers["authorization"] == "Bearer \(token)")
+        }
+    }
+
+    @Test func missingForgedExpiredMisissuedAndAlgorithmConfusedTokensAreRefusedAtTheEdge() async throws {
+        try await GatewayHarness.with { gateway in
+            let forged = try gateway.token(key: .generate())
+            let expired = try gateway.token(expiresIn: -60)
+            let misissued = try gateway.token(issuer: "https://evil.example/auth/v1")
+            // HS256 "signed" with the public key as the HMAC secret: the classic confusion attack.
+            let jwk = gateway.upstream.key.verificationKey.jwk
+            let header = Base64URL.encode(Data(#"{"alg":"HS256","typ":"JWT","kid":"\#(jwk.kid ?? "")"}"#.utf8))
+            let valid = try gateway.token()
+            let claims = valid.split(separator: ".")[1]
+            let secret = SymmetricKey(data: try JSONEncoder().encode(jwk))
+            let mac = HMAC<SHA256>.authenticationCode(for: Data("\(header).\(claims)".utf8), using: secret)
+            let confused = "\(header).\(claims).\(Base64URL.encode(Data(mac)))"
+            let none = "\(Base64URL.encode(Data(#"{"alg":"none"}"#.utf8))).\(claims)."
+            let upstreamCalls = gateway.upstream.requestCount
+
+            let missing = try await gateway.get("/v1/edits")
+            #expect(missing.status == 401)
+            #expect(missing.headers["www-authenticate"]?.hasPrefix("Bearer") == true)
+            for token in [forged, expired, misissued, confused, none, "not.a.token", valid + "x"] {
+                let response = try await gateway.get("/v1/edits", bearer: token)
+                #expect(response.status == 401, "token \(token.prefix(24))… answered \(response.status)")
+                #expect(response.headers["www-authenticate"]?.contains("invalid_token") == true)
+                #expect(response.headers["content-type"] == "application/problem+json")
+            }
+            #expect(try await gateway.get("/v1/edits", bearer: expired).json()["detail"] as? String == "The access token has expired; refresh it.")
+            // None of them reached the service.
+            #expect(gateway.upstream.requestCount == upstreamCalls)
+        }
+    }
+
+    @Test func tokensWithUnknownKeyIDsRefetchTheKeySetAtMostOncePerInterval() async throws {
+        try await GatewayHarness.with(["GATEWAY_JWKS_REFRESH_INTERVAL": "30s"]) { gateway in
+            #expect(try await gateway.get("/v1/edits", bearer: try gateway.token()).status == 200)
+            let fetches = gateway.upstream.keySetFetchCount
+            #expect(fetches == 1)
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<20 {
+                    group.addTask { try await gateway.get("/v1/edits", bearer: try gateway.token(key: .generate())).status }
+                }
+                for try await status in group { #expect(status == 401) }
+            }
+            #expect(gateway.upstream.keySetFetchCount <= fetches + 1)
+        }
+    }
+
+    @Test func eachUserHasTheirOwnBucketAndALimitedOneGets429WithRateLimitHeaders() async throws {
+        try await GatewayHarness.with(["GATEWAY_RATE_LIMIT_EDIT_RENDER": "3/1m"]) { gateway in
+            let alice = try gateway.token()
+            var remaining: [String?] = []
+            for _ in 0..<3 {
+                let response = try await gateway.get("/v1/edits", bearer: alice)
+                #expect(response.status == 200)
+                #expect(response.headers["ratelimit-limit"] == "3")
+                remaining.append(response.headers["ratelimit-remaining"])
+            }
+            #expect(remaining == ["2", "1", "0"])
+            let limited = try await gateway.get("/v1/edits", bearer: alice)
+            #expect(limited.status == 429)
+            #expect(limited.headers["retry-after"].flatMap(Int.init).map { (1...20).contains($0) } == true)
+            #expect(limited.headers["ratelimit-remaining"] == "0")
+            #expect(try limited.json()["type"] as? String == "urn:splash:problem:rate-limited")
+            // Another user is not affected.
+            #expect(try await gateway.get("/v1/edits", bearer: try gateway.token()).status == 200)
+        }
+    }
+}

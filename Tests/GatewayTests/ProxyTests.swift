@@ -1,0 +1,115 @@
+import AsyncHTTPClient
+import Foundation
+import Testing
+import TestSupport
+
+@Suite("Gateway routing and proxying") struct ProxyTests {
+    @Test func aRequestReachesItsServiceWithForwardingHeadersAndWithoutHopByHopHeaders() async throws {
+        try await GatewayHarness.with { gateway in
+            let response = try await gateway.get("/v1/photos?query=Mountain%20lake&page=2", headers: [
+                ("Connection", "X-Client-Private"), ("X-Client-Private", "1"), ("Keep-Alive", "timeout=5"),
+                ("X-Forwarded-For", "6.6.6.6"), ("X-Request-Id", "trace-42"), ("Accept", "application/json"),
+            ])
+            #expect(response.status == 200)
+            let echo = try response.json()
+            #expect(echo["uri"] as? String == "/v1/photos?query=Mountain%20lake&page=2")
+            let headers = try #require(echo["headers"] as? [String: String])
+            // An untrusted client cannot write its own forwarding chain.
+            #expect(headers["x-forwarded-for"] == "127.0.0.1")
+            #expect(headers["x-forwarded-proto"] == "http")
+            #expect(headers["x-request-id"] == "trace-42")
+            #expect(headers["accept"] == "application/json")
+            #expect(headers["x-client-private"] == nil && headers["keep-alive"] == nil)
+            #expect(response.headers["x-request-id"] == "trace-42")
+            #expect(response.headers["x-upstream"] == "fake")
+            // The upstream's Connection header named it: it stops at the gateway.
+            #expect(response.headers["x-upstream-private"] == nil)
+        }
+    }
+
+    @Test func authRoutesPassThroughWithTheClientsBearerUntouched() async throws {
+        try await GatewayHarness.with { gateway in
+            // GoTrue clients send the anonymous key as a bearer: not a user token, not refused.
+            let body = Data(#"{"email":"a@example.com","password":"x"}"#.utf8)
+            let response = try await gateway.app.request(.post, "/auth/v1/token?grant_type=password", headers: [
+                ("Authorization", "Bearer anon-key"), ("Content-Type", "application/json"),
+            ], body: .bytes(body))
+            #expect(response.status == 200)
+            let echo = try response.json()
+            let headers = try #require(echo["headers"] as? [String: String])
+            #expect(headers["authorization"] == "Bearer anon-key")
+            #expect(echo["bodySize"] as? Int == body.count)
+        }
+    }
+
+    @Test func largeBodiesStreamThroughAndOversizedOnesAreRefused() async throws {
+        try await GatewayHarness.with(["GATEWAY_MAX_BODY_EDIT_RENDER": "4MiB"]) { gateway in
+            let token = try gateway.token()
+            let upload = try await gateway.app.request(.post, "/v1/uploads", headers: [("Authorization", "Bearer \(token)")], body: .bytes(Data(count: 3 << 20)))
+            #expect(upload.status == 200)
+            #expect(try upload.json()["bodySize"] as? Int == 3 << 20)
+            let tooLarge = try await gateway.app.request(.post, "/v1/uploads", headers: [("Authorization", "Bearer \(token)")], body: .bytes(Data(count: 5 << 20)))
+            #expect(tooLarge.status == 413)
+            #expect(tooLarge.headers["content-type"] == "application/problem+json")
+        }
+    }
+
+    @Test func anUpstreamThatIsDownFailsFastWhileOtherRoutesWorkAndItRecovers() async throws {
+        let catalog = FakeUpstream()
+        try await catalog.start()
+        let port = catalog.port
+        let auth = FakeUpstream()
+        try await auth.start()
+        try await GatewayHarness.with(["GATEWAY_PHOTO_CATALOG_URL": "http://127.0.0.1:\(port)"], upstream: auth) { gateway in
+            #expect(try await gateway.get("/v1/photos").status == 200)
+            await catalog.stop()
+            let start = ContinuousClock.now
+            let down = try await gateway.get("/v1/photos")
+            #expect(down.status == 503)
+            #expect(try down.json()["type"] as? String == "urn:splash:problem:upstream-unavailable")
+            #expect(down.headers["retry-after"] != nil)
+            #expect(ContinuousClock.now - start < .seconds(3))
+            #expect(try await gateway.get("/auth/v1/settings").status == 200)
+            try await catalog.start(port: port)
+            #expect(try await gateway.get("/v1/photos").status == 200)
+        }
+        await auth.stop()
+        await catalog.stop()
+    }
+
+    @Test func anUpstreamThatDoesNotAnswerInTimeGets504() async throws {
+        try await GatewayHarness.with { gateway in
+            let start = ContinuousClock.now
+            let response = try await gateway.get("/v1/edits/slow", bearer: try gateway.token())
+            #expect(response.status == 504)
+            #expect(try response.json()["type"] as? String == "urn:splash:problem:upstream-timeout")
+            #expect(ContinuousClock.now - start < .seconds(4))
+        }
+    }
+
+    @Test func aServiceThisGatewayHasNoURLForAnswers503() async throws {
+        try await GatewayHarness.with { gateway in
+            let response = try await gateway.get("/v1/likes", bearer: try gateway.token())
+            #expect(response.status == 503)
+            #expect(try response.json()["type"] as? String == "urn:splash:problem:upstream-not-configured")
+        }
+    }
+
+    @Test func browsersFromAllowedOriginsGetCORSHeadersAndOthersDoNot() async throws {
+        try await GatewayHarness.with(["GATEWAY_CORS_ORIGINS": "https://app.example.com"]) { gateway in
+            let preflight = try await gateway.app.request(.options, "/v1/edits", headers: [
+                ("Origin", "https://app.example.com"), ("Access-Control-Request-Method", "POST"),
+                ("Access-Control-Request-Headers", "authorization, content-type"),
+            ])
+            #expect(preflight.status == 204)
+            #expect(preflight.headers["access-control-allow-origin"] == "https://app.example.com")
+            #expect(preflight.headers["access-control-allow-headers"] == "authorization, content-type")
+            let refused = try await gateway.app.request(.options, "/v1/edits", headers: [("Origin", "https://evil.example"), ("Access-Control-Request-Method", "POST")])
+            #expect(refused.status == 403)
+            #expect(refused.headers["access-control-allow-origin"] == nil)
+            let simple = try await gateway.get("/v1/photos", headers: [("Origin", "https://app.example.com")])
+            #expect(simple.headers["access-control-allow-origin"] == "https://app.example.com")
+            #expect(simple.headers["access-control-expose-headers"]?.contains("RateLimit-Remaining") == true)
+        }
+    }
+}

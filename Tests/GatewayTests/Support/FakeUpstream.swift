@@ -1,0 +1,90 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Identity
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+import TestSupport
+
+/// A stand-in service behind the gateway, over a real socket: it publishes a key set as auth
+/// does, and answers every other path by echoing what it received (method, path, headers, body
+/// size), so a test sees exactly what the gateway forwarded.
+final class FakeUpstream: Sendable {
+    let key: SigningKey
+    private let keySetFetches = Atomic<Int>(0)
+    private let requests = Atomic<Int>(0)
+    private let running = Mutex<(port: Int, stop: @Sendable () async -> Void)?>(nil)
+
+    init(key: SigningKey = .generate()) {
+        self.key = key
+    }
+
+    var keySetFetchCount: Int { keySetFetches.load(ordering: .relaxed) }
+    var requestCount: Int { requests.load(ordering: .relaxed) }
+    var port: Int { running.withLock { $0!.port } }
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Starts serving on `port` (0: any free port).
+    func start(port: Int = 0) async throws {
+        let router = Router()
+        router.get("auth/v1/.well-known/jwks.json") { [self] _, _ -> Response in
+            keySetFetches.add(1, ordering: .relaxed)
+            let body = try JSONEncoder().encode(JSONWebKeySet(keys: [key.verificationKey.jwk]))
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        }
+        router.get("v1/edits/slow") { _, _ -> String in
+            try await Task.sleep(for: .seconds(3))
+            return "late"
+        }
+        router.add(middleware: EchoMiddleware(upstream: self))
+        let (ports, reported) = AsyncStream.makeStream(of: Int.self)
+        let application = Application(
+            router: router,
+            configuration: .init(address: .hostname("127.0.0.1", port: port)),
+            onServerRunning: { reported.yield($0.localAddress?.port ?? 0) },
+            logger: Logger(label: "fake-upstream")
+        )
+        let group = ServiceGroup(configuration: .init(services: [application], logger: Logger(label: "fake-upstream")))
+        let task = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let bound = await iterator.next() else { throw FakeUpstreamError.didNotStart }
+        running.withLock { $0 = (bound, { await group.triggerGracefulShutdown(); _ = await task.result }) }
+    }
+
+    /// Stops serving and waits until the port is closed.
+    func stop() async {
+        guard let stop = running.withLock({ $0?.stop }) else { return }
+        await stop()
+    }
+
+    /// Answers every path but the key set and the slow route with what it received.
+    struct EchoMiddleware: RouterMiddleware {
+        let upstream: FakeUpstream
+
+        func handle(_ request: Request, context: BasicRequestContext, next: (Request, BasicRequestContext) async throws -> Response) async throws -> Response {
+            if request.uri.path == "/auth/v1/.well-known/jwks.json" || request.uri.path == "/v1/edits/slow" {
+                return try await next(request, context)
+            }
+            return try await upstream.echo(request)
+        }
+    }
+
+    fileprivate func echo(_ request: Request) async throws -> Response {
+        requests.add(1, ordering: .relaxed)
+        var size = 0
+        for try await chunk in request.body { size += chunk.readableBytes }
+        var headers: [String: String] = [:]
+        for field in request.headers { headers[field.name.canonicalName, default: ""] += headers[field.name.canonicalName] == nil ? field.value : ", " + field.value }
+        let echo: [String: Any] = ["method": request.method.rawValue, "uri": request.uri.description, "headers": headers, "bodySize": size]
+        let body = try JSONSerialization.data(withJSONObject: echo)
+        var responseHeaders: HTTPFields = [.contentType: "application/json", .connection: "X-Upstream-Private", HTTPField.Name("X-Upstream-Private")!: "secret"]
+        responseHeaders[HTTPField.Name("X-Upstream")!] = "fake"
+        return Response(status: .ok, headers: responseHeaders, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
+
+enum FakeUpstreamError: Error {
+    case didNotStart
+}

@@ -1,0 +1,74 @@
+@testable import Gateway
+import Foundation
+import Identity
+import Logging
+import ServiceKit
+import TestSupport
+
+/// A gateway in front of fake upstreams for one test: auth's routes and key set, edit-render's
+/// and photo-catalog's routes all go to `upstream`.
+struct GatewayHarness: Sendable {
+    let app: RunningApplication
+    let upstream: FakeUpstream
+
+    static let issuer = "http://auth.test/auth/v1"
+
+    /// Runs a gateway whose upstreams are a fresh `FakeUpstream` (started and stopped here);
+    /// `overrides` replace or add variables.
+    static func with<Result: Sendable>(
+        _ overrides: [String: String] = [:],
+        _ body: @Sendable (GatewayHarness) async throws -> Result
+    ) async throws -> Result {
+        let upstream = FakeUpstream()
+        try await upstream.start()
+        do {
+            let result = try await with(overrides, upstream: upstream, body)
+            await upstream.stop()
+            return result
+        } catch {
+            await upstream.stop()
+            throw error
+        }
+    }
+
+    /// Runs a gateway in front of `upstream`, which the caller runs.
+    static func with<Result: Sendable>(
+        _ overrides: [String: String] = [:],
+        upstream: FakeUpstream,
+        _ body: @Sendable (GatewayHarness) async throws -> Result
+    ) async throws -> Result {
+        var environment = [
+            "HTTP_PORT": "0",
+            "GATEWAY_AUTH_URL": upstream.baseURL,
+            "GATEWAY_EDIT_RENDER_URL": upstream.baseURL,
+            "GATEWAY_PHOTO_CATALOG_URL": upstream.baseURL,
+            "GATEWAY_JWT_ISSUER": issuer,
+            "GATEWAY_TIMEOUT_EDIT_RENDER": "2s",
+            "GATEWAY_CONNECT_TIMEOUT": "500ms",
+        ]
+        environment.merge(overrides) { _, override in override }
+        var logger = Logger(label: "gateway-test")
+        logger.logLevel = .warning
+        let configuration = try GatewayConfiguration(from: ConfigurationReader(environment))
+        let application = try await buildApplication(configuration, runtime: ServiceRuntime(name: "gateway", logger: logger, metrics: ServiceMetrics()))
+        return try await withRunningApplication(application) { app in
+            try await body(GatewayHarness(app: app, upstream: upstream))
+        }
+    }
+
+    /// A token for `user` signed with `key` (the upstream's own key unless the test forges one).
+    func token(user: UUID = UUID(), key: SigningKey? = nil, expiresIn: TimeInterval = 3_600, issuer: String = GatewayHarness.issuer) throws -> String {
+        let now = Int(Date().timeIntervalSince1970)
+        let claims = AccessTokenClaims(
+            issuer: issuer, subject: user.uuidString.lowercased(), audience: "authenticated",
+            expiresAt: now + Int(expiresIn), issuedAt: now, email: "someone@example.com", phone: "", role: "authenticated",
+            appMetadata: ["provider": .string("email"), "role": .string("customer")], userMetadata: [:],
+            sessionID: UUID().uuidString.lowercased(), authenticatorAssuranceLevel: "aal1", authenticationMethods: [], isAnonymous: false
+        )
+        return try AccessTokenSigner(key: key ?? upstream.key).sign(claims)
+    }
+
+    func get(_ path: String, bearer: String? = nil, headers: [(String, String)] = []) async throws -> TestResponse {
+        try await app.request(.get, path, headers: headers + (bearer.map { [("Authorization", "Bearer \($0)")] } ?? []))
+    }
+}
