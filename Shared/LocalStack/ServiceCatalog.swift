@@ -25,13 +25,20 @@ package struct LocalService: Sendable, Equatable {
 /// has been built; `splash postgres` creates a schema and a role for each one that owns a schema.
 package enum ServiceCatalog {
     package static let all: [LocalService] = [
-        LocalService("auth", port: 8081, schema: "auth"),
+        // The gateway reaches auth over loopback: its X-Forwarded-For names the client.
+        LocalService("auth", port: 8081, schema: "auth", environment: ["AUTH_TRUSTED_PROXIES": "127.0.0.1/32"]),
         LocalService("photo-catalog", port: 8082, schema: "catalog"),
         LocalService("edit-render", port: 8083, schema: "render"),
         LocalService("social", port: 8084, schema: "social"),
         LocalService("tracking", port: 8085, schema: "tracking"),
         // The gateway starts last: it fronts the others.
-        LocalService("gateway", port: 8080, schema: nil),
+        LocalService("gateway", port: 8080, schema: nil, environment: [
+            "GATEWAY_AUTH_URL": "http://127.0.0.1:8081",
+            "GATEWAY_PHOTO_CATALOG_URL": "http://127.0.0.1:8082",
+            "GATEWAY_EDIT_RENDER_URL": "http://127.0.0.1:8083",
+            "GATEWAY_SOCIAL_URL": "http://127.0.0.1:8084",
+            "GATEWAY_TRACKING_URL": "http://127.0.0.1:8085",
+        ]),
     ]
 
     package static func service(named executable: String) -> LocalService? {

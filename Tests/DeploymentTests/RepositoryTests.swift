@@ -20,9 +20,9 @@ struct RepositoryTests {
     /// Every environment variable the shared libraries read is in the README's configuration table.
     @Test func readmeDocumentsEveryVariableTheLibrariesRead() throws {
         let readme = try Repository.text("README.md")
-        let pattern = try NSRegularExpression(pattern: #"(?:string|integer|port|bool|duration|byteCount|choice|url|value|optionalValue)\(\s*"([A-Z][A-Z0-9_]+)""#)
+        let pattern = try NSRegularExpression(pattern: #"(?:string|integer|port|bool|duration|byteCount|choice|url|value|optionalValue|rateLimit|ipRanges)\(\s*"([A-Z][A-Z0-9_]+)""#)
         var variables: Set<String> = []
-        for library in ["Shared/ServiceKit", "Shared/Database", "Shared/EventBus", "Services/Auth"] {
+        for library in ["Shared/ServiceKit", "Shared/Database", "Shared/EventBus", "Services/Auth", "Services/Gateway"] {
             let directory = Repository.root.appendingPathComponent(library)
             let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
             for file in files where file.pathExtension == "swift" {

@@ -1,4 +1,5 @@
 @testable import Auth
+@testable import Gateway
 import ServiceKit
 
 /// The configuration type of every service executable, by executable name. A service declared in
@@ -6,4 +7,5 @@ import ServiceKit
 /// configuration requires.
 let serviceConfigurations: [String: any ServiceConfiguration.Type] = [
     "auth": AuthConfiguration.self,
+    "gateway": GatewayConfiguration.self,
 ]
