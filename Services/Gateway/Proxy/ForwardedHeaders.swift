@@ -11,24 +11,25 @@ enum ForwardedHeaders {
         "proxy-authenticate", "proxy-authorization", "host", "content-length",
     ]
 
-    /// The end-to-end headers of `fields`.
+    /// The end-to-end headers of a client's request, as name-value pairs for the upstream call.
     static func endToEnd(_ fields: HTTPFields) -> [(String, String)] {
-        let named = Set(fields[values: .connection].flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
-        return fields.compactMap { field in
-            let name = field.name.canonicalName
-            return hopByHop.contains(name) || named.contains(name) ? nil : (field.name.rawName, field.value)
-        }
+        endToEnd(fields.map { ($0.name.rawName, $0.value) })
     }
 
     /// The end-to-end headers of an upstream response, as the gateway's response carries them.
     static func endToEnd(_ headers: HTTPHeaders) -> HTTPFields {
-        let named = Set(headers["connection"].flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
-        var fields = HTTPFields()
-        for (name, value) in headers {
+        HTTPFields(endToEnd(headers.map { ($0.name, $0.value) }).compactMap { name, value in
+            HTTPField.Name(name).map { HTTPField(name: $0, value: value) }
+        })
+    }
+
+    private static func endToEnd(_ headers: [(String, String)]) -> [(String, String)] {
+        let named = Set(headers.filter { $0.0.lowercased() == "connection" }
+            .flatMap { $0.1.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+        return headers.filter { name, _ in
             let lowered = name.lowercased()
-            guard !hopByHop.contains(lowered), !named.contains(lowered), let fieldName = HTTPField.Name(name) else { continue }
-            fields.append(HTTPField(name: fieldName, value: value))
+            return !hopByHop.contains(lowered) && !named.contains(lowered)
         }
-        return fields
     }
 }
