@@ -47,14 +47,7 @@ package final class RateLimiter: Sendable {
     /// Takes one token for `key`. Returns `nil` when allowed, else the whole seconds until a
     /// token is available (for `Retry-After`).
     package func acquire(_ key: String, now: ContinuousClock.Instant = .now) -> Int? {
-        buckets.withLock { buckets in
-            var bucket = refilled(buckets[key], now: now)
-            guard bucket.tokens >= 1 else { return retryAfter(bucket) }
-            bucket.tokens -= 1
-            buckets[key] = bucket
-            pruneIfLarge(&buckets, now: now)
-            return nil
-        }
+        take(key, now: now).retryAfter
     }
 
     /// Takes one token for `key` when it has one, and says what is left, for `RateLimit-*` headers.
