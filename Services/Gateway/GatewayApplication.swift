@@ -19,7 +19,7 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
     let keys = KeySetCache(url: config.keySetURL, issuer: config.issuer, refreshInterval: config.keySetRefreshInterval, client: client, logger: logger)
     let edge = EdgeMiddleware<AppRequestContext>(
         routes: config.routes, keys: keys, addresses: addresses,
-        proxy: ReverseProxy(client: client, addresses: addresses, logger: logger)
+        proxy: ReverseProxy(client: client, addresses: addresses)
     )
 
     var parts = ServiceApplicationParts(name: "gateway", http: config.http, logger: logger, metrics: runtime.metrics)
@@ -35,7 +35,7 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
 /// a service that is down fails fast; answering is bounded per route group.
 private func upstreamClientConfiguration(_ config: GatewayConfiguration) -> HTTPClient.Configuration {
     var configuration = HTTPClient.Configuration()
-    configuration.timeout = .init(connect: config.connectTimeout.timeAmount, read: .seconds(60))
+    configuration.timeout = .init(connect: .nanoseconds(config.connectTimeout.totalNanoseconds), read: .seconds(60))
     configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
     configuration.decompression = .disabled
     configuration.redirectConfiguration = .disallow

@@ -19,17 +19,15 @@ import ServiceKit
 struct ReverseProxy: Sendable {
     let client: HTTPClient
     let addresses: ClientAddressResolver
-    let logger: Logger
 
     func forward(_ request: Request, context: some ServiceRequestContext, to group: RouteGroup) async throws -> Response {
         guard let upstream = group.upstream else { throw GatewayProblem.notConfigured(group.name) }
         let outgoing = makeRequest(request, context: context, upstream: upstream)
-        let hasBody = request.headers[.contentLength].map { $0 != "0" } ?? (request.headers[.transferEncoding] != nil)
-        let retryable = !hasBody && [.get, .head, .options, .delete, .put].contains(request.method)
+        let retryable = outgoing.body == nil && [.get, .head, .options, .delete, .put].contains(request.method)
         var attempt = 1
         while true {
             do {
-                let response = try await client.execute(outgoing, timeout: group.timeout.timeAmount)
+                let response = try await client.execute(outgoing, timeout: .nanoseconds(group.timeout.totalNanoseconds))
                 return makeResponse(response)
             } catch {
                 let failure = UpstreamFailure(error)
@@ -54,9 +52,10 @@ struct ReverseProxy: Sendable {
         }
         // The client's address as we saw it, after what trusted proxies in front of us reported.
         let peer = context.remoteAddress?.ipAddress ?? "unknown"
-        let trustedChain = addresses.isTrusted(peer) ? request.headers[.xForwardedFor] : nil
+        let fromTrustedProxy = addresses.isTrusted(peer)
+        let trustedChain = fromTrustedProxy ? request.headers[.xForwardedFor] : nil
         outgoing.headers.replaceOrAdd(name: "X-Forwarded-For", value: trustedChain.map { "\($0), \(peer)" } ?? peer)
-        let proto = addresses.isTrusted(peer) ? request.headers[.xForwardedProto] ?? "http" : "http"
+        let proto = fromTrustedProxy ? request.headers[.xForwardedProto] ?? "http" : "http"
         outgoing.headers.replaceOrAdd(name: "X-Forwarded-Proto", value: proto)
         if let host = request.head.authority {
             outgoing.headers.replaceOrAdd(name: "X-Forwarded-Host", value: host)
@@ -123,10 +122,6 @@ enum UpstreamFailure: String, Sendable {
         case .broken: GatewayProblem.badGateway(upstream)
         }
     }
-}
-
-extension Duration {
-    var timeAmount: TimeAmount { .nanoseconds(Int64(components.seconds) * 1_000_000_000 + components.attoseconds / 1_000_000_000) }
 }
 
 extension HTTPField.Name {
