@@ -21,6 +21,9 @@ let yams = Target.Dependency.product(name: "Yams", package: "Yams")
 let nioPosix = Target.Dependency.product(name: "NIOPosix", package: "swift-nio")
 let nioCore = Target.Dependency.product(name: "NIOCore", package: "swift-nio")
 let nioHTTP1 = Target.Dependency.product(name: "NIOHTTP1", package: "swift-nio")
+let webSocket = Target.Dependency.product(name: "HummingbirdWebSocket", package: "hummingbird-websocket")
+let webSocketClient = Target.Dependency.product(name: "HummingbirdWSClient", package: "hummingbird-websocket")
+let nioWebSocket = Target.Dependency.product(name: "NIOWebSocket", package: "swift-nio")
 let bcrypt = Target.Dependency.product(name: "HummingbirdBcrypt", package: "hummingbird-auth")
 
 // MARK: - Services
@@ -61,8 +64,8 @@ let services: [(product: Product, targets: [Target])] = [
     service(
         "gateway",
         module: "Gateway",
-        dependencies: ["Identity", asyncHTTPClient, hummingbird, httpTypes, nioCore, nioPosix, nioHTTP1, logging, metrics, serviceLifecycle],
-        testDependencies: ["Identity", "ServiceKit", asyncHTTPClient, hummingbird, httpTypes, crypto, nioCore, serviceLifecycle, logging],
+        dependencies: ["Identity", "EventBus", "Kafka", "Contracts", "AsyncSignals", asyncHTTPClient, hummingbird, webSocket, httpTypes, nioCore, nioPosix, nioHTTP1, nioWebSocket, logging, metrics, serviceLifecycle],
+        testDependencies: ["Identity", "ServiceKit", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, webSocketClient, httpTypes, crypto, nioCore, nioWebSocket, serviceLifecycle, logging],
         ownsSchema: false
     ),
     service(
@@ -97,12 +100,13 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
     ],
     targets: [
         // Libraries every service stands on.
         .target(
             name: "ServiceKit",
-            dependencies: [hummingbird, httpTypes, logging, metrics, prometheus, serviceLifecycle],
+            dependencies: [hummingbird, hummingbirdCore, httpTypes, logging, metrics, prometheus, serviceLifecycle],
             path: "Shared/ServiceKit"
         ),
         .target(

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOPosix
@@ -7,7 +8,8 @@ import ServiceKit
 import ServiceLifecycle
 
 /// Builds the gateway: the edge (CORS, token checks, rate limits) in front of the reverse proxy,
-/// with ServiceKit's request ids, body limits, timeouts, problem responses and metrics around it.
+/// with ServiceKit's request ids, body limits, timeouts, problem responses and metrics around it;
+/// and the realtime endpoints with the event feed behind them.
 func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
     let logger = runtime.logger
     let client = HTTPClient(
@@ -19,15 +21,28 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
     let keys = KeySetCache(url: config.keySetURL, issuer: config.issuer, refreshInterval: config.keySetRefreshInterval, client: client, logger: logger)
     let edge = EdgeMiddleware<AppRequestContext>(
         routes: config.routes, keys: keys, addresses: addresses,
-        proxy: ReverseProxy(client: client, addresses: addresses)
+        proxy: ReverseProxy(client: client, addresses: addresses, metrics: runtime.metrics.factory)
     )
 
+    let hub = RealtimeHub(
+        replayCapacity: config.realtime.replayEvents, replayAge: config.realtime.replayAge,
+        metrics: RealtimeMetrics(factory: runtime.metrics.factory)
+    )
+    let orders = OrderDirectory()
+    let realtime = RealtimeEndpoints(
+        hub: hub, gate: RealtimeGate(keys: keys, orders: orders), settings: config.realtime, addresses: addresses, logger: logger
+    )
+    let feed = EventFeed(events: config.realtime.events, replica: config.realtime.replica, hub: hub, orders: orders, logger: logger)
+
     var parts = ServiceApplicationParts(name: "gateway", http: config.http, logger: logger, metrics: runtime.metrics)
-    parts.services = [HTTPClientService(client: client)]
+    parts.services = [HTTPClientService(client: client), feed]
+    parts.readiness = [feed.readiness]
     parts.routePolicies = config.routes.groups.flatMap(\.routePolicies)
+    parts.server = .http1WebSocketUpgrade(webSocketRouter: realtime.webSocketRouter(), configuration: realtime.webSocketConfiguration)
     return makeServiceApplication(parts, context: AppRequestContext.self) { router in
         router.add(middleware: CORSMiddleware(policy: config.cors))
         router.add(middleware: edge)
+        realtime.addRoutes(to: router)
     }
 }
 

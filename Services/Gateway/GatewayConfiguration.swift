@@ -14,6 +14,7 @@ struct GatewayConfiguration: ServiceConfiguration {
     var connectTimeout: Duration
     var trustedProxies: [IPRange]
     var cors: CORSPolicy
+    var realtime: RealtimeSettings
 
     init(from reader: ConfigurationReader) throws(ConfigurationError) {
         http = try HTTPServerSettings(from: reader, defaultPort: 8080)
@@ -46,5 +47,6 @@ struct GatewayConfiguration: ServiceConfiguration {
             origins: reader.value("GATEWAY_CORS_ORIGINS", expected: "* or a comma-separated list of origins such as https://app.example.com", default: [], parse: CORSPolicy.parseOrigins),
             maxAge: reader.duration("GATEWAY_CORS_MAX_AGE", default: .seconds(600))
         )
+        realtime = try RealtimeSettings(from: reader)
     }
 }

@@ -39,6 +39,7 @@ public final class KafkaConsumer: Service, Sendable {
             drainTimeout: min(configuration.revocationDrainTimeout, configuration.sessionTimeout / 2),
             commitTimeout: min(.seconds(5), configuration.sessionTimeout / 3),
             stopsAtEnd: configuration.stopsAtEnd,
+            startsAtEndOnAssignment: !configuration.commitsOffsets && configuration.startAt == .latest,
             logger: logger
         )
         let config = try RDKafkaConfig(configuration.librdkafkaProperties)
@@ -105,6 +106,11 @@ final class PartitionAssignments: RDKafkaRebalanceHandling, PartitionFlowControl
     private let drainTimeout: Duration
     private let commitTimeout: Duration
     private let stopsAtEnd: Bool
+    /// A consumer that commits nothing and starts at the latest offset reads each partition from
+    /// its end as of the assignment: resolved before the partition is handed out, so a record
+    /// produced after that is never skipped (`auto.offset.reset` would resolve it later, racing
+    /// with producers).
+    private let startsAtEndOnAssignment: Bool
     /// Set when the consumer starts leaving its group: revocation work must end by then, and
     /// waiting for handlers leaves `commitReserve` of it for the final commit.
     private let leaving = Mutex<(deadline: ContinuousClock.Instant, commitReserve: Duration)?>(nil)
@@ -112,7 +118,8 @@ final class PartitionAssignments: RDKafkaRebalanceHandling, PartitionFlowControl
     private let endedPartitions = Mutex<Set<Key>>([])
     private let handle = Mutex<RDKafkaHandle?>(nil)
 
-    init(newPartitions: AsyncStream<KafkaPartition>.Continuation, capacity: Int, drainTimeout: Duration, commitTimeout: Duration, stopsAtEnd: Bool, logger: Logger) {
+    init(newPartitions: AsyncStream<KafkaPartition>.Continuation, capacity: Int, drainTimeout: Duration, commitTimeout: Duration, stopsAtEnd: Bool, startsAtEndOnAssignment: Bool = false, logger: Logger) {
+        self.startsAtEndOnAssignment = startsAtEndOnAssignment
         self.newPartitions = newPartitions
         self.capacity = capacity
         self.drainTimeout = drainTimeout
@@ -220,6 +227,7 @@ final class PartitionAssignments: RDKafkaRebalanceHandling, PartitionFlowControl
             owned.withLock { owned in
                 for partition in created { owned[Key(topic: partition.topic, partition: partition.partition)] = partition }
             }
+            if startsAtEndOnAssignment { positionAtEnd(handle, partitions) }
             logger.info("Kafka partitions assigned", metadata: ["kafka.partitions": "\(describe(entries))"])
             if cooperative {
                 if let error = rd_kafka_incremental_assign(handle, partitions) { rd_kafka_error_destroy(error) }
@@ -242,6 +250,19 @@ final class PartitionAssignments: RDKafkaRebalanceHandling, PartitionFlowControl
                 if let error = rd_kafka_incremental_unassign(handle, partitions) { rd_kafka_error_destroy(error) }
             } else {
                 rd_kafka_assign(handle, nil)
+            }
+        }
+    }
+
+    /// Sets each partition's start to its current high watermark (asked of its leader; on failure
+    /// the partition falls back to `auto.offset.reset`).
+    private func positionAtEnd(_ handle: OpaquePointer, _ partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) {
+        for index in 0..<Int(partitions.pointee.cnt) {
+            var low: Int64 = 0
+            var high: Int64 = 0
+            let element = partitions.pointee.elems[index]
+            if rd_kafka_query_watermark_offsets(handle, element.topic, element.partition, &low, &high, 5_000) == RD_KAFKA_RESP_ERR_NO_ERROR {
+                partitions.pointee.elems[index].offset = high
             }
         }
     }

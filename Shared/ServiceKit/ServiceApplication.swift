@@ -1,4 +1,5 @@
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -22,6 +23,9 @@ package struct ServiceApplicationParts: Sendable {
     package var problemRenderer: ProblemRenderer = .problemJSON
     /// Body-size and timeout limits for route groups that differ from the defaults.
     package var routePolicies: [RoutePolicy] = []
+    /// The HTTP channel the server speaks: HTTP/1.1, or HTTP/1.1 with a WebSocket upgrade (the
+    /// gateway's realtime endpoint).
+    package var server: HTTPServerBuilder = .http1()
     /// Called with the listening channel once the server is bound (tests read the port from it).
     package var onServerRunning: @Sendable (any Channel) async -> Void = { _ in }
 
@@ -61,6 +65,7 @@ package func makeServiceApplication<Context: ServiceRequestContext>(
     )
     var application = Application(
         responder: responder,
+        server: parts.server,
         configuration: .init(address: .hostname(parts.http.host, port: parts.http.port), serverName: parts.name),
         services: parts.services,
         onServerRunning: parts.onServerRunning,

@@ -19,6 +19,8 @@ import ServiceKit
 struct ReverseProxy: Sendable {
     let client: HTTPClient
     let addresses: ClientAddressResolver
+    /// Where `gateway_upstream_errors_total` is counted: the service's registry.
+    let metrics: any MetricsFactory
 
     func forward(_ request: Request, context: some ServiceRequestContext, to group: RouteGroup) async throws -> Response {
         guard let upstream = group.upstream else { throw GatewayProblem.notConfigured(group.name) }
@@ -31,7 +33,7 @@ struct ReverseProxy: Sendable {
                 return makeResponse(response)
             } catch {
                 let failure = UpstreamFailure(error)
-                Counter(label: "gateway_upstream_errors_total", dimensions: [("upstream", group.name), ("kind", failure.rawValue)]).increment()
+                Counter(label: "gateway_upstream_errors_total", dimensions: [("upstream", group.name), ("kind", failure.rawValue)], factory: metrics).increment()
                 if failure == .unreachable, retryable, attempt < 2 {
                     attempt += 1
                     continue

@@ -12,6 +12,8 @@ package protocol ServiceRequestContext: RequestContext where Source == Applicati
     var maxUploadSize: Int { get set }
     /// The address of the peer that opened the connection (a proxy, when there is one).
     var remoteAddress: SocketAddress? { get }
+    /// The connection the request came on (long-lived responses close it under a stuck client).
+    var channel: any Channel { get }
 }
 
 /// The request context of a Splash service.
@@ -20,11 +22,13 @@ package struct AppRequestContext: ServiceRequestContext {
     package var requestID: String
     package var maxUploadSize: Int
     package let remoteAddress: SocketAddress?
+    package let channel: any Channel
 
     package init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.requestID = ""
         self.maxUploadSize = 1 << 20
         self.remoteAddress = source.channel.remoteAddress
+        self.channel = source.channel
     }
 }

@@ -1,6 +1,8 @@
 @testable import Gateway
 import Foundation
 import Identity
+import Kafka
+import LocalStack
 import Logging
 import ServiceKit
 import TestSupport
@@ -10,6 +12,7 @@ import TestSupport
 struct GatewayHarness: Sendable {
     let app: RunningApplication
     let upstream: FakeUpstream
+    let kafka: KafkaEmbeddedCluster
 
     static let issuer = "http://auth.test/auth/v1"
 
@@ -37,8 +40,11 @@ struct GatewayHarness: Sendable {
         upstream: FakeUpstream,
         _ body: @Sendable (GatewayHarness) async throws -> Result
     ) async throws -> Result {
+        let kafka = try await TestKafka.shared.running()
         var environment = [
             "HTTP_PORT": "0",
+            "KAFKA_BROKERS": kafka.bootstrapServers,
+            "KAFKA_FETCH_MAX_WAIT": "10ms",
             "GATEWAY_AUTH_URL": upstream.baseURL,
             "GATEWAY_EDIT_RENDER_URL": upstream.baseURL,
             "GATEWAY_PHOTO_CATALOG_URL": upstream.baseURL,
@@ -52,17 +58,17 @@ struct GatewayHarness: Sendable {
         let configuration = try GatewayConfiguration(from: ConfigurationReader(environment))
         let application = try await buildApplication(configuration, runtime: ServiceRuntime(name: "gateway", logger: logger, metrics: ServiceMetrics()))
         return try await withRunningApplication(application) { app in
-            try await body(GatewayHarness(app: app, upstream: upstream))
+            try await body(GatewayHarness(app: app, upstream: upstream, kafka: kafka))
         }
     }
 
     /// A token for `user` signed with `key` (the upstream's own key unless the test forges one).
-    func token(user: UUID = UUID(), key: SigningKey? = nil, expiresIn: TimeInterval = 3_600, issuer: String = GatewayHarness.issuer) throws -> String {
+    func token(user: UUID = UUID(), role: String = "customer", key: SigningKey? = nil, expiresIn: TimeInterval = 3_600, issuer: String = GatewayHarness.issuer) throws -> String {
         let now = Int(Date().timeIntervalSince1970)
         let claims = AccessTokenClaims(
             issuer: issuer, subject: user.uuidString.lowercased(), audience: "authenticated",
             expiresAt: now + Int(expiresIn), issuedAt: now, email: "someone@example.com", phone: "", role: "authenticated",
-            appMetadata: ["provider": .string("email"), "role": .string("customer")], userMetadata: [:],
+            appMetadata: ["provider": .string("email"), "role": .string(role)], userMetadata: [:],
             sessionID: UUID().uuidString.lowercased(), authenticatorAssuranceLevel: "aal1", authenticationMethods: [], isAnonymous: false
         )
         return try AccessTokenSigner(key: key ?? upstream.key).sign(claims)
@@ -71,4 +77,15 @@ struct GatewayHarness: Sendable {
     func get(_ path: String, bearer: String? = nil, headers: [(String, String)] = []) async throws -> TestResponse {
         try await app.request(.get, path, headers: headers + (bearer.map { [("Authorization", "Bearer \($0)")] } ?? []))
     }
+}
+
+extension GatewayHarness {
+    /// Waits until the gateway's event feed reads every public partition (`/readyz`).
+    func waitForEventFeed() async throws {
+        try await waitUntilReady("gateway event feed", timeout: .seconds(30)) {
+            (try? await app.request(.get, "/readyz").status) == 200
+        }
+    }
+
+    var webSocketURL: String { "ws://127.0.0.1:\(app.port)/v1/realtime" }
 }

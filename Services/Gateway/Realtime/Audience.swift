@@ -1,0 +1,83 @@
+import Contracts
+import Foundation
+import EventBus
+
+/// Who may see an event: the channels it is pushed on, derived from its type and payload.
+struct Audience: Equatable {
+    var channels: [RealtimeChannel]
+    /// Driver positions are superseded by the next position of the same driver on the same order.
+    var supersedingKey: String?
+    /// The parties of the order an event is about, for `OrderDirectory`.
+    var order: (id: String, parties: OrderParties)?
+
+    static func == (lhs: Audience, rhs: Audience) -> Bool {
+        lhs.channels == rhs.channels && lhs.supersedingKey == rhs.supersedingKey
+            && lhs.order?.id == rhs.order?.id && lhs.order?.parties == rhs.order?.parties
+    }
+
+    /// The topics whose events realtime clients may see. `render.jobs` is the workers' queue
+    /// and carries nothing a client needs.
+    static let topics: [Topic] = [
+        TopicCatalog.authUsers, TopicCatalog.renderResults, TopicCatalog.socialActivity,
+        TopicCatalog.trackingOrders, TopicCatalog.trackingLocations,
+    ]
+
+    /// The audience of `envelope`; `nil` for a type the gateway does not push.
+    /// - Throws: `DecodingError` when the payload does not match its type.
+    init?(_ envelope: EventEnvelope) throws {
+        switch envelope.type {
+        case ProfileUpdated.type:
+            let event = try envelope.decode(ProfileUpdated.self)
+            self.init(channels: [.profiles, .user(Self.id(event.userId))])
+        case UserRegistered.type:
+            self.init(channels: [.user(Self.id(try envelope.decode(UserRegistered.self).userId))])
+        case OnboardingCompleted.type:
+            self.init(channels: [.user(Self.id(try envelope.decode(OnboardingCompleted.self).userId))])
+        case EditCompleted.type:
+            self.init(channels: [.user(Self.id(try envelope.decode(EditCompleted.self).userId))])
+        case EditFailed.type:
+            self.init(channels: [.user(Self.id(try envelope.decode(EditFailed.self).userId))])
+        case PhotoLiked.type:
+            self.init(channels: [.user(Self.id(try envelope.decode(PhotoLiked.self).userId))])
+        case PhotoUnliked.type:
+            self.init(channels: [.user(Self.id(try envelope.decode(PhotoUnliked.self).userId))])
+        case PostCreated.type:
+            self.init(channels: [.user(Self.id(try envelope.decode(PostCreated.self).userId))])
+        case CollectionChanged.type:
+            self.init(channels: [.user(Self.id(try envelope.decode(CollectionChanged.self).userId))])
+        case OrderPlaced.type:
+            let event = try envelope.decode(OrderPlaced.self)
+            self.init(order: event.orderId, parties: event.parties)
+        case OrderStatusChanged.type:
+            let event = try envelope.decode(OrderStatusChanged.self)
+            self.init(order: event.orderId, parties: event.parties)
+        case DriverAssigned.type:
+            let event = try envelope.decode(DriverAssigned.self)
+            self.init(order: event.orderId, parties: event.parties)
+        case DriverLocationUpdated.type:
+            // A driver between orders is seen by nobody.
+            let event = try envelope.decode(DriverLocationUpdated.self)
+            guard let order = event.orderId else { return nil }
+            self.init(channels: [.order(Self.id(order))], supersedingKey: "\(Self.id(event.driverId))/\(Self.id(order))")
+        default:
+            return nil
+        }
+    }
+
+    init(channels: [RealtimeChannel], supersedingKey: String? = nil, order: (id: String, parties: OrderParties)? = nil) {
+        self.channels = channels
+        self.supersedingKey = supersedingKey
+        self.order = order
+    }
+
+    /// An order event: the order's channel and the `me` channel of each of its parties.
+    private init(order: UUID, parties: OrderParties) {
+        let people = [parties.customerId, parties.restaurantId] + (parties.driverId.map { [$0] } ?? [])
+        self.init(
+            channels: [.order(Self.id(order))] + people.map { .user(Self.id($0)) },
+            order: (Self.id(order), parties)
+        )
+    }
+
+    private static func id(_ uuid: UUID) -> String { uuid.uuidString.lowercased() }
+}

@@ -1,0 +1,117 @@
+import Synchronization
+
+/// The frames waiting to be written to one realtime client, bounded.
+///
+/// Events are never reordered. A frame with a superseding key (a driver position) replaces a
+/// queued one with the same key, which is dropped: the client gets the newest position. When the
+/// queue is full, the oldest queued position is dropped to make room; when it is full of events
+/// that must not be dropped, the client cannot keep up and the queue overflows: it ends, and the
+/// connection is closed (WebSocket close code 4008).
+final class ClientQueue: Sendable {
+    struct Frame: Sendable {
+        /// The CloudEvent id and type of an event frame; `nil` for the gateway's own messages.
+        let eventID: String?
+        var eventType: String? = nil
+        let text: String
+        let supersedingKey: String?
+        let enqueuedAt: ContinuousClock.Instant
+    }
+
+    enum Offer: Equatable {
+        case queued
+        /// Queued, and an older superseded frame was dropped.
+        case queuedDroppingOlder
+        /// Not queued: a position with nowhere to go while the queue is full of status events.
+        case dropped
+        /// The queue is full of events that must not be dropped: it has ended.
+        case overflowed
+        case closed
+    }
+
+    /// Why `next()` returned `nil`.
+    enum Ending: Equatable, Sendable {
+        case closed, overflowed
+    }
+
+    private struct State {
+        var frames: [Frame] = []
+        var head = 0
+        var ending: Ending?
+        var waiter: CheckedContinuation<Frame?, Never>?
+
+        var count: Int { frames.count - head }
+    }
+
+    let capacity: Int
+    private let state = Mutex(State())
+
+    init(capacity: Int) {
+        precondition(capacity > 0)
+        self.capacity = capacity
+    }
+
+    func offer(_ frame: Frame) -> Offer {
+        let (result, waiter): (Offer, CheckedContinuation<Frame?, Never>?) = state.withLock { state in
+            if state.ending != nil { return (.closed, nil) }
+            if let waiter = state.waiter {
+                // The writer is idle and waiting: hand the frame over directly.
+                state.waiter = nil
+                return (.queued, waiter)
+            }
+            var result = Offer.queued
+            if let key = frame.supersedingKey, let index = state.frames[state.head...].firstIndex(where: { $0.supersedingKey == key }) {
+                state.frames.remove(at: index)
+                result = .queuedDroppingOlder
+            } else if state.count >= capacity {
+                if let index = state.frames[state.head...].firstIndex(where: { $0.supersedingKey != nil }) {
+                    state.frames.remove(at: index)
+                    result = .queuedDroppingOlder
+                } else if frame.supersedingKey != nil {
+                    return (.dropped, nil)
+                } else {
+                    state.ending = .overflowed
+                    state.frames.removeAll()
+                    state.head = 0
+                    return (.overflowed, nil)
+                }
+            }
+            state.frames.append(frame)
+            return (result, nil)
+        }
+        waiter?.resume(returning: frame)
+        return result
+    }
+
+    /// The next frame to write; `nil` once the queue has ended (see `ending`).
+    func next() async -> Frame? {
+        await withCheckedContinuation { continuation in
+            let ready: Frame?? = state.withLock { state in
+                if state.count > 0 {
+                    let frame = state.frames[state.head]
+                    state.head += 1
+                    if state.head > 64, state.head * 2 > state.frames.count {
+                        state.frames.removeFirst(state.head)
+                        state.head = 0
+                    }
+                    return .some(frame)
+                }
+                if state.ending != nil { return .some(nil) }
+                state.waiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    /// Ends the queue: a waiting `next()` returns `nil`, later offers are refused.
+    func close() {
+        let waiter = state.withLock { state in
+            if state.ending == nil { state.ending = .closed }
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: nil)
+    }
+
+    var ending: Ending? { state.withLock { $0.ending } }
+}

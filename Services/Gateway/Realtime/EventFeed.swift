@@ -1,0 +1,91 @@
+import Contracts
+import EventBus
+import Foundation
+import Kafka
+import Logging
+import AsyncSignals
+import ServiceKit
+import ServiceLifecycle
+
+/// Reads the public topics for realtime clients.
+///
+/// Every gateway replica reads in a consumer group of its own (`gateway-<host>-<random>`), so
+/// each replica sees every event, from the latest offset (a client sees what happens while it is
+/// connected; SSE's replay window covers a reconnect), and commits nothing. A second consumer
+/// reads `tracking.orders` from its start into the `OrderDirectory`, so that subscriptions to
+/// orders placed before this replica started are decided too.
+struct EventFeed: Service {
+    let events: EventBusSettings
+    let replica: String
+    let hub: RealtimeHub
+    let orders: OrderDirectory
+    let logger: Logger
+    /// Completed once the live consumer holds every partition of the public topics.
+    let live = OneShot<Void>()
+
+    /// `/readyz`: ready once this replica reads every public partition (before that, an event
+    /// could pass unseen).
+    var readiness: ReadinessCheck {
+        ReadinessCheck("events") { [live] in
+            guard await live.arrives(within: .zero) else { throw FeedNotLive() }
+        }
+    }
+
+    private struct FeedNotLive: Error, CustomStringConvertible {
+        var description: String { "the event feed has not been assigned its partitions yet" }
+    }
+
+    func run() async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await consume(self.configuration(group: "gateway-\(replica)", topics: Audience.topics, startAt: .latest), push: true) }
+            group.addTask { try await consume(self.configuration(group: "gateway-\(replica)-orders", topics: [TopicCatalog.trackingOrders], startAt: .earliest), push: false) }
+            try await group.waitForAll()
+        }
+    }
+
+    private func configuration(group: String, topics: [Topic], startAt: KafkaConsumerConfiguration.StartPosition) -> KafkaConsumerConfiguration {
+        var configuration = events.consumer(clientID: group, group: group, topics: topics)
+        configuration.startAt = startAt
+        configuration.commitsOffsets = false
+        // Leaving must not hold the gateway's shutdown: nothing is committed.
+        configuration.closeTimeout = .seconds(3)
+        configuration.revocationDrainTimeout = .seconds(1)
+        return configuration
+    }
+
+    private func consume(_ configuration: KafkaConsumerConfiguration, push: Bool) async throws {
+        let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
+        let expected = Audience.topics.reduce(0) { $0 + $1.partitions }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await consumer.run() }
+            var assigned = 0
+            for await partition in consumer.partitions {
+                assigned += 1
+                if push, assigned >= expected { live.complete(()) }
+                group.addTask {
+                    for await message in partition {
+                        handle(message, push: push)
+                        partition.markProcessed(message)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    private func handle(_ message: KafkaMessage, push: Bool) {
+        let receivedAt = ContinuousClock.now
+        do {
+            let envelope = try EventEnvelope(message)
+            guard let audience = try Audience(envelope) else { return }
+            if let order = audience.order { orders.record(order: order.id, parties: order.parties) }
+            if push { hub.publish(try PushEvent(envelope, audience: audience, receivedAt: receivedAt)) }
+        } catch {
+            // The services' own consumers dead-letter such records; clients just don't see them.
+            logger.warning("Not pushing an unreadable event", metadata: [
+                "kafka.topic": "\(message.topic)", "kafka.partition": "\(message.partition)",
+                "kafka.offset": "\(message.offset)", "error": "\(error)",
+            ])
+        }
+    }
+}

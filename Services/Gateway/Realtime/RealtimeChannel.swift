@@ -1,0 +1,35 @@
+import Foundation
+
+/// What a realtime client subscribes to (README, "Live events").
+///
+/// - `profiles`: every `auth.profile.updated.v1` (public fields only), for anyone signed in;
+/// - `me`: events about the signed-in user — their render results, their orders, their social
+///   activity, their own profile;
+/// - `orders:{id}`: one order's status changes, driver assignment and driver positions, for its
+///   customer, its driver, its restaurant and admins.
+enum RealtimeChannel: Hashable, Sendable, CustomStringConvertible {
+    case profiles
+    /// The `me` channel of one user.
+    case user(String)
+    case order(String)
+
+    /// Reads a channel name a client sent; `me` becomes the signed-in user's channel.
+    init?(name: String, user: String) {
+        switch name {
+        case "profiles": self = .profiles
+        case "me": self = .user(user)
+        default:
+            guard name.hasPrefix("orders:"), let id = UUID(uuidString: String(name.dropFirst("orders:".count))) else { return nil }
+            self = .order(id.uuidString.lowercased())
+        }
+    }
+
+    /// The name a client uses for it (and the `channel` attribute of the events it carries).
+    var description: String {
+        switch self {
+        case .profiles: "profiles"
+        case .user: "me"
+        case .order(let id): "orders:\(id)"
+        }
+    }
+}

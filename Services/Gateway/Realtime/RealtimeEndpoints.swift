@@ -1,0 +1,151 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdWebSocket
+import Identity
+import Logging
+import NIOCore
+import ServiceKit
+
+/// `/v1/realtime` (WebSocket) and `/v1/events` (SSE): who may connect, and the SSE stream.
+struct RealtimeEndpoints: Sendable {
+    let hub: RealtimeHub
+    let gate: RealtimeGate
+    let settings: RealtimeSettings
+    let addresses: ClientAddressResolver
+    let limiter: RateLimiter
+    let logger: Logger
+
+    init(hub: RealtimeHub, gate: RealtimeGate, settings: RealtimeSettings, addresses: ClientAddressResolver, logger: Logger) {
+        self.hub = hub
+        self.gate = gate
+        self.settings = settings
+        self.addresses = addresses
+        self.limiter = RateLimiter(settings.connectRateLimit)
+        self.logger = logger
+    }
+
+    // MARK: Admission
+
+    /// Checks an SSE connection: its access token, the caller's connect rate and the gateway's
+    /// capacity.
+    func admit(_ headers: HTTPFields, peer: SocketAddress?) async throws(Problem) -> Viewer {
+        guard let token = EdgeMiddleware<AppRequestContext>.bearerToken(headers[.authorization]) else { throw EdgeAuthProblem.missing }
+        let viewer: Viewer
+        do {
+            viewer = try await gate.viewer(token: token)
+        } catch {
+            throw EdgeAuthProblem.invalid(error)
+        }
+        try room(for: "user:\(viewer.user)")
+        return viewer
+    }
+
+    /// Takes a token from `caller`'s connect bucket and checks that the gateway has room for
+    /// another connection.
+    func room(for caller: String) throws(Problem) {
+        let decision = limiter.take(caller)
+        guard decision.allowed else {
+            throw Problem(
+                status: .tooManyRequests, type: "rate-limited", title: "Too many connection attempts",
+                detail: "At most \(limiter.limit.count) realtime connections per \(DurationFormat.format(limiter.limit.window)); reconnect with a backoff.",
+                headers: decision.headers(limit: limiter.limit, includeRetryAfter: true)
+            )
+        }
+        guard hub.openConnections < settings.maxConnections else {
+            throw Problem(
+                status: .serviceUnavailable, type: "realtime-full", title: "Too many realtime connections",
+                detail: "This gateway holds as many realtime connections as it may; retry shortly.",
+                headers: [.retryAfter: "5"]
+            )
+        }
+    }
+
+    // MARK: WebSocket
+
+    /// The router the WebSocket upgrade consults: `/v1/realtime` always upgrades, and the session
+    /// refuses what it must with a close code and a reason (a refused upgrade could only be a bare
+    /// 400, which tells a client nothing).
+    func webSocketRouter() -> Router<RealtimeUpgradeContext> {
+        let router = Router(context: RealtimeUpgradeContext.self)
+        router.ws("/v1/realtime") { inbound, outbound, context in
+            let request = context.request
+            let session = WebSocketSession(endpoints: self, channel: context.requestContext.channel)
+            await session.run(
+                inbound: inbound, outbound: outbound,
+                token: EdgeMiddleware<AppRequestContext>.bearerToken(request.headers[.authorization]),
+                caller: addresses.resolve(peer: context.requestContext.channel.remoteAddress, forwardedFor: request.headers[.xForwardedFor]),
+                channels: request.uri.queryParameters["channels"].map(String.init)
+            )
+        }
+        return router
+    }
+
+    var webSocketConfiguration: HTTP1WebSocketUpgradeChannel.Configuration {
+        .init(ws: .init(maxFrameSize: 1 << 16, autoPing: .enabled(timePeriod: settings.heartbeat), closeTimeout: .seconds(5), validateUTF8: true))
+    }
+
+    // MARK: Routes
+
+    func addRoutes<Context: ServiceRequestContext>(to router: Router<Context>) {
+        // Reached by GETs without a WebSocket upgrade.
+        router.get("/v1/realtime") { _, _ -> Response in
+            throw Problem(
+                status: .upgradeRequired, type: "websocket-required", title: "WebSocket required",
+                detail: "Open /v1/realtime with a WebSocket upgrade, or use SSE at /v1/events.",
+                headers: [.upgrade: "websocket", .connection: "Upgrade"]
+            )
+        }
+        router.get("/v1/events") { request, context -> Response in
+            try await events(request, context: context)
+        }
+    }
+
+    /// `GET /v1/events?channels=…`: a Server-Sent Events stream of the channels' events.
+    private func events<Context: ServiceRequestContext>(_ request: Request, context: Context) async throws -> Response {
+        let viewer = try await admit(request.headers, peer: context.remoteAddress)
+        let channels: Set<RealtimeChannel>
+        switch await gate.channels(request.uri.queryParameters["channels"].map(String.init), for: viewer) {
+        case .success(let requested) where !requested.isEmpty:
+            channels = requested
+        case .success:
+            throw Problem(status: .unprocessableContent, type: "no-channels", title: "No channels",
+                          detail: "Name the channels to follow: /v1/events?channels=profiles,me,orders:{order id}.")
+        case .failure(let refusal):
+            throw Problem(
+                status: refusal.code == "forbidden" ? .forbidden : .unprocessableContent,
+                type: refusal.code == "forbidden" ? "channel-forbidden" : "unknown-channel",
+                title: refusal.code == "forbidden" ? "Channel forbidden" : "Unknown channel",
+                detail: refusal.message
+            )
+        }
+        let lastEventID = request.headers[.lastEventID]
+        let client = hub.connect(transport: "sse", queueCapacity: settings.clientBuffer, connection: context.channel)
+        let resumption = hub.subscribe(client, to: channels, resumingAfter: lastEventID)
+        let stream = ServerSentEventStream(hub: hub, client: client, viewer: viewer, heartbeat: settings.heartbeat)
+        var headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache"]
+        headers[.xAccelBuffering] = "no"
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            try await stream.write(to: &writer, resumption: resumption, lastEventID: lastEventID)
+        })
+    }
+}
+
+/// The context of WebSocket upgrade requests (they bypass the service responder: they are not
+/// HTTP requests that end).
+struct RealtimeUpgradeContext: RequestContext, WebSocketRequestContext {
+    var coreContext: CoreRequestContextStorage
+    let webSocket: WebSocketHandlerReference<Self>
+    let channel: any Channel
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        webSocket = .init()
+        channel = source.channel
+    }
+}
+
+extension HTTPField.Name {
+    static let lastEventID = Self("Last-Event-ID")!
+    static let xAccelBuffering = Self("X-Accel-Buffering")!
+}

@@ -1,0 +1,169 @@
+import Foundation
+import Metrics
+import NIOCore
+import Synchronization
+
+/// The gateway's realtime switchboard: which client follows which channel, the fan-out of each
+/// event to its subscribers' queues, and the replay window SSE clients resume from.
+///
+/// Publishing never waits for a client: it offers the event's frame to each subscriber's
+/// `ClientQueue`, once per client however many of its channels carry the event.
+final class RealtimeHub: Sendable {
+    /// One connected client.
+    final class Client: Sendable {
+        let id: UInt64
+        let transport: String
+        let queue: ClientQueue
+        /// Its connection: closed under a writer that stays stuck after the queue overflowed.
+        let connection: any Channel
+
+        init(id: UInt64, transport: String, queue: ClientQueue, connection: any Channel) {
+            self.id = id
+            self.transport = transport
+            self.queue = queue
+            self.connection = connection
+        }
+    }
+
+    /// How long a client whose queue overflowed has to take its last frames and the close before
+    /// its connection is closed under it.
+    static let overflowGrace: Duration = .seconds(2)
+
+    /// How a resuming SSE client's replay went.
+    enum Resumption: Equatable {
+        /// Its last event is in the window: the events after it that it may see.
+        case replayed(count: Int)
+        /// Its last event has left the window (or this replica never saw it).
+        case unavailable
+    }
+
+    private struct State {
+        var subscribers: [RealtimeChannel: [UInt64: Client]] = [:]
+        var channelsOf: [UInt64: Set<RealtimeChannel>] = [:]
+        var live: Set<UInt64> = []
+        var nextClientID: UInt64 = 1
+        var replay: [PushEvent] = []
+        var replayHead = 0
+    }
+
+    private let state = Mutex(State())
+    private let replayCapacity: Int
+    private let replayAge: Duration
+    let metrics: RealtimeMetrics
+
+    init(replayCapacity: Int, replayAge: Duration, metrics: RealtimeMetrics = RealtimeMetrics()) {
+        self.replayCapacity = replayCapacity
+        self.replayAge = replayAge
+        self.metrics = metrics
+    }
+
+    // MARK: Clients
+
+    func connect(transport: String, queueCapacity: Int, connection: any Channel) -> Client {
+        let id = state.withLock { state in
+            defer { state.nextClientID += 1 }
+            state.live.insert(state.nextClientID)
+            return state.nextClientID
+        }
+        metrics.connected(transport)
+        return Client(id: id, transport: transport, queue: ClientQueue(capacity: queueCapacity), connection: connection)
+    }
+
+    /// Forgets `client` and ends its queue.
+    func disconnect(_ client: Client, reason: String) {
+        let wasLive = state.withLock { state in
+            for channel in state.channelsOf.removeValue(forKey: client.id) ?? [] {
+                state.subscribers[channel]?[client.id] = nil
+                if state.subscribers[channel]?.isEmpty == true { state.subscribers[channel] = nil }
+            }
+            return state.live.remove(client.id) != nil
+        }
+        client.queue.close()
+        if wasLive { metrics.disconnected(client.transport, reason: reason) }
+    }
+
+    /// Clients connected now, over both transports.
+    var openConnections: Int { state.withLock { $0.live.count } }
+
+    /// Subscribes `client` to `channel` (already authorised). Returns `false` if it already was.
+    @discardableResult
+    func subscribe(_ client: Client, to channel: RealtimeChannel) -> Bool {
+        state.withLock { state in
+            guard state.channelsOf[client.id, default: []].insert(channel).inserted else { return false }
+            state.subscribers[channel, default: [:]][client.id] = client
+            return true
+        }
+    }
+
+    func unsubscribe(_ client: Client, from channel: RealtimeChannel) {
+        state.withLock { state in
+            state.channelsOf[client.id]?.remove(channel)
+            state.subscribers[channel]?[client.id] = nil
+            if state.subscribers[channel]?.isEmpty == true { state.subscribers[channel] = nil }
+        }
+    }
+
+    func channels(of client: Client) -> Set<RealtimeChannel> {
+        state.withLock { $0.channelsOf[client.id] ?? [] }
+    }
+
+    /// Subscribes `client` to `channels` and, atomically with it (no event can slip between the
+    /// replay and the live stream), queues the events of the replay window after `lastEventID`
+    /// that those channels carry.
+    func subscribe(_ client: Client, to channels: Set<RealtimeChannel>, resumingAfter lastEventID: String?) -> Resumption? {
+        state.withLock { state in
+            for channel in channels {
+                state.channelsOf[client.id, default: []].insert(channel)
+                state.subscribers[channel, default: [:]][client.id] = client
+            }
+            guard let lastEventID else { return nil }
+            let window = state.replay[state.replayHead...]
+            guard let index = window.lastIndex(where: { $0.id == lastEventID }) else { return .unavailable }
+            var count = 0
+            for event in state.replay[(index + 1)...] {
+                guard let frame = event.frames.first(where: { channels.contains($0.channel) }) else { continue }
+                _ = client.queue.offer(.init(eventID: event.id, eventType: event.type, text: frame.text, supersedingKey: event.supersedingKey, enqueuedAt: .now))
+                count += 1
+            }
+            return .replayed(count: count)
+        }
+    }
+
+    // MARK: Events
+
+    /// Offers `event` to every client subscribed to one of its channels and keeps it for replay.
+    func publish(_ event: PushEvent) {
+        let now = ContinuousClock.now
+        let offers: [(Client, ClientQueue.Offer)] = state.withLock { state in
+            state.replay.append(event)
+            while state.replay.count - state.replayHead > replayCapacity
+                || (state.replayHead < state.replay.count && now - state.replay[state.replayHead].receivedAt > replayAge) {
+                state.replayHead += 1
+            }
+            if state.replayHead > 1_024, state.replayHead * 2 > state.replay.count {
+                state.replay.removeFirst(state.replayHead)
+                state.replayHead = 0
+            }
+            var reached = Set<UInt64>()
+            var offers: [(Client, ClientQueue.Offer)] = []
+            for (channel, text) in event.frames {
+                for (id, client) in state.subscribers[channel] ?? [:] where reached.insert(id).inserted {
+                    let frame = ClientQueue.Frame(eventID: event.id, eventType: event.type, text: text, supersedingKey: event.supersedingKey, enqueuedAt: event.receivedAt)
+                    offers.append((client, client.queue.offer(frame)))
+                }
+            }
+            return offers
+        }
+        for (client, offer) in offers {
+            metrics.offered(offer, transport: client.transport)
+            if offer == .overflowed {
+                // The writer may be stuck on a socket the client no longer reads.
+                let connection = client.connection
+                Task {
+                    try? await Task.sleep(for: Self.overflowGrace)
+                    try? await connection.close()
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,255 @@
+import Contracts
+import EventBus
+import Foundation
+import NIOWebSocket
+import LocalStack
+import Testing
+import TestSupport
+
+/// `/v1/realtime` and `/v1/events` against a running gateway reading the test Kafka cluster,
+/// with real WebSocket and SSE clients over sockets.
+@Suite("Gateway realtime") struct RealtimeTests {
+    @Test func aWebSocketSubscriberToProfilesReceivesProfileChangesAsCloudEventsWithoutEmail() async throws {
+        try await GatewayHarness.with { gateway in
+            try await gateway.waitForEventFeed()
+            let socket = RealtimeSocket(url: gateway.webSocketURL + "?channels=profiles", token: try gateway.token())
+            defer { Task { await socket.disconnect() } }
+            _ = try await socket.message { $0["op"] as? String == "subscribed" && $0["channel"] as? String == "profiles" }
+
+            let user = UUID()
+            let event = ProfileUpdated(userId: user, username: "new_name", avatarUrl: nil, changed: [.username], updatedAt: Date())
+            try await EventPublisher.with(gateway.kafka) { publisher in
+                let id = try await publisher.publish(event, source: "/splash/auth")
+                let pushed = try await socket.message(within: .seconds(1)) { $0["id"] as? String == id }
+                #expect(pushed["specversion"] as? String == "1.0")
+                #expect(pushed["type"] as? String == "auth.profile.updated.v1")
+                #expect(pushed["source"] as? String == "/splash/auth")
+                #expect(pushed["subject"] as? String == user.uuidString.lowercased())
+                #expect(pushed["channel"] as? String == "profiles")
+                #expect((pushed["time"] as? String).flatMap(EventJSON.parseTimestamp) != nil)
+                let data = try #require(pushed["data"] as? [String: Any])
+                #expect(data["username"] as? String == "new_name")
+                #expect(data["email"] == nil)
+                #expect(!socket.messages.contains { $0.contains("@") })
+            }
+        }
+    }
+
+    @Test func aTokenCanComeAsTheFirstMessageAndAClientWithoutOneIsClosedWith4001() async throws {
+        try await GatewayHarness.with(["GATEWAY_REALTIME_AUTH_TIMEOUT": "500ms"]) { gateway in
+            let user = UUID()
+            let late = RealtimeSocket(url: gateway.webSocketURL)
+            try await late.send(#"{"op":"auth","token":"\#(try gateway.token(user: user))"}"#)
+            let ready = try await late.message { $0["op"] as? String == "ready" }
+            #expect(ready["user"] as? String == user.uuidString.lowercased())
+            try await late.send(#"{"op":"subscribe","channel":"me","ref":"7"}"#)
+            let subscribed = try await late.message { $0["op"] as? String == "subscribed" }
+            #expect(subscribed["channel"] as? String == "me")
+            #expect(subscribed["ref"] as? String == "7")
+            try await late.send(#"{"op":"ping"}"#)
+            _ = try await late.message { $0["op"] as? String == "pong" }
+            try await late.send("not json")
+            _ = try await late.message { $0["code"] as? String == "bad_message" }
+            await late.disconnect()
+
+            let silent = RealtimeSocket(url: gateway.webSocketURL)
+            let closed = try await silent.waitForClose()
+            #expect(closed.code == .unknown(4001))
+
+            let forged = RealtimeSocket(url: gateway.webSocketURL)
+            try await forged.send(#"{"op":"auth","token":"\#(try gateway.token(key: .generate()))"}"#)
+            #expect(try await forged.waitForClose().code == .unknown(4001))
+
+            let subscribeFirst = RealtimeSocket(url: gateway.webSocketURL)
+            try await subscribeFirst.send(#"{"op":"subscribe","channel":"profiles"}"#)
+            #expect(try await subscribeFirst.waitForClose().code == .unknown(4001))
+        }
+    }
+
+    @Test func badTokensAndConnectionFloodsAreClosedWithDocumentedCodesAndPlainGetsGet426() async throws {
+        try await GatewayHarness.with(["GATEWAY_RATE_LIMIT_REALTIME": "3/1m"]) { gateway in
+            let plain = try await gateway.get("/v1/realtime", bearer: try gateway.token())
+            #expect(plain.status == 426)
+            #expect(try plain.json()["type"] as? String == "urn:splash:problem:websocket-required")
+
+            let expired = RealtimeSocket(url: gateway.webSocketURL, token: try gateway.token(expiresIn: -10))
+            let expiredClose = try await expired.waitForClose()
+            #expect(expiredClose.code == .unknown(4002))
+            let forged = RealtimeSocket(url: gateway.webSocketURL, token: try gateway.token(key: .generate()))
+            #expect(try await forged.waitForClose().code == .unknown(4001))
+
+            let user = UUID()
+            var sockets: [RealtimeSocket] = []
+            for _ in 0..<3 {
+                let socket = RealtimeSocket(url: gateway.webSocketURL, token: try gateway.token(user: user))
+                _ = try await socket.message { $0["op"] as? String == "ready" }
+                sockets.append(socket)
+            }
+            let flood = RealtimeSocket(url: gateway.webSocketURL, token: try gateway.token(user: user))
+            let refused = try await flood.waitForClose()
+            #expect(refused.code == .unknown(1013))
+            #expect(refused.reason?.contains("At most 3 realtime connections") == true)
+            for socket in sockets { await socket.disconnect() }
+        }
+    }
+
+    @Test func ordersAreFollowedOnlyByTheirPartiesAndAdminsAndOthersGetAnErrorFrame() async throws {
+        try await GatewayHarness.with { gateway in
+            try await gateway.waitForEventFeed()
+            let (customer, stranger, driver, restaurant) = (UUID(), UUID(), UUID(), UUID())
+            let order = UUID()
+            let channel = "orders:\(order.uuidString.lowercased())"
+            try await EventPublisher.with(gateway.kafka) { publisher in
+                let parties = OrderParties(customerId: customer, restaurantId: restaurant, driverId: nil)
+                try await publisher.publish(OrderPlaced(orderId: order, parties: parties, items: [.init(name: "Soup", quantity: 2)], totalCents: 1_800, placedAt: Date()))
+
+                let theirs = RealtimeSocket(url: gateway.webSocketURL, token: try gateway.token(user: customer))
+                let others = RealtimeSocket(url: gateway.webSocketURL, token: try gateway.token(user: stranger))
+                let admin = RealtimeSocket(url: gateway.webSocketURL, token: try gateway.token(role: "admin"))
+                let kitchen = RealtimeSocket(url: gateway.webSocketURL, token: try gateway.token(user: restaurant, role: "restaurant"))
+                defer { Task { for socket in [theirs, others, admin, kitchen] { await socket.disconnect() } } }
+                for socket in [theirs, others, admin, kitchen] {
+                    try await socket.send(#"{"op":"subscribe","channel":"\#(channel)","ref":"o"}"#)
+                }
+                _ = try await theirs.message { $0["op"] as? String == "subscribed" && $0["channel"] as? String == channel }
+                _ = try await admin.message { $0["op"] as? String == "subscribed" }
+                _ = try await kitchen.message { $0["op"] as? String == "subscribed" }
+                let refused = try await others.message { $0["op"] as? String == "error" }
+                #expect(refused["code"] as? String == "forbidden")
+                #expect(refused["channel"] as? String == channel)
+                #expect(refused["ref"] as? String == "o")
+
+                var assigned = parties
+                assigned.driverId = driver
+                let status = try await publisher.publish(OrderStatusChanged(orderId: order, parties: assigned, status: .pickedUp, previousStatus: .ready, changedAt: Date()))
+                let position = try await publisher.publish(DriverLocationUpdated(driverId: driver, orderId: order, latitude: 52.52, longitude: 13.40, heading: 90, speed: 8, recordedAt: Date()))
+                for socket in [theirs, admin, kitchen] {
+                    _ = try await socket.message { $0["id"] as? String == status }
+                    let moved = try await socket.message { $0["id"] as? String == position }
+                    #expect(moved["channel"] as? String == channel)
+                }
+                // Assigned now, the driver may follow the order too; the stranger still saw nothing.
+                let driving = RealtimeSocket(url: gateway.webSocketURL + "?channels=\(channel)", token: try gateway.token(user: driver, role: "driver"))
+                defer { Task { await driving.disconnect() } }
+                _ = try await driving.message { $0["op"] as? String == "subscribed" }
+                #expect(!others.messages.contains { $0.contains(status) || $0.contains(position) })
+            }
+        }
+    }
+
+    @Test func theMeChannelCarriesOnlyTheUsersOwnEvents() async throws {
+        try await GatewayHarness.with { gateway in
+            try await gateway.waitForEventFeed()
+            let (alice, bob) = (UUID(), UUID())
+            let socket = RealtimeSocket(url: gateway.webSocketURL + "?channels=me", token: try gateway.token(user: alice))
+            defer { Task { await socket.disconnect() } }
+            _ = try await socket.message { $0["op"] as? String == "subscribed" }
+            try await EventPublisher.with(gateway.kafka) { publisher in
+                let bobs = try await publisher.publish(EditCompleted(editId: UUID(), userId: bob, width: 1080, height: 720, bytes: 300_000, quality: 85, format: .jpeg, completedAt: Date()))
+                let alices = try await publisher.publish(EditFailed(editId: UUID(), userId: alice, reason: "The photo is not a JPEG, PNG or WebP.", failedAt: Date()))
+                let pushed = try await socket.message { $0["id"] as? String == alices }
+                #expect(pushed["channel"] as? String == "me")
+                #expect(pushed["type"] as? String == "render.edit.failed.v1")
+                #expect(!socket.messages.contains { $0.contains(bobs) })
+            }
+        }
+    }
+
+    @Test func aConnectionClosesWith4002WhenItsTokenExpiresUnlessRefreshed() async throws {
+        try await GatewayHarness.with { gateway in
+            let user = UUID()
+            let expiring = RealtimeSocket(url: gateway.webSocketURL, token: try gateway.token(user: user, expiresIn: 2))
+            _ = try await expiring.message { $0["op"] as? String == "ready" }
+            let refreshed = RealtimeSocket(url: gateway.webSocketURL, token: try gateway.token(user: user, expiresIn: 2))
+            _ = try await refreshed.message { $0["op"] as? String == "ready" }
+            try await refreshed.send(#"{"op":"auth","token":"\#(try gateway.token(user: user, expiresIn: 600))"}"#)
+            _ = try await refreshed.message { ($0["expiresAt"] as? String).map { $0 > ISO8601DateFormatter().string(from: Date().addingTimeInterval(300)) } == true }
+
+            let closed = try await expiring.waitForClose(within: .seconds(6))
+            #expect(closed.code == .unknown(4002))
+            #expect(refreshed.closeFrame == nil)
+            // A fresh token for somebody else does not take over the connection.
+            try await refreshed.send(#"{"op":"auth","token":"\#(try gateway.token())"}"#)
+            #expect(try await refreshed.waitForClose().code == .unknown(4003))
+        }
+    }
+
+    @Test func sseStreamsEventsAndResumesFromLastEventIDWithinTheReplayWindow() async throws {
+        try await GatewayHarness.with { gateway in
+            try await gateway.waitForEventFeed()
+            let url = "http://127.0.0.1:\(gateway.app.port)/v1/events?channels=profiles"
+            let token = try gateway.token()
+            let stream = EventStreamClient(url: url, token: token)
+            #expect(try await stream.waitForStatus() == 200)
+            try await EventPublisher.with(gateway.kafka) { publisher in
+                let first = try await publisher.publish(ProfileUpdated(userId: UUID(), username: "first", avatarUrl: nil, changed: [.username], updatedAt: Date()))
+                let received = try await stream.event(within: .seconds(1)) { $0.id == first }
+                #expect(received.event == "auth.profile.updated.v1")
+                let json = try #require(try JSONSerialization.jsonObject(with: Data(received.data.utf8)) as? [String: Any])
+                #expect(json["id"] as? String == first)
+                #expect((json["data"] as? [String: Any])?["username"] as? String == "first")
+                await stream.stop()
+
+                // Missed while away, then resumed.
+                let second = try await publisher.publish(ProfileUpdated(userId: UUID(), username: "second", avatarUrl: nil, changed: [.username], updatedAt: Date()))
+                let third = try await publisher.publish(ProfileUpdated(userId: UUID(), username: "third", avatarUrl: nil, changed: [.username], updatedAt: Date()))
+                let watcher = EventStreamClient(url: url, token: token)
+                _ = try await watcher.event { $0.id == third }
+                await watcher.stop()
+                let resumed = EventStreamClient(url: url, token: token, lastEventID: first)
+                _ = try await resumed.event { $0.id == third }
+                // Both missed events, and not the one it had; the two are about different users, so
+                // on different partitions, in no set order.
+                let ids = Set(resumed.events.compactMap(\.id))
+                #expect(ids.isSuperset(of: [second, third]))
+                #expect(!ids.contains(first))
+                await resumed.stop()
+
+                let unknown = EventStreamClient(url: url, token: token, lastEventID: UUID().uuidString.lowercased())
+                let gap = try await unknown.event { $0.event == "replay-unavailable" }
+                #expect(gap.data.contains("replay window"))
+                await unknown.stop()
+            }
+        }
+    }
+
+    @Test func sseRefusesMissingTokensUnknownChannelsAndOtherPeoplesOrders() async throws {
+        try await GatewayHarness.with { gateway in
+            let base = "http://127.0.0.1:\(gateway.app.port)/v1/events"
+            let anonymous = EventStreamClient(url: base + "?channels=profiles", token: nil)
+            #expect(try await anonymous.waitForStatus() == 401)
+            let unknown = EventStreamClient(url: base + "?channels=everything", token: try gateway.token())
+            #expect(try await unknown.waitForStatus() == 422)
+            let order = UUID().uuidString.lowercased()
+            let foreign = EventStreamClient(url: base + "?channels=orders:\(order)", token: try gateway.token())
+            #expect(try await foreign.waitForStatus(within: .seconds(8)) == 403)
+            try await waitUntilReady("the refusal's body", timeout: .seconds(5)) { foreign.hasEnded }
+            #expect(foreign.raw.contains("urn:splash:problem:channel-forbidden"))
+            for client in [anonymous, unknown, foreign] { await client.stop() }
+        }
+    }
+
+    @Test func aClientThatStopsReadingIsDisconnectedAsSlowAndCountedInMetrics() async throws {
+        try await GatewayHarness.with(["GATEWAY_REALTIME_BUFFER": "16"]) { gateway in
+            try await gateway.waitForEventFeed()
+            let customer = UUID()
+            let order = UUID()
+            let parties = OrderParties(customerId: customer, restaurantId: UUID(), driverId: UUID())
+            let stuck = RealtimeSocket(url: gateway.webSocketURL + "?channels=me", token: try gateway.token(user: customer), reads: false)
+            try await Task.sleep(for: .milliseconds(500))
+            try await EventPublisher.with(gateway.kafka) { publisher in
+                // Far more than the socket buffers and the 16-frame queue hold.
+                let status = OrderStatusChanged(orderId: order, parties: parties, status: .preparing, previousStatus: .accepted, changedAt: Date())
+                let envelopes = try (0..<6_000).map { _ in try EventEnvelope(status, source: "/splash/tracking").record(topic: TopicCatalog.trackingOrders.name) }
+                for result in await publisher.producer.send(envelopes) { _ = try result.get() }
+            }
+            try await waitUntilReady("slow client disconnected", timeout: .seconds(20)) {
+                let metrics = (try? await gateway.get("/metrics").text) ?? ""
+                return metrics.contains(#"realtime_disconnects_total{reason="slow_client",transport="websocket"} 1"#)
+                    || metrics.contains(#"realtime_disconnects_total{transport="websocket",reason="slow_client"} 1"#)
+            }
+            #expect(try await gateway.get("/metrics").text.contains(#"realtime_connections{transport="websocket"} 0"#))
+            await stuck.disconnect()
+        }
+    }
+}

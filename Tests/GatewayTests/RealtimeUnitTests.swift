@@ -1,0 +1,115 @@
+@testable import Gateway
+import Contracts
+import EventBus
+import Foundation
+import Testing
+
+/// The realtime pieces that need no sockets: client queues, audiences, rendering, the order
+/// directory.
+@Suite("Gateway realtime units") struct RealtimeUnitTests {
+    func frame(_ text: String, key: String? = nil) -> ClientQueue.Frame {
+        .init(eventID: text, text: text, supersedingKey: key, enqueuedAt: .now)
+    }
+
+    func drain(_ queue: ClientQueue) async -> [String] {
+        queue.close()
+        var texts: [String] = []
+        while let frame = await queue.next() { texts.append(frame.text) }
+        return texts
+    }
+
+    @Test func aNewerPositionReplacesTheQueuedOneAndMovesBehindLaterEvents() async {
+        let queue = ClientQueue(capacity: 8)
+        #expect(queue.offer(frame("p1", key: "driver/order")) == .queued)
+        #expect(queue.offer(frame("status")) == .queued)
+        #expect(queue.offer(frame("p2", key: "driver/order")) == .queuedDroppingOlder)
+        #expect(queue.offer(frame("other", key: "driver2/order")) == .queued)
+        #expect(await drain(queue) == ["status", "p2", "other"])
+    }
+
+    @Test func aFullQueueDropsItsOldestPositionButNeverAStatusChange() async {
+        let queue = ClientQueue(capacity: 3)
+        #expect(queue.offer(frame("s1")) == .queued)
+        #expect(queue.offer(frame("pa", key: "a")) == .queued)
+        #expect(queue.offer(frame("s2")) == .queued)
+        #expect(queue.offer(frame("s3")) == .queuedDroppingOlder)
+        #expect(queue.offer(frame("pb", key: "b")) == .dropped)
+        #expect(queue.offer(frame("s4")) == .overflowed)
+        #expect(queue.ending == .overflowed)
+        #expect(queue.offer(frame("s5")) == .closed)
+        #expect(await queue.next() == nil)
+    }
+
+    @Test func aWaitingWriterGetsTheFrameAtOnceAndCloseWakesIt() async {
+        let queue = ClientQueue(capacity: 2)
+        async let first = queue.next()
+        try? await Task.sleep(for: .milliseconds(50))
+        #expect(queue.offer(frame("now")) == .queued)
+        #expect(await first?.text == "now")
+        async let none = queue.next()
+        try? await Task.sleep(for: .milliseconds(50))
+        queue.close()
+        #expect(await none == nil)
+        #expect(queue.ending == .closed)
+    }
+
+    @Test func eventsGoToTheChannelsOfThoseTheyConcern() throws {
+        let (user, customer, restaurant, driver, order) = (UUID(), UUID(), UUID(), UUID(), UUID())
+        func audience<Event: DomainEvent>(_ event: Event) throws -> Audience? {
+            try Audience(try EventEnvelope(event, source: "/splash/test"))
+        }
+        let id = { (uuid: UUID) in uuid.uuidString.lowercased() }
+        #expect(try audience(ProfileUpdated(userId: user, username: "x", avatarUrl: nil, changed: [.username], updatedAt: Date()))?.channels == [.profiles, .user(id(user))])
+        #expect(try audience(PhotoLiked(userId: user, photoId: "abc", likedAt: Date()))?.channels == [.user(id(user))])
+        let parties = OrderParties(customerId: customer, restaurantId: restaurant, driverId: driver)
+        let placed = try #require(try audience(OrderPlaced(orderId: order, parties: parties, items: [], totalCents: 100, placedAt: Date())))
+        #expect(placed.channels == [.order(id(order)), .user(id(customer)), .user(id(restaurant)), .user(id(driver))])
+        #expect(placed.supersedingKey == nil)
+        #expect(placed.order?.parties == parties)
+        let moved = try #require(try audience(DriverLocationUpdated(driverId: driver, orderId: order, latitude: 1, longitude: 2, heading: nil, speed: nil, recordedAt: Date())))
+        #expect(moved.channels == [.order(id(order))])
+        #expect(moved.supersedingKey == "\(id(driver))/\(id(order))")
+        #expect(try audience(DriverLocationUpdated(driverId: driver, orderId: nil, latitude: 1, longitude: 2, heading: nil, speed: nil, recordedAt: Date())) == nil)
+        #expect(try audience(EditRequested(editId: UUID(), userId: user, source: .upload(id: UUID()), filters: [], output: .init(format: .jpeg, longestEdge: 1080), requestedAt: Date())) == nil)
+    }
+
+    @Test func anEventIsRenderedAsStructuredCloudEventsJSON() throws {
+        let user = UUID()
+        let envelope = try EventEnvelope(ProfileUpdated(userId: user, username: "ana", avatarUrl: "https://img.example/a.png", changed: [.avatarUrl], updatedAt: Date()), source: "/splash/auth")
+        let event = try PushEvent(envelope, audience: try #require(try Audience(envelope)))
+        #expect(event.frames.map(\.channel) == [.profiles, .user(user.uuidString.lowercased())])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(event.frames[0].text.utf8)) as? [String: Any])
+        #expect(Set(json.keys) == ["specversion", "id", "source", "type", "time", "subject", "datacontenttype", "channel", "data"])
+        #expect(json["id"] as? String == envelope.id.uuidString.lowercased())
+        #expect(json["datacontenttype"] as? String == "application/json")
+        let data = try #require(json["data"] as? [String: Any])
+        #expect(data["avatarUrl"] as? String == "https://img.example/a.png")
+        #expect(data["changed"] as? [String] == ["avatarUrl"])
+    }
+
+    @Test func channelNamesAreParsedAndMeIsTheViewersOwn() {
+        #expect(RealtimeChannel(name: "profiles", user: "u") == .profiles)
+        #expect(RealtimeChannel(name: "me", user: "u") == .user("u"))
+        let order = UUID()
+        #expect(RealtimeChannel(name: "orders:\(order.uuidString)", user: "u") == .order(order.uuidString.lowercased()))
+        #expect(RealtimeChannel(name: "orders:42", user: "u") == nil)
+        #expect(RealtimeChannel(name: "users", user: "u") == nil)
+    }
+
+    @Test func theOrderDirectoryAdmitsPartiesAndAdminsAndForgetsTheOldestPastCapacity() async {
+        let directory = OrderDirectory(capacity: 2, lookupWait: .milliseconds(100))
+        let (a, b, c) = (UUID(), UUID(), UUID())
+        let parties = OrderParties(customerId: a, restaurantId: b, driverId: nil)
+        directory.record(order: "o1", parties: parties)
+        #expect(await directory.mayFollow(order: "o1", user: a.uuidString.lowercased(), role: "customer"))
+        #expect(await directory.mayFollow(order: "o1", user: b.uuidString.lowercased(), role: "restaurant"))
+        #expect(await !directory.mayFollow(order: "o1", user: c.uuidString.lowercased(), role: "driver"))
+        #expect(await directory.mayFollow(order: "unknown", user: c.uuidString.lowercased(), role: "admin"))
+        directory.record(order: "o1", parties: OrderParties(customerId: a, restaurantId: b, driverId: c))
+        #expect(await directory.mayFollow(order: "o1", user: c.uuidString.lowercased(), role: "driver"))
+        directory.record(order: "o2", parties: parties)
+        directory.record(order: "o3", parties: parties)
+        #expect(await !directory.mayFollow(order: "o1", user: a.uuidString.lowercased(), role: "customer"))
+        #expect(await directory.mayFollow(order: "o3", user: a.uuidString.lowercased(), role: "customer"))
+    }
+}

@@ -1,0 +1,201 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import HummingbirdWSClient
+import Logging
+import NIOCore
+import NIOWebSocket
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A WebSocket client of `/v1/realtime` for tests: connects in the background, keeps every text
+/// message it receives, and can send.
+final class RealtimeSocket: Sendable {
+    private let received = Mutex<[String]>([])
+    private let outbound = Mutex<WebSocketOutboundWriter?>(nil)
+    private let closed = Mutex<(code: WebSocketErrorCode?, reason: String?)?>(nil)
+    private let task = Mutex<Task<Void, Never>?>(nil)
+    /// When each message arrived.
+    private let arrivals = Mutex<[ContinuousClock.Instant]>([])
+
+    /// Connects to `url` (with `token` as a bearer header when given); `reads` false makes a
+    /// client that never reads what it is sent.
+    init(url: String, token: String? = nil, reads: Bool = true) {
+        var headers = HTTPFields()
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 16, additionalHeaders: headers)
+        let started = Task { [self] in
+            do {
+                let frame = try await WebSocketClient.connect(url: url, configuration: configuration, logger: Logger(label: "realtime-test-client")) { inbound, writer, _ in
+                    self.outbound.withLock { $0 = writer }
+                    guard reads else {
+                        try await Task.sleep(for: .seconds(120))
+                        return
+                    }
+                    for try await message in inbound.messages(maxSize: 1 << 20) {
+                        if case .text(let text) = message {
+                            self.arrivals.withLock { $0.append(.now) }
+                            self.received.withLock { $0.append(text) }
+                        }
+                    }
+                }
+                closed.withLock { $0 = (frame?.closeCode, frame?.reason) }
+            } catch {
+                closed.withLock { $0 = (nil, "\(error)") }
+            }
+        }
+        task.withLock { $0 = started }
+    }
+
+    var messages: [String] { received.withLock { $0 } }
+    var arrivalTimes: [ContinuousClock.Instant] { arrivals.withLock { $0 } }
+    var closeFrame: (code: WebSocketErrorCode?, reason: String?)? { closed.withLock { $0 } }
+
+    func send(_ json: String) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while outbound.withLock({ $0 }) == nil, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        guard let writer = outbound.withLock({ $0 }) else { throw RealtimeClientError.notConnected }
+        try await writer.write(.text(json))
+    }
+
+    /// The first message (as JSON) matching `predicate` within `timeout`.
+    func message(within timeout: Duration = .seconds(5), where predicate: ([String: Any]) -> Bool) async throws -> [String: Any] {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            for text in messages {
+                if let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], predicate(object) { return object }
+            }
+            guard ContinuousClock.now < deadline else { throw RealtimeClientError.timedOut(messages) }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// Waits for the connection to end and returns the close frame the server sent.
+    func waitForClose(within timeout: Duration = .seconds(10)) async throws -> (code: WebSocketErrorCode?, reason: String?) {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let closed = closeFrame { return closed }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw RealtimeClientError.timedOut(messages)
+    }
+
+    func disconnect() async {
+        let running = task.withLock { $0 }
+        running?.cancel()
+        if let writer = outbound.withLock({ $0 }) { try? await writer.close(.normalClosure, reason: nil) }
+        _ = await running?.value
+    }
+}
+
+enum RealtimeClientError: Error {
+    case notConnected
+    case timedOut([String])
+}
+
+/// An SSE client of `/v1/events`: keeps the raw stream and parses it into events.
+final class EventStreamClient: Sendable {
+    struct Event: Equatable {
+        var id: String?
+        var event: String?
+        var data: String
+    }
+
+    private let text = Mutex("")
+    private let status = Mutex<Int?>(nil)
+    private let ended = Mutex(false)
+    private let task = Mutex<Task<Void, Never>?>(nil)
+    /// Its own client, so that stopping closes the connection at once.
+    private let client = HTTPClient(eventLoopGroupProvider: .singleton)
+
+    init(url: String, token: String?, lastEventID: String? = nil) {
+        var request = HTTPClientRequest(url: url)
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        if let lastEventID { request.headers.add(name: "Last-Event-ID", value: lastEventID) }
+        let started = Task { [self] in
+            defer { ended.withLock { $0 = true } }
+            guard let response = try? await self.client.execute(request, timeout: .seconds(300)) else { return }
+            status.withLock { $0 = Int(response.status.code) }
+            do {
+                for try await buffer in response.body {
+                    text.withLock { $0 += String(buffer: buffer) }
+                }
+            } catch {}
+        }
+        task.withLock { $0 = started }
+    }
+
+    var raw: String { text.withLock { $0 } }
+    var statusCode: Int? { status.withLock { $0 } }
+    var hasEnded: Bool { ended.withLock { $0 } }
+
+    var events: [Event] {
+        raw.components(separatedBy: "\n\n").compactMap { block in
+            var event = Event(data: "")
+            var hasData = false
+            for line in block.split(separator: "\n") {
+                if line.hasPrefix("id: ") { event.id = String(line.dropFirst(4)) }
+                if line.hasPrefix("event: ") { event.event = String(line.dropFirst(7)) }
+                if line.hasPrefix("data: ") { event.data = String(line.dropFirst(6)); hasData = true }
+            }
+            return hasData ? event : nil
+        }
+    }
+
+    func waitForStatus(within timeout: Duration = .seconds(5)) async throws -> Int {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let code = statusCode { return code }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw RealtimeClientError.timedOut([raw])
+    }
+
+    func event(within timeout: Duration = .seconds(5), where predicate: (Event) -> Bool) async throws -> Event {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let match = events.first(where: predicate) { return match }
+            guard ContinuousClock.now < deadline else { throw RealtimeClientError.timedOut([raw]) }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    func stop() async {
+        let running = task.withLock { $0 }
+        running?.cancel()
+        try? await client.shutdown()
+        _ = await running?.value
+    }
+}
+
+/// Sends `request` as is over a new TCP connection to `127.0.0.1:port` and returns what comes
+/// back within `timeout` (HTTP clients won't send a WebSocket upgrade and read a refusal).
+func rawHTTPExchange(port: Int, request: String, timeout: Duration = .seconds(2)) throws -> String {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw RealtimeClientError.notConnected }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard connected == 0 else { throw RealtimeClientError.notConnected }
+    var wait = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+    let bytes = Array(request.utf8)
+    guard send(fd, bytes, bytes.count, 0) == bytes.count else { throw RealtimeClientError.notConnected }
+    var received: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4_096)
+    while true {
+        let count = recv(fd, &buffer, buffer.count, 0)
+        guard count > 0 else { break }
+        received += buffer[0..<count]
+    }
+    return String(decoding: received, as: UTF8.self)
+}
