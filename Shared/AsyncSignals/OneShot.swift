@@ -39,6 +39,9 @@ package final class OneShot<Value: Sendable>: Sendable {
         }
     }
 
+    /// Whether the value has arrived.
+    package var isComplete: Bool { state.withLock { $0.value != nil } }
+
     /// Waits for the value.
     package func value() async -> Value {
         await withCheckedContinuation { continuation in

@@ -101,6 +101,26 @@ package struct TestDatabase: Sendable {
         PostgresClient.Configuration(host: "127.0.0.1", port: port, username: PostgresCluster.superuser, password: nil, database: name, tls: .disable)
     }
 
+    /// Creates a login role owning schema `schema` (and nothing else) in this database, searching
+    /// it by default, as `splash postgres` provisions a service; returns the role's `DATABASE_URL`.
+    /// Roles are cluster-wide, so the name is made unique per database: `<schema>_<database>`.
+    package func makeServiceRole(schema: String, password: String) async throws -> (role: String, url: String) {
+        let role = "\(schema)_\(name)"
+        var logger = Logger(label: "test-postgres")
+        logger.logLevel = .warning
+        try await PostgresCluster.withSuperuserConnection(port: port, password: nil, database: name, logger: logger) { connection in
+            // Utility statements take no bind parameters; the names are generated identifiers.
+            for statement in [
+                "CREATE ROLE \"\(role)\" LOGIN PASSWORD '\(password)'",
+                "CREATE SCHEMA \(schema) AUTHORIZATION \"\(role)\"",
+                "ALTER ROLE \"\(role)\" IN DATABASE \"\(name)\" SET search_path = \(schema)",
+            ] {
+                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            }
+        }
+        return (role, LocalDatabase(name: name, port: port).url(role: role, password: password))
+    }
+
     /// Runs `body` with a connection pool to this database, closed afterwards.
     package func withClient<Result: Sendable>(_ body: @Sendable (PostgresClient) async throws -> Result) async throws -> Result {
         let client = PostgresClient(configuration: configuration)

@@ -49,24 +49,13 @@ struct AuthHarness: Sendable {
         _ body: @Sendable (AuthHarness) async throws -> Result
     ) async throws -> Result {
         let database = try await TestPostgres.shared.makeDatabase()
-        let local = LocalDatabase(name: database.name, port: database.port)
         var logger = Logger(label: "auth-test")
         logger.logLevel = .warning
-        let role = "auth_\(database.name)"
-        try await PostgresCluster.withSuperuserConnection(port: database.port, password: nil, database: database.name, logger: logger) { connection in
-            // Utility statements take no bind parameters; the names are generated identifiers.
-            for statement in [
-                "CREATE ROLE \"\(role)\" LOGIN PASSWORD '\(rolePassword)'",
-                "CREATE SCHEMA auth AUTHORIZATION \"\(role)\"",
-                "ALTER ROLE \"\(role)\" IN DATABASE \"\(database.name)\" SET search_path = auth",
-            ] {
-                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-            }
-        }
+        let (role, databaseURL) = try await database.makeServiceRole(schema: "auth", password: rolePassword)
         let kafka = try await TestKafka.shared.running()
         let key = SigningKey.generate()
         var environment = [
-            "DATABASE_URL": local.url(role: role, password: rolePassword),
+            "DATABASE_URL": databaseURL,
             "DATABASE_POOL_SIZE": "8",
             "KAFKA_BROKERS": kafka.bootstrapServers,
             "AUTH_JWT_KEY": key.pem,

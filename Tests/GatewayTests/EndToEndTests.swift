@@ -1,0 +1,92 @@
+import AsyncHTTPClient
+import Foundation
+import Identity
+import Kafka
+import Testing
+import TestSupport
+
+/// The apps' path as it runs: the auth and gateway executables as processes, a real Postgres and
+/// the test Kafka cluster, clients over sockets.
+@Suite("Gateway end to end") struct EndToEndTests {
+    @Test func aProfileChangeMadeThroughTheGatewayReachesWebSocketAndSSESubscribersWithinASecondWithoutEmail() async throws {
+        let database = try await TestPostgres.shared.makeDatabase()
+        let (_, databaseURL) = try await database.makeServiceRole(schema: "auth", password: "e2e-auth")
+        let kafka = try await TestKafka.shared.running()
+        let issuer = "http://localhost:8080/auth/v1"
+        let common = ["KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms"]
+        let auth = try await ServiceProcess("auth", environment: common.merging([
+            "DATABASE_URL": databaseURL,
+            "AUTH_JWT_KEY": SigningKey.generate().pem,
+            "AUTH_JWT_ISSUER": issuer,
+            "AUTH_BCRYPT_COST": "4",
+            "AUTH_TRUSTED_PROXIES": "127.0.0.1/32",
+            "OUTBOX_POLL_INTERVAL": "100ms",
+        ]) { _, new in new })
+        defer { Task { await auth.stop() } }
+        let gateway = try await ServiceProcess("gateway", environment: common.merging([
+            "GATEWAY_AUTH_URL": auth.baseURL,
+            "GATEWAY_JWT_ISSUER": issuer,
+        ]) { _, new in new })
+        defer { Task { await gateway.stop() } }
+
+        let alice = try await signUp(gateway, username: "alice_\(UUID().uuidString.prefix(6).lowercased())")
+        let bob = try await signUp(gateway, username: "bob_\(UUID().uuidString.prefix(6).lowercased())")
+
+        let socket = RealtimeSocket(url: "ws://127.0.0.1:\(gateway.port)/v1/realtime?channels=profiles", token: alice.token)
+        defer { Task { await socket.disconnect() } }
+        _ = try await socket.message { $0["op"] as? String == "subscribed" }
+        let stream = EventStreamClient(url: "\(gateway.baseURL)/v1/events?channels=profiles", token: alice.token)
+        #expect(try await stream.waitForStatus() == 200)
+
+        let newName = "bob_renamed_\(UUID().uuidString.prefix(4).lowercased())"
+        var request = HTTPClientRequest(url: "\(gateway.baseURL)/auth/v1/user")
+        request.method = .PUT
+        request.headers.add(name: "Authorization", value: "Bearer \(bob.token)")
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(Data(#"{"data":{"username":"\#(newName)"}}"#.utf8))
+        let changed = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        #expect(changed.status == .ok)
+        let answeredAt = ContinuousClock.now
+
+        let pushed = try await socket.message(within: .seconds(1)) {
+            $0["type"] as? String == "auth.profile.updated.v1" && $0["subject"] as? String == bob.id
+        }
+        let socketLatency = ContinuousClock.now - answeredAt
+        let data = try #require(pushed["data"] as? [String: Any])
+        #expect(data["username"] as? String == newName)
+        #expect(data["email"] == nil)
+        let frame = try #require(socket.messages.first { $0.contains(bob.id) && $0.contains("auth.profile.updated.v1") })
+        #expect(!frame.contains(bob.email))
+        #expect(!frame.contains("@"))
+
+        let sse = try await stream.event(within: .seconds(1)) { $0.event == "auth.profile.updated.v1" && $0.data.contains(bob.id) }
+        #expect(sse.data.contains(newName))
+        #expect(!sse.data.contains(bob.email))
+        #expect(socketLatency < .seconds(1))
+        await stream.stop()
+        await socket.disconnect()
+        await gateway.stop()
+        await auth.stop()
+    }
+
+    struct SignedUp {
+        var id: String
+        var email: String
+        var token: String
+    }
+
+    func signUp(_ gateway: ServiceProcess, username: String) async throws -> SignedUp {
+        let email = "\(username)@example.com"
+        var request = HTTPClientRequest(url: "\(gateway.baseURL)/auth/v1/signup")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "apikey", value: "anon-key")
+        request.body = .bytes(Data(#"{"email":"\#(email)","password":"correct horse 1","data":{"username":"\#(username)"}}"#.utf8))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        #expect(response.status == .ok, "\(String(buffer: body))")
+        let session = try #require(try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any])
+        let user = try #require(session["user"] as? [String: Any])
+        return SignedUp(id: try #require(user["id"] as? String), email: email, token: try #require(session["access_token"] as? String))
+    }
+}

@@ -1,0 +1,77 @@
+import AsyncHTTPClient
+import AsyncSignals
+import Foundation
+import LocalStack
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A Splash service as its own process: the executable built beside this test bundle
+/// (`swift build --build-tests` builds them all), on a free port, with its output captured.
+final class ServiceProcess: Sendable {
+    let name: String
+    let port: Int
+    let output: CapturedOutput
+    private let process: Process
+    private let exited = OneShot<Int32>()
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Starts `executable` with `environment` (plus `HTTP_HOST`/`HTTP_PORT`) and waits for its
+    /// `/readyz`.
+    init(_ executable: String, environment: [String: String], readyWithin timeout: Duration = .seconds(60)) async throws {
+        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent(executable)
+        guard FileManager.default.isExecutableFile(atPath: binary.path) else { throw ServiceProcessError.notBuilt(binary.path) }
+        name = executable
+        port = freePort()
+        output = try CapturedOutput()
+        var settings = environment
+        settings["HTTP_HOST"] = "127.0.0.1"
+        settings["HTTP_PORT"] = String(port)
+        settings["LOG_FORMAT"] = "text"
+        settings["LOG_COLOR"] = "never"
+        // Stops with the test process, even if the test is killed.
+        settings["SPLASH_PARENT_PID"] = String(getpid())
+        process = ProcessCommand(binary, [], environment: settings).makeProcess()
+        process.standardOutput = output.handle
+        process.standardError = output.handle
+        let exited = self.exited
+        process.terminationHandler = { exited.complete($0.terminationStatus) }
+        try ProcessCommand.start(process)
+        let url = "http://127.0.0.1:\(port)/readyz"
+        do {
+            try await waitUntilReady(executable, timeout: timeout) {
+                guard !exited.isComplete else { return true }
+                return (try? await HTTPClient.shared.get(url: url).get().status.code) == 200
+            }
+            if exited.isComplete { throw ServiceProcessError.exited(executable, output.text) }
+        } catch {
+            await stop()
+            throw error
+        }
+    }
+
+    /// SIGTERM, then SIGKILL after ten seconds.
+    func stop() async {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGTERM)
+        if await !exited.arrives(within: .seconds(10)) {
+            kill(process.processIdentifier, SIGKILL)
+            _ = await exited.value()
+        }
+    }
+}
+
+enum ServiceProcessError: Error, CustomStringConvertible {
+    case notBuilt(String)
+    case exited(String, String)
+
+    var description: String {
+        switch self {
+        case .notBuilt(let path): "\(path) is not built; run swift build --build-tests"
+        case .exited(let name, let output): "\(name) exited while starting:\n\(output)"
+        }
+    }
+}
