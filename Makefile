@@ -7,7 +7,7 @@ SYSTEM_PACKAGES := pkg-config librdkafka-dev kcat python3 python3-pip python3-js
 # The official supabase client, which auth's tests drive unchanged (pinned to the version tested).
 SUPABASE_PY := supabase==2.34.1
 
-.PHONY: run test contract deps build compose-env bench bench-auth
+.PHONY: run test contract deps build compose-env bench bench-auth bench-gateway
 
 deps:
 	@missing=""; \
@@ -66,3 +66,13 @@ bench-auth: deps
 	$(SWIFT) build -c release --product auth
 	$(SWIFT) build -c release --product AuthBenchmark
 	.build/release/AuthBenchmark --clients 32 --seconds 10
+
+# The gateway's figures against their baselines, in release mode: wrk on an authenticated GET
+# straight to auth, through the gateway and through nginx; a broadcast to 1,000 WebSocket clients.
+bench-gateway: deps
+	@for tool in wrk nginx-light; do dpkg-query -W -f='$${Status}' "$$tool" 2>/dev/null | grep -q 'install ok installed' \
+	  || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends wrk nginx-light; break; }; done
+	$(SWIFT) build -c release --product auth
+	$(SWIFT) build -c release --product gateway
+	$(SWIFT) build -c release --product GatewayBenchmark
+	.build/release/GatewayBenchmark --seconds 10 --connections 32 --sockets 1000

@@ -190,6 +190,11 @@ let package = Package(
             dependencies: ["Identity", "LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, bcrypt, crypto, logging, nioHTTP1],
             path: "Benchmarks/Auth"
         ),
+        .executableTarget(
+            name: "GatewayBenchmark",
+            dependencies: ["EventBus", "Kafka", "Contracts", "Identity", "LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, webSocketClient, httpTypes, logging],
+            path: "Benchmarks/Gateway"
+        ),
         .testTarget(
             name: "ContractsTests",
             dependencies: ["Contracts", "LocalStack", yams],

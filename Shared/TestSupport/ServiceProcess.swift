@@ -2,25 +2,25 @@ import AsyncHTTPClient
 import AsyncSignals
 import Foundation
 import LocalStack
-import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A Splash service as its own process: the executable built beside this test bundle
-/// (`swift build --build-tests` builds them all), on a free port, with its output captured.
-final class ServiceProcess: Sendable {
-    let name: String
-    let port: Int
-    let output: CapturedOutput
+/// A Splash service as its own process: the executable built beside the running test bundle or
+/// benchmark (`swift build --build-tests` builds them all), on a free port, with its output
+/// captured.
+package final class ServiceProcess: Sendable {
+    package let name: String
+    package let port: Int
+    package let output: CapturedOutput
     private let process: Process
     private let exited = OneShot<Int32>()
 
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    package var baseURL: String { "http://127.0.0.1:\(port)" }
 
     /// Starts `executable` with `environment` (plus `HTTP_HOST`/`HTTP_PORT`) and waits for its
     /// `/readyz`.
-    init(_ executable: String, environment: [String: String], readyWithin timeout: Duration = .seconds(60)) async throws {
+    package init(_ executable: String, environment: [String: String], readyWithin timeout: Duration = .seconds(60)) async throws {
         let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
             .deletingLastPathComponent().appendingPathComponent(executable)
         guard FileManager.default.isExecutableFile(atPath: binary.path) else { throw ServiceProcessError.notBuilt(binary.path) }
@@ -54,7 +54,7 @@ final class ServiceProcess: Sendable {
     }
 
     /// SIGTERM, then SIGKILL after ten seconds.
-    func stop() async {
+    package func stop() async {
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGTERM)
         if await !exited.arrives(within: .seconds(10)) {
@@ -64,11 +64,11 @@ final class ServiceProcess: Sendable {
     }
 }
 
-enum ServiceProcessError: Error, CustomStringConvertible {
+package enum ServiceProcessError: Error, CustomStringConvertible {
     case notBuilt(String)
     case exited(String, String)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .notBuilt(let path): "\(path) is not built; run swift build --build-tests"
         case .exited(let name, let output): "\(name) exited while starting:\n\(output)"

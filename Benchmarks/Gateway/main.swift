@@ -1,0 +1,239 @@
+import AsyncHTTPClient
+import Contracts
+import EventBus
+import Foundation
+import HTTPTypes
+import HummingbirdWSClient
+import Identity
+import Kafka
+import LocalStack
+import Logging
+import ServiceKit
+import Synchronization
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// The gateway's figures, each beside its baseline in the same run (`make bench-gateway`):
+//  1. an authenticated GET (auth's GET /auth/v1/user, which reads the user under row-level
+//     security) with wrk: straight to auth, through the gateway, and through nginx (Debian's) as a
+//     plain reverse proxy — requests per second and latency percentiles;
+//  2. N WebSocket clients on one gateway subscribed to `profiles`: the delay from publishing a
+//     profile event to Kafka to each client receiving it (p50, p99, max).
+// auth and the gateway run as their own processes (release builds) against the test support's
+// Postgres and embedded broker; wrk, nginx and the WebSocket clients share the same cores.
+let arguments = CommandLine.arguments
+func argument(_ name: String, default value: Int) -> Int {
+    arguments.firstIndex(of: name).map { Int(arguments[$0 + 1])! } ?? value
+}
+let seconds = argument("--seconds", default: 10)
+let connections = argument("--connections", default: 32)
+let socketCount = argument("--sockets", default: 1_000)
+let broadcasts = argument("--broadcasts", default: 5)
+var logger = Logger(label: "bench")
+logger.logLevel = .error
+
+func format(_ value: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f", value) }
+
+// MARK: The stack
+
+let database = try await TestPostgres.shared.makeDatabase()
+let (_, databaseURL) = try await database.makeServiceRole(schema: "auth", password: "bench")
+let kafka = try await TestKafka.shared.running()
+let issuer = "http://localhost:8080/auth/v1"
+let unlimited = "100000000/1m"
+let common = [
+    "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
+    "LOG_LEVEL": "error",
+]
+let auth = try await ServiceProcess("auth", environment: common.merging([
+    "DATABASE_URL": databaseURL, "DATABASE_POOL_SIZE": "16",
+    "AUTH_JWT_KEY": SigningKey.generate().pem, "AUTH_JWT_ISSUER": issuer, "AUTH_BCRYPT_COST": "4",
+    "AUTH_TRUSTED_PROXIES": "127.0.0.1/32",
+    "AUTH_RATE_LIMIT_TOKEN": unlimited, "AUTH_RATE_LIMIT_SIGNUP": unlimited, "AUTH_RATE_LIMIT_FAILED_SIGN_INS": unlimited,
+]) { _, new in new })
+let gateway = try await ServiceProcess("gateway", environment: common.merging([
+    "GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_JWT_ISSUER": issuer,
+    "GATEWAY_RATE_LIMIT_AUTH": unlimited, "GATEWAY_RATE_LIMIT_REALTIME": unlimited,
+    "GATEWAY_REALTIME_MAX_CONNECTIONS": String(socketCount * 2),
+]) { _, new in new })
+
+// nginx as a plain reverse proxy to auth: keep-alive upstream connections, forwarding headers.
+let nginxDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-nginx-\(getpid())")
+try FileManager.default.createDirectory(at: nginxDirectory, withIntermediateDirectories: true)
+let nginxPort = freePort()
+try """
+user root;
+worker_processes 1;
+pid \(nginxDirectory.path)/nginx.pid;
+error_log \(nginxDirectory.path)/error.log error;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    client_body_temp_path \(nginxDirectory.path)/body;
+    proxy_temp_path \(nginxDirectory.path)/proxy;
+    fastcgi_temp_path \(nginxDirectory.path)/fastcgi;
+    uwsgi_temp_path \(nginxDirectory.path)/uwsgi;
+    scgi_temp_path \(nginxDirectory.path)/scgi;
+    upstream auth { server 127.0.0.1:\(auth.port); keepalive 64; }
+    server {
+        listen 127.0.0.1:\(nginxPort);
+        location / {
+            proxy_pass http://auth;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $host;
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+            proxy_set_header X-Forwarded-Proto $scheme;
+        }
+    }
+}
+""".write(to: nginxDirectory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
+let nginxBinary = ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
+guard let nginxBinary else { fatalError("nginx is not installed; make bench-gateway installs it") }
+let nginx = ProcessCommand(URL(fileURLWithPath: nginxBinary), ["-p", nginxDirectory.path, "-c", nginxDirectory.appendingPathComponent("nginx.conf").path, "-g", "daemon off;"]).makeProcess()
+try ProcessCommand.start(nginx)
+try await waitUntilReady("nginx", timeout: .seconds(10)) {
+    (try? await HTTPClient.shared.get(url: "http://127.0.0.1:\(nginxPort)/healthz").get().status.code) == 200
+}
+
+// One user, whose access token every request carries.
+var signUp = HTTPClientRequest(url: "\(auth.baseURL)/auth/v1/signup")
+signUp.method = .POST
+signUp.headers.add(name: "Content-Type", value: "application/json")
+signUp.body = .bytes(Data(#"{"email":"bench-\#(UUID().uuidString.prefix(8))@example.com","password":"correct horse 1","data":{"username":"bench_\#(UUID().uuidString.prefix(6).lowercased())"}}"#.utf8))
+let session = try JSONSerialization.jsonObject(with: Data(buffer: try await HTTPClient.shared.execute(signUp, timeout: .seconds(10)).body.collect(upTo: 1 << 20))) as! [String: Any]
+let token = session["access_token"] as! String
+
+// MARK: 1. wrk
+
+struct WrkResult {
+    var requestsPerSecond: Double
+    var p50: Double, p90: Double, p99: Double
+    var errors: String?
+}
+
+/// Milliseconds of a wrk duration (`812.00us`, `1.20ms`, `2.01s`).
+func milliseconds(_ text: Substring) -> Double {
+    if text.hasSuffix("us") { return Double(text.dropLast(2))! / 1_000 }
+    if text.hasSuffix("ms") { return Double(text.dropLast(2))! }
+    if text.hasSuffix("s") { return Double(text.dropLast(1))! * 1_000 }
+    return Double(text)!
+}
+
+func wrk(_ url: String, seconds: Int) async throws -> WrkResult {
+    let output = try await ProcessCommand(URL(fileURLWithPath: "/usr/bin/wrk"), [
+        "-t2", "-c\(connections)", "-d\(seconds)s", "--latency",
+        "-H", "Authorization: Bearer \(token)", "-H", "apikey: anon-key", url,
+    ]).runToCompletion()
+    var result = WrkResult(requestsPerSecond: 0, p50: 0, p90: 0, p99: 0)
+    for line in output.split(separator: "\n") {
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        guard let first = fields.first else { continue }
+        switch first {
+        case "Requests/sec:": result.requestsPerSecond = Double(fields[1])!
+        case "50%": result.p50 = milliseconds(fields[1])
+        case "90%": result.p90 = milliseconds(fields[1])
+        case "99%": result.p99 = milliseconds(fields[1])
+        case "Non-2xx": result.errors = String(line)
+        default: break
+        }
+    }
+    return result
+}
+
+let targets = [
+    ("auth directly", "\(auth.baseURL)/auth/v1/user"),
+    ("through gateway", "\(gateway.baseURL)/auth/v1/user"),
+    ("through nginx", "http://127.0.0.1:\(nginxPort)/auth/v1/user"),
+]
+var results: [String: [WrkResult]] = [:]
+for round in 1...2 {
+    for (name, url) in targets {
+        _ = try await wrk(url, seconds: 2)  // warm-up: connections, pools, caches
+        let result = try await wrk(url, seconds: seconds)
+        results[name, default: []].append(result)
+        print("round \(round) \(name): \(format(result.requestsPerSecond, 0)) req/s, p50 \(format(result.p50)) ms, p90 \(format(result.p90)) ms, p99 \(format(result.p99)) ms\(result.errors.map { " — \($0)" } ?? "")")
+    }
+}
+
+// MARK: 2. Broadcast to N WebSocket clients
+
+final class Arrivals: Sendable {
+    let times = Mutex<[String: [ContinuousClock.Instant]]>([:])
+    let subscribed = Atomic<Int>(0)
+}
+let arrivals = Arrivals()
+let stopSockets = Atomic<Bool>(false)
+let socketTasks = (0..<socketCount).map { _ in
+    Task {
+        var headers = HTTPFields()
+        headers[.authorization] = "Bearer \(token)"
+        _ = try? await WebSocketClient.connect(
+            url: "ws://127.0.0.1:\(gateway.port)/v1/realtime?channels=profiles",
+            configuration: .init(maxFrameSize: 1 << 16, additionalHeaders: headers), logger: logger
+        ) { inbound, _, _ in
+            for try await message in inbound.messages(maxSize: 1 << 20) {
+                guard case .text(let text) = message else { continue }
+                let now = ContinuousClock.now
+                if text.contains(#""op":"subscribed""#) { arrivals.subscribed.add(1, ordering: .relaxed); continue }
+                guard let range = text.range(of: #""id":""#) else { continue }
+                let id = String(text[range.upperBound...].prefix(36))
+                arrivals.times.withLock { $0[id, default: []].append(now) }
+                if stopSockets.load(ordering: .relaxed) { return }
+            }
+        }
+    }
+}
+try await waitUntilReady("\(socketCount) subscribed sockets", timeout: .seconds(120)) {
+    arrivals.subscribed.load(ordering: .relaxed) >= socketCount
+}
+
+var producerConfiguration = KafkaProducerConfiguration(bootstrapServers: kafka.bootstrapServers, clientID: "bench-publisher")
+producerConfiguration.linger = .zero
+let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
+var delays: [Double] = []
+var perEvent: [String] = []
+try await withRunningServices([producer]) {
+    for index in 0..<broadcasts {
+        try await Task.sleep(for: .seconds(1))
+        let envelope = try EventEnvelope(ProfileUpdated(userId: UUID(), username: "broadcast_\(index)", avatarUrl: nil, changed: [.username], updatedAt: Date()), source: "/splash/bench")
+        let id = envelope.id.uuidString.lowercased()
+        let sent = ContinuousClock.now
+        try await producer.send(envelope.record(topic: TopicCatalog.authUsers.name))
+        try await waitUntilReady("broadcast \(index) delivered", timeout: .seconds(30)) {
+            arrivals.times.withLock { $0[id]?.count ?? 0 } >= socketCount
+        }
+        let received = arrivals.times.withLock { $0[id]! }.map { (($0 - sent) / .microseconds(1)) / 1_000 }.sorted()
+        delays += received
+        perEvent.append("event \(index + 1): \(received.count) clients, p50 \(format(received[received.count / 2])) ms, p99 \(format(received[Int(Double(received.count) * 0.99)])) ms, max \(format(received.last!)) ms")
+    }
+}
+stopSockets.store(true, ordering: .relaxed)
+for task in socketTasks { task.cancel() }
+
+// MARK: Report
+
+let finalResults = results
+func best(_ name: String) -> WrkResult { finalResults[name]!.max { $0.requestsPerSecond < $1.requestsPerSecond }! }
+let direct = best("auth directly"), viaGateway = best("through gateway"), viaNginx = best("through nginx")
+delays.sort()
+print("""
+
+gateway benchmark — \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c\(connections) -d\(seconds)s, best of 2 rounds
+authenticated GET /auth/v1/user (auth reads the user from Postgres):
+  auth directly    \(format(direct.requestsPerSecond, 0)) req/s  p50 \(format(direct.p50)) ms  p99 \(format(direct.p99)) ms
+  through gateway  \(format(viaGateway.requestsPerSecond, 0)) req/s  p50 \(format(viaGateway.p50)) ms  p99 \(format(viaGateway.p99)) ms
+  through nginx    \(format(viaNginx.requestsPerSecond, 0)) req/s  p50 \(format(viaNginx.p50)) ms  p99 \(format(viaNginx.p99)) ms
+  gateway/direct throughput \(format(viaGateway.requestsPerSecond / direct.requestsPerSecond)) (goal ≥ 0.7), added p99 \(format(viaGateway.p99 - direct.p99)) ms (goal ≤ 2 ms)
+  nginx/direct throughput   \(format(viaNginx.requestsPerSecond / direct.requestsPerSecond)), added p99 \(format(viaNginx.p99 - direct.p99)) ms
+broadcast to \(socketCount) WebSocket clients on one gateway (Kafka publish → client receives), \(broadcasts) events:
+  \(perEvent.joined(separator: "\n  "))
+  all: p50 \(format(delays[delays.count / 2])) ms, p99 \(format(delays[Int(Double(delays.count) * 0.99)])) ms, max \(format(delays.last!)) ms
+""")
+kill(nginx.processIdentifier, SIGQUIT)
+try? FileManager.default.removeItem(at: nginxDirectory)
+await gateway.stop()
+await auth.stop()
+exit(0)
