@@ -75,4 +75,4 @@ bench-gateway: deps
 	$(SWIFT) build -c release --product auth
 	$(SWIFT) build -c release --product gateway
 	$(SWIFT) build -c release --product GatewayBenchmark
-	.build/release/GatewayBenchmark --seconds 10 --connections 32 --sockets 1000
+	.build/release/GatewayBenchmark --seconds 10 --connections 32 --light-connections 4 --sockets 1000

@@ -29,6 +29,8 @@ func argument(_ name: String, default value: Int) -> Int {
 }
 let seconds = argument("--seconds", default: 10)
 let connections = argument("--connections", default: 32)
+/// A light load, where latency is the proxy's own rather than queueing for a saturated CPU.
+let lightConnections = argument("--light-connections", default: 4)
 let socketCount = argument("--sockets", default: 1_000)
 let broadcasts = argument("--broadcasts", default: 5)
 var logger = Logger(label: "bench")
@@ -122,7 +124,7 @@ func milliseconds(_ text: Substring) -> Double {
     return Double(text)!
 }
 
-func wrk(_ url: String, seconds: Int) async throws -> WrkResult {
+func wrk(_ url: String, seconds: Int, connections: Int) async throws -> WrkResult {
     let output = try await ProcessCommand(URL(fileURLWithPath: "/usr/bin/wrk"), [
         "-t2", "-c\(connections)", "-d\(seconds)s", "--latency",
         "-H", "Authorization: Bearer \(token)", "-H", "apikey: anon-key", url,
@@ -149,12 +151,14 @@ let targets = [
     ("through nginx", "http://127.0.0.1:\(nginxPort)/auth/v1/user"),
 ]
 var results: [String: [WrkResult]] = [:]
-for round in 1...2 {
-    for (name, url) in targets {
-        _ = try await wrk(url, seconds: 2)  // warm-up: connections, pools, caches
-        let result = try await wrk(url, seconds: seconds)
-        results[name, default: []].append(result)
-        print("round \(round) \(name): \(format(result.requestsPerSecond, 0)) req/s, p50 \(format(result.p50)) ms, p90 \(format(result.p90)) ms, p99 \(format(result.p99)) ms\(result.errors.map { " — \($0)" } ?? "")")
+for load in [connections, lightConnections] {
+    for round in 1...2 {
+        for (name, url) in targets {
+            _ = try await wrk(url, seconds: 2, connections: load)  // warm-up: connections, pools, caches
+            let result = try await wrk(url, seconds: seconds, connections: load)
+            results["\(name) c\(load)", default: []].append(result)
+            print("c\(load) round \(round) \(name): \(format(result.requestsPerSecond, 0)) req/s, p50 \(format(result.p50)) ms, p90 \(format(result.p90)) ms, p99 \(format(result.p99)) ms\(result.errors.map { " — \($0)" } ?? "")")
+        }
     }
 }
 
@@ -216,18 +220,24 @@ for task in socketTasks { task.cancel() }
 // MARK: Report
 
 let finalResults = results
-func best(_ name: String) -> WrkResult { finalResults[name]!.max { $0.requestsPerSecond < $1.requestsPerSecond }! }
-let direct = best("auth directly"), viaGateway = best("through gateway"), viaNginx = best("through nginx")
+func best(_ name: String, _ load: Int) -> WrkResult { finalResults["\(name) c\(load)"]!.max { $0.requestsPerSecond < $1.requestsPerSecond }! }
+func report(_ load: Int, _ note: String) -> String {
+    let direct = best("auth directly", load), viaGateway = best("through gateway", load), viaNginx = best("through nginx", load)
+    return """
+    wrk -t2 -c\(load) -d\(seconds)s (\(note)), best of 2 rounds by throughput:
+      auth directly    \(format(direct.requestsPerSecond, 0)) req/s  p50 \(format(direct.p50)) ms  p99 \(format(direct.p99)) ms
+      through gateway  \(format(viaGateway.requestsPerSecond, 0)) req/s  p50 \(format(viaGateway.p50)) ms  p99 \(format(viaGateway.p99)) ms
+      through nginx    \(format(viaNginx.requestsPerSecond, 0)) req/s  p50 \(format(viaNginx.p50)) ms  p99 \(format(viaNginx.p99)) ms
+      gateway/direct throughput \(format(viaGateway.requestsPerSecond / direct.requestsPerSecond)) (goal ≥ 0.7), added p50 \(format(viaGateway.p50 - direct.p50)) ms, added p99 \(format(viaGateway.p99 - direct.p99)) ms (goal ≤ 2 ms)
+      nginx/direct throughput   \(format(viaNginx.requestsPerSecond / direct.requestsPerSecond)), added p50 \(format(viaNginx.p50 - direct.p50)) ms, added p99 \(format(viaNginx.p99 - direct.p99)) ms
+    """
+}
 delays.sort()
 print("""
 
-gateway benchmark — \(ProcessInfo.processInfo.activeProcessorCount) cores, wrk -t2 -c\(connections) -d\(seconds)s, best of 2 rounds
-authenticated GET /auth/v1/user (auth reads the user from Postgres):
-  auth directly    \(format(direct.requestsPerSecond, 0)) req/s  p50 \(format(direct.p50)) ms  p99 \(format(direct.p99)) ms
-  through gateway  \(format(viaGateway.requestsPerSecond, 0)) req/s  p50 \(format(viaGateway.p50)) ms  p99 \(format(viaGateway.p99)) ms
-  through nginx    \(format(viaNginx.requestsPerSecond, 0)) req/s  p50 \(format(viaNginx.p50)) ms  p99 \(format(viaNginx.p99)) ms
-  gateway/direct throughput \(format(viaGateway.requestsPerSecond / direct.requestsPerSecond)) (goal ≥ 0.7), added p99 \(format(viaGateway.p99 - direct.p99)) ms (goal ≤ 2 ms)
-  nginx/direct throughput   \(format(viaNginx.requestsPerSecond / direct.requestsPerSecond)), added p99 \(format(viaNginx.p99 - direct.p99)) ms
+gateway benchmark — \(ProcessInfo.processInfo.activeProcessorCount) cores; authenticated GET /auth/v1/user (auth reads the user from Postgres)
+\(report(connections, "saturating: the CPU is shared by wrk, auth, Postgres and the proxy"))
+\(report(lightConnections, "light"))
 broadcast to \(socketCount) WebSocket clients on one gateway (Kafka publish → client receives), \(broadcasts) events:
   \(perEvent.joined(separator: "\n  "))
   all: p50 \(format(delays[delays.count / 2])) ms, p99 \(format(delays[Int(Double(delays.count) * 0.99)])) ms, max \(format(delays.last!)) ms

@@ -175,7 +175,8 @@ import TestSupport
     }
 
     @Test func sseStreamsEventsAndResumesFromLastEventIDWithinTheReplayWindow() async throws {
-        try await GatewayHarness.with { gateway in
+        // Frequent heartbeats: the gateway notices a client has gone at its next write.
+        try await GatewayHarness.with(["GATEWAY_REALTIME_HEARTBEAT": "500ms"]) { gateway in
             try await gateway.waitForEventFeed()
             let url = "http://127.0.0.1:\(gateway.app.port)/v1/events?channels=profiles"
             let token = try gateway.token()
@@ -210,6 +211,17 @@ import TestSupport
                 #expect(gap.data.contains("replay window"))
                 await unknown.stop()
             }
+        }
+    }
+
+    @Test func anSSEStreamEndsWithACloseEventWhenItsTokenExpires() async throws {
+        try await GatewayHarness.with { gateway in
+            let stream = EventStreamClient(url: "http://127.0.0.1:\(gateway.app.port)/v1/events?channels=me", token: try gateway.token(expiresIn: 2))
+            #expect(try await stream.waitForStatus() == 200)
+            let close = try await stream.event(within: .seconds(6)) { $0.event == "close" }
+            #expect(close.data == #"{"reason":"token_expired"}"#)
+            try await waitUntilReady("the stream's end", timeout: .seconds(5)) { stream.hasEnded }
+            await stream.stop()
         }
     }
 

@@ -43,7 +43,9 @@ struct ServerSentEventStream: Sendable {
                     _ = queue.offer(.init(eventID: nil, text: ": heartbeat\n\n", supersedingKey: "heartbeat", enqueuedAt: .now))
                 }
             }
-            while let frame = await queue.next() {
+            // The stream ends when the gateway shuts down (or the connection task is cancelled).
+            // Cancelled (the gateway's shutdown grace is over), the stream ends.
+            while let frame = await withTaskCancellationHandler(operation: { await queue.next() }, onCancel: { queue.close() }) {
                 if let id = frame.eventID {
                     try await writer.write(ByteBuffer(string: "id: \(id)\nevent: \(frame.eventType ?? "message")\ndata: \(frame.text)\n\n"))
                     hub.metrics.pushed("sse", after: .now - frame.enqueuedAt)

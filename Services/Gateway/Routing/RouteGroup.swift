@@ -32,10 +32,12 @@ struct RouteGroup: Sendable {
         }
     }
 
-    /// The route policies (body size, timeout) ServiceKit's edge applies to the group's paths.
-    /// Its timeout is a backstop a second after the proxy's own, which answers 504 first.
+    /// The route policies ServiceKit's edge applies to the group's paths: the body limit only.
+    /// The proxy's deadline (the group's timeout, answered with 504) bounds the call, and the edge's
+    /// own waits are bounded too (a key-set fetch takes at most 5 s), so a second timer per request
+    /// — a task group racing a sleep, measurable on every proxied call — would add nothing.
     var routePolicies: [RoutePolicy] {
-        pathPrefixes.map { RoutePolicy(pathPrefix: $0, maxBodySize: maxBodySize, timeout: timeout + .seconds(1)) }
+        pathPrefixes.map { RoutePolicy(pathPrefix: $0, maxBodySize: maxBodySize, timeout: nil) }
     }
 }
 

@@ -129,6 +129,12 @@ final class EventStreamClient: Sendable {
         task.withLock { $0 = started }
     }
 
+    deinit {
+        // A test that failed before `stop()`: shut the client down without waiting.
+        task.withLock { $0?.cancel() }
+        client.shutdown { _ in }
+    }
+
     var raw: String { text.withLock { $0 } }
     var statusCode: Int? { status.withLock { $0 } }
     var hasEnded: Bool { ended.withLock { $0 } }
