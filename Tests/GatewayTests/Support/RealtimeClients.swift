@@ -6,9 +6,6 @@ import Logging
 import NIOCore
 import NIOWebSocket
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A WebSocket client of `/v1/realtime` for tests: connects in the background, keeps every text
 /// message it receives, and can send.
@@ -63,7 +60,7 @@ final class RealtimeSocket: Sendable {
     }
 
     /// The first message (as JSON) matching `predicate` within `timeout`.
-    func message(within timeout: Duration = .seconds(5), where predicate: ([String: Any]) -> Bool) async throws -> [String: Any] {
+    func message(within timeout: Duration = .seconds(10), where predicate: ([String: Any]) -> Bool) async throws -> [String: Any] {
         let deadline = ContinuousClock.now + timeout
         while true {
             for text in messages {
@@ -176,32 +173,4 @@ final class EventStreamClient: Sendable {
         try? await client.shutdown()
         _ = await running?.value
     }
-}
-
-/// Sends `request` as is over a new TCP connection to `127.0.0.1:port` and returns what comes
-/// back within `timeout` (HTTP clients won't send a WebSocket upgrade and read a refusal).
-func rawHTTPExchange(port: Int, request: String, timeout: Duration = .seconds(2)) throws -> String {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw RealtimeClientError.notConnected }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    guard connected == 0 else { throw RealtimeClientError.notConnected }
-    var wait = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: 0)
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
-    let bytes = Array(request.utf8)
-    guard send(fd, bytes, bytes.count, 0) == bytes.count else { throw RealtimeClientError.notConnected }
-    var received: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 4_096)
-    while true {
-        let count = recv(fd, &buffer, buffer.count, 0)
-        guard count > 0 else { break }
-        received += buffer[0..<count]
-    }
-    return String(decoding: received, as: UTF8.self)
 }
