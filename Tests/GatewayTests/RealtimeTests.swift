@@ -20,7 +20,7 @@ import TestSupport
             let event = ProfileUpdated(userId: user, username: "new_name", avatarUrl: nil, changed: [.username], updatedAt: Date())
             try await EventPublisher.with(gateway.kafka) { publisher in
                 let id = try await publisher.publish(event, source: "/splash/auth")
-                let pushed = try await socket.message(within: .seconds(1)) { $0["id"] as? String == id }
+                let pushed = try await socket.message() { $0["id"] as? String == id }
                 #expect(pushed["specversion"] as? String == "1.0")
                 #expect(pushed["type"] as? String == "auth.profile.updated.v1")
                 #expect(pushed["source"] as? String == "/splash/auth")
@@ -184,7 +184,7 @@ import TestSupport
             #expect(try await stream.waitForStatus() == 200)
             try await EventPublisher.with(gateway.kafka) { publisher in
                 let first = try await publisher.publish(ProfileUpdated(userId: UUID(), username: "first", avatarUrl: nil, changed: [.username], updatedAt: Date()))
-                let received = try await stream.event(within: .seconds(1)) { $0.id == first }
+                let received = try await stream.event() { $0.id == first }
                 #expect(received.event == "auth.profile.updated.v1")
                 let json = try #require(try JSONSerialization.jsonObject(with: Data(received.data.utf8)) as? [String: Any])
                 #expect(json["id"] as? String == first)

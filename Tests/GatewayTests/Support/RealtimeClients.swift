@@ -158,7 +158,7 @@ final class EventStreamClient: Sendable {
         throw RealtimeClientError.timedOut([raw])
     }
 
-    func event(within timeout: Duration = .seconds(5), where predicate: (Event) -> Bool) async throws -> Event {
+    func event(within timeout: Duration = .seconds(10), where predicate: (Event) -> Bool) async throws -> Event {
         let deadline = ContinuousClock.now + timeout
         while true {
             if let match = events.first(where: predicate) { return match }
