@@ -85,7 +85,13 @@ package func withRunningApplication<App: ApplicationProtocol, Result: Sendable>(
 ) async throws -> Result {
     let (ports, portReported) = AsyncStream.makeStream(of: Int.self)
     let wrapped = EphemeralPortApplication(base: application, report: { portReported.yield($0) })
-    let group = ServiceGroup(configuration: .init(services: [wrapped], logger: Logger(label: "test-application")))
+    // Bounded like ServiceMain's: connections still open when the test ends (a client the test
+    // left behind after a failure, a stream that never ends) are cancelled instead of holding the
+    // shutdown, and the test run, forever.
+    var configuration = ServiceGroupConfiguration(services: [wrapped], logger: Logger(label: "test-application"))
+    configuration.maximumGracefulShutdownDuration = .seconds(10)
+    configuration.maximumCancellationDuration = .seconds(5)
+    let group = ServiceGroup(configuration: configuration)
     return try await withThrowingTaskGroup(of: Void.self) { tasks in
         tasks.addTask {
             defer { portReported.finish() }

@@ -191,10 +191,13 @@ import TestSupport
                 #expect((json["data"] as? [String: Any])?["username"] as? String == "first")
                 await stream.stop()
 
-                // Missed while away, then resumed.
+                // Missed while away, then resumed. The watcher, connected before they are
+                // published, tells when the gateway has both in its window.
+                let watcher = EventStreamClient(url: url, token: token)
+                #expect(try await watcher.waitForStatus() == 200)
                 let second = try await publisher.publish(ProfileUpdated(userId: UUID(), username: "second", avatarUrl: nil, changed: [.username], updatedAt: Date()))
                 let third = try await publisher.publish(ProfileUpdated(userId: UUID(), username: "third", avatarUrl: nil, changed: [.username], updatedAt: Date()))
-                let watcher = EventStreamClient(url: url, token: token)
+                _ = try await watcher.event { $0.id == second }
                 _ = try await watcher.event { $0.id == third }
                 await watcher.stop()
                 let resumed = EventStreamClient(url: url, token: token, lastEventID: first)
