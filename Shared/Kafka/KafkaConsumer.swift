@@ -254,16 +254,20 @@ final class PartitionAssignments: RDKafkaRebalanceHandling, PartitionFlowControl
         }
     }
 
-    /// Sets each partition's start to its current high watermark (asked of its leader; on failure
-    /// the partition falls back to `auto.offset.reset`).
+    /// Sets each partition's start to its current end: one ListOffsets round per leader for the
+    /// whole assignment (a timestamp of `RD_KAFKA_OFFSET_END` asks for the latest offset). If the
+    /// brokers do not answer, the partitions fall back to `auto.offset.reset`.
     private func positionAtEnd(_ handle: OpaquePointer, _ partitions: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) {
-        for index in 0..<Int(partitions.pointee.cnt) {
-            var low: Int64 = 0
-            var high: Int64 = 0
-            let element = partitions.pointee.elems[index]
-            if rd_kafka_query_watermark_offsets(handle, element.topic, element.partition, &low, &high, 5_000) == RD_KAFKA_RESP_ERR_NO_ERROR {
-                partitions.pointee.elems[index].offset = high
-            }
+        let elements = UnsafeMutableBufferPointer(start: partitions.pointee.elems, count: Int(partitions.pointee.cnt))
+        for index in elements.indices { elements[index].offset = Int64(RD_KAFKA_OFFSET_END) }
+        let error = rd_kafka_offsets_for_times(handle, partitions, 5_000)
+        guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            logger.warning("Could not ask where the assigned partitions end; reading from auto.offset.reset", metadata: ["kafka.error": "\(String(cString: rd_kafka_err2str(error)))"])
+            for index in elements.indices { elements[index].offset = Int64(RD_KAFKA_OFFSET_INVALID) }
+            return
+        }
+        for index in elements.indices where elements[index].err != RD_KAFKA_RESP_ERR_NO_ERROR {
+            elements[index].offset = Int64(RD_KAFKA_OFFSET_INVALID)
         }
     }
 
