@@ -133,7 +133,7 @@ struct WebSocketSession {
     private func authenticated(_ viewer: Viewer, channels query: String?, client: RealtimeHub.Client, shared: Shared) async {
         shared.viewer.withLock { $0 = viewer }
         send(.ready(viewer), to: client)
-        for name in (query ?? "").split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
+        for name in RealtimeChannel.names(in: query) {
             await subscribe(name, ref: nil, client: client, viewer: viewer)
         }
     }
@@ -222,24 +222,22 @@ struct WebSocketSession {
         _ = client.queue.offer(.init(eventID: nil, text: message.text, supersedingKey: nil, enqueuedAt: .now))
     }
 
-    /// Sends the close frame; a client that does not take it within two seconds (its socket
-    /// buffer is full) has its connection closed under it.
+    /// Sends the close frame; a client that does not take it within `RealtimeHub.overflowGrace`
+    /// (its socket buffer is full) has its connection closed under it.
     private func close(_ outbound: WebSocketOutboundWriter, _ ending: Ending, client: RealtimeHub.Client?) async {
         if let client { hub.disconnect(client, reason: ending.metric) }
         let channel = self.channel
-        let sent = await withTaskGroup(of: Bool.self) { group in
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await outbound.close(ending.code, reason: ending.reason) }
             group.addTask {
-                (try? await outbound.close(ending.code, reason: ending.reason)) != nil
+                // Closing the connection also ends a close frame stuck behind a full socket; the
+                // group cannot finish before that write does.
+                guard (try? await Task.sleep(for: RealtimeHub.overflowGrace)) != nil else { return }
+                try? await channel.close()
             }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(2))
-                return false
-            }
-            let first = await group.next()!
+            await group.next()
             group.cancelAll()
-            return first
         }
-        if !sent { try? await channel.close() }
         logger.debug("realtime connection closed", metadata: ["reason": "\(ending.metric)"])
     }
 }
