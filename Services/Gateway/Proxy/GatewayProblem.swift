@@ -14,6 +14,11 @@ enum GatewayProblem {
         Problem(status: .gatewayTimeout, type: "upstream-timeout", title: "Service timed out", detail: "The \(upstream) service did not answer in time.")
     }
 
+    /// 429 `rate-limited`, with `Retry-After` and the `RateLimit-*` headers of `decision`.
+    static func rateLimited(_ decision: RateLimitDecision, limit: RateLimit, title: String, detail: String) -> Problem {
+        Problem(status: .tooManyRequests, type: "rate-limited", title: title, detail: detail, headers: decision.headers(limit: limit, includeRetryAfter: true))
+    }
+
     static func badGateway(_ upstream: String) -> Problem {
         Problem(status: .badGateway, type: "upstream-failed", title: "Bad gateway", detail: "The \(upstream) service broke off its answer.")
     }

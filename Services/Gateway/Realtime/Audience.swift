@@ -30,21 +30,21 @@ struct Audience: Equatable {
             let event = try envelope.decode(ProfileUpdated.self)
             self.init(channels: [.profiles, .user(Self.id(event.userId))])
         case UserRegistered.type:
-            self.init(channels: [.user(Self.id(try envelope.decode(UserRegistered.self).userId))])
+            self.init(user: try envelope.decode(UserRegistered.self).userId)
         case OnboardingCompleted.type:
-            self.init(channels: [.user(Self.id(try envelope.decode(OnboardingCompleted.self).userId))])
+            self.init(user: try envelope.decode(OnboardingCompleted.self).userId)
         case EditCompleted.type:
-            self.init(channels: [.user(Self.id(try envelope.decode(EditCompleted.self).userId))])
+            self.init(user: try envelope.decode(EditCompleted.self).userId)
         case EditFailed.type:
-            self.init(channels: [.user(Self.id(try envelope.decode(EditFailed.self).userId))])
+            self.init(user: try envelope.decode(EditFailed.self).userId)
         case PhotoLiked.type:
-            self.init(channels: [.user(Self.id(try envelope.decode(PhotoLiked.self).userId))])
+            self.init(user: try envelope.decode(PhotoLiked.self).userId)
         case PhotoUnliked.type:
-            self.init(channels: [.user(Self.id(try envelope.decode(PhotoUnliked.self).userId))])
+            self.init(user: try envelope.decode(PhotoUnliked.self).userId)
         case PostCreated.type:
-            self.init(channels: [.user(Self.id(try envelope.decode(PostCreated.self).userId))])
+            self.init(user: try envelope.decode(PostCreated.self).userId)
         case CollectionChanged.type:
-            self.init(channels: [.user(Self.id(try envelope.decode(CollectionChanged.self).userId))])
+            self.init(user: try envelope.decode(CollectionChanged.self).userId)
         case OrderPlaced.type:
             let event = try envelope.decode(OrderPlaced.self)
             self.init(order: event.orderId, parties: event.parties)
@@ -70,11 +70,15 @@ struct Audience: Equatable {
         self.order = order
     }
 
+    /// An event about one user: their `me` channel.
+    private init(user: UUID) {
+        self.init(channels: [.user(Self.id(user))])
+    }
+
     /// An order event: the order's channel and the `me` channel of each of its parties.
     private init(order: UUID, parties: OrderParties) {
-        let people = [parties.customerId, parties.restaurantId] + (parties.driverId.map { [$0] } ?? [])
         self.init(
-            channels: [.order(Self.id(order))] + people.map { .user(Self.id($0)) },
+            channels: [.order(Self.id(order))] + parties.people.map { .user(Self.id($0)) },
             order: (Self.id(order), parties)
         )
     }

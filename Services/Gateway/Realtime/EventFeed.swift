@@ -27,7 +27,7 @@ struct EventFeed: Service {
     /// could pass unseen).
     var readiness: ReadinessCheck {
         ReadinessCheck("events") { [live] in
-            guard await live.arrives(within: .zero) else { throw FeedNotLive() }
+            guard live.isComplete else { throw FeedNotLive() }
         }
     }
 

@@ -49,8 +49,7 @@ final class OrderDirectory: Sendable {
         let deadline = ContinuousClock.now + lookupWait
         while true {
             if let parties = state.withLock({ $0.parties[order] }) {
-                let people = [parties.customerId, parties.restaurantId] + (parties.driverId.map { [$0] } ?? [])
-                return people.contains { $0.uuidString.lowercased() == user }
+                return parties.people.contains { $0.uuidString.lowercased() == user }
             }
             guard ContinuousClock.now < deadline else { return false }
             try? await Task.sleep(for: .milliseconds(50))

@@ -31,6 +31,11 @@ struct PushEvent: Sendable {
         }
     }
 
+    /// The queue frame carrying `text`, one of this event's renderings.
+    func frame(_ text: String, enqueuedAt: ContinuousClock.Instant) -> ClientQueue.Frame {
+        ClientQueue.Frame(eventID: id, eventType: type, text: text, supersedingKey: supersedingKey, enqueuedAt: enqueuedAt)
+    }
+
     /// CloudEvents 1.0 structured JSON, with the `channel` extension attribute naming the
     /// subscription that carried it.
     static func render(_ envelope: EventEnvelope, id: String, channel: RealtimeChannel, data: JSONValue) throws -> String {

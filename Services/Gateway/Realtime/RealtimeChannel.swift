@@ -24,6 +24,11 @@ enum RealtimeChannel: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The channel names of a `channels=a,b` query parameter.
+    static func names(in list: String?) -> [String] {
+        (list ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
     /// The name a client uses for it (and the `channel` attribute of the events it carries).
     var description: String {
         switch self {

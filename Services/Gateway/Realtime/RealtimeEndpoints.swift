@@ -30,7 +30,7 @@ struct RealtimeEndpoints: Sendable {
     /// Checks an SSE connection: its access token, the caller's connect rate and the gateway's
     /// capacity.
     func admit(_ headers: HTTPFields, peer: SocketAddress?) async throws(Problem) -> Viewer {
-        guard let token = EdgeMiddleware<AppRequestContext>.bearerToken(headers[.authorization]) else { throw EdgeAuthProblem.missing }
+        guard let token = headers.bearerToken else { throw EdgeAuthProblem.missing }
         let viewer: Viewer
         do {
             viewer = try await gate.viewer(token: token)
@@ -46,10 +46,9 @@ struct RealtimeEndpoints: Sendable {
     func room(for caller: String) throws(Problem) {
         let decision = limiter.take(caller)
         guard decision.allowed else {
-            throw Problem(
-                status: .tooManyRequests, type: "rate-limited", title: "Too many connection attempts",
-                detail: "At most \(limiter.limit.count) realtime connections per \(DurationFormat.format(limiter.limit.window)); reconnect with a backoff.",
-                headers: decision.headers(limit: limiter.limit, includeRetryAfter: true)
+            throw GatewayProblem.rateLimited(
+                decision, limit: limiter.limit, title: "Too many connection attempts",
+                detail: "At most \(limiter.limit.count) realtime connections per \(DurationFormat.format(limiter.limit.window)); reconnect with a backoff."
             )
         }
         guard hub.openConnections < settings.maxConnections else {
@@ -73,7 +72,7 @@ struct RealtimeEndpoints: Sendable {
             let session = WebSocketSession(endpoints: self, channel: context.requestContext.channel)
             await session.run(
                 inbound: inbound, outbound: outbound,
-                token: EdgeMiddleware<AppRequestContext>.bearerToken(request.headers[.authorization]),
+                token: request.headers.bearerToken,
                 caller: addresses.resolve(peer: context.requestContext.channel.remoteAddress, forwardedFor: request.headers[.xForwardedFor]),
                 channels: request.uri.queryParameters["channels"].map(String.init)
             )

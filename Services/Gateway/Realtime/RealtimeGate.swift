@@ -51,7 +51,7 @@ struct RealtimeGate: Sendable {
     /// The channels of a `channels=a,b` query parameter, all decided; the first refusal wins.
     func channels(_ list: String?, for viewer: Viewer) async -> Result<Set<RealtimeChannel>, SubscriptionRefusal> {
         var channels = Set<RealtimeChannel>()
-        for name in (list ?? "").split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
+        for name in RealtimeChannel.names(in: list) {
             switch await channel(named: name, for: viewer) {
             case .success(let channel): channels.insert(channel)
             case .failure(let refusal): return .failure(refusal)

@@ -44,6 +44,16 @@ final class RealtimeHub: Sendable {
         var nextClientID: UInt64 = 1
         var replay: [PushEvent] = []
         var replayHead = 0
+
+        mutating func add(_ client: Client, to channel: RealtimeChannel) {
+            channelsOf[client.id, default: []].insert(channel)
+            subscribers[channel, default: [:]][client.id] = client
+        }
+
+        mutating func remove(_ client: Client, from channel: RealtimeChannel) {
+            subscribers[channel]?[client.id] = nil
+            if subscribers[channel]?.isEmpty == true { subscribers[channel] = nil }
+        }
     }
 
     private let state = Mutex(State())
@@ -73,8 +83,7 @@ final class RealtimeHub: Sendable {
     func disconnect(_ client: Client, reason: String) {
         let wasLive = state.withLock { state in
             for channel in state.channelsOf.removeValue(forKey: client.id) ?? [] {
-                state.subscribers[channel]?[client.id] = nil
-                if state.subscribers[channel]?.isEmpty == true { state.subscribers[channel] = nil }
+                state.remove(client, from: channel)
             }
             return state.live.remove(client.id) != nil
         }
@@ -85,26 +94,16 @@ final class RealtimeHub: Sendable {
     /// Clients connected now, over both transports.
     var openConnections: Int { state.withLock { $0.live.count } }
 
-    /// Subscribes `client` to `channel` (already authorised). Returns `false` if it already was.
-    @discardableResult
-    func subscribe(_ client: Client, to channel: RealtimeChannel) -> Bool {
-        state.withLock { state in
-            guard state.channelsOf[client.id, default: []].insert(channel).inserted else { return false }
-            state.subscribers[channel, default: [:]][client.id] = client
-            return true
-        }
+    /// Subscribes `client` to `channel` (already authorised).
+    func subscribe(_ client: Client, to channel: RealtimeChannel) {
+        state.withLock { $0.add(client, to: channel) }
     }
 
     func unsubscribe(_ client: Client, from channel: RealtimeChannel) {
         state.withLock { state in
             state.channelsOf[client.id]?.remove(channel)
-            state.subscribers[channel]?[client.id] = nil
-            if state.subscribers[channel]?.isEmpty == true { state.subscribers[channel] = nil }
+            state.remove(client, from: channel)
         }
-    }
-
-    func channels(of client: Client) -> Set<RealtimeChannel> {
-        state.withLock { $0.channelsOf[client.id] ?? [] }
     }
 
     /// Subscribes `client` to `channels` and, atomically with it (no event can slip between the
@@ -112,17 +111,14 @@ final class RealtimeHub: Sendable {
     /// that those channels carry.
     func subscribe(_ client: Client, to channels: Set<RealtimeChannel>, resumingAfter lastEventID: String?) -> Resumption? {
         state.withLock { state in
-            for channel in channels {
-                state.channelsOf[client.id, default: []].insert(channel)
-                state.subscribers[channel, default: [:]][client.id] = client
-            }
+            for channel in channels { state.add(client, to: channel) }
             guard let lastEventID else { return nil }
             let window = state.replay[state.replayHead...]
             guard let index = window.lastIndex(where: { $0.id == lastEventID }) else { return .unavailable }
             var count = 0
             for event in state.replay[(index + 1)...] {
                 guard let frame = event.frames.first(where: { channels.contains($0.channel) }) else { continue }
-                _ = client.queue.offer(.init(eventID: event.id, eventType: event.type, text: frame.text, supersedingKey: event.supersedingKey, enqueuedAt: .now))
+                _ = client.queue.offer(event.frame(frame.text, enqueuedAt: .now))
                 count += 1
             }
             return .replayed(count: count)
@@ -134,7 +130,7 @@ final class RealtimeHub: Sendable {
     /// Offers `event` to every client subscribed to one of its channels and keeps it for replay.
     func publish(_ event: PushEvent) {
         let now = ContinuousClock.now
-        let offers: [(Client, ClientQueue.Offer)] = state.withLock { state in
+        let overflowed: [any Channel] = state.withLock { state in
             state.replay.append(event)
             while state.replay.count - state.replayHead > replayCapacity
                 || (state.replayHead < state.replay.count && now - state.replay[state.replayHead].receivedAt > replayAge) {
@@ -145,24 +141,22 @@ final class RealtimeHub: Sendable {
                 state.replayHead = 0
             }
             var reached = Set<UInt64>()
-            var offers: [(Client, ClientQueue.Offer)] = []
+            var overflowed: [any Channel] = []
             for (channel, text) in event.frames {
+                let frame = event.frame(text, enqueuedAt: event.receivedAt)
                 for (id, client) in state.subscribers[channel] ?? [:] where reached.insert(id).inserted {
-                    let frame = ClientQueue.Frame(eventID: event.id, eventType: event.type, text: text, supersedingKey: event.supersedingKey, enqueuedAt: event.receivedAt)
-                    offers.append((client, client.queue.offer(frame)))
+                    let offer = client.queue.offer(frame)
+                    metrics.offered(offer)
+                    if offer == .overflowed { overflowed.append(client.connection) }
                 }
             }
-            return offers
+            return overflowed
         }
-        for (client, offer) in offers {
-            metrics.offered(offer, transport: client.transport)
-            if offer == .overflowed {
-                // The writer may be stuck on a socket the client no longer reads.
-                let connection = client.connection
-                Task {
-                    try? await Task.sleep(for: Self.overflowGrace)
-                    try? await connection.close()
-                }
+        for connection in overflowed {
+            // The writer may be stuck on a socket the client no longer reads.
+            Task {
+                try? await Task.sleep(for: Self.overflowGrace)
+                try? await connection.close()
             }
         }
     }

@@ -9,50 +9,64 @@ import Synchronization
 ///   by a newer one, or `buffer_full`);
 /// - `realtime_disconnects_total{transport,reason}`: why connections ended;
 /// - `realtime_delivery_seconds`: from reading an event off Kafka to writing it to a client.
-struct RealtimeMetrics: Sendable {
-    private final class Counts: Sendable {
-        let open = Mutex<[String: Int]>([:])
+///
+/// The metrics an event touches are made once, not looked up in the registry per event and client.
+final class RealtimeMetrics: Sendable {
+    static let transports = ["websocket", "sse"]
+
+    private final class PerTransport: Sendable {
+        let open = Atomic<Int>(0)
+        let connections: Gauge
+        let pushed: Counter
+
+        init(connections: Gauge, pushed: Counter) {
+            self.connections = connections
+            self.pushed = pushed
+        }
     }
 
-    private let counts = Counts()
     /// The service's own registry (also the process-wide one in production; tests run several
     /// gateways in one process).
     let factory: any MetricsFactory
+    private let perTransport: [String: PerTransport]
+    private let superseded: Counter
+    private let bufferFull: Counter
+    private let delivery: Timer
 
     init(factory: any MetricsFactory = MetricsSystem.factory) {
         self.factory = factory
+        perTransport = Dictionary(uniqueKeysWithValues: Self.transports.map { transport in
+            (transport, PerTransport(
+                connections: Gauge(label: "realtime_connections", dimensions: [("transport", transport)], factory: factory),
+                pushed: Counter(label: "realtime_events_pushed_total", dimensions: [("transport", transport)], factory: factory)
+            ))
+        })
+        superseded = Counter(label: "realtime_events_dropped_total", dimensions: [("reason", "superseded")], factory: factory)
+        bufferFull = Counter(label: "realtime_events_dropped_total", dimensions: [("reason", "buffer_full")], factory: factory)
+        delivery = Timer(label: "realtime_delivery_seconds", dimensions: [], preferredDisplayUnit: .seconds, factory: factory)
     }
 
     func connected(_ transport: String) {
-        let open = counts.open.withLock { open in
-            open[transport, default: 0] += 1
-            return open[transport]!
-        }
-        Gauge(label: "realtime_connections", dimensions: [("transport", transport)], factory: factory).record(open)
+        let metrics = perTransport[transport]!
+        metrics.connections.record(metrics.open.add(1, ordering: .relaxed).newValue)
     }
 
     func disconnected(_ transport: String, reason: String) {
-        let open = counts.open.withLock { open in
-            open[transport, default: 0] -= 1
-            return open[transport]!
-        }
-        Gauge(label: "realtime_connections", dimensions: [("transport", transport)], factory: factory).record(open)
+        let metrics = perTransport[transport]!
+        metrics.connections.record(metrics.open.subtract(1, ordering: .relaxed).newValue)
         Counter(label: "realtime_disconnects_total", dimensions: [("transport", transport), ("reason", reason)], factory: factory).increment()
     }
 
-    func offered(_ offer: ClientQueue.Offer, transport: String) {
+    func offered(_ offer: ClientQueue.Offer) {
         switch offer {
-        case .queuedDroppingOlder:
-            Counter(label: "realtime_events_dropped_total", dimensions: [("reason", "superseded")], factory: factory).increment()
-        case .dropped:
-            Counter(label: "realtime_events_dropped_total", dimensions: [("reason", "buffer_full")], factory: factory).increment()
-        case .queued, .overflowed, .closed:
-            break
+        case .queuedDroppingOlder: superseded.increment()
+        case .dropped: bufferFull.increment()
+        case .queued, .overflowed, .closed: break
         }
     }
 
     func pushed(_ transport: String, after latency: Duration) {
-        Counter(label: "realtime_events_pushed_total", dimensions: [("transport", transport)], factory: factory).increment()
-        Timer(label: "realtime_delivery_seconds", dimensions: [], preferredDisplayUnit: .seconds, factory: factory).recordNanoseconds(latency.totalNanoseconds)
+        perTransport[transport]!.pushed.increment()
+        delivery.recordNanoseconds(latency.totalNanoseconds)
     }
 }

@@ -31,10 +31,9 @@ struct EdgeMiddleware<Context: ServiceRequestContext>: RouterMiddleware {
         let limiter = limiters[group.name]!
         let decision = limiter.take(caller)
         guard decision.allowed else {
-            throw Problem(
-                status: .tooManyRequests, type: "rate-limited", title: "Too many requests",
-                detail: "Slow down: at most \(limiter.limit.count) requests per \(DurationFormat.format(limiter.limit.window)) to \(group.name).",
-                headers: decision.headers(limit: limiter.limit, includeRetryAfter: true)
+            throw GatewayProblem.rateLimited(
+                decision, limit: limiter.limit, title: "Too many requests",
+                detail: "Slow down: at most \(limiter.limit.count) requests per \(DurationFormat.format(limiter.limit.window)) to \(group.name)."
             )
         }
         var response = try await proxy.forward(request, context: context, to: group)
@@ -45,7 +44,7 @@ struct EdgeMiddleware<Context: ServiceRequestContext>: RouterMiddleware {
     /// The user id of a valid bearer token; `nil` for an anonymous call the group allows.
     private func authenticate(_ request: Request, for group: RouteGroup) async throws -> String? {
         guard group.access != .passthrough else { return nil }
-        guard let token = Self.bearerToken(request.headers[.authorization]) else {
+        guard let token = request.headers.bearerToken else {
             if group.access == .user { throw EdgeAuthProblem.missing }
             return nil
         }
@@ -56,9 +55,12 @@ struct EdgeMiddleware<Context: ServiceRequestContext>: RouterMiddleware {
             throw EdgeAuthProblem.invalid(error)
         }
     }
+}
 
-    static func bearerToken(_ header: String?) -> String? {
-        guard let header, header.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
+extension HTTPFields {
+    /// The token of an `Authorization: Bearer <token>` header, if there is one.
+    var bearerToken: String? {
+        guard let header = self[.authorization], header.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
         let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
         return token.isEmpty ? nil : token
     }

@@ -19,6 +19,13 @@ public struct OrderParties: Codable, Sendable, Equatable {
     }
 }
 
+extension OrderParties {
+    /// The users of the order: its customer, its restaurant and, once assigned, its driver.
+    public var people: [UUID] {
+        [customerId, restaurantId] + (driverId.map { [$0] } ?? [])
+    }
+}
+
 /// `tracking.order.placed.v1`.
 public struct OrderPlaced: DomainEvent {
     public struct Item: Codable, Sendable, Equatable {
