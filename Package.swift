@@ -20,6 +20,7 @@ let hummingbirdCore = Target.Dependency.product(name: "HummingbirdCore", package
 let yams = Target.Dependency.product(name: "Yams", package: "Yams")
 let nioPosix = Target.Dependency.product(name: "NIOPosix", package: "swift-nio")
 let nioCore = Target.Dependency.product(name: "NIOCore", package: "swift-nio")
+let nioFoundation = Target.Dependency.product(name: "NIOFoundationCompat", package: "swift-nio")
 let nioHTTP1 = Target.Dependency.product(name: "NIOHTTP1", package: "swift-nio")
 let webSocket = Target.Dependency.product(name: "HummingbirdWebSocket", package: "hummingbird-websocket")
 let webSocketClient = Target.Dependency.product(name: "HummingbirdWSClient", package: "hummingbird-websocket")
@@ -64,7 +65,7 @@ let services: [(product: Product, targets: [Target])] = [
     service(
         "gateway",
         module: "Gateway",
-        dependencies: ["Identity", "EventBus", "Kafka", "Contracts", "AsyncSignals", asyncHTTPClient, hummingbird, webSocket, httpTypes, nioCore, nioPosix, nioHTTP1, nioWebSocket, logging, metrics, serviceLifecycle],
+        dependencies: ["Identity", "KeySetClient", "EventBus", "Kafka", "Contracts", "AsyncSignals", asyncHTTPClient, hummingbird, webSocket, httpTypes, nioCore, nioPosix, nioHTTP1, nioWebSocket, logging, metrics, serviceLifecycle],
         testDependencies: ["Identity", "ServiceKit", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, webSocketClient, httpTypes, crypto, nioCore, nioWebSocket, serviceLifecycle, logging],
         ownsSchema: false
     ),
@@ -117,6 +118,8 @@ let package = Package(
         // Access tokens: ES256 JWTs, their claims, JWKS. Only swift-crypto, so every service and
         // the gateway can verify tokens without pulling in the server stack.
         .target(name: "Identity", dependencies: [crypto], path: "Shared/Identity"),
+        // auth's published key set, fetched over HTTP and cached: how a service verifies tokens.
+        .target(name: "KeySetClient", dependencies: ["Identity", asyncHTTPClient, nioCore, nioFoundation, logging], path: "Shared/KeySetClient"),
         // Signals tasks wait for (a value that arrives once, a wake-up call); no dependencies.
         .target(name: "AsyncSignals", path: "Shared/AsyncSignals"),
         .target(name: "Contracts", path: "Shared/Contracts", exclude: ["Schemas", "asyncapi.yaml"]),

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Hummingbird
 import HummingbirdWebSocket
+import KeySetClient
 import Logging
 import NIOCore
 import NIOPosix

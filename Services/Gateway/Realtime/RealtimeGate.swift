@@ -1,5 +1,6 @@
 import Foundation
 import Identity
+import KeySetClient
 
 /// Who a realtime client is, from its access token.
 struct Viewer: Sendable, Equatable {

@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import Identity
+import KeySetClient
 import ServiceKit
 
 /// The gateway's work for every routed request: find the route group, check the bearer token

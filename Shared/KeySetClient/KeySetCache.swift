@@ -3,15 +3,16 @@ import Foundation
 import Identity
 import Logging
 import NIOCore
+import NIOFoundationCompat
 import Synchronization
 
 /// auth's verification keys, fetched from its JWKS document and kept in memory.
 ///
 /// A token signed with a key id the cache does not know makes it fetch the document again — at
 /// most once every `refreshInterval`, however many such tokens arrive (a forged `kid` cannot make
-/// the gateway hammer auth), and concurrent callers share one fetch. Keys also expire after
+/// a service hammer auth), and concurrent callers share one fetch. Keys also expire after
 /// `maxAge`, so a key auth has retired stops verifying.
-final class KeySetCache: Sendable {
+package final class KeySetCache: Sendable {
     private struct State {
         var verifier: AccessTokenVerifier?
         var fetchedAt: ContinuousClock.Instant?
@@ -27,7 +28,7 @@ final class KeySetCache: Sendable {
     private let logger: Logger
     private let state = Mutex(State())
 
-    init(url: URL, issuer: String, refreshInterval: Duration, maxAge: Duration = .seconds(3_600), client: HTTPClient, logger: Logger) {
+    package init(url: URL, issuer: String, refreshInterval: Duration, maxAge: Duration = .seconds(3_600), client: HTTPClient, logger: Logger) {
         self.url = url
         self.issuer = issuer
         self.refreshInterval = refreshInterval
@@ -38,7 +39,7 @@ final class KeySetCache: Sendable {
 
     /// The claims of `token` when auth signed it and it is current.
     /// - Throws: `AccessTokenError`; `.unknownKey` also when auth's keys cannot be fetched.
-    func verify(_ token: String) async throws(AccessTokenError) -> AccessTokenClaims {
+    package func verify(_ token: String) async throws(AccessTokenError) -> AccessTokenClaims {
         let (cached, stale) = state.withLock { state in
             (state.verifier, state.fetchedAt.map { ContinuousClock.now - $0 > maxAge } ?? true)
         }
