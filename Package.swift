@@ -118,8 +118,9 @@ let package = Package(
         // Access tokens: ES256 JWTs, their claims, JWKS. Only swift-crypto, so every service and
         // the gateway can verify tokens without pulling in the server stack.
         .target(name: "Identity", dependencies: [crypto], path: "Shared/Identity"),
-        // auth's published key set, fetched over HTTP and cached: how a service verifies tokens.
-        .target(name: "KeySetClient", dependencies: ["Identity", asyncHTTPClient, nioCore, nioFoundation, logging], path: "Shared/KeySetClient"),
+        // auth's published key set, fetched over HTTP and cached, and the 401s of a bad bearer token:
+        // how a service verifies the tokens its requests carry.
+        .target(name: "KeySetClient", dependencies: ["Identity", "ServiceKit", asyncHTTPClient, httpTypes, nioCore, nioFoundation, logging], path: "Shared/KeySetClient"),
         // Signals tasks wait for (a value that arrives once, a wake-up call); no dependencies.
         .target(name: "AsyncSignals", path: "Shared/AsyncSignals"),
         .target(name: "Contracts", path: "Shared/Contracts", exclude: ["Schemas", "asyncapi.yaml"]),

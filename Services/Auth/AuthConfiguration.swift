@@ -51,15 +51,15 @@ struct AuthConfiguration: ServiceConfiguration {
         trustedProxies = try reader.ipRanges("AUTH_TRUSTED_PROXIES")
     }
 
-    /// A PEM key from `<name>` (the PEM itself) or `<name>_FILE` (a path to it).
+    /// A PEM key from `<name>` (the PEM itself, newlines possibly written as `\n`) or `<name>_FILE`
+    /// (a path to it).
     private static func key(_ reader: ConfigurationReader, _ name: String) throws(ConfigurationError) -> SigningKey? {
         let expected = "an EC P-256 private key in PEM"
-        if let pem = try reader.optionalValue(name, expected: expected, secret: true, parse: { try? SigningKey(pem: $0.replacingOccurrences(of: "\\n", with: "\n")) }) {
-            return pem
+        guard let pem = try reader.optionalSecret(name, expected: expected) else { return nil }
+        guard let key = try? SigningKey(pem: pem.replacingOccurrences(of: "\\n", with: "\n")) else {
+            throw ConfigurationError(variable: name, expected: expected, problem: .invalid(value: nil))
         }
-        return try reader.optionalValue("\(name)_FILE", expected: "a readable file holding \(expected)", parse: { path in
-            (try? String(contentsOfFile: path, encoding: .utf8)).flatMap { try? SigningKey(pem: $0) }
-        })
+        return key
     }
 
 }

@@ -1,3 +1,4 @@
+import Foundation
 import ServiceKit
 import Testing
 
@@ -56,6 +57,22 @@ struct ConfigurationTests {
         }
         let message = String(describing: ConfigurationError(variable: "DATABASE_URL", expected: "a postgres URL", problem: .invalid(value: nil)))
         #expect(!message.contains("hunter2"))
+    }
+
+    @Test func readsASecretFromTheVariableOrFromAFile() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("secret-\(UUID().uuidString)")
+        try Data("  s3cret-from-file\n".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+
+        #expect(try ConfigurationReader(["KEY": "inline"]).optionalSecret("KEY", expected: "a key") == "inline")
+        #expect(try ConfigurationReader(["KEY_FILE": file.path]).optionalSecret("KEY", expected: "a key") == "s3cret-from-file")
+        #expect(try ConfigurationReader([:]).optionalSecret("KEY", expected: "a key") == nil)
+        #expect(throws: ConfigurationError.self) {
+            try ConfigurationReader(["KEY": "inline", "KEY_FILE": file.path]).optionalSecret("KEY", expected: "a key")
+        }
+        #expect(throws: ConfigurationError.self) {
+            try ConfigurationReader(["KEY_FILE": "/nonexistent/secret"]).optionalSecret("KEY", expected: "a key")
+        }
     }
 
     @Test func rejectsAnUnknownLogFormat() {

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
 import Identity
+import KeySetClient
 import Logging
 import NIOCore
 import ServiceKit
@@ -30,12 +31,12 @@ struct RealtimeEndpoints: Sendable {
     /// Checks an SSE connection: its access token, the caller's connect rate and the gateway's
     /// capacity.
     func admit(_ headers: HTTPFields, peer: SocketAddress?) async throws(Problem) -> Viewer {
-        guard let token = headers.bearerToken else { throw EdgeAuthProblem.missing }
+        guard let token = headers.bearerToken else { throw TokenProblem.missing }
         let viewer: Viewer
         do {
             viewer = try await gate.viewer(token: token)
         } catch {
-            throw EdgeAuthProblem.invalid(error)
+            throw TokenProblem.invalid(error)
         }
         try room(for: "user:\(viewer.user)")
         return viewer

@@ -46,45 +46,14 @@ struct EdgeMiddleware<Context: ServiceRequestContext>: RouterMiddleware {
     private func authenticate(_ request: Request, for group: RouteGroup) async throws -> String? {
         guard group.access != .passthrough else { return nil }
         guard let token = request.headers.bearerToken else {
-            if group.access == .user { throw EdgeAuthProblem.missing }
+            if group.access == .user { throw TokenProblem.missing }
             return nil
         }
         do {
             let claims = try await keys.verify(token)
             return claims.subject
         } catch {
-            throw EdgeAuthProblem.invalid(error)
+            throw TokenProblem.invalid(error)
         }
-    }
-}
-
-extension HTTPFields {
-    /// The token of an `Authorization: Bearer <token>` header, if there is one.
-    var bearerToken: String? {
-        guard let header = self[.authorization], header.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
-        let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
-        return token.isEmpty ? nil : token
-    }
-}
-
-/// 401s at the edge, with the `WWW-Authenticate` challenge RFC 6750 describes.
-enum EdgeAuthProblem {
-    static let missing = Problem(
-        status: .unauthorized, type: "unauthenticated", title: "Authentication required",
-        detail: "Send an access token from auth as `Authorization: Bearer <token>`.",
-        headers: [.wwwAuthenticate: "Bearer realm=\"splash\""]
-    )
-
-    static func invalid(_ error: AccessTokenError) -> Problem {
-        let reason = switch error {
-        case .expired: "The access token has expired; refresh it."
-        case .unknownKey: "The access token was not signed by a key auth publishes."
-        case .unsupportedAlgorithm(let alg): "Access tokens are signed with ES256, not \(alg)."
-        default: "The access token is not valid."
-        }
-        return Problem(
-            status: .unauthorized, type: "invalid-token", title: "Invalid access token", detail: reason,
-            headers: [.wwwAuthenticate: "Bearer realm=\"splash\", error=\"invalid_token\""]
-        )
     }
 }

@@ -61,6 +61,22 @@ package struct ConfigurationReader: Sendable {
         try value(name, expected: "a non-empty string", default: defaultValue, secret: secret) { $0 }
     }
 
+    /// A secret from `<name>` itself or from the file `<name>_FILE` names (a mounted secret), with
+    /// surrounding whitespace trimmed; `nil` when neither is set. Its value never appears in errors.
+    /// - Throws: `ConfigurationError` when both are set, or the file cannot be read or is empty.
+    package func optionalSecret(_ name: String, expected: String) throws(ConfigurationError) -> String? {
+        let fileVariable = "\(name)_FILE"
+        if raw(name) != nil, raw(fileVariable) != nil {
+            throw ConfigurationError(variable: name, expected: "either \(name) or \(fileVariable), not both", problem: .invalid(value: nil))
+        }
+        if let value = raw(name) { return value }
+        return try optionalValue(fileVariable, expected: "a readable file holding \(expected)") { path in
+            (try? String(contentsOfFile: path, encoding: .utf8))
+                .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+                .flatMap { $0.isEmpty ? nil : $0 }
+        }
+    }
+
     /// A whole number within `range`.
     package func integer(_ name: String, default defaultValue: Int? = nil, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
         try value(name, expected: "a whole number from \(range.lowerBound) to \(range.upperBound)", default: defaultValue) { raw in
