@@ -41,6 +41,7 @@ func service(
     dependencies: [Target.Dependency] = [],
     testDependencies: [Target.Dependency] = [],
     testResources: [Resource] = [],
+    extraResources: [Resource] = [],
     ownsSchema: Bool = true
 ) -> (product: Product, targets: [Target]) {
     // A service that owns a schema has SQL migrations and its own HTTP contract; the gateway has
@@ -50,7 +51,7 @@ func service(
         dependencies: ["ServiceKit"] + (ownsSchema ? ["Database"] : []) + dependencies,
         path: "Services/\(module)",
         exclude: ownsSchema ? ["openapi.yaml"] : [],
-        resources: ownsSchema ? [.copy("Migrations")] : []
+        resources: (ownsSchema ? [.copy("Migrations")] : []) + extraResources
     )
     let tests = Target.testTarget(
         name: "\(module)Tests",
@@ -68,6 +69,13 @@ let services: [(product: Product, targets: [Target])] = [
         dependencies: ["Identity", "KeySetClient", "EventBus", "Kafka", "Contracts", "AsyncSignals", asyncHTTPClient, hummingbird, webSocket, httpTypes, nioCore, nioPosix, nioHTTP1, nioWebSocket, logging, metrics, serviceLifecycle],
         testDependencies: ["Identity", "ServiceKit", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, webSocketClient, httpTypes, crypto, nioCore, nioWebSocket, serviceLifecycle, logging],
         ownsSchema: false
+    ),
+    service(
+        "photo-catalog",
+        module: "PhotoCatalog",
+        dependencies: ["KeySetClient", "Identity", "AsyncSignals", asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, nioHTTP1, postgresNIO, logging, metrics, serviceLifecycle],
+        testDependencies: ["Identity", "ServiceKit", "Database", asyncHTTPClient, hummingbird, httpTypes, nioCore, postgresNIO, logging, yams],
+        extraResources: [.copy("Fixtures")]
     ),
     service(
         "auth",
@@ -120,7 +128,7 @@ let package = Package(
         .target(name: "Identity", dependencies: [crypto], path: "Shared/Identity"),
         // auth's published key set, fetched over HTTP and cached, and the 401s of a bad bearer token:
         // how a service verifies the tokens its requests carry.
-        .target(name: "KeySetClient", dependencies: ["Identity", "ServiceKit", asyncHTTPClient, httpTypes, nioCore, nioFoundation, logging], path: "Shared/KeySetClient"),
+        .target(name: "KeySetClient", dependencies: ["Identity", "ServiceKit", asyncHTTPClient, httpTypes, nioCore, nioFoundation, logging, serviceLifecycle], path: "Shared/KeySetClient"),
         // Signals tasks wait for (a value that arrives once, a wake-up call); no dependencies.
         .target(name: "AsyncSignals", path: "Shared/AsyncSignals"),
         .target(name: "Contracts", path: "Shared/Contracts", exclude: ["Schemas", "asyncapi.yaml"]),

@@ -58,13 +58,3 @@ private func upstreamClientConfiguration(_ config: GatewayConfiguration) -> HTTP
     configuration.httpVersion = .http1Only
     return configuration
 }
-
-/// Shuts the HTTP client down after the server has drained.
-struct HTTPClientService: Service {
-    let client: HTTPClient
-
-    func run() async throws {
-        try? await gracefulShutdown()
-        try await client.shutdown()
-    }
-}

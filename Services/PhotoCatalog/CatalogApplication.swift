@@ -1,0 +1,67 @@
+import AsyncHTTPClient
+import Database
+import Foundation
+import Hummingbird
+import KeySetClient
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import ServiceKit
+
+/// The schema photo-catalog owns.
+let catalogSchema = "catalog"
+
+/// Builds photo-catalog: applies its migrations, then assembles the `/v1` routes over either
+/// Unsplash behind the shared cache (an access key is configured) or the bundled fixture set, the
+/// download tracker, and the HTTP client both Unsplash and auth's key set are reached with.
+/// - Throws: when a migration does not apply or the fixture set is missing from the bundle.
+func buildApplication(_ config: CatalogConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
+    let logger = runtime.logger
+    let migrations = try Migration.load(bundle: .module, subdirectory: "Migrations")
+    let client = PostgresClient(configuration: config.database.client, backgroundLogger: logger)
+    let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: httpClientConfiguration(config), backgroundActivityLogger: logger)
+    let metrics = CatalogMetrics(factory: runtime.metrics.factory)
+    let keys = KeySetCache(url: config.keySetURL, issuer: config.issuer, refreshInterval: .seconds(5), client: http, logger: logger)
+
+    let source: PhotoSource
+    let reporter: (any DownloadReporter)?
+    if let unsplash = config.unsplash {
+        let upstream = UnsplashClient(settings: unsplash, client: http, logger: logger)
+        let store = ResponseStore(client: client, logger: logger, maxEntries: config.cache.maxEntries, maxBytes: config.cache.maxBytes)
+        let cached = CachedUnsplash(upstream: upstream, store: store, settings: config.cache, unsplash: unsplash, metrics: metrics, logger: logger)
+        source = .unsplash(cached)
+        reporter = UnsplashDownloadReporter(photos: cached, upstream: upstream, metrics: metrics)
+        logger.info("Serving Unsplash through the cache", metadata: ["upstream": "\(unsplash.baseURL)"])
+    } else {
+        source = .fixtures(try FixtureCatalog(bundle: .module, publicURL: config.publicURL))
+        reporter = nil
+        logger.info("No UNSPLASH_ACCESS_KEY: serving the bundled fixture photos")
+    }
+    let downloads = DownloadTracker(client: client, reporter: reporter, settings: config.downloads, metrics: metrics, logger: logger)
+    var publicBase = config.publicURL.absoluteString
+    while publicBase.hasSuffix("/") { publicBase.removeLast() }
+    let controller = CatalogController(source: source, downloads: downloads, keys: keys, serviceToken: config.serviceToken, publicBase: publicBase)
+
+    var parts = ServiceApplicationParts(name: "photo-catalog", http: config.http, logger: logger, metrics: runtime.metrics)
+    parts.readiness = [.postgres(client)]
+    parts.services = [client, HTTPClientService(client: http), downloads]
+    parts.beforeServerStarts = [{
+        try await MigrationRunner(schema: catalogSchema, migrations: migrations).run(on: client, logger: logger)
+    }]
+    // Every request to the catalog is a GET or a bodiless POST.
+    parts.routePolicies = [RoutePolicy(pathPrefix: "/v1", maxBodySize: 16 << 10, timeout: config.http.requestTimeout)]
+    return makeServiceApplication(parts, context: AppRequestContext.self) { router in
+        controller.addRoutes(to: router.group("v1"))
+    }
+}
+
+/// Pooled keep-alive connections to Unsplash (and auth's key set); no redirects followed, so the
+/// key is never sent anywhere but where it was meant to go.
+private func httpClientConfiguration(_ config: CatalogConfiguration) -> HTTPClient.Configuration {
+    var configuration = HTTPClient.Configuration()
+    configuration.timeout = .init(connect: .seconds(5), read: .seconds(30))
+    configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: config.unsplash?.maxConnections ?? 8)
+    configuration.redirectConfiguration = .disallow
+    return configuration
+}

@@ -1,0 +1,181 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KeySetClient
+import NIOCore
+import ServiceKit
+
+/// Where answers come from: Unsplash behind the cache, or the offline fixture set.
+enum PhotoSource: Sendable {
+    case unsplash(CachedUnsplash)
+    case fixtures(FixtureCatalog)
+
+    func answer(_ request: UnsplashRequest) async throws(Problem) -> ServedAnswer {
+        switch self {
+        case .unsplash(let cached): try await cached.answer(request)
+        case .fixtures(let fixtures): fixtures.answer(request)
+        }
+    }
+}
+
+/// The catalog's API under `/v1`: Unsplash's paths, parameters, JSON shapes and pagination
+/// headers, plus `ETag`/`If-None-Match` and `Cache-Status`.
+struct CatalogController: Sendable {
+    let source: PhotoSource
+    let downloads: DownloadTracker
+    let keys: KeySetCache
+    /// Other Splash services report a use with this secret and the user's id.
+    let serviceToken: String?
+    /// `https://splash.example` without a trailing slash: pagination links point there.
+    let publicBase: String
+
+    func addRoutes(to group: RouterGroup<AppRequestContext>) {
+        group.get("photos") { request, _ in
+            let query = try UnsplashRequest.list(QueryString(request.uri.query))
+            return try await respond(to: request, with: source.answer(query), for: query)
+        }
+        group.get("photos/random") { request, _ in
+            let (pool, count) = try UnsplashRequest.random(QueryString(request.uri.query))
+            return try await random(from: source.answer(pool), count: count, request: request)
+        }
+        group.get("photos/:id") { request, context in
+            let id = context.parameters.get("id") ?? ""
+            guard let query = UnsplashRequest.photo(id: id) else { throw Problem.photoNotFound(id) }
+            return try await respond(to: request, with: source.answer(query), for: query)
+        }
+        group.get("search/photos") { request, _ in
+            let query = try UnsplashRequest.search(QueryString(request.uri.query))
+            return try await respond(to: request, with: source.answer(query), for: query)
+        }
+        group.post("photos/:id/download") { request, context in
+            let id = context.parameters.get("id") ?? ""
+            guard UnsplashRequest.isPhotoID(id) else { throw Problem.photoNotFound(id) }
+            let user = try await caller(request.headers)
+            let queued = try await downloads.record(user: user, photo: id)
+            let body = try JSONSerialization.data(withJSONObject: ["photo_id": id, "queued": queued], options: [.sortedKeys])
+            return Response(status: .accepted, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+        }
+        if case .fixtures(let fixtures) = source {
+            group.get("fixtures/:file") { request, context in
+                let name = context.parameters.get("file") ?? ""
+                guard let file = fixtures.imageFile(named: name), let data = FileManager.default.contents(atPath: file.path) else {
+                    throw Problem(status: .notFound, type: "not-found", title: "Not found", detail: "There is no fixture image \(name).")
+                }
+                let buffer = ByteBuffer(bytes: data)
+                let etag = CachedAnswer.etag(of: buffer)
+                var headers: HTTPFields = [.contentType: "image/jpeg", .eTag: etag, .cacheControl: "public, max-age=86400"]
+                if Self.matches(request.headers[.ifNoneMatch], etag) {
+                    headers[.contentType] = nil
+                    return Response(status: .notModified, headers: headers)
+                }
+                headers[.contentLength] = String(buffer.readableBytes)
+                return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: buffer))
+            }
+        }
+    }
+
+    // MARK: Answers
+
+    private func respond(to request: Request, with served: ServedAnswer, for query: UnsplashRequest) throws -> Response {
+        let answer = served.answer
+        var headers: HTTPFields = [.cacheStatus: served.cacheStatus.headerValue]
+        guard answer.status == 200 else {
+            throw Problem.photoNotFound(String(query.path.dropFirst("photos/".count)), headers: headers)
+        }
+        headers[.cacheControl] = cacheControl(served)
+        if let page = query.page, let perPage = query.perPage {
+            headers[.xPerPage] = String(perPage)
+            if let total = answer.total {
+                headers[.xTotal] = String(total)
+                let pagination = Pagination(total: total, page: page, perPage: perPage)
+                if let link = pagination.link(base: "\(publicBase)/v1/\(query.path)", parameters: query.parametersExceptPage) {
+                    headers[.link] = link
+                }
+            }
+        }
+        return json(answer.body, etag: answer.etag, headers: headers, request: request)
+    }
+
+    /// `count` photos drawn from the pool (one object without `count`, as Unsplash does).
+    private func random(from served: ServedAnswer, count: Int?, request: Request) throws -> Response {
+        let pool = (try? JSONSerialization.jsonObject(with: Data(served.answer.body.readableBytesView)) as? [Any]) ?? []
+        guard served.answer.status == 200, !pool.isEmpty else {
+            throw Problem(status: .notFound, type: "no-photos", title: "No photos match", detail: "No photo matches these filters.",
+                          headers: [.cacheStatus: served.cacheStatus.headerValue])
+        }
+        let drawn = Array(pool.shuffled().prefix(count ?? 1))
+        let object: Any = count == nil ? drawn[0] : drawn
+        let body = ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes]))
+        let headers: HTTPFields = [.cacheStatus: served.cacheStatus.headerValue, .cacheControl: "no-store"]
+        return json(body, etag: CachedAnswer.etag(of: body), headers: headers, request: request)
+    }
+
+    private func json(_ body: ByteBuffer, etag: String, headers: HTTPFields, request: Request) -> Response {
+        var headers = headers
+        headers[.eTag] = etag
+        if Self.matches(request.headers[.ifNoneMatch], etag) {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentType] = "application/json"
+        headers[.contentLength] = String(body.readableBytes)
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: body))
+    }
+
+    /// Clients and shared caches may keep a fresh answer for what is left of its lifetime (at most
+    /// an hour); stale ones not at all.
+    private func cacheControl(_ served: ServedAnswer) -> String {
+        switch served.cacheStatus {
+        case .hit, .stored, .collapsed: "public, max-age=\(min(3_600, max(0, served.answer.ttl(at: Date()))))"
+        case .fixtures: "public, max-age=300"
+        case .staleWhileRevalidate, .staleIfError, .unavailable: "public, max-age=0, must-revalidate"
+        }
+    }
+
+    /// Whether an `If-None-Match` list names `etag` (weak comparison, as RFC 9110 asks for it).
+    static func matches(_ ifNoneMatch: String?, _ etag: String) -> Bool {
+        guard let ifNoneMatch else { return false }
+        let opaque = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
+        return ifNoneMatch.split(separator: ",").contains { candidate in
+            let trimmed = candidate.trimmingCharacters(in: .whitespaces)
+            return trimmed == "*" || (trimmed.hasPrefix("W/") ? String(trimmed.dropFirst(2)) : trimmed) == opaque
+        }
+    }
+
+    // MARK: Callers
+
+    /// The user a download is reported for: the bearer token's subject, or — for another Splash
+    /// service holding the service token — the `X-Splash-User-Id` it names.
+    private func caller(_ headers: HTTPFields) async throws(Problem) -> UUID {
+        if let presented = headers[.splashServiceToken] {
+            guard let serviceToken, constantTimeEquals(presented, serviceToken) else {
+                throw Problem(status: .unauthorized, type: "invalid-service-token", title: "Invalid service token", detail: "The service token is not valid.")
+            }
+            guard let user = headers[.splashUserID].flatMap(UUID.init(uuidString:)) else {
+                throw Problem.validation([FieldError(.header("X-Splash-User-Id"), "X-Splash-User-Id must be the user's id (a UUID)")])
+            }
+            return user
+        }
+        let claims = try await keys.authenticate(headers)
+        guard let user = claims.userID else { throw TokenProblem.invalid(.malformed) }
+        return user
+    }
+
+    private func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+        let left = Array(a.utf8), right = Array(b.utf8)
+        guard left.count == right.count else { return false }
+        var difference: UInt8 = 0
+        for index in left.indices { difference |= left[index] ^ right[index] }
+        return difference == 0
+    }
+}
+
+extension Problem {
+    static func photoNotFound(_ id: String, headers: HTTPFields = [:]) -> Problem {
+        Problem(status: .notFound, type: "photo-not-found", title: "Photo not found", detail: "Unsplash has no photo with id \(id).", headers: headers)
+    }
+}
+
+extension HTTPField.Name {
+    static let splashServiceToken = Self("X-Splash-Service-Token")!
+    static let splashUserID = Self("X-Splash-User-Id")!
+}

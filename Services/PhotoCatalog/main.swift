@@ -1,0 +1,3 @@
+import ServiceKit
+
+await ServiceMain.run("photo-catalog", configuration: CatalogConfiguration.self, build: buildApplication)

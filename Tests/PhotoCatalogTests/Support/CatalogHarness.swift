@@ -1,0 +1,132 @@
+@testable import PhotoCatalog
+import Foundation
+import Identity
+import Logging
+import PostgresNIO
+import ServiceKit
+import TestSupport
+
+/// photo-catalog for one test: its own database (reached as the role that owns only the `catalog`
+/// schema), in front of a fresh `FakeUnsplash` (or offline, with the fixture set), every log line
+/// captured. With `replicas: 2`, two catalog applications share the database, as two replicas do.
+struct CatalogHarness: Sendable {
+    let apps: [RunningApplication]
+    let unsplash: FakeUnsplash
+    let database: TestDatabase
+    let logs: CapturedOutput
+
+    var app: RunningApplication { apps[0] }
+
+    static let publicURL = "https://splash.test"
+
+    static func with<Result: Sendable>(
+        _ overrides: [String: String] = [:],
+        replicas: Int = 1,
+        offline: Bool = false,
+        _ body: @Sendable (CatalogHarness) async throws -> Result
+    ) async throws -> Result {
+        let unsplash = FakeUnsplash()
+        try await unsplash.start()
+        do {
+            let result = try await run(overrides, replicas: replicas, offline: offline, unsplash: unsplash, body)
+            await unsplash.stop()
+            return result
+        } catch let error as PSQLError {
+            await unsplash.stop()
+            throw DatabaseFailure(details: String(reflecting: error))
+        } catch {
+            await unsplash.stop()
+            throw error
+        }
+    }
+
+    struct DatabaseFailure: Error, CustomStringConvertible {
+        var details: String
+        var description: String { details }
+    }
+
+    private static func run<Result: Sendable>(
+        _ overrides: [String: String],
+        replicas: Int,
+        offline: Bool,
+        unsplash: FakeUnsplash,
+        _ body: @Sendable (CatalogHarness) async throws -> Result
+    ) async throws -> Result {
+        let database = try await TestPostgres.shared.makeDatabase()
+        let (_, databaseURL) = try await database.makeServiceRole(schema: "catalog", password: "catalog-test-role")
+        var environment = [
+            "HTTP_PORT": "0",
+            "DATABASE_URL": databaseURL,
+            "DATABASE_POOL_SIZE": "8",
+            "CATALOG_PUBLIC_URL": publicURL,
+            "CATALOG_JWKS_URL": "http://127.0.0.1:\(unsplash.port)/jwks.json",
+            "CATALOG_JWT_ISSUER": "http://auth.test/auth/v1",
+            "CATALOG_DOWNLOAD_RETRY_BASE": "100ms",
+            "UNSPLASH_API_URL": unsplash.baseURL,
+            "UNSPLASH_TIMEOUT": "2s",
+        ]
+        if !offline { environment["UNSPLASH_ACCESS_KEY"] = FakeUnsplash.accessKey }
+        environment.merge(overrides) { _, override in override }
+        let logs = try CapturedOutput()
+        let factory = LogSettings(format: .json, level: .debug).makeHandlerFactory(output: logs.output)
+        let logger = Logger(label: "photo-catalog") { label in factory(label, nil) }
+        let configuration = try CatalogConfiguration(from: ConfigurationReader(environment))
+
+        @Sendable func start(_ remaining: Int, _ running: [RunningApplication]) async throws -> Result {
+            if remaining == 0 {
+                return try await body(CatalogHarness(apps: running, unsplash: unsplash, database: database, logs: logs))
+            }
+            let application = try await buildApplication(configuration, runtime: ServiceRuntime(name: "photo-catalog", logger: logger, metrics: ServiceMetrics()))
+            return try await withRunningApplication(application) { app in
+                try await start(remaining - 1, running + [app])
+            }
+        }
+        return try await start(replicas, [])
+    }
+
+    // MARK: Calls
+
+    func get(_ path: String, on replica: Int = 0, headers: [(String, String)] = []) async throws -> TestResponse {
+        try await apps[replica].request(.get, path, headers: headers)
+    }
+
+    func reportDownload(_ photo: String, bearer: String?, headers: [(String, String)] = []) async throws -> TestResponse {
+        try await app.request(.post, "/v1/photos/\(photo)/download", headers: headers + (bearer.map { [("Authorization", "Bearer \($0)")] } ?? []))
+    }
+
+    /// An access token for `user`, signed with the key set the catalog is configured with.
+    func token(user: UUID = UUID(), expiresIn: TimeInterval = 3_600) throws -> String {
+        let now = Int(Date().timeIntervalSince1970)
+        let claims = AccessTokenClaims(
+            issuer: "http://auth.test/auth/v1", subject: user.uuidString.lowercased(), audience: "authenticated",
+            expiresAt: now + Int(expiresIn), issuedAt: now, email: "someone@example.com", phone: "", role: "authenticated",
+            appMetadata: ["provider": .string("email"), "role": .string("customer")], userMetadata: [:],
+            sessionID: UUID().uuidString.lowercased(), authenticatorAssuranceLevel: "aal1", authenticationMethods: [], isAnonymous: false
+        )
+        return try AccessTokenSigner(key: unsplash.key).sign(claims)
+    }
+
+    /// Rows of `catalog.<table>`, read as the superuser.
+    func count(_ table: String, where condition: String = "true") async throws -> Int {
+        try await database.withClient { client in
+            let rows = try await client.query(PostgresQuery(unsafeSQL: "SELECT count(*)::int FROM catalog.\(table) WHERE \(condition)"))
+            for try await count in rows.decode(Int.self) { return count }
+            return 0
+        }
+    }
+
+    /// Waits until `condition` holds, checking every 50 ms, for at most `timeout`.
+    func eventually(_ what: String, timeout: Duration = .seconds(10), _ condition: @Sendable () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw TimedOut(what: what)
+    }
+
+    struct TimedOut: Error, CustomStringConvertible {
+        var what: String
+        var description: String { "timed out waiting for \(what)" }
+    }
+}
