@@ -162,7 +162,7 @@ let package = Package(
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["LocalStack", "Kafka", "EventBus", "Contracts", "Database", "ServiceKit", "AsyncSignals", hummingbird, hummingbirdCore, httpTypes, asyncHTTPClient, postgresNIO, serviceLifecycle, logging],
+            dependencies: ["Identity", "LocalStack", "Kafka", "EventBus", "Contracts", "Database", "ServiceKit", "AsyncSignals", hummingbird, hummingbirdCore, httpTypes, asyncHTTPClient, postgresNIO, serviceLifecycle, logging],
             path: "Shared/TestSupport"
         ),
 
@@ -207,6 +207,11 @@ let package = Package(
             dependencies: ["EventBus", "Kafka", "Contracts", "Identity", "LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, webSocketClient, httpTypes, logging],
             path: "Benchmarks/Gateway"
         ),
+        .executableTarget(
+            name: "CatalogBenchmark",
+            dependencies: ["LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, logging],
+            path: "Benchmarks/Catalog"
+        ),
         .testTarget(
             name: "ContractsTests",
             dependencies: ["Contracts", "LocalStack", yams],
@@ -230,7 +235,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DeploymentTests",
-            dependencies: ["Auth", "Gateway", "Identity", "Contracts", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, yams],
+            dependencies: ["Auth", "Gateway", "PhotoCatalog", "Identity", "Contracts", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, yams],
             path: "Tests/DeploymentTests"
         ),
     ] + services.flatMap(\.targets)

@@ -110,52 +110,18 @@ let token = session["access_token"] as! String
 
 // MARK: 1. wrk
 
-struct WrkResult {
-    var requestsPerSecond: Double
-    var p50: Double, p90: Double, p99: Double
-    var errors: String?
-}
-
-/// Milliseconds of a wrk duration (`812.00us`, `1.20ms`, `2.01s`).
-func milliseconds(_ text: Substring) -> Double {
-    if text.hasSuffix("us") { return Double(text.dropLast(2))! / 1_000 }
-    if text.hasSuffix("ms") { return Double(text.dropLast(2))! }
-    if text.hasSuffix("s") { return Double(text.dropLast(1))! * 1_000 }
-    return Double(text)!
-}
-
-func wrk(_ url: String, seconds: Int, connections: Int) async throws -> WrkResult {
-    let output = try await ProcessCommand(URL(fileURLWithPath: "/usr/bin/wrk"), [
-        "-t2", "-c\(connections)", "-d\(seconds)s", "--latency",
-        "-H", "Authorization: Bearer \(token)", "-H", "apikey: anon-key", url,
-    ]).runToCompletion()
-    var result = WrkResult(requestsPerSecond: 0, p50: 0, p90: 0, p99: 0)
-    for line in output.split(separator: "\n") {
-        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-        guard let first = fields.first else { continue }
-        switch first {
-        case "Requests/sec:": result.requestsPerSecond = Double(fields[1])!
-        case "50%": result.p50 = milliseconds(fields[1])
-        case "90%": result.p90 = milliseconds(fields[1])
-        case "99%": result.p99 = milliseconds(fields[1])
-        case "Non-2xx": result.errors = String(line)
-        default: break
-        }
-    }
-    return result
-}
-
+let wrkHeaders = ["Authorization: Bearer \(token)", "apikey: anon-key"]
 let targets = [
     ("auth directly", "\(auth.baseURL)/auth/v1/user"),
     ("through gateway", "\(gateway.baseURL)/auth/v1/user"),
     ("through nginx", "http://127.0.0.1:\(nginxPort)/auth/v1/user"),
 ]
-var results: [String: [WrkResult]] = [:]
+var results: [String: [Wrk.Result]] = [:]
 for load in [connections, lightConnections] {
     for round in 1...2 {
         for (name, url) in targets {
-            _ = try await wrk(url, seconds: 2, connections: load)  // warm-up: connections, pools, caches
-            let result = try await wrk(url, seconds: seconds, connections: load)
+            _ = try await Wrk.run(url, seconds: 2, connections: load, headers: wrkHeaders)  // warm-up: connections, pools, caches
+            let result = try await Wrk.run(url, seconds: seconds, connections: load, headers: wrkHeaders)
             results["\(name) c\(load)", default: []].append(result)
             print("c\(load) round \(round) \(name): \(format(result.requestsPerSecond, 0)) req/s, p50 \(format(result.p50)) ms, p90 \(format(result.p90)) ms, p99 \(format(result.p99)) ms\(result.errors.map { " — \($0)" } ?? "")")
         }
@@ -220,7 +186,7 @@ for task in socketTasks { task.cancel() }
 // MARK: Report
 
 let finalResults = results
-func best(_ name: String, _ load: Int) -> WrkResult { finalResults["\(name) c\(load)"]!.max { $0.requestsPerSecond < $1.requestsPerSecond }! }
+func best(_ name: String, _ load: Int) -> Wrk.Result { finalResults["\(name) c\(load)"]!.max { $0.requestsPerSecond < $1.requestsPerSecond }! }
 func report(_ load: Int, _ note: String) -> String {
     let direct = best("auth directly", load), viaGateway = best("through gateway", load), viaNginx = best("through nginx", load)
     return """

@@ -116,7 +116,8 @@ struct ComposeFileTests {
                 // What `make compose-env` writes for `=generate-es256`: a PEM with \n escapes.
                 replacement = SigningKey.generate().pem.replacingOccurrences(of: "\n", with: "\\n")
             } else {
-                replacement = "secret-from-env"
+                // What `make compose-env` writes for `=generate`: 32 random bytes in hex.
+                replacement = String(repeating: "5e", count: 32)
             }
             result.replaceSubrange(start.lowerBound..<end.upperBound, with: replacement)
         }

@@ -1,5 +1,6 @@
 @testable import Auth
 @testable import Gateway
+@testable import PhotoCatalog
 import ServiceKit
 
 /// The configuration type of every service executable, by executable name. A service declared in
@@ -8,4 +9,5 @@ import ServiceKit
 let serviceConfigurations: [String: any ServiceConfiguration.Type] = [
     "auth": AuthConfiguration.self,
     "gateway": GatewayConfiguration.self,
+    "photo-catalog": CatalogConfiguration.self,
 ]

@@ -53,7 +53,7 @@ struct RouteTable: Sendable {
     /// The services, their prefixes and their defaults; every default can be changed per group.
     static let catalog: [(name: String, variable: String, prefixes: [String], access: EdgeAccess, rateLimit: RateLimit, maxBodySize: Int)] = [
         ("auth", "GATEWAY_AUTH_URL", ["/auth/v1"], .passthrough, RateLimit(count: 300, window: .seconds(60)), 64 << 10),
-        ("photo_catalog", "GATEWAY_PHOTO_CATALOG_URL", ["/v1/photos", "/v1/search"], .optionalUser, RateLimit(count: 600, window: .seconds(60)), 64 << 10),
+        ("photo_catalog", "GATEWAY_PHOTO_CATALOG_URL", ["/v1/photos", "/v1/search", "/v1/fixtures"], .optionalUser, RateLimit(count: 600, window: .seconds(60)), 64 << 10),
         ("edit_render", "GATEWAY_EDIT_RENDER_URL", ["/v1/filters", "/v1/edits", "/v1/uploads"], .user, RateLimit(count: 300, window: .seconds(60)), 26 << 20),
         ("media", "GATEWAY_EDIT_RENDER_URL", ["/v1/media"], .optionalUser, RateLimit(count: 1_200, window: .seconds(60)), 0),
         ("social", "GATEWAY_SOCIAL_URL", ["/v1/likes", "/v1/collections", "/v1/posts", "/v1/feed"], .user, RateLimit(count: 600, window: .seconds(60)), 1 << 20),

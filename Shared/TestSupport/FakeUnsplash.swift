@@ -11,8 +11,8 @@ import Synchronization
 /// Unsplash's headers (`X-Total`, `X-Per-Page`, `X-Ratelimit-*`). It counts the calls it gets, and
 /// a test can make it slow, failing or rate-limiting (429, or 403 with the plain-text body).
 /// It also publishes a key set, as auth does, so tests can sign access tokens for the catalog.
-final class FakeUnsplash: Sendable {
-    enum Mode: Sendable, Equatable {
+package final class FakeUnsplash: Sendable {
+    package enum Mode: Sendable, Equatable {
         case normal
         case failing
         case rateLimited429
@@ -24,37 +24,39 @@ final class FakeUnsplash: Sendable {
         var delay: Duration = .zero
         var quota = 5_000
         var remaining = 5_000
-        var calls: [String] = []
-        var downloads: [String] = []
-        var authorizations: Set<String> = []
+        package var calls: [String] = []
+        package var downloads: [String] = []
+        package var authorizations: Set<String> = []
     }
 
-    static let accessKey = "fake-access-key-0123456789abcdef"
-    let key = SigningKey.generate()
+    package static let accessKey = "fake-access-key-0123456789abcdef"
+    package let key = SigningKey.generate()
     private let state = Mutex(State())
+
+    package init() {}
     private let running = Mutex<(port: Int, stop: @Sendable () async -> Void)?>(nil)
 
-    var port: Int { running.withLock { $0!.port } }
-    var baseURL: String { "http://127.0.0.1:\(port)/" }
+    package var port: Int { running.withLock { $0!.port } }
+    package var baseURL: String { "http://127.0.0.1:\(port)/" }
 
     // MARK: Control
 
-    func set(mode: Mode) { state.withLock { $0.mode = mode } }
-    func set(delay: Duration) { state.withLock { $0.delay = delay } }
-    func set(quota: Int, remaining: Int) { state.withLock { $0.quota = quota; $0.remaining = remaining } }
+    package func set(mode: Mode) { state.withLock { $0.mode = mode } }
+    package func set(delay: Duration) { state.withLock { $0.delay = delay } }
+    package func set(quota: Int, remaining: Int) { state.withLock { $0.quota = quota; $0.remaining = remaining } }
 
     /// Upstream API calls so far (`/search/photos?…` and so on), key-set fetches not counted.
-    var calls: [String] { state.withLock { $0.calls } }
-    var callCount: Int { calls.count }
-    func calls(to prefix: String) -> Int { calls.filter { $0.hasPrefix(prefix) }.count }
+    package var calls: [String] { state.withLock { $0.calls } }
+    package var callCount: Int { calls.count }
+    package func calls(to prefix: String) -> Int { calls.filter { $0.hasPrefix(prefix) }.count }
     /// Photo ids whose download was reported.
-    var downloads: [String] { state.withLock { $0.downloads } }
+    package var downloads: [String] { state.withLock { $0.downloads } }
     /// Every `Authorization` header an API call carried.
-    var authorizations: Set<String> { state.withLock { $0.authorizations } }
+    package var authorizations: Set<String> { state.withLock { $0.authorizations } }
 
     // MARK: Serving
 
-    func start() async throws {
+    package func start() async throws {
         let router = Router()
         router.get("jwks.json") { [self] _, _ -> Response in
             let body = try JSONEncoder().encode(JSONWebKeySet(keys: [key.verificationKey.jwk]))
@@ -114,7 +116,7 @@ final class FakeUnsplash: Sendable {
         running.withLock { $0 = (bound, { await group.triggerGracefulShutdown(); _ = await task.result }) }
     }
 
-    func stop() async {
+    package func stop() async {
         guard let stop = running.withLock({ $0?.stop }) else { return }
         await stop()
     }
@@ -167,11 +169,11 @@ final class FakeUnsplash: Sendable {
 
     // MARK: Photos in Unsplash's shape
 
-    static func photos(count: Int, seed: String, description: String? = nil) -> [[String: Any]] {
+    package static func photos(count: Int, seed: String, description: String? = nil) -> [[String: Any]] {
         (0..<count).map { index in photo(id: "\(seed.filter { $0.isLetter || $0.isNumber }.prefix(20))\(index)", description: description ?? "Photo \(index) of \(seed).") }
     }
 
-    static func photo(id: String, description: String) -> [String: Any] {
+    package static func photo(id: String, description: String) -> [String: Any] {
         let raw = "https://images.unsplash.com/photo-\(id)?ixid=fake"
         return [
             "id": id, "created_at": "2016-05-03T11:00:28-04:00", "updated_at": "2016-07-10T11:00:01-05:00", "promoted_at": NSNull(),
@@ -194,6 +196,6 @@ final class FakeUnsplash: Sendable {
     }
 }
 
-enum FakeUnsplashError: Error {
+package enum FakeUnsplashError: Error {
     case didNotStart
 }
