@@ -35,6 +35,14 @@ struct FixtureTests {
                 let text = "\(photo["description"] ?? "") \(photo["alt_description"] ?? "") \(tags.joined(separator: " "))".lowercased()
                 #expect(text.contains("flower"), "\(text)")
             }
+            // The README's example.
+            let paged = try await catalog.get("/v1/search/photos?query=flower&per_page=2")
+            #expect(paged.headers["x-total"] == "5")
+            #expect(paged.headers["link"] == "<https://splash.test/v1/search/photos?page=3&content_filter=low&order_by=relevant&per_page=2&query=flower>; rel=\"last\", "
+                + "<https://splash.test/v1/search/photos?page=2&content_filter=low&order_by=relevant&per_page=2&query=flower>; rel=\"next\"")
+            let pagedBody = try paged.json()
+            #expect(pagedBody["total_pages"] as? Int == 3)
+            #expect((pagedBody["results"] as? [[String: Any]])?.first?["id"] as? String == "mate-garden-05")
             let both = try await catalog.get("/v1/search/photos?query=green+leaf").json()
             #expect((both["results"] as? [[String: Any]])?.first?["id"] as? String == "mate-blinds-02")
             let none = try await catalog.get("/v1/search/photos?query=submarine").json()

@@ -75,4 +75,18 @@ struct UnitTests {
         #expect(CacheStatus.staleIfError(ttl: -5, upstreamStatus: 429).headerValue == "photo-catalog; fwd=stale; fwd-status=429; ttl=-5; detail=stale-if-error")
         #expect(CacheStatus.stored(upstreamStatus: 200).headerValue == "photo-catalog; fwd=uri-miss; fwd-status=200; stored")
     }
+
+    @Test func hotAnswersStayWithinTheirBytesAndServeOnlyFreshOnes() {
+        let hot = HotAnswers(maxBytes: 1_000)
+        let now = Date()
+        for index in 0..<30 {
+            hot.remember("k\(index)", CachedAnswer(status: 200, body: ByteBuffer(repeating: 1, count: 100), total: nil, storedAt: now, lifetime: .seconds(60)))
+        }
+        let kept = (0..<30).filter { hot.fresh("k\($0)", at: now) != nil }
+        #expect(kept.count == 10)
+        #expect(kept.contains(29), "the newest is kept")
+        #expect(hot.fresh("k29", at: now.addingTimeInterval(61)) == nil, "expired answers are not served")
+        hot.remember("big", CachedAnswer(status: 200, body: ByteBuffer(repeating: 1, count: 200), total: nil, storedAt: now, lifetime: .seconds(60)))
+        #expect(hot.fresh("big", at: now) == nil, "an answer larger than an eighth of the budget is not kept")
+    }
 }

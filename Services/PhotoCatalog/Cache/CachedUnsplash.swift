@@ -61,7 +61,7 @@ final class CachedUnsplash: Sendable {
         self.budgetWindow = unsplash.budgetWindow
         self.metrics = metrics
         self.logger = logger
-        self.hot = HotAnswers(capacity: 4_096)
+        self.hot = HotAnswers(maxBytes: 64 << 20)
     }
 
     /// The answer to `request`.
@@ -213,34 +213,48 @@ final class CachedUnsplash: Sendable {
     }
 }
 
-/// Fresh answers kept in memory, so a hot search costs no database round trip. Only fresh answers
-/// are served from here, and an answer is never replaced while fresh, so replicas stay coherent.
+/// Fresh answers kept in memory (at most `maxBytes` of bodies), so a hot search costs no database
+/// round trip. Only fresh answers are served from here, and an answer is never replaced while
+/// fresh, so replicas stay coherent.
 final class HotAnswers: Sendable {
-    private let capacity: Int
-    private let answers = Mutex<[String: CachedAnswer]>([:])
+    private struct State {
+        var answers: [String: CachedAnswer] = [:]
+        var bytes = 0
 
-    init(capacity: Int) {
-        self.capacity = capacity
+        mutating func remove(_ key: String) {
+            if let removed = answers.removeValue(forKey: key) { bytes -= removed.body.readableBytes }
+        }
+    }
+
+    private let maxBytes: Int
+    private let state = Mutex(State())
+
+    init(maxBytes: Int) {
+        self.maxBytes = maxBytes
     }
 
     func fresh(_ key: String, at now: Date) -> CachedAnswer? {
-        answers.withLock { answers in
-            guard let answer = answers[key] else { return nil }
+        state.withLock { state in
+            guard let answer = state.answers[key] else { return nil }
             if answer.isFresh(at: now) { return answer }
-            answers[key] = nil
+            state.remove(key)
             return nil
         }
     }
 
     func remember(_ key: String, _ answer: CachedAnswer) {
-        answers.withLock { answers in
-            if answers.count >= capacity, answers[key] == nil {
-                // Expired ones first; then any one, so the map stays bounded.
+        let size = answer.body.readableBytes
+        guard size <= maxBytes / 8 else { return }
+        state.withLock { state in
+            state.remove(key)
+            if state.bytes + size > maxBytes {
+                // Expired ones first; then any, until the new one fits.
                 let now = Date()
-                answers = answers.filter { $0.value.isFresh(at: now) }
-                if answers.count >= capacity, let victim = answers.keys.first { answers[victim] = nil }
+                for (key, answer) in state.answers where !answer.isFresh(at: now) { state.remove(key) }
+                while state.bytes + size > maxBytes, let victim = state.answers.keys.first { state.remove(victim) }
             }
-            answers[key] = answer
+            state.answers[key] = answer
+            state.bytes += size
         }
     }
 }
