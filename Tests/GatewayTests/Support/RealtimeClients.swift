@@ -60,25 +60,25 @@ final class RealtimeSocket: Sendable {
     }
 
     /// The first message (as JSON) matching `predicate` within `timeout`.
-    func message(within timeout: Duration = .seconds(10), where predicate: ([String: Any]) -> Bool) async throws -> [String: Any] {
+    func message(within timeout: Duration = RealtimeClientError.patience, where predicate: ([String: Any]) -> Bool) async throws -> [String: Any] {
         let deadline = ContinuousClock.now + timeout
         while true {
             for text in messages {
                 if let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], predicate(object) { return object }
             }
-            guard ContinuousClock.now < deadline else { throw RealtimeClientError.timedOut(messages) }
+            guard ContinuousClock.now < deadline else { throw RealtimeClientError.timedOut("a matching message (connection closed: \(String(describing: closeFrame)))", messages) }
             try await Task.sleep(for: .milliseconds(5))
         }
     }
 
     /// Waits for the connection to end and returns the close frame the server sent.
-    func waitForClose(within timeout: Duration = .seconds(10)) async throws -> (code: WebSocketErrorCode?, reason: String?) {
+    func waitForClose(within timeout: Duration = RealtimeClientError.patience) async throws -> (code: WebSocketErrorCode?, reason: String?) {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let closed = closeFrame { return closed }
             try await Task.sleep(for: .milliseconds(10))
         }
-        throw RealtimeClientError.timedOut(messages)
+        throw RealtimeClientError.timedOut("the close (connected: \(outbound.withLock { $0 } != nil))", messages)
     }
 
     func disconnect() async {
@@ -91,7 +91,13 @@ final class RealtimeSocket: Sendable {
 
 enum RealtimeClientError: Error {
     case notConnected
-    case timedOut([String])
+    /// What was waited for, and the messages received until then.
+    case timedOut(String, [String])
+
+    /// How long a test client waits for what it expects: generous, because `make test` runs every
+    /// suite at once on two cores (a wait of 10 s once ran out there); latency budgets are checked
+    /// end to end, not here.
+    static let patience: Duration = .seconds(20)
 }
 
 /// An SSE client of `/v1/events`: keeps the raw stream and parses it into events.
@@ -155,14 +161,14 @@ final class EventStreamClient: Sendable {
             if let code = statusCode { return code }
             try await Task.sleep(for: .milliseconds(10))
         }
-        throw RealtimeClientError.timedOut([raw])
+        throw RealtimeClientError.timedOut("a matching event", [raw])
     }
 
-    func event(within timeout: Duration = .seconds(10), where predicate: (Event) -> Bool) async throws -> Event {
+    func event(within timeout: Duration = RealtimeClientError.patience, where predicate: (Event) -> Bool) async throws -> Event {
         let deadline = ContinuousClock.now + timeout
         while true {
             if let match = events.first(where: predicate) { return match }
-            guard ContinuousClock.now < deadline else { throw RealtimeClientError.timedOut([raw]) }
+            guard ContinuousClock.now < deadline else { throw RealtimeClientError.timedOut("a matching event", [raw]) }
             try await Task.sleep(for: .milliseconds(5))
         }
     }
