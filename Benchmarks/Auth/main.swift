@@ -19,13 +19,9 @@ import TestSupport
 //     P-256 signature check of the same token.
 // The auth binary runs as its own process (release build), against the test support's Postgres
 // and embedded broker; the load comes from this process over loopback, on the same 2 cores.
-let arguments = CommandLine.arguments
-func argument(_ name: String, default value: Int) -> Int {
-    arguments.firstIndex(of: name).map { Int(arguments[$0 + 1])! } ?? value
-}
-let clients = argument("--clients", default: 32)
-let seconds = argument("--seconds", default: 10)
-let signIns = argument("--sign-ins", default: 30)
+let clients = BenchmarkArguments.integer("--clients", default: 32)
+let seconds = BenchmarkArguments.integer("--seconds", default: 10)
+let signIns = BenchmarkArguments.integer("--sign-ins", default: 30)
 var logger = Logger(label: "bench")
 logger.logLevel = .error
 let password = "correct horse battery"

@@ -14,15 +14,11 @@ import TestSupport
 // The catalog and the gateway run as their own processes (release builds) against the test
 // support's Postgres, a fake Unsplash (real HTTP, the spec's shapes) and the embedded broker the
 // gateway needs; wrk and the replay share the same cores.
-let arguments = CommandLine.arguments
-func argument(_ name: String, default value: Int) -> Int {
-    arguments.firstIndex(of: name).map { Int(arguments[$0 + 1])! } ?? value
-}
-let seconds = argument("--seconds", default: 10)
-let connections = argument("--connections", default: 32)
-let lightConnections = argument("--light-connections", default: 4)
-let traceLength = argument("--searches", default: 10_000)
-let replayClients = argument("--replay-clients", default: 8)
+let seconds = BenchmarkArguments.integer("--seconds", default: 10)
+let connections = BenchmarkArguments.integer("--connections", default: 32)
+let lightConnections = BenchmarkArguments.integer("--light-connections", default: 4)
+let traceLength = BenchmarkArguments.integer("--searches", default: 10_000)
+let replayClients = BenchmarkArguments.integer("--replay-clients", default: 8)
 
 func format(_ value: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f", value) }
 

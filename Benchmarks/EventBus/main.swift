@@ -21,8 +21,8 @@ let logger: Logger = {
     return logger
 }()
 let arguments = CommandLine.arguments
-let messageCount = arguments.firstIndex(of: "--messages").map { Int(arguments[$0 + 1])! } ?? 200_000
-let latencySeconds = arguments.firstIndex(of: "--seconds").map { Int(arguments[$0 + 1])! } ?? 10
+let messageCount = BenchmarkArguments.integer("--messages", default: 200_000)
+let latencySeconds = BenchmarkArguments.integer("--seconds", default: 10)
 
 let cluster = try KafkaEmbeddedCluster(brokers: 3, topics: [])
 let value = String(repeating: "x", count: 1_024)

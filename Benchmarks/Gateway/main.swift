@@ -23,16 +23,12 @@ import Glibc
 //     profile event to Kafka to each client receiving it (p50, p99, max).
 // auth and the gateway run as their own processes (release builds) against the test support's
 // Postgres and embedded broker; wrk, nginx and the WebSocket clients share the same cores.
-let arguments = CommandLine.arguments
-func argument(_ name: String, default value: Int) -> Int {
-    arguments.firstIndex(of: name).map { Int(arguments[$0 + 1])! } ?? value
-}
-let seconds = argument("--seconds", default: 10)
-let connections = argument("--connections", default: 32)
+let seconds = BenchmarkArguments.integer("--seconds", default: 10)
+let connections = BenchmarkArguments.integer("--connections", default: 32)
 /// A light load, where latency is the proxy's own rather than queueing for a saturated CPU.
-let lightConnections = argument("--light-connections", default: 4)
-let socketCount = argument("--sockets", default: 1_000)
-let broadcasts = argument("--broadcasts", default: 5)
+let lightConnections = BenchmarkArguments.integer("--light-connections", default: 4)
+let socketCount = BenchmarkArguments.integer("--sockets", default: 1_000)
+let broadcasts = BenchmarkArguments.integer("--broadcasts", default: 5)
 var logger = Logger(label: "bench")
 logger.logLevel = .error
 

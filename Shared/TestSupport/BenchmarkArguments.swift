@@ -1,0 +1,14 @@
+import Foundation
+
+/// The benchmarks' command-line options: `--name value` pairs.
+package enum BenchmarkArguments {
+    /// The whole number after `name` (`--seconds 10`), or `value` when `name` is not given.
+    package static func integer(_ name: String, default value: Int) -> Int {
+        let arguments = CommandLine.arguments
+        guard let index = arguments.firstIndex(of: name) else { return value }
+        guard index + 1 < arguments.count, let number = Int(arguments[index + 1]) else {
+            fatalError("\(name) takes a whole number")
+        }
+        return number
+    }
+}
