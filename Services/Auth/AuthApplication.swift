@@ -41,8 +41,7 @@ func buildApplication(_ config: AuthConfiguration, runtime: ServiceRuntime) asyn
 /// Migrations, then topics; both are safe to run from several replicas at once.
 private func prepareStorage(_ config: AuthConfiguration, logger: Logger) async throws {
     let migrations = try Migration.load(bundle: .module, subdirectory: "Migrations")
-    let client = PostgresClient(configuration: config.database.client, backgroundLogger: logger)
-    try await withRunningServices([client], logger: logger) {
+    try await PostgresClient.withStartupClient(config.database.client, logger: logger) { client in
         _ = try await MigrationRunner(schema: authSchema, migrations: migrations).run(on: client, logger: logger)
         try await EventBusSchema(authSchema).migrate(on: client, logger: logger)
     }

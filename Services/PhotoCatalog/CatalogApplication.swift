@@ -12,13 +12,16 @@ import ServiceKit
 /// The schema photo-catalog owns.
 let catalogSchema = "catalog"
 
-/// Builds photo-catalog: applies its migrations, then assembles the `/v1` routes over either
+/// Builds photo-catalog: applies its migrations (before anything else touches the schema), then assembles the `/v1` routes over either
 /// Unsplash behind the shared cache (an access key is configured) or the bundled fixture set, the
 /// download tracker, and the HTTP client both Unsplash and auth's key set are reached with.
 /// - Throws: when a migration does not apply or the fixture set is missing from the bundle.
 func buildApplication(_ config: CatalogConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
     let logger = runtime.logger
     let migrations = try Migration.load(bundle: .module, subdirectory: "Migrations")
+    try await PostgresClient.withStartupClient(config.database.client, logger: logger) { client in
+        try await MigrationRunner(schema: catalogSchema, migrations: migrations).run(on: client, logger: logger)
+    }
     let client = PostgresClient(configuration: config.database.client, backgroundLogger: logger)
     let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: httpClientConfiguration(config), backgroundActivityLogger: logger)
     let metrics = CatalogMetrics(factory: runtime.metrics.factory)
@@ -34,21 +37,16 @@ func buildApplication(_ config: CatalogConfiguration, runtime: ServiceRuntime) a
         reporter = UnsplashDownloadReporter(photos: cached, upstream: upstream, metrics: metrics)
         logger.info("Serving Unsplash through the cache", metadata: ["upstream": "\(unsplash.baseURL)"])
     } else {
-        source = .fixtures(try FixtureCatalog(bundle: .module, publicURL: config.publicURL))
+        source = .fixtures(try FixtureCatalog(bundle: .module, publicBase: config.publicBase))
         reporter = nil
         logger.info("No UNSPLASH_ACCESS_KEY: serving the bundled fixture photos")
     }
     let downloads = DownloadTracker(client: client, reporter: reporter, settings: config.downloads, metrics: metrics, logger: logger)
-    var publicBase = config.publicURL.absoluteString
-    while publicBase.hasSuffix("/") { publicBase.removeLast() }
-    let controller = CatalogController(source: source, downloads: downloads, keys: keys, serviceToken: config.serviceToken, publicBase: publicBase)
+    let controller = CatalogController(source: source, downloads: downloads, keys: keys, serviceToken: config.serviceToken, publicBase: config.publicBase)
 
     var parts = ServiceApplicationParts(name: "photo-catalog", http: config.http, logger: logger, metrics: runtime.metrics)
     parts.readiness = [.postgres(client)]
     parts.services = [client, HTTPClientService(client: http), downloads]
-    parts.beforeServerStarts = [{
-        try await MigrationRunner(schema: catalogSchema, migrations: migrations).run(on: client, logger: logger)
-    }]
     // Every request to the catalog is a GET or a bodiless POST.
     parts.routePolicies = [RoutePolicy(pathPrefix: "/v1", maxBodySize: 16 << 10, timeout: config.http.requestTimeout)]
     return makeServiceApplication(parts, context: AppRequestContext.self) { router in

@@ -6,9 +6,9 @@ import ServiceKit
 struct CatalogConfiguration: ServiceConfiguration {
     var http: HTTPServerSettings
     var database: DatabaseSettings
-    /// Where Splash is reached from outside (the gateway): pagination links and fixture image URLs
-    /// point there.
-    var publicURL: URL
+    /// Where Splash is reached from outside (the gateway), without a trailing slash: pagination
+    /// links and fixture image URLs point there.
+    var publicBase: String
     /// `nil`: no Unsplash key, so the bundled fixture set is served.
     var unsplash: UnsplashSettings?
     var cache: CacheSettings
@@ -22,7 +22,9 @@ struct CatalogConfiguration: ServiceConfiguration {
     init(from reader: ConfigurationReader) throws(ConfigurationError) {
         http = try HTTPServerSettings(from: reader, defaultPort: 8082)
         database = try DatabaseSettings(from: reader)
-        publicURL = try reader.url("CATALOG_PUBLIC_URL", schemes: ["http", "https"], default: URL(string: "http://localhost:8080")!)
+        var publicBase = try reader.url("CATALOG_PUBLIC_URL", schemes: ["http", "https"], default: URL(string: "http://localhost:8080")!).absoluteString
+        while publicBase.hasSuffix("/") { publicBase.removeLast() }
+        self.publicBase = publicBase
         unsplash = try UnsplashSettings(from: reader)
         cache = try CacheSettings(from: reader)
         keySetURL = try reader.url("CATALOG_JWKS_URL", schemes: ["http", "https"], default: URL(string: "http://127.0.0.1:8081/auth/v1/.well-known/jwks.json")!)

@@ -100,18 +100,20 @@ final class CachedUnsplash: Sendable {
         case .foundFresh(let answer):
             return served(ServedAnswer(answer: answer, cacheStatus: .collapsed))
         case .unavailable(let unavailable):
-            if let cached, Date() < cached.freshUntil.addingTimeInterval(settings.staleIfError.seconds) {
-                return served(ServedAnswer(answer: cached, cacheStatus: .staleIfError(ttl: cached.ttl(at: Date()), upstreamStatus: unavailable.upstreamStatus)))
-            }
-            metrics.answered(.unavailable(upstreamStatus: unavailable.upstreamStatus))
-            throw Problem.unsplashUnavailable(unavailable)
+            return try staleIfError(cached, upstreamStatus: unavailable.upstreamStatus, otherwise: .unsplashUnavailable(unavailable))
         case .failed:
-            if let cached, Date() < cached.freshUntil.addingTimeInterval(settings.staleIfError.seconds) {
-                return served(ServedAnswer(answer: cached, cacheStatus: .staleIfError(ttl: cached.ttl(at: Date()), upstreamStatus: nil)))
-            }
-            metrics.answered(.unavailable(upstreamStatus: nil))
-            throw Problem.cacheUnavailable
+            return try staleIfError(cached, upstreamStatus: nil, otherwise: .cacheUnavailable)
         }
+    }
+
+    /// `cached`, stale, while it is within `staleIfError`; otherwise `problem`.
+    private func staleIfError(_ cached: CachedAnswer?, upstreamStatus: Int?, otherwise problem: Problem) throws(Problem) -> ServedAnswer {
+        let now = Date()
+        if let cached, now < cached.freshUntil.addingTimeInterval(settings.staleIfError.seconds) {
+            return served(ServedAnswer(answer: cached, cacheStatus: .staleIfError(ttl: cached.ttl(at: now), upstreamStatus: upstreamStatus)))
+        }
+        metrics.answered(.unavailable(upstreamStatus: upstreamStatus))
+        throw problem
     }
 
     private func served(_ answer: ServedAnswer) -> ServedAnswer {
@@ -292,11 +294,4 @@ extension Problem {
         headers[.retryAfter] = "5"
         return Problem(status: .serviceUnavailable, type: "cache-unavailable", title: "The photo cache is unavailable", detail: "The catalog's database could not be reached; try again shortly.", headers: headers)
     }
-}
-
-extension HTTPField.Name {
-    static let cacheStatus = Self("Cache-Status")!
-    static let xTotal = Self("X-Total")!
-    static let xPerPage = Self("X-Per-Page")!
-    static let link = Self("Link")!
 }

@@ -21,7 +21,4 @@ final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         }
         return (await task.value, ranIt)
     }
-
-    /// How many keys are being worked on.
-    var count: Int { inFlight.withLock { $0.count } }
 }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import PostgresNIO
+import ServiceKit
 
 /// One cached Unsplash answer.
 struct CachedAnswer: Sendable {
@@ -118,12 +119,5 @@ struct ResponseStore: Sendable {
     func lockKey(_ key: String, timeout: Duration, on connection: PostgresConnection) async throws {
         try await connection.query("SELECT set_config('lock_timeout', \("\(Int(timeout.milliseconds))ms"), true)", logger: logger)
         try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 7305))", logger: logger)
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, for `Date` arithmetic.
-    var seconds: TimeInterval {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

@@ -2,6 +2,7 @@ import AsyncSignals
 import Foundation
 import Logging
 import PostgresNIO
+import ServiceKit
 import ServiceLifecycle
 
 /// Unsplash's download tracking: when a user uses a photo, its `links.download_location` is

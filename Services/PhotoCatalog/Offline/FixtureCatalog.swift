@@ -43,22 +43,21 @@ struct FixtureCatalog: Sendable {
     /// Newest first, as Unsplash lists them.
     let photos: [Photo]
     let directory: URL
-    private let publicURL: String
+    /// `CatalogConfiguration.publicBase`.
+    private let publicBase: String
 
     static let attributionURL = "https://github.com/mate-desktop/mate-backgrounds"
 
     /// Reads the bundled manifest.
     /// - Throws: when the bundle lacks it or it does not parse (a packaging error).
-    init(bundle: Bundle, publicURL: URL) throws {
+    init(bundle: Bundle, publicBase: String) throws {
         guard let directory = bundle.url(forResource: "Fixtures", withExtension: nil) else {
             throw FixtureError.missing("Fixtures")
         }
         let manifest = try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: directory.appendingPathComponent("fixtures.json")))
         self.photos = manifest.photos.sorted { $0.created_at > $1.created_at }
         self.directory = directory.appendingPathComponent("Photos")
-        var base = publicURL.absoluteString
-        while base.hasSuffix("/") { base.removeLast() }
-        self.publicURL = base
+        self.publicBase = publicBase
     }
 
     enum FixtureError: Error {
@@ -84,7 +83,7 @@ struct FixtureCatalog: Sendable {
             let page = pageOf(photos, request)
             (object, total, status) = (page.map { basic($0) }, photos.count, 200)
         case .photo:
-            let id = String(request.path.dropFirst("photos/".count))
+            let id = request.photoID ?? ""
             if let photo = photos.first(where: { $0.id == id }) {
                 (object, status) = (full(photo), 200)
             } else {
@@ -137,8 +136,8 @@ struct FixtureCatalog: Sendable {
     // MARK: Unsplash's shapes
 
     private func basic(_ photo: Photo) -> [String: Any] {
-        let raw = "\(publicURL)/v1/fixtures/\(photo.file)?ixid=\(photo.id)"
-        let profile = "\(publicURL)/v1/fixtures/\(photo.file)?ixid=\(photo.id)&w=64&h=64&fit=crop"
+        let raw = "\(publicBase)/v1/fixtures/\(photo.file)?ixid=\(photo.id)"
+        let profile = "\(publicBase)/v1/fixtures/\(photo.file)?ixid=\(photo.id)&w=64&h=64&fit=crop"
         return [
             "id": photo.id,
             "created_at": photo.created_at,
@@ -162,10 +161,10 @@ struct FixtureCatalog: Sendable {
                 "thumb": raw + "&w=200&fit=max",
             ],
             "links": [
-                "self": "\(publicURL)/v1/photos/\(photo.id)",
+                "self": "\(publicBase)/v1/photos/\(photo.id)",
                 "html": Self.attributionURL,
-                "download": "\(publicURL)/v1/fixtures/\(photo.file)",
-                "download_location": "\(publicURL)/v1/photos/\(photo.id)/download",
+                "download": "\(publicBase)/v1/fixtures/\(photo.file)",
+                "download_location": "\(publicBase)/v1/photos/\(photo.id)/download",
             ],
             "user": [
                 "id": photo.photographer.username,

@@ -80,7 +80,7 @@ struct CatalogController: Sendable {
         let answer = served.answer
         var headers: HTTPFields = [.cacheStatus: served.cacheStatus.headerValue]
         guard answer.status == 200 else {
-            throw Problem.photoNotFound(String(query.path.dropFirst("photos/".count)), headers: headers)
+            throw Problem.photoNotFound(query.photoID ?? "", headers: headers)
         }
         headers[.cacheControl] = cacheControl(served)
         if let page = query.page, let perPage = query.perPage {
@@ -176,6 +176,10 @@ extension Problem {
 }
 
 extension HTTPField.Name {
+    static let cacheStatus = Self("Cache-Status")!
+    static let xTotal = Self("X-Total")!
+    static let xPerPage = Self("X-Per-Page")!
+    static let link = Self("Link")!
     static let splashServiceToken = Self("X-Splash-Service-Token")!
     static let splashUserID = Self("X-Splash-User-Id")!
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import ServiceKit
 
 /// Unsplash's hourly request budget, as the last upstream answer reported it.
 ///

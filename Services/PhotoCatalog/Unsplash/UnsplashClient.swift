@@ -38,6 +38,8 @@ struct UpstreamUnreachable: Error, CustomStringConvertible {
 /// cannot end up in a log line or a `Link` header), over a pooled client with a deadline per call.
 final class UnsplashClient: Sendable {
     let baseURL: URL
+    /// `baseURL` as text, ending in `/`: request paths are appended to it.
+    private let base: String
     private let authorization: String
     private let timeout: Duration
     private let client: HTTPClient
@@ -48,6 +50,8 @@ final class UnsplashClient: Sendable {
 
     init(settings: UnsplashSettings, client: HTTPClient, logger: Logger) {
         self.baseURL = settings.baseURL
+        let base = settings.baseURL.absoluteString
+        self.base = base.hasSuffix("/") ? base : base + "/"
         self.authorization = "Client-ID \(settings.accessKey)"
         self.timeout = settings.timeout
         self.client = client
@@ -56,9 +60,7 @@ final class UnsplashClient: Sendable {
 
     /// `GET <base>/<request path>?<parameters>`.
     func get(_ request: UnsplashRequest) async throws(UpstreamUnreachable) -> UpstreamAnswer {
-        var base = baseURL.absoluteString
-        if !base.hasSuffix("/") { base += "/" }
-        return try await get(url: base + request.cacheKey, endpoint: request.path)
+        try await get(url: base + request.cacheKey, endpoint: request.path)
     }
 
     /// Whether `url` is on Unsplash's API host (a `download_location` must be, before the key goes

@@ -59,6 +59,11 @@ struct UnsplashRequest: Sendable, Hashable {
         return UnsplashRequest(kind: .list, path: "photos", parameters: [("page", "\(page)"), ("per_page", "\(perPage)")], page: page, perPage: perPage)
     }
 
+    /// The photo a `.photo` request asks for.
+    var photoID: String? {
+        kind == .photo ? String(path.dropFirst("photos/".count)) : nil
+    }
+
     /// `GET /v1/photos/{id}`; `nil` when `id` cannot be an Unsplash photo id.
     static func photo(id: String) -> UnsplashRequest? {
         guard isPhotoID(id) else { return nil }

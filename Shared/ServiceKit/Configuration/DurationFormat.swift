@@ -56,6 +56,11 @@ extension Duration {
         Double(components.seconds) * 1_000 + Double(components.attoseconds) / 1e15
     }
 
+    /// The duration in seconds, for `Date` arithmetic.
+    package var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+
     /// The duration in whole nanoseconds, for APIs that take an integer count (Dispatch, NIO).
     package var totalNanoseconds: Int64 {
         components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000

@@ -64,14 +64,7 @@ struct GatewayHarness: Sendable {
 
     /// A token for `user` signed with `key` (the upstream's own key unless the test forges one).
     func token(user: UUID = UUID(), role: String = "customer", key: SigningKey? = nil, expiresIn: TimeInterval = 3_600, issuer: String = GatewayHarness.issuer) throws -> String {
-        let now = Int(Date().timeIntervalSince1970)
-        let claims = AccessTokenClaims(
-            issuer: issuer, subject: user.uuidString.lowercased(), audience: "authenticated",
-            expiresAt: now + Int(expiresIn), issuedAt: now, email: "someone@example.com", phone: "", role: "authenticated",
-            appMetadata: ["provider": .string("email"), "role": .string(role)], userMetadata: [:],
-            sessionID: UUID().uuidString.lowercased(), authenticatorAssuranceLevel: "aal1", authenticationMethods: [], isAnonymous: false
-        )
-        return try AccessTokenSigner(key: key ?? upstream.key).sign(claims)
+        try testAccessToken(user: user, role: role, key: key ?? upstream.key, issuer: issuer, expiresIn: expiresIn)
     }
 
     func get(_ path: String, bearer: String? = nil, headers: [(String, String)] = []) async throws -> TestResponse {

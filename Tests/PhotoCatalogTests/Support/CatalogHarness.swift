@@ -1,6 +1,7 @@
 @testable import PhotoCatalog
 import Foundation
 import Identity
+import LocalStack
 import Logging
 import PostgresNIO
 import ServiceKit
@@ -96,14 +97,7 @@ struct CatalogHarness: Sendable {
 
     /// An access token for `user`, signed with the key set the catalog is configured with.
     func token(user: UUID = UUID(), expiresIn: TimeInterval = 3_600) throws -> String {
-        let now = Int(Date().timeIntervalSince1970)
-        let claims = AccessTokenClaims(
-            issuer: "http://auth.test/auth/v1", subject: user.uuidString.lowercased(), audience: "authenticated",
-            expiresAt: now + Int(expiresIn), issuedAt: now, email: "someone@example.com", phone: "", role: "authenticated",
-            appMetadata: ["provider": .string("email"), "role": .string("customer")], userMetadata: [:],
-            sessionID: UUID().uuidString.lowercased(), authenticatorAssuranceLevel: "aal1", authenticationMethods: [], isAnonymous: false
-        )
-        return try AccessTokenSigner(key: unsplash.key).sign(claims)
+        try testAccessToken(user: user, key: unsplash.key, issuer: "http://auth.test/auth/v1", expiresIn: expiresIn)
     }
 
     /// Rows of `catalog.<table>`, read as the superuser.
@@ -115,18 +109,8 @@ struct CatalogHarness: Sendable {
         }
     }
 
-    /// Waits until `condition` holds, checking every 50 ms, for at most `timeout`.
-    func eventually(_ what: String, timeout: Duration = .seconds(10), _ condition: @Sendable () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        throw TimedOut(what: what)
-    }
-
-    struct TimedOut: Error, CustomStringConvertible {
-        var what: String
-        var description: String { "timed out waiting for \(what)" }
+    /// Waits until `condition` holds, for at most `timeout`.
+    func eventually(_ what: String, timeout: Duration = .seconds(10), _ condition: @escaping @Sendable () async throws -> Bool) async throws {
+        try await waitUntilReady(what, timeout: timeout) { (try? await condition()) ?? false }
     }
 }
