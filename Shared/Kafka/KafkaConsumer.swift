@@ -13,7 +13,8 @@ import Synchronization
 /// concurrently, one message at a time within each (so in order per key). Offsets are stored only
 /// through `KafkaPartition.markProcessed(_:)` — at-least-once delivery — and committed every
 /// `commitInterval` and, synchronously, before a partition is revoked. Assignment is
-/// cooperative-sticky: a member joining or leaving moves only the partitions that must move.
+/// cooperative-sticky where librdkafka allows it (see
+/// `KafkaConsumerConfiguration.assignmentStrategy`), eager round-robin otherwise.
 ///
 /// `run()` (a `Service`) owns the poll thread; on graceful shutdown it leaves the group, which
 /// revokes every partition (ending their sequences) after committing what was processed. Leaving

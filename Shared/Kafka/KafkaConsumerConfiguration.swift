@@ -1,3 +1,4 @@
+import CRdKafka
 import Contracts
 
 /// How a `KafkaConsumer` joins its group and reads.
@@ -45,12 +46,21 @@ public struct KafkaConsumerConfiguration: Sendable {
         self.topics = topics
     }
 
+    /// Cooperative-sticky (a member joining or leaving moves only the partitions that must move)
+    /// where the linked librdkafka can close such a consumer safely: before 2.3.0 it aborts the
+    /// process when a cooperative-sticky member is destroyed before its first assignment
+    /// (librdkafka #4312) — which Debian bookworm's 2.0.2 does under load. There, members use the
+    /// eager round-robin assignor, which revokes every partition at each rebalance (committing
+    /// first, so nothing is lost or repeated beyond at-least-once). Every member of a group runs
+    /// the same image, so a group never mixes the two protocols.
+    static let assignmentStrategy = rd_kafka_version() >= 0x0203_0000 ? "cooperative-sticky" : "roundrobin"
+
     var librdkafkaProperties: [String: String] {
         var properties: [String: String] = [
             "bootstrap.servers": bootstrapServers,
             "client.id": clientID,
             "group.id": groupID,
-            "partition.assignment.strategy": "cooperative-sticky",
+            "partition.assignment.strategy": Self.assignmentStrategy,
             "enable.auto.commit": commitsOffsets ? "true" : "false",
             "enable.auto.offset.store": "false",
             "auto.commit.interval.ms": "\(commitInterval.wholeMilliseconds)",
