@@ -138,6 +138,19 @@ let package = Package(
             pkgConfig: "rdkafka",
             providers: [.apt(["librdkafka-dev"])]
         ),
+        .systemLibrary(
+            name: "CVips",
+            path: "Shared/CVips",
+            pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"])]
+        ),
+        // libvips behind Swift types that own every libvips object: the filters of
+        // specs/filters.md, the render pipeline and its byte budget, a renderer on its own threads.
+        .target(
+            name: "Imaging",
+            dependencies: ["CVips", "Contracts", nioPosix, serviceLifecycle],
+            path: "Shared/Imaging"
+        ),
         .target(
             name: "Kafka",
             dependencies: ["CRdKafka", "Contracts", "AsyncSignals", logging, metrics, serviceLifecycle],
@@ -217,6 +230,12 @@ let package = Package(
             dependencies: ["Contracts", "LocalStack", yams],
             path: "Tests/ContractsTests",
             exclude: ["validate_events.py"]
+        ),
+        .testTarget(
+            name: "ImagingTests",
+            dependencies: ["Imaging", "Contracts"],
+            path: "Tests/ImagingTests",
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "IdentityTests",

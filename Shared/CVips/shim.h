@@ -1,0 +1,143 @@
+#ifndef SPLASH_CVIPS_SHIM_H
+#define SPLASH_CVIPS_SHIM_H
+
+// libvips' operations take their optional arguments as NULL-terminated varargs, which Swift cannot
+// call. Each wrapper below fixes the arguments Splash uses; `Imaging` calls only these.
+
+#include <vips/vips.h>
+
+static inline int splash_vips_init(void) { return VIPS_INIT("splash"); }
+
+static inline void splash_g_free(void *pointer) { g_free(pointer); }
+
+static inline void splash_g_object_unref(VipsImage *image) { g_object_unref(image); }
+
+static inline VipsImage *splash_vips_header_from_buffer(const void *data, size_t size) {
+    return vips_image_new_from_buffer(data, size, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
+}
+
+static inline int splash_vips_has_icc_profile(VipsImage *image) {
+    return vips_image_get_typeof(image, VIPS_META_ICC_NAME) != 0;
+}
+
+static inline int splash_vips_orientation(VipsImage *image) {
+    return vips_image_get_orientation(image);
+}
+
+/// Decodes with shrink-on-load to fit `size`×`size` (never enlarging), applies the EXIF orientation,
+/// and turns an embedded ICC profile into sRGB. Fails on a truncated or corrupt file — any decoder
+/// warning, as sharp does by default, so damaged data is refused rather than rendered as grey. In libvips
+/// 8.14 the thumbnail's own `fail_on` does not reach a buffer's loader, its option string does.
+static inline int splash_vips_thumbnail_buffer(void *data, size_t length, VipsImage **out, int size, int has_profile) {
+    if (has_profile) {
+        return vips_thumbnail_buffer(data, length, out, size, "height", size, "size", VIPS_SIZE_DOWN,
+                                     "export_profile", "srgb", "option_string", "fail_on=warning", NULL);
+    }
+    return vips_thumbnail_buffer(data, length, out, size, "height", size, "size", VIPS_SIZE_DOWN,
+                                 "option_string", "fail_on=warning", NULL);
+}
+
+static inline int splash_vips_thumbnail_image(VipsImage *in, VipsImage **out, int size) {
+    return vips_thumbnail_image(in, out, size, "height", size, "size", VIPS_SIZE_DOWN, "no_rotate", TRUE, NULL);
+}
+
+static inline int splash_vips_colourspace(VipsImage *in, VipsImage **out, VipsInterpretation space) {
+    return vips_colourspace(in, out, space, NULL);
+}
+
+static inline int splash_vips_cast(VipsImage *in, VipsImage **out, VipsBandFormat format) {
+    return vips_cast(in, out, format, NULL);
+}
+
+static inline int splash_vips_extract_band(VipsImage *in, VipsImage **out, int band, int n) {
+    return vips_extract_band(in, out, band, "n", n, NULL);
+}
+
+static inline int splash_vips_bandjoin2(VipsImage *left, VipsImage *right, VipsImage **out) {
+    return vips_bandjoin2(left, right, out, NULL);
+}
+
+static inline int splash_vips_flatten_white(VipsImage *in, VipsImage **out) {
+    double white[3] = {255, 255, 255};
+    VipsArrayDouble *background = vips_array_double_new(white, 3);
+    int result = vips_flatten(in, out, "background", background, NULL);
+    vips_area_unref(VIPS_AREA(background));
+    return result;
+}
+
+static inline int splash_vips_recomb(VipsImage *in, VipsImage **out, VipsImage *matrix) {
+    return vips_recomb(in, out, matrix, NULL);
+}
+
+static inline int splash_vips_linear(VipsImage *in, VipsImage **out, const double *a, const double *b, int n) {
+    return vips_linear(in, out, a, b, n, NULL);
+}
+
+static inline int splash_vips_maplut(VipsImage *in, VipsImage **out, VipsImage *lut) {
+    return vips_maplut(in, out, lut, NULL);
+}
+
+static inline int splash_vips_bandmean(VipsImage *in, VipsImage **out) {
+    return vips_bandmean(in, out, NULL);
+}
+
+static inline int splash_vips_bandrank_max3(VipsImage *r, VipsImage *g, VipsImage *b, VipsImage **out) {
+    VipsImage *bands[3] = {r, g, b};
+    return vips_bandrank(bands, out, 3, "index", 2, NULL);
+}
+
+static inline int splash_vips_add(VipsImage *left, VipsImage *right, VipsImage **out) {
+    return vips_add(left, right, out, NULL);
+}
+
+static inline int splash_vips_subtract(VipsImage *left, VipsImage *right, VipsImage **out) {
+    return vips_subtract(left, right, out, NULL);
+}
+
+static inline int splash_vips_multiply(VipsImage *left, VipsImage *right, VipsImage **out) {
+    return vips_multiply(left, right, out, NULL);
+}
+
+static inline int splash_vips_xyz(VipsImage **out, int width, int height) {
+    return vips_xyz(out, width, height, NULL);
+}
+
+static inline int splash_vips_gaussblur(VipsImage *in, VipsImage **out, double sigma) {
+    return vips_gaussblur(in, out, sigma, "precision", VIPS_PRECISION_FLOAT, NULL);
+}
+
+/// An unsharp mask on L* only: every difference scaled by `amount`, none clamped.
+static inline int splash_vips_sharpen(VipsImage *in, VipsImage **out, double sigma, double amount) {
+    return vips_sharpen(in, out, "sigma", sigma, "x1", 0.0, "y2", 100.0, "y3", 100.0,
+                        "m1", amount, "m2", amount, NULL);
+}
+
+static inline int splash_vips_copy_interpretation(VipsImage *in, VipsImage **out, VipsInterpretation space) {
+    return vips_copy(in, out, "interpretation", space, NULL);
+}
+
+static inline int splash_vips_jpegsave_buffer(VipsImage *in, void **buffer, size_t *length, int quality) {
+    return vips_jpegsave_buffer(in, buffer, length, "Q", quality, "strip", TRUE, "optimize_coding", TRUE, NULL);
+}
+
+static inline int splash_vips_webpsave_buffer(VipsImage *in, void **buffer, size_t *length, int quality) {
+    return vips_webpsave_buffer(in, buffer, length, "Q", quality, "strip", TRUE, NULL);
+}
+
+static inline int splash_vips_pngsave_buffer(VipsImage *in, void **buffer, size_t *length) {
+    return vips_pngsave_buffer(in, buffer, length, "strip", TRUE, NULL);
+}
+
+/// A copy of `in` tagged with an EXIF orientation (tests make rotated photos with it).
+static inline int splash_vips_copy_with_orientation(VipsImage *in, VipsImage **out, int orientation) {
+    if (vips_copy(in, out, NULL)) return -1;
+    vips_image_set_int(*out, VIPS_META_ORIENTATION, orientation);
+    return 0;
+}
+
+/// JPEG keeping the image's metadata (tests make sources with it).
+static inline int splash_vips_jpegsave_buffer_keeping_metadata(VipsImage *in, void **buffer, size_t *length, int quality) {
+    return vips_jpegsave_buffer(in, buffer, length, "Q", quality, NULL);
+}
+
+#endif

@@ -1,0 +1,71 @@
+import CVips
+
+/// The formats a source may be in.
+package enum SourceFormat: String, Sendable, Equatable {
+    case jpeg, png, webp
+
+    /// The `Content-Type` of a file in this format.
+    package var mediaType: String { "image/\(rawValue)" }
+}
+
+/// What a source's first bytes and header say, read before any pixel is decoded.
+package struct SourceHeader: Sendable, Equatable {
+    package var format: SourceFormat
+    package var width: Int
+    package var height: Int
+}
+
+/// The limits a source is checked against (specs/filters.md, "Safety").
+package struct SourceLimits: Sendable, Equatable {
+    package var maxBytes: Int
+    package var maxPixels: Int
+
+    package init(maxBytes: Int = 25 << 20, maxPixels: Int = 50_000_000) {
+        self.maxBytes = maxBytes
+        self.maxPixels = maxPixels
+    }
+}
+
+package enum SourceInspection {
+    /// The format the bytes' signature names, or what they look like when it is not one Splash
+    /// renders (a GIF, an SVG, a TIFF, …).
+    package static func sniff(_ bytes: some Collection<UInt8>) throws(ImagingError) -> SourceFormat {
+        let head = Array(bytes.prefix(16))
+        func starts(_ signature: [UInt8], at offset: Int = 0) -> Bool {
+            head.count >= offset + signature.count && Array(head[offset..<offset + signature.count]) == signature
+        }
+        if starts([0xFF, 0xD8, 0xFF]) { return .jpeg }
+        if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
+        if starts(Array("RIFF".utf8)) && starts(Array("WEBP".utf8), at: 8) { return .webp }
+        throw .unsupportedFormat(detected: describe(head, bytes))
+    }
+
+    private static func describe(_ head: [UInt8], _ bytes: some Collection<UInt8>) -> String {
+        func starts(_ text: String) -> Bool { head.starts(with: Array(text.utf8)) }
+        if bytes.isEmpty { return "empty" }
+        if starts("GIF87a") || starts("GIF89a") { return "a GIF" }
+        if starts("II*\u{0}") || starts("MM\u{0}*") { return "a TIFF" }
+        if starts("BM") { return "a BMP" }
+        if starts("%PDF") { return "a PDF" }
+        if head.count >= 12 && Array(head[4..<8]) == Array("ftyp".utf8) { return "a HEIF/AVIF or video file" }
+        let text = String(decoding: bytes.prefix(512), as: UTF8.self).lowercased()
+        if text.contains("<svg") || text.hasPrefix("<?xml") { return "an SVG or XML document" }
+        return "not an image Splash recognises"
+    }
+
+    /// Checks the bytes against `limits` and reads the header: format, then size, then declared
+    /// pixels — all before decoding, so a decompression bomb costs nothing.
+    package static func inspect(_ bytes: [UInt8], limits: SourceLimits) throws(ImagingError) -> SourceHeader {
+        let format = try sniff(bytes)
+        guard bytes.count <= limits.maxBytes else { throw .fileTooLarge(bytes: bytes.count, limit: limits.maxBytes) }
+        try VipsRuntime.start()
+        let header = bytes.withUnsafeBytes { splash_vips_header_from_buffer($0.baseAddress, $0.count) }
+        guard let header else { throw .unreadable(VipsFailure.take().message) }
+        let image = VImage(owning: header)
+        guard image.width > 0, image.height > 0 else { throw .unreadable("no pixels") }
+        guard image.width * image.height <= limits.maxPixels else {
+            throw .tooManyPixels(width: image.width, height: image.height, limit: limits.maxPixels)
+        }
+        return SourceHeader(format: format, width: image.width, height: image.height)
+    }
+}

@@ -1,0 +1,32 @@
+import NIOPosix
+import ServiceLifecycle
+
+/// Runs renders on threads of their own — libvips blocks, and Swift's cooperative threads must
+/// not — at most `threads` at a time, each render using one libvips thread. Run it as a service:
+/// it stops taking renders at shutdown.
+package final class Renderer: Service, Sendable {
+    private let pool: NIOThreadPool
+    package let threads: Int
+
+    /// - Throws: `ImagingError.unavailable` when libvips cannot start.
+    package init(threads: Int) throws(ImagingError) {
+        try VipsRuntime.start()
+        self.threads = threads
+        pool = NIOThreadPool(numberOfThreads: threads)
+        pool.start()
+    }
+
+    /// Renders on one of the pool's threads; the caller's task waits without blocking a thread.
+    /// - Throws: `ImagingError` for a source that cannot be rendered.
+    package func render(_ source: [UInt8], filters: FilterChain, output: OutputRules, limits: SourceLimits = SourceLimits()) async throws -> RenderedImage {
+        try await pool.runIfActive {
+            defer { VipsRuntime.releaseThreadState() }
+            return try RenderPipeline.render(source, filters: filters, output: output, limits: limits)
+        }
+    }
+
+    package func run() async throws {
+        try? await gracefulShutdown()
+        try await pool.shutdownGracefully()
+    }
+}
