@@ -7,7 +7,7 @@ SYSTEM_PACKAGES := pkg-config librdkafka-dev libvips-dev mate-backgrounds kcat p
 # The official supabase client, which auth's tests drive unchanged (pinned to the version tested).
 SUPABASE_PY := supabase==2.34.1
 
-.PHONY: run test contract deps build compose-env bench bench-auth bench-gateway bench-catalog
+.PHONY: run test contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render
 
 deps:
 	@missing=""; \
@@ -86,3 +86,14 @@ bench-catalog: deps
 	$(SWIFT) build -c release --product gateway
 	$(SWIFT) build -c release --product CatalogBenchmark
 	.build/release/CatalogBenchmark --seconds 10 --connections 32 --light-connections 4 --searches 10000
+
+# edit-render's figures, in release mode, with their baselines in the same run: sepia + vignette on
+# a 2560x1600 photo against Pillow (PyPI), the resize alone against vipsthumbnail, preview latency,
+# peak memory on the 5640x3172 painting.
+bench-render: deps
+	@for tool in libvips-tools python3-numpy; do dpkg-query -W -f='$${Status}' "$$tool" 2>/dev/null | grep -q 'install ok installed' \
+	  || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends libvips-tools python3-numpy; break; }; done
+	@python3 -c 'import PIL' 2>/dev/null || python3 -m pip install --quiet --disable-pip-version-check pillow \
+	  || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages pillow
+	$(SWIFT) build -c release --product RenderBenchmark
+	.build/release/RenderBenchmark --seconds 10 --samples 60

@@ -225,6 +225,11 @@ let package = Package(
             dependencies: ["LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, logging],
             path: "Benchmarks/Catalog"
         ),
+        .executableTarget(
+            name: "RenderBenchmark",
+            dependencies: ["Imaging", "Contracts", "TestSupport"],
+            path: "Benchmarks/Render"
+        ),
         .testTarget(
             name: "ContractsTests",
             dependencies: ["Contracts", "LocalStack", yams],

@@ -27,6 +27,11 @@ package final class Renderer: Service, Sendable {
 
     package func run() async throws {
         try? await gracefulShutdown()
+        try await shutdown()
+    }
+
+    /// Lets running renders finish and stops the threads; later renders fail.
+    package func shutdown() async throws {
         try await pool.shutdownGracefully()
     }
 }
