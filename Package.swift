@@ -78,6 +78,13 @@ let services: [(product: Product, targets: [Target])] = [
         extraResources: [.copy("Fixtures")]
     ),
     service(
+        "edit-render",
+        module: "EditRender",
+        dependencies: ["Imaging", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts", asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, nioFoundation, postgresNIO, logging, metrics, serviceLifecycle],
+        testDependencies: ["Imaging", "Identity", "ServiceKit", "Database", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, httpTypes, nioCore, postgresNIO, logging, serviceLifecycle, yams],
+        testResources: [.copy("Fixtures")]
+    ),
+    service(
         "auth",
         module: "Auth",
         dependencies: ["Identity", "EventBus", "Kafka", "Contracts", bcrypt, crypto, nioPosix, hummingbird, httpTypes, postgresNIO, logging, metrics, serviceLifecycle],
@@ -259,7 +266,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DeploymentTests",
-            dependencies: ["Auth", "Gateway", "PhotoCatalog", "Identity", "Contracts", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, yams],
+            dependencies: ["Auth", "Gateway", "PhotoCatalog", "EditRender", "Identity", "Contracts", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, yams],
             path: "Tests/DeploymentTests"
         ),
     ] + services.flatMap(\.targets)

@@ -16,6 +16,10 @@ static inline VipsImage *splash_vips_header_from_buffer(const void *data, size_t
     return vips_image_new_from_buffer(data, size, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
 }
 
+static inline VipsImage *splash_vips_header_from_file(const char *path) {
+    return vips_image_new_from_file(path, "access", VIPS_ACCESS_SEQUENTIAL, NULL);
+}
+
 static inline int splash_vips_has_icc_profile(VipsImage *image) {
     return vips_image_get_typeof(image, VIPS_META_ICC_NAME) != 0;
 }

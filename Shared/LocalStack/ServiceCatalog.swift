@@ -28,7 +28,11 @@ package enum ServiceCatalog {
         // The gateway reaches auth over loopback: its X-Forwarded-For names the client.
         LocalService("auth", port: 8081, schema: "auth", environment: ["AUTH_TRUSTED_PROXIES": "127.0.0.1/32"]),
         LocalService("photo-catalog", port: 8082, schema: "catalog"),
-        LocalService("edit-render", port: 8083, schema: "render"),
+        // Locally the fixture photos are served by the gateway on loopback: allowed as sources.
+        LocalService("edit-render", port: 8083, schema: "render", environment: [
+            "RENDER_SOURCE_HOSTS": "images.unsplash.com,plus.unsplash.com,localhost,127.0.0.1",
+            "RENDER_ALLOW_PRIVATE_SOURCES": "true",
+        ]),
         LocalService("social", port: 8084, schema: "social"),
         LocalService("tracking", port: 8085, schema: "tracking"),
         // The gateway starts last: it fronts the others.

@@ -1,4 +1,5 @@
 @testable import Auth
+@testable import EditRender
 @testable import Gateway
 @testable import PhotoCatalog
 import ServiceKit
@@ -10,4 +11,5 @@ let serviceConfigurations: [String: any ServiceConfiguration.Type] = [
     "auth": AuthConfiguration.self,
     "gateway": GatewayConfiguration.self,
     "photo-catalog": CatalogConfiguration.self,
+    "edit-render": RenderConfiguration.self,
 ]

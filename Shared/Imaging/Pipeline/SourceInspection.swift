@@ -1,4 +1,5 @@
 import CVips
+import Foundation
 
 /// The formats a source may be in.
 package enum SourceFormat: String, Sendable, Equatable {
@@ -60,6 +61,23 @@ package enum SourceInspection {
         guard bytes.count <= limits.maxBytes else { throw .fileTooLarge(bytes: bytes.count, limit: limits.maxBytes) }
         try VipsRuntime.start()
         let header = bytes.withUnsafeBytes { splash_vips_header_from_buffer($0.baseAddress, $0.count) }
+        return try checked(header, format: format, limits: limits)
+    }
+
+    /// The same checks on a file (an upload the blob store holds): its first bytes, its size,
+    /// then its header, read without decoding.
+    package static func inspect(fileAt path: String, limits: SourceLimits) throws(ImagingError) -> SourceHeader {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw .unreadable("the file is missing") }
+        let head = (try? handle.read(upToCount: 512)) ?? nil
+        let size = (try? handle.seekToEnd()).map(Int.init) ?? 0
+        try? handle.close()
+        let format = try sniff(Array(head ?? Data()))
+        guard size <= limits.maxBytes else { throw .fileTooLarge(bytes: size, limit: limits.maxBytes) }
+        try VipsRuntime.start()
+        return try checked(splash_vips_header_from_file(path), format: format, limits: limits)
+    }
+
+    private static func checked(_ header: UnsafeMutablePointer<VipsImage>?, format: SourceFormat, limits: SourceLimits) throws(ImagingError) -> SourceHeader {
         guard let header else { throw .unreadable(VipsFailure.take().message) }
         let image = VImage(owning: header)
         guard image.width > 0, image.height > 0 else { throw .unreadable("no pixels") }

@@ -1,0 +1,69 @@
+import Foundation
+import NIOCore
+
+/// Blobs as files under a root directory. Writes go to a temporary file in the same directory and
+/// are renamed into place, so a reader never sees half a blob and a crash leaves no partial one.
+struct FileBlobStore: BlobStore {
+    let root: URL
+
+    init(root: URL) throws {
+        self.root = root
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    }
+
+    func put(_ key: BlobKey, bytes: [UInt8]) async throws {
+        let (file, temporary) = try prepare(key)
+        do {
+            try Data(bytes).write(to: temporary)
+            try replace(file, with: temporary)
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        }
+    }
+
+    func put(_ key: BlobKey, streaming body: some AsyncSequence<ByteBuffer, any Error> & Sendable, limit: Int) async throws -> Int {
+        let (file, temporary) = try prepare(key)
+        guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+        var written = 0
+        do {
+            let handle = try FileHandle(forWritingTo: temporary)
+            defer { try? handle.close() }
+            for try await chunk in body {
+                written += chunk.readableBytes
+                guard written <= limit else { throw BlobError.tooLarge(limit: limit) }
+                try handle.write(contentsOf: chunk.readableBytesView)
+            }
+            try handle.synchronize()
+            try replace(file, with: temporary)
+            return written
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        }
+    }
+
+    func get(_ key: BlobKey) async throws -> [UInt8]? {
+        let file = url(key)
+        guard FileManager.default.fileExists(atPath: file.path) else { return nil }
+        return Array(try Data(contentsOf: file))
+    }
+
+    func delete(_ key: BlobKey) async throws {
+        let file = url(key)
+        if FileManager.default.fileExists(atPath: file.path) { try FileManager.default.removeItem(at: file) }
+    }
+
+    func url(_ key: BlobKey) -> URL { root.appendingPathComponent(key.path) }
+
+    private func prepare(_ key: BlobKey) throws -> (file: URL, temporary: URL) {
+        let file = url(key)
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        return (file, file.deletingLastPathComponent().appendingPathComponent(".\(UUID().uuidString).partial"))
+    }
+
+    private func replace(_ file: URL, with temporary: URL) throws {
+        // rename(2) replaces atomically.
+        guard rename(temporary.path, file.path) == 0 else { throw CocoaError(.fileWriteUnknown) }
+    }
+}

@@ -1,0 +1,130 @@
+import Contracts
+import Crypto
+import EventBus
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The `render` schema's uploads and edits. Every query runs in a transaction whose `app.user_id`
+/// is the owner, so row-level security keeps each user to their own rows even if a check here
+/// were missed.
+struct EditStore: Sendable {
+    let client: PostgresClient
+    let outbox: Outbox
+    let logger: Logger
+
+    enum CreateOutcome: Equatable {
+        case created(Edit)
+        /// The same key and body as an earlier request: that request's edit.
+        case replayed(Edit)
+        /// The same key with a different body.
+        case keyReused
+    }
+
+    /// Inserts the edit and its `render.edit.requested.v1` in one transaction — or finds the edit
+    /// an earlier request with the same `Idempotency-Key` made.
+    func create(_ edit: Edit, idempotencyKey: String, requestHash: String) async throws -> CreateOutcome {
+        try await client.withUserTransaction(userID: edit.userID.lowercased, logger: logger) { connection in
+            let inserted = try await connection.query("""
+                INSERT INTO edits (id, user_id, idempotency_key, request_hash, source, filters, output, created_at)
+                VALUES (\(edit.id), \(edit.userID), \(idempotencyKey), \(requestHash), \(try json(edit.source))::jsonb, \(try json(edit.filters))::jsonb, \(try json(edit.output))::jsonb, \(edit.createdAt))
+                ON CONFLICT (user_id, idempotency_key) DO NOTHING
+                RETURNING id
+                """, logger: logger).collect()
+            if inserted.isEmpty {
+                let rows = try await connection.query("SELECT request_hash, id FROM edits WHERE user_id = \(edit.userID) AND idempotency_key = \(idempotencyKey)", logger: logger).collect()
+                guard let (hash, id) = try rows.first?.decode((String, UUID).self), hash == requestHash else { return .keyReused }
+                let earlier = try await connection.query("SELECT \(unescaped: Self.columns) FROM edits WHERE id = \(id)", logger: logger).collect()
+                return try earlier.first.map { .replayed(try Self.decode($0)) } ?? .keyReused
+            }
+            try await outbox.append(EditRequested(editId: edit.id, userId: edit.userID, source: edit.source, filters: edit.filters, output: edit.output, requestedAt: edit.createdAt), subject: edit.userID.lowercased, on: connection, logger: logger)
+            return .created(edit)
+        }
+    }
+
+    func edit(_ id: UUID, user: UUID) async throws -> Edit? {
+        try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            try await connection.query("SELECT \(unescaped: Self.columns) FROM edits WHERE id = \(id)", logger: logger).collect().first.map(Self.decode)
+        }
+    }
+
+    /// The user's edits, newest first, `limit` after the cursor `(createdAt, id)`.
+    func edits(of user: UUID, limit: Int, after cursor: (Date, UUID)?) async throws -> [Edit] {
+        try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            let rows = if let (date, id) = cursor {
+                try await connection.query("SELECT \(unescaped: Self.columns) FROM edits WHERE (created_at, id) < (\(date), \(id)) ORDER BY created_at DESC, id DESC LIMIT \(limit)", logger: logger).collect()
+            } else {
+                try await connection.query("SELECT \(unescaped: Self.columns) FROM edits ORDER BY created_at DESC, id DESC LIMIT \(limit)", logger: logger).collect()
+            }
+            return try rows.map(Self.decode)
+        }
+    }
+
+    /// Deletes the edit; returns it (for its blob) when it existed.
+    func delete(_ id: UUID, user: UUID) async throws -> Edit? {
+        try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            try await connection.query("DELETE FROM edits WHERE id = \(id) RETURNING \(unescaped: Self.columns)", logger: logger).collect().first.map(Self.decode)
+        }
+    }
+
+    // MARK: Uploads
+
+    struct Upload: Sendable, Equatable {
+        var id: UUID
+        var userID: UUID
+        var key: String
+        var format: String
+        var width: Int
+        var height: Int
+        var bytes: Int
+    }
+
+    func insert(_ upload: Upload) async throws {
+        try await client.withUserTransaction(userID: upload.userID.lowercased, logger: logger) { connection in
+            try await connection.query("""
+                INSERT INTO uploads (id, user_id, blob_key, format, width, height, bytes)
+                VALUES (\(upload.id), \(upload.userID), \(upload.key), \(upload.format), \(upload.width), \(upload.height), \(upload.bytes))
+                """, logger: logger)
+        }
+    }
+
+    func upload(_ id: UUID, user: UUID) async throws -> Upload? {
+        try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            let rows = try await connection.query("SELECT id, user_id, blob_key, format, width, height, bytes FROM uploads WHERE id = \(id)", logger: logger).collect()
+            return try rows.first.map { row in
+                let (id, user, key, format, width, height, bytes) = try row.decode((UUID, UUID, String, String, Int, Int, Int).self)
+                return Upload(id: id, userID: user, key: key, format: format, width: width, height: height, bytes: bytes)
+            }
+        }
+    }
+
+    // MARK: Rows
+
+    static let columns = "id, user_id, source::text, filters::text, output::text, status, width, height, bytes, quality, result_key, failure_reason, created_at, finished_at"
+
+    static func decode(_ row: PostgresRow) throws -> Edit {
+        let (id, user, source, filters, output, status, width, height, bytes, quality, key, reason, created, finished) =
+            try row.decode((UUID, UUID, String, String, String, String, Int?, Int?, Int?, Int?, String?, String?, Date, Date?).self)
+        var result: Edit.Result?
+        if let width, let height, let bytes, let quality, let key {
+            result = Edit.Result(key: key, width: width, height: height, bytes: bytes, quality: quality)
+        }
+        return Edit(
+            id: id, userID: user,
+            source: try EventJSON.decoder.decode(EditSource.self, from: Data(source.utf8)),
+            filters: try EventJSON.decoder.decode([FilterStep].self, from: Data(filters.utf8)),
+            output: try EventJSON.decoder.decode(EditOutput.self, from: Data(output.utf8)),
+            status: Edit.Status(rawValue: status) ?? .queued,
+            result: result, failureReason: reason, createdAt: created, finishedAt: finished
+        )
+    }
+}
+
+func json(_ value: some Encodable) throws -> String {
+    String(decoding: try EventJSON.encoder.encode(value), as: UTF8.self)
+}
+
+/// SHA-256 of the request body as hex: tells a retry from a different request under the same key.
+func requestHash(_ body: [UInt8]) -> String {
+    SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined()
+}

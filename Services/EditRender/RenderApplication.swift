@@ -1,0 +1,79 @@
+import AsyncHTTPClient
+import Contracts
+import Database
+import EventBus
+import Foundation
+import Hummingbird
+import Imaging
+import Kafka
+import KeySetClient
+import Logging
+import NIOPosix
+import PostgresNIO
+import ServiceKit
+
+/// The schema edit-render owns.
+let renderSchema = "render"
+
+/// Builds edit-render for its role: the API (filters, previews, edits, uploads, media), the render
+/// workers (a consumer of `render.jobs` in the group `RENDER_WORKER_GROUP`, `edit-render-workers` by default), or both. Either way it
+/// runs the outbox relay, and a renderer with `RENDER_WORKERS` threads.
+/// - Throws: when a migration does not apply, Kafka refuses the topics, or libvips cannot start.
+func buildApplication(_ config: RenderConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
+    let logger = runtime.logger
+    let migrations = try Migration.load(bundle: .module, subdirectory: "Migrations")
+    try await PostgresClient.withStartupClient(config.database.client, logger: logger) { client in
+        try await MigrationRunner(schema: renderSchema, migrations: migrations).run(on: client, logger: logger)
+        try await EventBusSchema(renderSchema).migrate(on: client, logger: logger)
+    }
+    if config.events.createsTopics {
+        try await KafkaTopicAdministrator.ensureTopicsExist([TopicCatalog.renderJobs, TopicCatalog.renderResults], bootstrapServers: config.events.brokers, logger: logger)
+    }
+
+    let client = PostgresClient(configuration: config.database.client, backgroundLogger: logger)
+    let producer = try KafkaProducer(configuration: config.events.producer(clientID: "edit-render"), logger: logger)
+    let relay = try OutboxRelay(schema: renderSchema, client: client, producer: producer, configuration: config.events.outbox, logger: logger)
+    let outbox = try Outbox(schema: renderSchema, service: "edit-render")
+    var httpConfiguration = HTTPClient.Configuration()
+    httpConfiguration.redirectConfiguration = .disallow
+    httpConfiguration.timeout = .init(connect: .seconds(5), read: .seconds(30))
+    let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: httpConfiguration, backgroundActivityLogger: logger)
+    let renderer = try Renderer(threads: config.workers)
+    let blobs = try FileBlobStore(root: config.blobDirectory)
+    let metrics = RenderMetrics(factory: runtime.metrics.factory)
+    let store = EditStore(client: client, outbox: outbox, logger: logger)
+    let sources = SourceFetcher(blobs: blobs, store: store, http: http, catalogURL: config.photoCatalogURL, allowedHosts: config.sourceHosts,
+                                allowsPrivateHosts: config.allowsPrivateSources, maxBytes: config.maxUploadBytes, logger: logger)
+
+    var parts = ServiceApplicationParts(name: "edit-render", http: config.http, logger: logger, metrics: runtime.metrics)
+    parts.readiness = [.postgres(client), .kafka(producer)]
+    parts.services = [client, producer, relay, renderer, HTTPClientService(client: http)]
+    if config.role.runsWorkers {
+        let job = RenderJob(client: client, outbox: outbox, sources: sources, renderer: renderer, blobs: blobs,
+                            downloads: CatalogDownloads(http: http, catalogURL: config.photoCatalogURL, serviceToken: config.catalogServiceToken, logger: logger),
+                            metrics: metrics, logger: logger, maxAttempts: config.events.retry.attempts)
+        var registry = EventRegistry()
+        registry.register(EditRequested.self)
+        parts.services.append(EventConsumer(
+            configuration: config.events.consumer(clientID: "edit-render-worker", group: config.workerGroup, topics: [TopicCatalog.renderJobs]),
+            registry: registry, deadLetters: producer, retry: config.events.retry, logger: logger
+        ) { received in
+            guard let requested = received.event as? EditRequested else { return }
+            try await job.handle(requested)
+        })
+    }
+    parts.routePolicies = [
+        RoutePolicy(pathPrefix: "/v1/uploads", maxBodySize: config.maxUploadBytes, timeout: .seconds(120)),
+        RoutePolicy(pathPrefix: "/v1", maxBodySize: 64 << 10, timeout: config.http.requestTimeout),
+    ]
+    let signer = MediaSigner(secret: config.mediaKey, lifetime: config.mediaURLLifetime, publicBase: config.publicBase)
+    let keys = KeySetCache(url: config.keySetURL, issuer: config.issuer, refreshInterval: .seconds(5), client: http, logger: logger)
+    logger.info("edit-render starting", metadata: ["role": "\(config.role.rawValue)", "workers": "\(config.workers)"])
+    return makeServiceApplication(parts, context: AppRequestContext.self) { router in
+        guard config.role.servesAPI else { return }
+        let group = router.group("v1")
+        EditsController(store: store, sources: sources, renderer: renderer, signer: signer, keys: keys, metrics: metrics).addRoutes(to: group)
+        UploadsController(store: store, blobs: blobs, keys: keys, maxBytes: config.maxUploadBytes).addRoutes(to: group)
+        MediaController(blobs: blobs, signer: signer).addRoutes(to: group)
+    }
+}

@@ -1,0 +1,85 @@
+import Contracts
+import Foundation
+import Hummingbird
+import Imaging
+import NIOCore
+
+/// `GET /v1/filters`.
+struct FiltersBody: Encodable {
+    var filters: [FilterDefinition]
+}
+
+/// An edit as its owner sees it: what was asked, where it stands, and signed links to the result.
+struct EditBody: Encodable {
+    struct ResultBody: Encodable {
+        var url: String
+        var expiresAt: Date
+        var width: Int
+        var height: Int
+        var bytes: Int
+        var quality: Int
+        var format: EditOutput.Format
+    }
+
+    var id: UUID
+    var status: Edit.Status
+    var source: EditSource
+    var filters: [FilterStep]
+    var output: EditOutput
+    var result: ResultBody?
+    var failureReason: String?
+    var createdAt: Date
+    var finishedAt: Date?
+
+    init(_ edit: Edit, signer: MediaSigner) {
+        id = edit.id
+        status = edit.status
+        source = edit.source
+        filters = edit.filters
+        output = edit.output
+        failureReason = edit.failureReason
+        createdAt = edit.createdAt
+        finishedAt = edit.finishedAt
+        if let stored = edit.result, let key = BlobKey(stored: stored.key) {
+            let signed = signer.sign(key)
+            result = ResultBody(url: signed.url, expiresAt: signed.expiresAt, width: stored.width, height: stored.height, bytes: stored.bytes, quality: stored.quality, format: edit.output.format)
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, status, source, filters, output, result, failureReason, createdAt, finishedAt
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id.lowercased, forKey: .id)
+        try container.encode(status, forKey: .status)
+        try container.encode(source, forKey: .source)
+        try container.encode(filters, forKey: .filters)
+        try container.encode(output, forKey: .output)
+        try container.encodeIfPresent(result, forKey: .result)
+        try container.encodeIfPresent(failureReason, forKey: .failureReason)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encodeIfPresent(finishedAt, forKey: .finishedAt)
+    }
+}
+
+/// `GET /v1/edits`: newest first; `nextCursor` is absent on the last page.
+struct EditPage: Encodable {
+    var edits: [EditBody]
+    var nextCursor: String?
+}
+
+/// `POST /v1/uploads`.
+struct UploadBody: Encodable {
+    var uploadId: String
+    var format: String
+    var width: Int
+    var height: Int
+    var bytes: Int
+}
+
+/// A JSON response in the events' encoding: camelCase keys, RFC 3339 dates.
+func jsonResponse(_ status: HTTPResponse.Status, _ body: some Encodable) throws -> Response {
+    Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: try EventJSON.encoder.encode(body))))
+}

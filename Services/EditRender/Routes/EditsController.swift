@@ -1,0 +1,188 @@
+import Contracts
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Imaging
+import KeySetClient
+import NIOCore
+import ServiceKit
+
+/// `/v1/filters`, `/v1/edits`, `/v1/edits/preview`: the filter catalog, live previews, and a
+/// user's saved edits. Every route but the catalog needs the user's access token.
+struct EditsController: Sendable {
+    let store: EditStore
+    let sources: SourceFetcher
+    let renderer: Renderer
+    let signer: MediaSigner
+    let keys: KeySetCache
+    let metrics: RenderMetrics
+
+    func addRoutes(to group: RouterGroup<AppRequestContext>) {
+        group.get("filters") { _, _ in
+            try jsonResponse(.ok, FiltersBody(filters: FilterCatalog.all))
+        }
+        group.post("edits/preview") { request, context in
+            let user = try await self.user(request)
+            return try await preview(request, context: context, user: user)
+        }
+        group.post("edits") { request, context in
+            let user = try await self.user(request)
+            return try await create(request, context: context, user: user)
+        }
+        group.get("edits") { request, _ in
+            let user = try await self.user(request)
+            return try await list(request, user: user)
+        }
+        group.get("edits/:id") { request, context in
+            let user = try await self.user(request)
+            guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)), let edit = try await store.edit(id, user: user) else {
+                throw Problem.editNotFound
+            }
+            return try jsonResponse(.ok, EditBody(edit, signer: signer))
+        }
+        group.delete("edits/:id") { request, context in
+            let user = try await self.user(request)
+            guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)), let edit = try await store.delete(id, user: user) else {
+                throw Problem.editNotFound
+            }
+            if let key = edit.result.flatMap({ BlobKey(stored: $0.key) }) { try? await sources.blobs.delete(key) }
+            return Response(status: .noContent)
+        }
+    }
+
+    private func user(_ request: Request) async throws(Problem) -> UUID {
+        let claims = try await keys.authenticate(request.headers)
+        guard let user = claims.userID else { throw TokenProblem.invalid(.malformed) }
+        return user
+    }
+
+    // MARK: Create
+
+    private func create(_ request: Request, context: AppRequestContext, user: UUID) async throws -> Response {
+        var request = request
+        guard let key = request.headers[.idempotencyKey]?.trimmingCharacters(in: .whitespaces), (1...255).contains(key.count) else {
+            throw Problem.validation([FieldError(.header("Idempotency-Key"), "send a unique key (1–255 characters) with every new edit; resend it to retry")])
+        }
+        let body = Array(buffer: try await request.collectBody(upTo: context.maxUploadSize))
+        let (edit, _) = try await validated(body, user: user, maxEdge: OutputRules.maxLongestEdge, defaultEdge: 1080)
+        switch try await store.create(edit, idempotencyKey: key, requestHash: requestHash(body)) {
+        case .created(let created):
+            return try jsonResponse(.accepted, EditBody(created, signer: signer))
+        case .replayed(let earlier):
+            var response = try jsonResponse(.accepted, EditBody(earlier, signer: signer))
+            response.headers[HTTPField.Name.idempotentReplayed] = "true"
+            return response
+        case .keyReused:
+            throw Problem(status: .unprocessableContent, type: "idempotency-key-reused", title: "Idempotency key reused",
+                          detail: "This Idempotency-Key was used for a different request; use a new key for a new edit.")
+        }
+    }
+
+    /// The edit a body describes, after every check a render would make: the JSON's shape, the
+    /// filters (422 naming the field), the output, and that an upload belongs to the user.
+    private func validated(_ body: [UInt8], user: UUID, maxEdge: Int, defaultEdge: Int) async throws -> (Edit, FilterChain) {
+        let request: EditRequest
+        do {
+            request = try JSONDecoder().decode(EditRequest.self, from: Data(body))
+        } catch {
+            throw Problem.validation([FieldError(.body(pointer: ""), "expected {\"source\": {\"unsplashPhotoId\"} or {\"uploadId\"}, \"filters\": [...], \"output\": {...}}")])
+        }
+        let chain: FilterChain
+        do throws(FilterValidationError) {
+            chain = try FilterChain(request.filters)
+        } catch {
+            throw Problem.validation([FieldError(.body(pointer: "/" + error.field.replacingOccurrences(of: "[", with: "/").replacingOccurrences(of: "]", with: "").replacingOccurrences(of: ".", with: "/")), "\(error.field): \(error.message)")])
+        }
+        let edge = request.output?.longestEdge ?? defaultEdge
+        guard (16...maxEdge).contains(edge) else {
+            throw Problem.validation([FieldError(.body(pointer: "/output/longestEdge"), "output.longestEdge: must be between 16 and \(maxEdge), got \(edge)")])
+        }
+        switch request.source {
+        case .upload(let id):
+            guard try await store.upload(id, user: user) != nil else {
+                throw Problem.validation([FieldError(.body(pointer: "/source/uploadId"), "source.uploadId: no upload \(id.lowercased) of yours")])
+            }
+        case .unsplashPhoto(let id):
+            guard id.range(of: #"^[A-Za-z0-9_-]{1,64}$"#, options: .regularExpression) != nil else {
+                throw Problem.validation([FieldError(.body(pointer: "/source/unsplashPhotoId"), "source.unsplashPhotoId: not an Unsplash photo id")])
+            }
+        }
+        let edit = Edit(id: UUID(), userID: user, source: request.source, filters: chain.steps, output: EditOutput(format: request.output?.format ?? .jpeg, longestEdge: edge),
+                        status: .queued, createdAt: Date())
+        return (edit, chain)
+    }
+
+    // MARK: Preview
+
+    private func preview(_ request: Request, context: AppRequestContext, user: UUID) async throws -> Response {
+        var request = request
+        let started = ContinuousClock.now
+        let body = Array(buffer: try await request.collectBody(upTo: context.maxUploadSize))
+        let (edit, chain) = try await validated(body, user: user, maxEdge: 400, defaultEdge: 400)
+        let source: [UInt8]
+        do throws(SourceError) {
+            source = try await sources.bytes(of: edit.source, user: user, large: false)
+        } catch .permanent(let reason) {
+            throw Problem(status: .unprocessableContent, type: "source-unusable", title: "The photo cannot be used", detail: reason)
+        } catch .unavailable {
+            throw Problem(status: .serviceUnavailable, type: "source-unavailable", title: "The photo is unavailable", detail: "The photo could not be fetched just now; try again.", headers: [.retryAfter: "2"])
+        }
+        let rendered: RenderedImage
+        do {
+            rendered = try await renderer.render(source, filters: chain, output: .preview(longestEdge: edit.output.longestEdge))
+        } catch let error as ImagingError {
+            throw Problem(status: .unprocessableContent, type: "source-unusable", title: "The photo cannot be used", detail: error.description)
+        }
+        metrics.preview(started.duration(to: .now))
+        return Response(status: .ok, headers: [.contentType: rendered.mediaType, .cacheControl: "private, no-store"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: rendered.bytes)))
+    }
+
+    // MARK: List
+
+    private func list(_ request: Request, user: UUID) async throws -> Response {
+        let query = request.uri.queryParameters
+        let limit = try query.get("limit").map { value -> Int in
+            guard let limit = Int(value), (1...100).contains(limit) else {
+                throw Problem.validation([FieldError(.parameter("limit"), "limit: a whole number from 1 to 100")])
+            }
+            return limit
+        } ?? 20
+        let cursor = try query.get("cursor").map { value -> (Date, UUID) in
+            guard let cursor = EditCursor(value) else { throw Problem.validation([FieldError(.parameter("cursor"), "cursor: pass back the nextCursor of a previous page")]) }
+            return (cursor.createdAt, cursor.id)
+        }
+        let edits = try await store.edits(of: user, limit: limit + 1, after: cursor)
+        let page = Array(edits.prefix(limit))
+        let next = edits.count > limit ? page.last.map { EditCursor(createdAt: $0.createdAt, id: $0.id).description } : nil
+        return try jsonResponse(.ok, EditPage(edits: page.map { EditBody($0, signer: signer) }, nextCursor: next))
+    }
+}
+
+/// A page position: the last edit's creation time (microseconds) and id.
+struct EditCursor: CustomStringConvertible {
+    var createdAt: Date
+    var id: UUID
+
+    init(createdAt: Date, id: UUID) {
+        self.createdAt = createdAt
+        self.id = id
+    }
+
+    init?(_ text: String) {
+        let parts = text.split(separator: "_")
+        guard parts.count == 2, let micros = Int64(parts[0]), let id = UUID(uuidString: String(parts[1])) else { return nil }
+        createdAt = Date(timeIntervalSince1970: Double(micros) / 1_000_000)
+        self.id = id
+    }
+
+    var description: String { "\(Int64((createdAt.timeIntervalSince1970 * 1_000_000).rounded()))_\(id.lowercased)" }
+}
+
+extension Problem {
+    static let editNotFound = Problem(status: .notFound, type: "not-found", title: "Not found", detail: "No such edit of yours.")
+}
+
+extension HTTPField.Name {
+    static let idempotencyKey = Self("Idempotency-Key")!
+    static let idempotentReplayed = Self("Idempotent-Replayed")!
+}

@@ -1,0 +1,35 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import ServiceKit
+
+/// `GET /v1/media/<key>?expires=…&signature=…`: a private blob through its signed URL. An expired
+/// or altered URL gets 403; a blob that no longer exists, 404.
+struct MediaController: Sendable {
+    let blobs: any BlobStore
+    let signer: MediaSigner
+
+    func addRoutes(to group: RouterGroup<AppRequestContext>) {
+        group.get("media/**") { request, context in
+            let path = context.parameters.getCatchAll().joined(separator: "/")
+            let query = request.uri.queryParameters
+            let key: BlobKey
+            do throws(MediaSigner.Refusal) {
+                key = try signer.verify(path: path, expires: query.get("expires"), signature: query.get("signature"))
+            } catch {
+                let detail = error == .expired ? "This media link has expired; ask for the edit again for a fresh one." : "This media link is not valid."
+                throw Problem(status: .forbidden, type: "media-link-invalid", title: "Media link refused", detail: detail)
+            }
+            guard let bytes = try await blobs.get(key) else {
+                throw Problem(status: .notFound, type: "not-found", title: "Not found", detail: "The image no longer exists.")
+            }
+            let type = path.hasSuffix(".png") ? "image/png" : path.hasSuffix(".webp") ? "image/webp" : "image/jpeg"
+            return Response(status: .ok, headers: [.contentType: type, .cacheControl: "private, max-age=300", .xContentTypeOptions: "nosniff"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+        }
+    }
+}
+
+extension HTTPField.Name {
+    static let xContentTypeOptions = Self("X-Content-Type-Options")!
+}

@@ -1,0 +1,49 @@
+import Foundation
+import Hummingbird
+import Imaging
+import KeySetClient
+import NIOCore
+import ServiceKit
+
+/// `POST /v1/uploads`: a user's own photo, streamed to the blob store as it arrives (never held
+/// whole in memory), then checked from its header — JPEG, PNG or WebP, at most 50 megapixels —
+/// before it is recorded.
+struct UploadsController: Sendable {
+    let store: EditStore
+    let blobs: FileBlobStore
+    let keys: KeySetCache
+    let maxBytes: Int
+
+    func addRoutes(to group: RouterGroup<AppRequestContext>) {
+        group.post("uploads") { request, _ in
+            let claims = try await keys.authenticate(request.headers)
+            guard let user = claims.userID else { throw TokenProblem.invalid(.malformed) }
+            return try await upload(request, user: user)
+        }
+    }
+
+    private func upload(_ request: Request, user: UUID) async throws -> Response {
+        let id = UUID()
+        // Stored under a neutral name first; renamed to its format's once the header says which.
+        let pending = BlobKey.upload(user: user, upload: id, format: "jpg")
+        let bytes: Int
+        do {
+            bytes = try await blobs.put(pending, streaming: request.body, limit: maxBytes)
+        } catch BlobError.tooLarge(let limit) {
+            throw Problem(status: .contentTooLarge, type: "upload-too-large", title: "Upload too large", detail: "Photos up to \(limit >> 20) MB can be uploaded.")
+        }
+        let header: SourceHeader
+        do throws(ImagingError) {
+            header = try SourceInspection.inspect(fileAt: blobs.url(pending).path, limits: SourceLimits(maxBytes: maxBytes))
+        } catch {
+            try? await blobs.delete(pending)
+            throw Problem(status: .unprocessableContent, type: "unsupported-image", title: "Not a photo Splash can edit", detail: error.description)
+        }
+        let key = BlobKey.upload(user: user, upload: id, format: header.format.rawValue)
+        if key != pending {
+            try FileManager.default.moveItem(at: blobs.url(pending), to: blobs.url(key))
+        }
+        try await store.insert(EditStore.Upload(id: id, userID: user, key: key.path, format: header.format.rawValue, width: header.width, height: header.height, bytes: bytes))
+        return try jsonResponse(.created, UploadBody(uploadId: id.lowercased, format: header.format.rawValue, width: header.width, height: header.height, bytes: bytes))
+    }
+}

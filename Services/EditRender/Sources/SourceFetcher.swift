@@ -1,0 +1,131 @@
+import AsyncHTTPClient
+import Contracts
+import Foundation
+import Imaging
+import Logging
+import NIOCore
+import NIOFoundationCompat
+
+/// Why a source cannot be had. `permanent` failures make the edit fail with `reason`; the others
+/// are retried (the catalog or Unsplash may be back in a moment).
+enum SourceError: Error, Equatable {
+    case permanent(reason: String)
+    case unavailable(String)
+}
+
+/// The bytes an edit starts from, and what to keep of them: an upload from the blob store (kept as
+/// the original), or an Unsplash photo through photo-catalog (kept as a reference, never as bytes).
+struct SourceFetcher: Sendable {
+    let blobs: any BlobStore
+    let store: EditStore
+    let http: HTTPClient
+    let catalogURL: URL
+    let allowedHosts: Set<String>
+    let allowsPrivateHosts: Bool
+    let maxBytes: Int
+    let logger: Logger
+
+    /// - Parameter large: the output is larger than 1080 px, so Unsplash's `full` size is fetched
+    ///   rather than `regular` (1080 wide).
+    func bytes(of source: EditSource, user: UUID, large: Bool) async throws(SourceError) -> [UInt8] {
+        switch source {
+        case .upload(let id):
+            let upload: EditStore.Upload?
+            do { upload = try await store.upload(id, user: user) } catch { throw .unavailable("\(error)") }
+            guard let upload, let key = BlobKey(stored: upload.key) else { throw .permanent(reason: "The uploaded photo no longer exists.") }
+            do {
+                guard let bytes = try await blobs.get(key) else { throw SourceError.permanent(reason: "The uploaded photo no longer exists.") }
+                return bytes
+            } catch let error as SourceError { throw error } catch { throw .unavailable("\(error)") }
+        case .unsplashPhoto(let id):
+            let urls = try await photoURLs(id)
+            guard let chosen = (large ? urls["full"] : urls["regular"]) ?? urls["full"] ?? urls["regular"] else {
+                throw .permanent(reason: "Unsplash gives no image for photo \(id).")
+            }
+            return try await download(chosen)
+        }
+    }
+
+    /// The photo's `urls` from photo-catalog (its cache answers most of these).
+    func photoURLs(_ id: String) async throws(SourceError) -> [String: String] {
+        guard id.range(of: #"^[A-Za-z0-9_-]{1,64}$"#, options: .regularExpression) != nil else {
+            throw .permanent(reason: "\(id) is not an Unsplash photo id.")
+        }
+        let response: HTTPClientResponse
+        do {
+            response = try await http.execute(HTTPClientRequest(url: catalogURL.appendingPathComponent("v1/photos/\(id)").absoluteString), timeout: .seconds(15))
+        } catch {
+            throw .unavailable("photo-catalog: \(error)")
+        }
+        switch response.status.code {
+        case 200: break
+        case 404: throw .permanent(reason: "Unsplash has no photo \(id).")
+        default: throw .unavailable("photo-catalog answered \(response.status.code)")
+        }
+        do {
+            let body = try await response.body.collect(upTo: 1 << 20)
+            let photo = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
+            return (photo?["urls"] as? [String: String]) ?? [:]
+        } catch {
+            throw .unavailable("photo-catalog's answer could not be read: \(error)")
+        }
+    }
+
+    /// Fetches an image URL on an allowed host: no redirects (the client follows none), at most
+    /// `maxBytes`.
+    func download(_ address: String) async throws(SourceError) -> [UInt8] {
+        guard let url = URL(string: address), let host = url.host?.lowercased() else {
+            throw .permanent(reason: "The photo's address is not a URL.")
+        }
+        guard allowedHosts.contains(host) else {
+            throw .permanent(reason: "Photos are fetched only from \(allowedHosts.sorted().joined(separator: ", ")); \(host) is not one of them.")
+        }
+        guard url.scheme == "https" || (allowsPrivateHosts && url.scheme == "http") else {
+            throw .permanent(reason: "Photos are fetched over HTTPS only.")
+        }
+        if !allowsPrivateHosts, HostAddress.isPrivateOrLoopback(host) {
+            throw .permanent(reason: "\(host) is a private or loopback address.")
+        }
+        let response: HTTPClientResponse
+        do {
+            response = try await http.execute(HTTPClientRequest(url: address), timeout: .seconds(30))
+        } catch {
+            throw .unavailable("\(host): \(error)")
+        }
+        guard response.status.code == 200 else {
+            if (300..<400).contains(response.status.code) { throw .permanent(reason: "\(host) redirected the photo elsewhere; redirects are not followed.") }
+            if response.status.code == 404 { throw .permanent(reason: "\(host) has no such photo.") }
+            throw .unavailable("\(host) answered \(response.status.code)")
+        }
+        do {
+            return Array(buffer: try await response.body.collect(upTo: maxBytes))
+        } catch is NIOTooManyBytesError {
+            throw .permanent(reason: "The photo is larger than \(maxBytes >> 20) MB.")
+        } catch {
+            throw .unavailable("\(host): \(error)")
+        }
+    }
+}
+
+/// Addresses a source must not be fetched from: loopback, private, link-local (cloud metadata),
+/// unspecified — given as literals or as `localhost`.
+enum HostAddress {
+    static func isPrivateOrLoopback(_ host: String) -> Bool {
+        let host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        if host == "localhost" || host.hasSuffix(".localhost") { return true }
+        let octets = host.split(separator: ".").compactMap { UInt8($0) }
+        if octets.count == 4 {
+            switch (octets[0], octets[1]) {
+            case (10, _), (127, _), (0, _), (169, 254), (192, 168): return true
+            case (172, let second): return (16...31).contains(second)
+            case (100, let second): return (64...127).contains(second)
+            default: return false
+            }
+        }
+        if host.contains(":") {
+            let lowered = host.lowercased()
+            return lowered == "::1" || lowered == "::" || lowered.hasPrefix("fc") || lowered.hasPrefix("fd") || lowered.hasPrefix("fe80") || lowered.hasPrefix("::ffff:")
+        }
+        return false
+    }
+}

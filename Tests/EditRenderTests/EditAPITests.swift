@@ -1,0 +1,151 @@
+import Foundation
+import HTTPTypes
+import LocalStack
+import Testing
+import TestSupport
+
+/// The edit API's contract with the apps: validation, idempotency, ownership, media links.
+@Suite("Edit API") struct EditAPITests {
+    @Test func theFilterCatalogListsEveryFilterWithItsParameters() async throws {
+        try await RenderHarness.with(["RENDER_ROLE": "api"]) { render in
+            let response = try await render.call(.get, "/v1/filters", user: nil)
+            #expect(response.status == 200)
+            let filters = try #require(try response.json()["filters"] as? [[String: Any]])
+            #expect(filters.count == 18)
+            let sepia = try #require(filters.first { $0["name"] as? String == "sepia" })
+            #expect(sepia["coreImageName"] as? String == "CISepiaTone")
+            let intensity = try #require((sepia["parameters"] as? [[String: Any]])?.first)
+            #expect((intensity["name"] as? String, intensity["default"] as? Double, intensity["minimum"] as? Double, intensity["maximum"] as? Double) == ("intensity", 1, 0, 1))
+        }
+    }
+
+    @Test func unknownFiltersAndOutOfRangeParametersGet422NamingTheField() async throws {
+        try await RenderHarness.with(["RENDER_ROLE": "api"]) { render in
+            let user = UUID()
+            let unknown = try await render.createEdit(#"{"source":{"unsplashPhotoId":"Aqua-1"},"filters":[{"name":"sepia"},{"name":"sparkle"}]}"#, user: user)
+            #expect(unknown.status == 422)
+            #expect(unknown.headers["content-type"] == "application/problem+json")
+            #expect(unknown.text.contains("filters[1].name") && unknown.text.contains("sparkle"))
+            let range = try await render.createEdit(#"{"source":{"unsplashPhotoId":"Aqua-1"},"filters":[{"name":"vignette","intensity":3}]}"#, user: user)
+            #expect(range.status == 422)
+            #expect(range.text.contains("filters[0].intensity"))
+            let edge = try await render.createEdit(#"{"source":{"unsplashPhotoId":"Aqua-1"},"filters":[],"output":{"longestEdge":4096}}"#, user: user)
+            #expect(edge.status == 422 && edge.text.contains("longestEdge"))
+            let noKey = try await render.call(.post, "/v1/edits", user: user, json: #"{"source":{"unsplashPhotoId":"Aqua-1"},"filters":[]}"#)
+            #expect(noKey.status == 422 && noKey.text.contains("Idempotency-Key"))
+            let garbage = try await render.createEdit("{not json", user: user)
+            #expect(garbage.status == 422)
+            let anonymous = try await render.call(.post, "/v1/edits", user: nil, headers: [("Idempotency-Key", "k")], json: "{}")
+            #expect(anonymous.status == 401)
+            #expect(try await render.count("edits") == 0)
+        }
+    }
+
+    @Test func theSameIdempotencyKeyReturnsTheSameEditAndADifferentBodyIsRefused() async throws {
+        try await RenderHarness.with(["RENDER_ROLE": "api"]) { render in
+            let user = UUID()
+            let body = #"{"source":{"unsplashPhotoId":"Aqua-1"},"filters":[{"name":"fade"}]}"#
+            let first = try await render.createEdit(body, user: user, key: "retry-me")
+            let second = try await render.createEdit(body, user: user, key: "retry-me")
+            #expect(first.status == 202 && second.status == 202)
+            #expect(try first.json()["id"] as? String == second.json()["id"] as? String)
+            #expect(second.headers["idempotent-replayed"] == "true")
+            let other = try await render.createEdit(#"{"source":{"unsplashPhotoId":"Aqua-2"},"filters":[]}"#, user: user, key: "retry-me")
+            #expect(other.status == 422 && other.text.contains("idempotency-key-reused"))
+            // Keys are per user: somebody else's same key is a new edit.
+            let stranger = try await render.createEdit(body, user: UUID(), key: "retry-me")
+            #expect(try stranger.json()["id"] as? String != first.json()["id"] as? String)
+            #expect(try await render.count("edits") == 2)
+            #expect(try await render.count("outbox", where: "type = 'render.edit.requested.v1'") == 2)
+        }
+    }
+
+    @Test func nobodyReadsListsOrDeletesAnotherUsersEditsOrUploads() async throws {
+        try await RenderHarness.with(["RENDER_ROLE": "api"]) { render in
+            let (alice, mallory) = (UUID(), UUID())
+            let created = try await render.createEdit(#"{"source":{"unsplashPhotoId":"Aqua-1"},"filters":[]}"#, user: alice)
+            let id = try #require(try created.json()["id"] as? String)
+            #expect(try await render.call(.get, "/v1/edits/\(id)", user: mallory).status == 404)
+            #expect(try await render.call(.delete, "/v1/edits/\(id)", user: mallory).status == 404)
+            let listed = try await render.call(.get, "/v1/edits", user: mallory)
+            #expect((try listed.json()["edits"] as? [Any])?.isEmpty == true)
+            let upload = try await render.upload(try RenderHarness.photo("FreshFlower"), user: alice)
+            let uploadID = try #require(try upload.json()["uploadId"] as? String)
+            let borrowed = try await render.createEdit(#"{"source":{"uploadId":"\#(uploadID)"},"filters":[]}"#, user: mallory)
+            #expect(borrowed.status == 422)
+            // Alice still has hers, and can delete it.
+            #expect(try await render.call(.get, "/v1/edits/\(id)", user: alice).status == 200)
+            #expect(try await render.call(.delete, "/v1/edits/\(id)", user: alice).status == 204)
+            #expect(try await render.call(.get, "/v1/edits/\(id)", user: alice).status == 404)
+        }
+    }
+
+    @Test func editsAreListedNewestFirstPageByPage() async throws {
+        try await RenderHarness.with(["RENDER_ROLE": "api"]) { render in
+            let user = UUID()
+            var ids: [String] = []
+            for index in 0..<5 {
+                let created = try await render.createEdit(#"{"source":{"unsplashPhotoId":"Aqua-\#(index)"},"filters":[]}"#, user: user)
+                ids.append(try #require(try created.json()["id"] as? String))
+            }
+            var seen: [String] = []
+            var cursor: String?
+            repeat {
+                let page = try await render.call(.get, "/v1/edits?limit=2" + (cursor.map { "&cursor=\($0)" } ?? ""), user: user)
+                let json = try page.json()
+                seen += (json["edits"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+                cursor = json["nextCursor"] as? String
+            } while cursor != nil
+            #expect(seen == ids.reversed())
+            #expect(try await render.call(.get, "/v1/edits?limit=0", user: user).status == 422)
+            #expect(try await render.call(.get, "/v1/edits?cursor=nonsense", user: user).status == 422)
+        }
+    }
+
+    @Test func uploadsAreCheckedFromTheirHeader() async throws {
+        try await RenderHarness.with(["RENDER_ROLE": "api", "RENDER_MAX_UPLOAD": "2MiB"]) { render in
+            let user = UUID()
+            let gif = try await render.upload(Array("GIF89a\u{1}\u{0}\u{1}\u{0}".utf8) + [UInt8](repeating: 0, count: 64), user: user)
+            #expect(gif.status == 422 && gif.text.contains("a GIF"))
+            let svg = try await render.upload(Array(#"<svg xmlns="http://www.w3.org/2000/svg"/>"#.utf8), user: user)
+            #expect(svg.status == 422 && svg.text.contains("SVG"))
+            let large = try await render.upload(try RenderHarness.photo("Storm") + [UInt8](repeating: 0, count: 2 << 20), user: user)
+            #expect(large.status == 413)
+            #expect(try await render.count("uploads") == 0)
+            let files = try FileManager.default.subpathsOfDirectory(atPath: render.blobs.path).filter { $0.contains(".") }
+            #expect(files.isEmpty, "\(files)")
+        }
+    }
+
+    @Test func mediaLinksThatAreExpiredOrTamperedAreRefused() async throws {
+        try await RenderHarness.with(["RENDER_MEDIA_URL_TTL": "2s"]) { render in
+            let user = UUID()
+            let created = try await render.createEdit(#"{"source":{"unsplashPhotoId":"FreshFlower-1"},"filters":[]}"#, user: user)
+            let edit = try await render.finished(try #require(try created.json()["id"] as? String), user: user)
+            let url = try #require((edit["result"] as? [String: Any])?["url"] as? String)
+            let path = String(url.dropFirst("https://splash.test".count))
+            #expect(try await render.call(.get, path, user: nil).status == 200)
+            let otherUser = path.replacingOccurrences(of: user.uuidString.lowercased(), with: UUID().uuidString.lowercased())
+            #expect(try await render.call(.get, otherUser, user: nil).status == 403)
+            let longer = path.replacingOccurrences(of: "expires=", with: "expires=9")
+            #expect(try await render.call(.get, longer, user: nil).status == 403)
+            try await Task.sleep(for: .seconds(3))
+            let expired = try await render.call(.get, path, user: nil)
+            #expect(expired.status == 403 && expired.text.contains("expired"))
+        }
+    }
+
+    @Test func aPreviewIsAJPEGOfAtMost400Pixels() async throws {
+        try await RenderHarness.with(["RENDER_ROLE": "api"]) { render in
+            let user = UUID()
+            let preview = try await render.call(.post, "/v1/edits/preview", user: user, json: #"{"source":{"unsplashPhotoId":"Aqua-1"},"filters":[{"name":"chrome"}]}"#)
+            #expect(preview.status == 200)
+            #expect(preview.headers["content-type"] == "image/jpeg")
+            #expect(Array(preview.body.prefix(3)) == [0xFF, 0xD8, 0xFF])
+            #expect(preview.body.count < 100_000)
+            let bad = try await render.call(.post, "/v1/edits/preview", user: user, json: #"{"source":{"unsplashPhotoId":"elsewhere-1"},"filters":[]}"#)
+            #expect(bad.status == 422 && bad.text.contains("not one of them"))
+            #expect(try await render.count("edits") == 0)
+        }
+    }
+}

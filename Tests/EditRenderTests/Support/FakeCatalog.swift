@@ -1,0 +1,65 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Identity
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// photo-catalog as edit-render sees it, over real HTTP: `/v1/photos/{id}` answers with `urls`
+/// pointing at this server's `/images/{file}` (real photos from the fixtures) — or, for ids
+/// starting with `elsewhere`, at a host that is not allowed; `/v1/photos/{id}/download` counts
+/// reports; `/jwks.json` publishes the key test tokens are signed with.
+final class FakeCatalog: Sendable {
+    let key = SigningKey.generate()
+    private let images: [String: [UInt8]]
+    private let state = Mutex<(port: Int, reports: [String], stop: (@Sendable () async -> Void)?)>((0, [], nil))
+
+    init(images: [String: [UInt8]]) {
+        self.images = images
+    }
+
+    var port: Int { state.withLock { $0.port } }
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+    var reports: [String] { state.withLock { $0.reports } }
+
+    func start() async throws {
+        let router = Router()
+        router.get("jwks.json") { [key] _, _ -> Response in
+            let body = try JSONEncoder().encode(JSONWebKeySet(keys: [key.verificationKey.jwk]))
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        }
+        router.get("v1/photos/:id") { [self] _, context -> Response in
+            let id = context.parameters.get("id") ?? ""
+            if id.hasPrefix("missing") { return Response(status: .notFound) }
+            let file = id.split(separator: "-").first.map(String.init) ?? id
+            let base = id.hasPrefix("elsewhere") ? "https://evil.example" : baseURL
+            let urls = ["full": "\(base)/images/\(file).jpg?full", "regular": "\(base)/images/\(file).jpg?regular"]
+            let body = try JSONSerialization.data(withJSONObject: ["id": id, "urls": urls])
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        }
+        router.post("v1/photos/:id/download") { [self] request, context -> Response in
+            let id = context.parameters.get("id") ?? ""
+            let user = request.headers[HTTPField.Name("X-Splash-User-Id")!] ?? "?"
+            state.withLock { $0.reports.append("\(id) \(user)") }
+            return Response(status: .accepted)
+        }
+        router.get("images/:file") { [images] _, context -> Response in
+            guard let bytes = images[context.parameters.get("file") ?? ""] else { return Response(status: .notFound) }
+            return Response(status: .ok, headers: [.contentType: "image/jpeg"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        }
+        let (ports, reported) = AsyncStream.makeStream(of: Int.self)
+        let application = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                                      onServerRunning: { reported.yield($0.localAddress?.port ?? 0) }, logger: Logger(label: "fake-catalog"))
+        let group = ServiceGroup(configuration: .init(services: [application], logger: Logger(label: "fake-catalog")))
+        let task = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        let port = await iterator.next() ?? 0
+        state.withLock { $0.port = port; $0.stop = { await group.triggerGracefulShutdown(); _ = await task.result } }
+    }
+
+    func stop() async {
+        await state.withLock { $0.stop }?()
+    }
+}
