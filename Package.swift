@@ -73,7 +73,7 @@ let services: [(product: Product, targets: [Target])] = [
     service(
         "photo-catalog",
         module: "PhotoCatalog",
-        dependencies: ["KeySetClient", "Identity", "AsyncSignals", asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, nioHTTP1, postgresNIO, logging, metrics, serviceLifecycle],
+        dependencies: ["KeySetClient", "Identity", "Contracts", "AsyncSignals", asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, nioHTTP1, postgresNIO, logging, metrics, serviceLifecycle],
         testDependencies: ["Identity", "ServiceKit", "Database", asyncHTTPClient, hummingbird, httpTypes, nioCore, postgresNIO, logging, yams],
         extraResources: [.copy("Fixtures")]
     ),
@@ -234,7 +234,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "RenderBenchmark",
-            dependencies: ["Imaging", "Contracts", "TestSupport"],
+            dependencies: ["Imaging", "Contracts", "ServiceKit", "TestSupport"],
             path: "Benchmarks/Render"
         ),
         .testTarget(

@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import Imaging
+import ServiceKit
 import TestSupport
 
 // edit-render's figures (`make bench-render`), in one run with their baselines:
@@ -40,7 +41,7 @@ func measure(_ renderer: Renderer, _ source: [UInt8], _ chain: FilterChain, _ ru
     for _ in 0..<samples {
         let started = ContinuousClock.now
         _ = try await renderer.render(source, filters: chain, output: rules)
-        latencies.append(milliseconds(started.duration(to: .now)))
+        latencies.append(started.duration(to: .now).seconds * 1000)
     }
     latencies.sort()
     let deadline = ContinuousClock.now + .seconds(seconds)
@@ -58,12 +59,8 @@ func measure(_ renderer: Renderer, _ source: [UInt8], _ chain: FilterChain, _ ru
         }
         return try await group.reduce(0, +)
     }
-    let elapsed = milliseconds(started.duration(to: .now)) / 1000
+    let elapsed = started.duration(to: .now).seconds
     return Figures(imagesPerSecond: Double(count) / elapsed, p50: latencies[latencies.count / 2], p99: latencies[min(latencies.count - 1, latencies.count * 99 / 100)])
-}
-
-func milliseconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
 }
 
 /// Runs `command` and returns its standard output; stops the benchmark if it fails.
@@ -131,7 +128,7 @@ try await withThrowingTaskGroup(of: Void.self) { group in
     }
     try await group.waitForAll()
 }
-let thumbnailRate = Double(batch * cores) / (milliseconds(thumbnailStarted.duration(to: .now)) / 1000)
+let thumbnailRate = Double(batch * cores) / thumbnailStarted.duration(to: .now).seconds
 print("vipsthumbnail → 1080: \(format(thumbnailRate)) images/s")
 print("  → vipsthumbnail / Splash resize time per image: \(format(thumbnailRate / resize.imagesPerSecond, 2))× (goal: Splash within 1.3×)")
 

@@ -1,4 +1,5 @@
 import Metrics
+import ServiceKit
 
 /// edit-render's own metrics, beside ServiceKit's HTTP ones.
 struct RenderMetrics: Sendable {
@@ -15,13 +16,13 @@ struct RenderMetrics: Sendable {
     }
 
     func rendered(seconds duration: Duration, bytes: Int) {
-        renderSeconds.recordNanoseconds(Int64(duration.components.seconds) * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        renderSeconds.recordNanoseconds(duration.totalNanoseconds)
         renderedBytes.record(bytes)
     }
 
     func failed() { failures.increment() }
 
     func preview(_ duration: Duration) {
-        previews.recordNanoseconds(Int64(duration.components.seconds) * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        previews.recordNanoseconds(duration.totalNanoseconds)
     }
 }

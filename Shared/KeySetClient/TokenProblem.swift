@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import Identity
 import ServiceKit
@@ -44,5 +45,16 @@ extension KeySetCache {
         } catch {
             throw TokenProblem.invalid(error)
         }
+    }
+}
+
+extension KeySetCache {
+    /// The id of the user the request's bearer token was issued to.
+    /// - Throws: `TokenProblem.missing` without a token, `TokenProblem.invalid` when it does not
+    ///   verify or names no user.
+    package func authenticatedUser(_ headers: HTTPFields) async throws(Problem) -> UUID {
+        let claims = try await authenticate(headers)
+        guard let user = claims.userID else { throw TokenProblem.invalid(.malformed) }
+        return user
     }
 }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import ServiceKit
 
 /// Development secrets kept as files under `.data/secrets/` (mode 0600): generated once, read on
 /// every start, never printed.
@@ -12,12 +13,15 @@ package struct SecretStore: Sendable {
 
     /// The secret called `name`, generated (256 random bits, hex) on first use.
     package func secret(_ name: String) throws -> String {
-        let file = try self.file("\(name).secret") {
-            SymmetricKey(size: .bits256).withUnsafeBytes { bytes in
-                bytes.map { String(format: "%02x", $0) }.joined()
-            }
+        try String(contentsOf: secretFile(name), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The file holding the secret called `name` (for a service's `…_FILE` variable), generated
+    /// on first use like `secret(_:)`.
+    package func secretFile(_ name: String) throws -> URL {
+        try file("\(name).secret") {
+            SymmetricKey(size: .bits256).withUnsafeBytes { $0.hexEncoded }
         }
-        return try String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The file called `name` in the store, written with what `generate` returns when it is missing

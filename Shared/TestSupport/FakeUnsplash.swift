@@ -4,7 +4,6 @@ import Hummingbird
 import Identity
 import Logging
 import NIOCore
-import ServiceLifecycle
 import Synchronization
 
 /// A stand-in for api.unsplash.com over a real socket, answering in the spec's shapes with
@@ -34,7 +33,7 @@ package final class FakeUnsplash: Sendable {
     private let state = Mutex(State())
 
     package init() {}
-    private let running = Mutex<(port: Int, stop: @Sendable () async -> Void)?>(nil)
+    private let running = Mutex<TestServer?>(nil)
 
     package var port: Int { running.withLock { $0!.port } }
     package var baseURL: String { "http://127.0.0.1:\(port)/" }
@@ -102,23 +101,12 @@ package final class FakeUnsplash: Sendable {
                 return (["total": 133, "total_pages": (133 + perPage - 1) / perPage, "results": results] as [String: Any], 133, perPage)
             }
         }
-        let (ports, reported) = AsyncStream.makeStream(of: Int.self)
-        let application = Application(
-            router: router,
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { reported.yield($0.localAddress?.port ?? 0) },
-            logger: Logger(label: "fake-unsplash")
-        )
-        let group = ServiceGroup(configuration: .init(services: [application], logger: Logger(label: "fake-unsplash")))
-        let task = Task { try await group.run() }
-        var iterator = ports.makeAsyncIterator()
-        guard let bound = await iterator.next() else { throw FakeUnsplashError.didNotStart }
-        running.withLock { $0 = (bound, { await group.triggerGracefulShutdown(); _ = await task.result }) }
+        let server = try await TestServer.start(router, label: "fake-unsplash")
+        running.withLock { $0 = server }
     }
 
     package func stop() async {
-        guard let stop = running.withLock({ $0?.stop }) else { return }
-        await stop()
+        await running.withLock({ $0 })?.stop()
     }
 
     /// Checks the headers Unsplash requires, counts the call, applies the mode and the budget, and
@@ -196,6 +184,3 @@ package final class FakeUnsplash: Sendable {
     }
 }
 
-package enum FakeUnsplashError: Error {
-    case didNotStart
-}

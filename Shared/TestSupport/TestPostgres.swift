@@ -121,6 +121,14 @@ package struct TestDatabase: Sendable {
         return (role, LocalDatabase(name: name, port: port).url(role: role, password: password))
     }
 
+    /// Rows of `table` (schema-qualified) matching the SQL `condition`, read as the superuser, so
+    /// row-level security hides none.
+    package func count(_ table: String, where condition: String = "true") async throws -> Int {
+        try await withClient { client in
+            try await client.query(PostgresQuery(unsafeSQL: "SELECT count(*)::int FROM \(table) WHERE \(condition)")).collect().first?.decode(Int.self) ?? 0
+        }
+    }
+
     /// Runs `body` with a connection pool to this database, closed afterwards.
     package func withClient<Result: Sendable>(_ body: @Sendable (PostgresClient) async throws -> Result) async throws -> Result {
         let client = PostgresClient(configuration: configuration)

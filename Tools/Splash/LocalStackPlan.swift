@@ -116,18 +116,12 @@ struct LocalStackPlan {
         }
         if service.executable == "photo-catalog" || service.executable == "edit-render" {
             // What edit-render presents to photo-catalog when it reports an Unsplash photo's use.
-            environment["CATALOG_SERVICE_TOKEN_FILE"] = try secrets.file("catalog-service.token") { Self.randomHex() }.path
+            environment["CATALOG_SERVICE_TOKEN_FILE"] = try secrets.secretFile("catalog-service-token").path
         }
         if service.executable == "edit-render" {
-            environment["RENDER_MEDIA_KEY_FILE"] = try secrets.file("render-media.key") { Self.randomHex() }.path
+            environment["RENDER_MEDIA_KEY_FILE"] = try secrets.secretFile("render-media-key").path
         }
         environment.merge(service.environment) { _, own in own }
         return SupervisedProcess.Specification(name: service.executable, command: ProcessCommand(executable, [], environment: environment))
-    }
-
-    /// 32 random bytes as hex: a development secret.
-    static func randomHex() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
     }
 }

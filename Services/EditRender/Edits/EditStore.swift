@@ -1,5 +1,6 @@
 import Contracts
 import Crypto
+import ServiceKit
 import EventBus
 import Foundation
 import Logging
@@ -126,5 +127,5 @@ func json(_ value: some Encodable) throws -> String {
 
 /// SHA-256 of the request body as hex: tells a retry from a different request under the same key.
 func requestHash(_ body: [UInt8]) -> String {
-    SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined()
+    SHA256.hash(data: body).hexEncoded
 }

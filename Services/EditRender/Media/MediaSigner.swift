@@ -1,4 +1,5 @@
 import Crypto
+import ServiceKit
 import Foundation
 
 /// Expiring, HMAC-SHA256-signed URLs for private blobs: `/v1/media/<key>?expires=<unix>&signature=<hex>`.
@@ -40,6 +41,6 @@ struct MediaSigner: Sendable {
     }
 
     private func signature(_ path: String, _ expires: Int) -> String {
-        HMAC<SHA256>.authenticationCode(for: Array("\(path)\n\(expires)".utf8), using: key).map { String(format: "%02x", $0) }.joined()
+        HMAC<SHA256>.authenticationCode(for: Array("\(path)\n\(expires)".utf8), using: key).hexEncoded
     }
 }

@@ -22,38 +22,32 @@ struct EditsController: Sendable {
             try jsonResponse(.ok, FiltersBody(filters: FilterCatalog.all))
         }
         group.post("edits/preview") { request, context in
-            let user = try await self.user(request)
+            let user = try await keys.authenticatedUser(request.headers)
             return try await preview(request, context: context, user: user)
         }
         group.post("edits") { request, context in
-            let user = try await self.user(request)
+            let user = try await keys.authenticatedUser(request.headers)
             return try await create(request, context: context, user: user)
         }
         group.get("edits") { request, _ in
-            let user = try await self.user(request)
+            let user = try await keys.authenticatedUser(request.headers)
             return try await list(request, user: user)
         }
         group.get("edits/:id") { request, context in
-            let user = try await self.user(request)
+            let user = try await keys.authenticatedUser(request.headers)
             guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)), let edit = try await store.edit(id, user: user) else {
                 throw Problem.editNotFound
             }
             return try jsonResponse(.ok, EditBody(edit, signer: signer))
         }
         group.delete("edits/:id") { request, context in
-            let user = try await self.user(request)
+            let user = try await keys.authenticatedUser(request.headers)
             guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)), let edit = try await store.delete(id, user: user) else {
                 throw Problem.editNotFound
             }
             if let key = edit.result.flatMap({ BlobKey(stored: $0.key) }) { try? await sources.blobs.delete(key) }
             return Response(status: .noContent)
         }
-    }
-
-    private func user(_ request: Request) async throws(Problem) -> UUID {
-        let claims = try await keys.authenticate(request.headers)
-        guard let user = claims.userID else { throw TokenProblem.invalid(.malformed) }
-        return user
     }
 
     // MARK: Create
@@ -103,7 +97,7 @@ struct EditsController: Sendable {
                 throw Problem.validation([FieldError(.body(pointer: "/source/uploadId"), "source.uploadId: no upload \(id.lowercased) of yours")])
             }
         case .unsplashPhoto(let id):
-            guard id.range(of: #"^[A-Za-z0-9_-]{1,64}$"#, options: .regularExpression) != nil else {
+            guard UnsplashPhotoID.isValid(id) else {
                 throw Problem.validation([FieldError(.body(pointer: "/source/unsplashPhotoId"), "source.unsplashPhotoId: not an Unsplash photo id")])
             }
         }

@@ -16,9 +16,7 @@ struct UploadsController: Sendable {
 
     func addRoutes(to group: RouterGroup<AppRequestContext>) {
         group.post("uploads") { request, _ in
-            let claims = try await keys.authenticate(request.headers)
-            guard let user = claims.userID else { throw TokenProblem.invalid(.malformed) }
-            return try await upload(request, user: user)
+            try await upload(request, user: keys.authenticatedUser(request.headers))
         }
     }
 

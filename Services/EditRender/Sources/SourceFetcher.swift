@@ -48,7 +48,7 @@ struct SourceFetcher: Sendable {
 
     /// The photo's `urls` from photo-catalog (its cache answers most of these).
     func photoURLs(_ id: String) async throws(SourceError) -> [String: String] {
-        guard id.range(of: #"^[A-Za-z0-9_-]{1,64}$"#, options: .regularExpression) != nil else {
+        guard UnsplashPhotoID.isValid(id) else {
             throw .permanent(reason: "\(id) is not an Unsplash photo id.")
         }
         let response: HTTPClientResponse

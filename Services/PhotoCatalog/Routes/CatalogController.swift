@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -49,7 +50,7 @@ struct CatalogController: Sendable {
         }
         group.post("photos/:id/download") { request, context in
             let id = context.parameters.get("id") ?? ""
-            guard UnsplashRequest.isPhotoID(id) else { throw Problem.photoNotFound(id) }
+            guard UnsplashPhotoID.isValid(id) else { throw Problem.photoNotFound(id) }
             let user = try await caller(request.headers)
             let queued = try await downloads.record(user: user, photo: id)
             let body = try JSONSerialization.data(withJSONObject: ["photo_id": id, "queued": queued], options: [.sortedKeys])
@@ -155,9 +156,7 @@ struct CatalogController: Sendable {
             }
             return user
         }
-        let claims = try await keys.authenticate(headers)
-        guard let user = claims.userID else { throw TokenProblem.invalid(.malformed) }
-        return user
+        return try await keys.authenticatedUser(headers)
     }
 
     private func constantTimeEquals(_ a: String, _ b: String) -> Bool {

@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import ServiceKit
 
@@ -66,16 +67,8 @@ struct UnsplashRequest: Sendable, Hashable {
 
     /// `GET /v1/photos/{id}`; `nil` when `id` cannot be an Unsplash photo id.
     static func photo(id: String) -> UnsplashRequest? {
-        guard isPhotoID(id) else { return nil }
+        guard UnsplashPhotoID.isValid(id) else { return nil }
         return UnsplashRequest(kind: .photo, path: "photos/\(id)", parameters: [])
-    }
-
-    /// Unsplash ids are short URL-safe strings; anything else is refused before it reaches a URL.
-    static func isPhotoID(_ id: String) -> Bool {
-        (1...64).contains(id.utf8.count) && id.utf8.allSatisfy { byte in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-        }
     }
 
     static let orders = ["relevant", "latest"]
@@ -195,7 +188,7 @@ struct QueryString: Sendable {
     func collectionIDs(errors: inout [FieldError]) -> String? {
         guard let raw = values["collections"] else { return nil }
         let ids = Set(raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
-        guard !ids.isEmpty, ids.count <= 20, ids.allSatisfy(UnsplashRequest.isPhotoID) else {
+        guard !ids.isEmpty, ids.count <= 20, ids.allSatisfy(UnsplashPhotoID.isValid) else {
             errors.append(FieldError(.parameter("collections"), "collections must be up to 20 comma-separated collection ids"))
             return nil
         }

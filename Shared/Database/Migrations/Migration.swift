@@ -1,4 +1,5 @@
 import Crypto
+import ServiceKit
 import Foundation
 
 /// One versioned SQL migration: the file `Migrations/0003_collections.sql` is version 3, named
@@ -14,7 +15,7 @@ package struct Migration: Sendable, Equatable {
         self.version = version
         self.name = name
         self.sql = sql.replacingOccurrences(of: "\r\n", with: "\n")
-        self.checksum = SHA256.hash(data: Data(self.sql.utf8)).map { String(format: "%02x", $0) }.joined()
+        self.checksum = SHA256.hash(data: Data(self.sql.utf8)).hexEncoded
     }
 
     /// The file name the migration came from, e.g. `0003_collections.sql`.

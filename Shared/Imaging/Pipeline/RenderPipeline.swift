@@ -10,10 +10,10 @@ import Contracts
 package enum RenderPipeline {
     /// - Throws: `ImagingError` saying why the source cannot be rendered.
     package static func render(_ source: [UInt8], filters: FilterChain, output: OutputRules, limits: SourceLimits = SourceLimits()) throws(ImagingError) -> RenderedImage {
-        _ = try SourceInspection.inspect(source, limits: limits)
+        let header = try SourceInspection.inspect(source, limits: limits)
         let decoded: VImage
         do {
-            decoded = try thumbnail(source, edge: output.longestEdge)
+            decoded = try thumbnail(source, edge: output.longestEdge, hasProfile: header.hasICCProfile)
         } catch {
             throw .unreadable(error.message)
         }
@@ -27,10 +27,11 @@ package enum RenderPipeline {
 
     /// Decodes at (or just above) the output size and resizes to fit `edge`×`edge`, into memory: a
     /// damaged file fails here, as a decoding failure, and the filters read pixels that are ready.
-    static func thumbnail(_ source: [UInt8], edge: Int) throws(VipsFailure) -> VImage {
+    /// - Parameter hasProfile: whether the source embeds an ICC profile, when its header has
+    ///   been read already; `nil` reads it here.
+    static func thumbnail(_ source: [UInt8], edge: Int, hasProfile: Bool? = nil) throws(VipsFailure) -> VImage {
         try VipsRuntime.ensureStarted()
-        // Read only for the profile question; the thumbnail opens its own loader.
-        let hasProfile = source.withUnsafeBytes { bytes -> Bool in
+        let hasProfile = hasProfile ?? source.withUnsafeBytes { bytes -> Bool in
             guard let header = splash_vips_header_from_buffer(bytes.baseAddress, bytes.count) else { return false }
             return VImage(owning: header).hasICCProfile
         }
@@ -54,10 +55,10 @@ package enum RenderPipeline {
         if image.bands > 3 {
             if keepAlpha {
                 alpha = try image.band(3)
+                image = try image.map { splash_vips_extract_band($0, $1, 0, 3) }
             } else {
                 image = try image.map { splash_vips_flatten_white($0, $1) }
             }
-            image = try image.map { splash_vips_extract_band($0, $1, 0, 3) }
         }
         if !filters.stages.isEmpty {
             let scale = Double(image.width) / 1080

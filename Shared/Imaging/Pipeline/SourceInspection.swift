@@ -4,9 +4,6 @@ import Foundation
 /// The formats a source may be in.
 package enum SourceFormat: String, Sendable, Equatable {
     case jpeg, png, webp
-
-    /// The `Content-Type` of a file in this format.
-    package var mediaType: String { "image/\(rawValue)" }
 }
 
 /// What a source's first bytes and header say, read before any pixel is decoded.
@@ -14,6 +11,8 @@ package struct SourceHeader: Sendable, Equatable {
     package var format: SourceFormat
     package var width: Int
     package var height: Int
+    /// The file embeds an ICC profile (its pixels are converted to sRGB when decoded).
+    package var hasICCProfile: Bool
 }
 
 /// The limits a source is checked against (specs/filters.md, "Safety").
@@ -84,6 +83,6 @@ package enum SourceInspection {
         guard image.width * image.height <= limits.maxPixels else {
             throw .tooManyPixels(width: image.width, height: image.height, limit: limits.maxPixels)
         }
-        return SourceHeader(format: format, width: image.width, height: image.height)
+        return SourceHeader(format: format, width: image.width, height: image.height, hasICCProfile: image.hasICCProfile)
     }
 }

@@ -23,7 +23,6 @@ final class VImage {
     var bands: Int { Int(vips_image_get_bands(pointer)) }
     var format: VipsBandFormat { vips_image_get_format(pointer) }
     var interpretation: VipsInterpretation { vips_image_get_interpretation(pointer) }
-    var hasAlpha: Bool { vips_image_hasalpha(pointer) != 0 }
 
     /// Runs one libvips operation that writes a new image to its output argument.
     /// - Throws: `VipsFailure` with libvips' message when the operation fails.

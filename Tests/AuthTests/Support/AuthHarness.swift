@@ -147,9 +147,7 @@ struct AuthHarness: Sendable {
 
     /// Rows in `auth.<table>` (as the superuser, so row-level security does not hide any).
     func count(_ table: String) async throws -> Int {
-        try await withDatabase { client in
-            try await client.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM auth.\(table)")).collect().first?.decode(Int.self) ?? 0
-        }
+        try await database.count("auth.\(table)")
     }
 
     // MARK: Events

@@ -4,7 +4,7 @@ import Hummingbird
 import Identity
 import Logging
 import NIOCore
-import ServiceLifecycle
+import TestSupport
 import Synchronization
 
 /// photo-catalog as edit-render sees it, over real HTTP: `/v1/photos/{id}` answers with `urls`
@@ -14,13 +14,13 @@ import Synchronization
 final class FakeCatalog: Sendable {
     let key = SigningKey.generate()
     private let images: [String: [UInt8]]
-    private let state = Mutex<(port: Int, reports: [String], stop: (@Sendable () async -> Void)?)>((0, [], nil))
+    private let state = Mutex<(server: TestServer?, reports: [String])>((nil, []))
 
     init(images: [String: [UInt8]]) {
         self.images = images
     }
 
-    var port: Int { state.withLock { $0.port } }
+    var port: Int { state.withLock { $0.server?.port ?? 0 } }
     var baseURL: String { "http://127.0.0.1:\(port)" }
     var reports: [String] { state.withLock { $0.reports } }
 
@@ -49,17 +49,11 @@ final class FakeCatalog: Sendable {
             guard let bytes = images[context.parameters.get("file") ?? ""] else { return Response(status: .notFound) }
             return Response(status: .ok, headers: [.contentType: "image/jpeg"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
         }
-        let (ports, reported) = AsyncStream.makeStream(of: Int.self)
-        let application = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                                      onServerRunning: { reported.yield($0.localAddress?.port ?? 0) }, logger: Logger(label: "fake-catalog"))
-        let group = ServiceGroup(configuration: .init(services: [application], logger: Logger(label: "fake-catalog")))
-        let task = Task { try await group.run() }
-        var iterator = ports.makeAsyncIterator()
-        let port = await iterator.next() ?? 0
-        state.withLock { $0.port = port; $0.stop = { await group.triggerGracefulShutdown(); _ = await task.result } }
+        let server = try await TestServer.start(router, label: "fake-catalog")
+        state.withLock { $0.server = server }
     }
 
     func stop() async {
-        await state.withLock { $0.stop }?()
+        await state.withLock { $0.server }?.stop()
     }
 }

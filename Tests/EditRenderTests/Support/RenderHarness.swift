@@ -136,11 +136,7 @@ struct RenderHarness: Sendable {
 
     /// Rows of `render.<table>` matching `condition`, read as the superuser.
     func count(_ table: String, where condition: String = "true") async throws -> Int {
-        try await database.withClient { client in
-            let rows = try await client.query(PostgresQuery(unsafeSQL: "SELECT count(*)::int FROM render.\(table) WHERE \(condition)"))
-            for try await count in rows.decode(Int.self) { return count }
-            return 0
-        }
+        try await database.count("render.\(table)", where: condition)
     }
 }
 

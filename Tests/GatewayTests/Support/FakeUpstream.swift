@@ -4,7 +4,6 @@ import Hummingbird
 import Identity
 import Logging
 import NIOCore
-import ServiceLifecycle
 import Synchronization
 import TestSupport
 
@@ -15,7 +14,7 @@ final class FakeUpstream: Sendable {
     let key: SigningKey
     private let keySetFetches = Atomic<Int>(0)
     private let requests = Atomic<Int>(0)
-    private let running = Mutex<(port: Int, stop: @Sendable () async -> Void)?>(nil)
+    private let running = Mutex<TestServer?>(nil)
 
     init(key: SigningKey = .generate()) {
         self.key = key
@@ -39,24 +38,13 @@ final class FakeUpstream: Sendable {
             return "late"
         }
         router.add(middleware: EchoMiddleware(upstream: self))
-        let (ports, reported) = AsyncStream.makeStream(of: Int.self)
-        let application = Application(
-            router: router,
-            configuration: .init(address: .hostname("127.0.0.1", port: port)),
-            onServerRunning: { reported.yield($0.localAddress?.port ?? 0) },
-            logger: Logger(label: "fake-upstream")
-        )
-        let group = ServiceGroup(configuration: .init(services: [application], logger: Logger(label: "fake-upstream")))
-        let task = Task { try await group.run() }
-        var iterator = ports.makeAsyncIterator()
-        guard let bound = await iterator.next() else { throw FakeUpstreamError.didNotStart }
-        running.withLock { $0 = (bound, { await group.triggerGracefulShutdown(); _ = await task.result }) }
+        let server = try await TestServer.start(router, port: port, label: "fake-upstream")
+        running.withLock { $0 = server }
     }
 
     /// Stops serving and waits until the port is closed.
     func stop() async {
-        guard let stop = running.withLock({ $0?.stop }) else { return }
-        await stop()
+        await running.withLock({ $0 })?.stop()
     }
 
     /// Answers every path but the key set and the slow route with what it received.
@@ -85,6 +73,3 @@ final class FakeUpstream: Sendable {
     }
 }
 
-enum FakeUpstreamError: Error {
-    case didNotStart
-}

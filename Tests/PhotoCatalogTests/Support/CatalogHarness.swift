@@ -102,11 +102,7 @@ struct CatalogHarness: Sendable {
 
     /// Rows of `catalog.<table>`, read as the superuser.
     func count(_ table: String, where condition: String = "true") async throws -> Int {
-        try await database.withClient { client in
-            let rows = try await client.query(PostgresQuery(unsafeSQL: "SELECT count(*)::int FROM catalog.\(table) WHERE \(condition)"))
-            for try await count in rows.decode(Int.self) { return count }
-            return 0
-        }
+        try await database.count("catalog.\(table)", where: condition)
     }
 
     /// Waits until `condition` holds, for at most `timeout`.
