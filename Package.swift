@@ -23,7 +23,6 @@ let nioCore = Target.Dependency.product(name: "NIOCore", package: "swift-nio")
 let nioFoundation = Target.Dependency.product(name: "NIOFoundationCompat", package: "swift-nio")
 let nioHTTP1 = Target.Dependency.product(name: "NIOHTTP1", package: "swift-nio")
 let webSocket = Target.Dependency.product(name: "HummingbirdWebSocket", package: "hummingbird-websocket")
-let webSocketClient = Target.Dependency.product(name: "HummingbirdWSClient", package: "hummingbird-websocket")
 let nioWebSocket = Target.Dependency.product(name: "NIOWebSocket", package: "swift-nio")
 let bcrypt = Target.Dependency.product(name: "HummingbirdBcrypt", package: "hummingbird-auth")
 
@@ -67,7 +66,7 @@ let services: [(product: Product, targets: [Target])] = [
         "gateway",
         module: "Gateway",
         dependencies: ["Identity", "KeySetClient", "EventBus", "Kafka", "Contracts", "AsyncSignals", asyncHTTPClient, hummingbird, webSocket, httpTypes, nioCore, nioPosix, nioHTTP1, nioWebSocket, logging, metrics, serviceLifecycle],
-        testDependencies: ["Identity", "ServiceKit", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, webSocketClient, httpTypes, crypto, nioCore, nioWebSocket, serviceLifecycle, logging],
+        testDependencies: ["Identity", "ServiceKit", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, httpTypes, crypto, nioCore, nioPosix, serviceLifecycle, logging],
         ownsSchema: false
     ),
     service(
@@ -182,7 +181,7 @@ let package = Package(
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["Identity", "LocalStack", "Kafka", "EventBus", "Contracts", "Database", "ServiceKit", "AsyncSignals", hummingbird, hummingbirdCore, httpTypes, asyncHTTPClient, postgresNIO, serviceLifecycle, logging],
+            dependencies: ["Identity", "LocalStack", "Kafka", "EventBus", "Contracts", "Database", "ServiceKit", "AsyncSignals", hummingbird, hummingbirdCore, httpTypes, asyncHTTPClient, postgresNIO, serviceLifecycle, logging, crypto, nioCore, nioPosix],
             path: "Shared/TestSupport"
         ),
 
@@ -224,7 +223,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "GatewayBenchmark",
-            dependencies: ["EventBus", "Kafka", "Contracts", "Identity", "LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, webSocketClient, httpTypes, logging],
+            dependencies: ["EventBus", "Kafka", "Contracts", "Identity", "LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, logging],
             path: "Benchmarks/Gateway"
         ),
         .executableTarget(

@@ -2,8 +2,6 @@ import AsyncHTTPClient
 import Contracts
 import EventBus
 import Foundation
-import HTTPTypes
-import HummingbirdWSClient
 import Identity
 import Kafka
 import LocalStack
@@ -131,24 +129,17 @@ final class Arrivals: Sendable {
     let subscribed = Atomic<Int>(0)
 }
 let arrivals = Arrivals()
-let stopSockets = Atomic<Bool>(false)
 let socketTasks = (0..<socketCount).map { _ in
     Task {
-        var headers = HTTPFields()
-        headers[.authorization] = "Bearer \(token)"
-        _ = try? await WebSocketClient.connect(
+        _ = try? await WebSocketTestClient.run(
             url: "ws://127.0.0.1:\(gateway.port)/v1/realtime?channels=profiles",
-            configuration: .init(maxFrameSize: 1 << 16, additionalHeaders: headers), logger: logger
-        ) { inbound, _, _ in
-            for try await message in inbound.messages(maxSize: 1 << 20) {
-                guard case .text(let text) = message else { continue }
-                let now = ContinuousClock.now
-                if text.contains(#""op":"subscribed""#) { arrivals.subscribed.add(1, ordering: .relaxed); continue }
-                guard let range = text.range(of: #""id":""#) else { continue }
-                let id = String(text[range.upperBound...].prefix(36))
-                arrivals.times.withLock { $0[id, default: []].append(now) }
-                if stopSockets.load(ordering: .relaxed) { return }
-            }
+            headers: [("Authorization", "Bearer \(token)")]
+        ) { text in
+            let now = ContinuousClock.now
+            if text.contains(#""op":"subscribed""#) { arrivals.subscribed.add(1, ordering: .relaxed); return }
+            guard let range = text.range(of: #""id":""#) else { return }
+            let id = String(text[range.upperBound...].prefix(36))
+            arrivals.times.withLock { $0[id, default: []].append(now) }
         }
     }
 }
@@ -176,7 +167,6 @@ try await withRunningServices([producer]) {
         perEvent.append("event \(index + 1): \(received.count) clients, p50 \(format(received[received.count / 2])) ms, p99 \(format(received[Int(Double(received.count) * 0.99)])) ms, max \(format(received.last!)) ms")
     }
 }
-stopSockets.store(true, ordering: .relaxed)
 for task in socketTasks { task.cancel() }
 
 // MARK: Report

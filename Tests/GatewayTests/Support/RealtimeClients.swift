@@ -1,18 +1,17 @@
 import AsyncHTTPClient
 import Foundation
 import HTTPTypes
-import HummingbirdWSClient
 import Logging
 import NIOCore
-import NIOWebSocket
 import Synchronization
+import TestSupport
 
 /// A WebSocket client of `/v1/realtime` for tests: connects in the background, keeps every text
 /// message it receives, and can send.
 final class RealtimeSocket: Sendable {
     private let received = Mutex<[String]>([])
-    private let outbound = Mutex<WebSocketOutboundWriter?>(nil)
-    private let closed = Mutex<(code: WebSocketErrorCode?, reason: String?)?>(nil)
+    private let outbound = Mutex<WebSocketTestClient.Writer?>(nil)
+    private let closed = Mutex<(code: UInt16?, reason: String?)?>(nil)
     private let task = Mutex<Task<Void, Never>?>(nil)
     /// When each message arrived.
     private let arrivals = Mutex<[ContinuousClock.Instant]>([])
@@ -20,25 +19,16 @@ final class RealtimeSocket: Sendable {
     /// Connects to `url` (with `token` as a bearer header when given); `reads` false makes a
     /// client that never reads what it is sent.
     init(url: String, token: String? = nil, reads: Bool = true) {
-        var headers = HTTPFields()
-        if let token { headers[.authorization] = "Bearer \(token)" }
-        let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 16, additionalHeaders: headers)
+        let headers = token.map { [("Authorization", "Bearer \($0)")] } ?? []
         let started = Task { [self] in
             do {
-                let frame = try await WebSocketClient.connect(url: url, configuration: configuration, logger: Logger(label: "realtime-test-client")) { inbound, writer, _ in
+                let frame = try await WebSocketTestClient.run(url: url, headers: headers, reads: reads) { writer in
                     self.outbound.withLock { $0 = writer }
-                    guard reads else {
-                        try await Task.sleep(for: .seconds(120))
-                        return
-                    }
-                    for try await message in inbound.messages(maxSize: 1 << 20) {
-                        if case .text(let text) = message {
-                            self.arrivals.withLock { $0.append(.now) }
-                            self.received.withLock { $0.append(text) }
-                        }
-                    }
+                } onText: { text in
+                    self.arrivals.withLock { $0.append(.now) }
+                    self.received.withLock { $0.append(text) }
                 }
-                closed.withLock { $0 = (frame?.closeCode, frame?.reason) }
+                closed.withLock { $0 = (frame?.code, frame?.reason) }
             } catch {
                 closed.withLock { $0 = (nil, "\(error)") }
             }
@@ -48,7 +38,7 @@ final class RealtimeSocket: Sendable {
 
     var messages: [String] { received.withLock { $0 } }
     var arrivalTimes: [ContinuousClock.Instant] { arrivals.withLock { $0 } }
-    var closeFrame: (code: WebSocketErrorCode?, reason: String?)? { closed.withLock { $0 } }
+    var closeFrame: (code: UInt16?, reason: String?)? { closed.withLock { $0 } }
 
     func send(_ json: String) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
@@ -56,7 +46,7 @@ final class RealtimeSocket: Sendable {
             try await Task.sleep(for: .milliseconds(10))
         }
         guard let writer = outbound.withLock({ $0 }) else { throw RealtimeClientError.notConnected }
-        try await writer.write(.text(json))
+        try await writer.send(text: json)
     }
 
     /// The first message (as JSON) matching `predicate` within `timeout`.
@@ -72,7 +62,7 @@ final class RealtimeSocket: Sendable {
     }
 
     /// Waits for the connection to end and returns the close frame the server sent.
-    func waitForClose(within timeout: Duration = RealtimeClientError.patience) async throws -> (code: WebSocketErrorCode?, reason: String?) {
+    func waitForClose(within timeout: Duration = RealtimeClientError.patience) async throws -> (code: UInt16?, reason: String?) {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let closed = closeFrame { return closed }
@@ -81,10 +71,15 @@ final class RealtimeSocket: Sendable {
         throw RealtimeClientError.timedOut("the close (connected: \(outbound.withLock { $0 } != nil))", messages)
     }
 
+    /// Starts the closing handshake and waits for the server's answer (at most a second).
     func disconnect() async {
         let running = task.withLock { $0 }
+        if let writer = outbound.withLock({ $0 }) { try? await writer.close() }
+        let deadline = ContinuousClock.now + .seconds(1)
+        while closeFrame == nil, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
         running?.cancel()
-        if let writer = outbound.withLock({ $0 }) { try? await writer.close(.normalClosure, reason: nil) }
         _ = await running?.value
     }
 }
