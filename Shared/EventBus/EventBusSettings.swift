@@ -12,6 +12,7 @@ import ServiceKit
 /// | `KAFKA_BATCH_SIZE` | `1MiB` | largest batch per partition |
 /// | `KAFKA_MESSAGE_TIMEOUT` | `2m` | how long a record is retried before its delivery fails |
 /// | `KAFKA_FETCH_MAX_WAIT` | `100ms` | how long a consumer's fetch waits for new records |
+/// | `KAFKA_SESSION_TIMEOUT` | `30s` | how long a consumer may go silent before its group hands its partitions to the others (at least 6 s, the brokers' usual floor) |
 /// | `KAFKA_CREATE_TOPICS` | `true` | create the service's topics at start-up if missing |
 /// | `EVENTS_RETRY_ATTEMPTS` | `5` | handler attempts before an event is dead-lettered |
 /// | `EVENTS_RETRY_BACKOFF` | `200ms` | first wait between attempts; doubles up to 10 s |
@@ -25,6 +26,7 @@ package struct EventBusSettings: Sendable {
     package var batchSize: Int
     package var messageTimeout: Duration
     package var fetchMaxWait: Duration
+    package var sessionTimeout: Duration
     package var createsTopics: Bool
     package var retry: RetryPolicy
     package var outbox: OutboxRelay.Configuration
@@ -36,6 +38,7 @@ package struct EventBusSettings: Sendable {
         batchSize = try reader.byteCount("KAFKA_BATCH_SIZE", default: 1 << 20, in: 1_024...(64 << 20))
         messageTimeout = try reader.duration("KAFKA_MESSAGE_TIMEOUT", default: .seconds(120), minimum: .seconds(1))
         fetchMaxWait = try reader.duration("KAFKA_FETCH_MAX_WAIT", default: .milliseconds(100), minimum: .milliseconds(1))
+        sessionTimeout = try reader.duration("KAFKA_SESSION_TIMEOUT", default: .seconds(30), minimum: .seconds(6))
         createsTopics = try reader.bool("KAFKA_CREATE_TOPICS", default: true)
         retry = RetryPolicy(
             attempts: try reader.integer("EVENTS_RETRY_ATTEMPTS", default: 5, in: 1...100),
@@ -61,6 +64,7 @@ package struct EventBusSettings: Sendable {
     package func consumer(clientID: String, group: String, topics: [Topic]) -> KafkaConsumerConfiguration {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: brokers, clientID: clientID, groupID: group, topics: topics.map(\.name))
         configuration.fetchMaxWait = fetchMaxWait
+        configuration.sessionTimeout = sessionTimeout
         return configuration
     }
 }

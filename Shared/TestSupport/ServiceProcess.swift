@@ -53,12 +53,19 @@ package final class ServiceProcess: Sendable {
         }
     }
 
+    /// SIGKILL: the process dies mid-work, without closing anything.
+    package func kill() async {
+        guard process.isRunning else { return }
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        _ = await exited.value()
+    }
+
     /// SIGTERM, then SIGKILL after ten seconds.
     package func stop() async {
         guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
+        Glibc.kill(process.processIdentifier, SIGTERM)
         if await !exited.arrives(within: .seconds(10)) {
-            kill(process.processIdentifier, SIGKILL)
+            Glibc.kill(process.processIdentifier, SIGKILL)
             _ = await exited.value()
         }
     }

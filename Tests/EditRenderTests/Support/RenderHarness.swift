@@ -20,6 +20,8 @@ struct RenderHarness: Sendable {
     let database: TestDatabase
     let blobs: URL
     let logs: CapturedOutput
+    /// The configuration the applications run with, for starting more as processes.
+    let environment: [String: String]
 
     var app: RunningApplication { apps[0] }
 
@@ -82,6 +84,7 @@ struct RenderHarness: Sendable {
             "RENDER_ALLOW_PRIVATE_SOURCES": "true",
         ]
         environment.merge(overrides) { _, override in override }
+        let settings = environment
         let logs = try CapturedOutput()
         let factory = LogSettings(format: .json, level: .info).makeHandlerFactory(output: logs.output)
         let logger = Logger(label: "edit-render") { label in factory(label, nil) }
@@ -89,7 +92,7 @@ struct RenderHarness: Sendable {
 
         @Sendable func start(_ remaining: Int, _ running: [RunningApplication]) async throws -> Result {
             if remaining == 0 {
-                return try await body(RenderHarness(apps: running, catalog: catalog, database: database, blobs: blobs, logs: logs))
+                return try await body(RenderHarness(apps: running, catalog: catalog, database: database, blobs: blobs, logs: logs, environment: settings))
             }
             let application = try await buildApplication(configuration, runtime: ServiceRuntime(name: "edit-render", logger: logger, metrics: ServiceMetrics()))
             return try await withRunningApplication(application) { app in

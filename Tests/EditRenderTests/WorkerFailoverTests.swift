@@ -1,0 +1,67 @@
+import AsyncHTTPClient
+import Foundation
+import LocalStack
+import Testing
+import TestSupport
+
+/// Render workers as the separate processes docker-compose scales, one of them killed mid-run.
+@Suite("Render workers fail over") struct WorkerFailoverTests {
+    @Test func twoWorkerProcessesShare200JobsAndWhenOneIsKilledTheOtherFinishesEveryJobOnce() async throws {
+        // The API in the test process; the workers are `edit-render --role worker` processes. A
+        // six-second session lets the group notice the killed worker quickly.
+        try await RenderHarness.with(["RENDER_ROLE": "api", "KAFKA_SESSION_TIMEOUT": "6s"]) { render in
+            var workerEnvironment = render.environment
+            workerEnvironment["RENDER_ROLE"] = "worker"
+            workerEnvironment["RENDER_WORKERS"] = "1"
+            let survivor = try await ServiceProcess("edit-render", environment: workerEnvironment)
+            let victim = try await ServiceProcess("edit-render", environment: workerEnvironment)
+            defer { Task { await survivor.stop(); await victim.stop() } }
+
+            let user = UUID()
+            let total = 200
+            for index in 0..<total {
+                let created = try await render.createEdit(#"{"source":{"unsplashPhotoId":"FreshFlower-\#(index)"},"filters":[{"name":"sepia"},{"name":"vignette"}],"output":{"longestEdge":240}}"#, user: user)
+                #expect(created.status == 202)
+            }
+            // Both take part: each has rendered jobs of its own partitions.
+            try await waitUntilReady("both workers rendering", timeout: .seconds(120)) {
+                let (first, second) = (await rendered(by: survivor), await rendered(by: victim))
+                return first > 0 && second > 0
+            }
+            let assignmentsBeforeKill = assignments(of: survivor)
+            let victimRendered = await rendered(by: victim)
+            await victim.kill()
+            let completedAtKill = try await render.count("edits", where: "status = 'completed'")
+
+            // Its unfinished jobs (uncommitted offsets) go to the survivor once the group notices.
+            try await waitUntilReady("\(total) completed edits", timeout: .seconds(180)) {
+                (try? await render.count("edits", where: "status = 'completed'")) == total
+            }
+            #expect(completedAtKill < total / 2, "the kill came too late to leave the victim's jobs unfinished")
+            #expect(victimRendered > 0)
+            // The survivor was given the victim's partitions and rendered every job left.
+            #expect(assignments(of: survivor) > assignmentsBeforeKill)
+            let survivorRendered = await rendered(by: survivor)
+            #expect(survivorRendered >= total - completedAtKill, "survivor \(survivorRendered), \(completedAtKill) done at the kill")
+            #expect(try await render.count("outbox", where: "type = 'render.edit.completed.v1'") == total)
+            #expect(try await render.count("outbox", where: "type = 'render.edit.failed.v1'") == 0)
+            #expect(try await render.count("edits", where: "status <> 'completed'") == 0)
+            // Every completed edit has its file.
+            let files = try FileManager.default.subpathsOfDirectory(atPath: render.blobs.path).filter { $0.hasSuffix("edited.jpg") }
+            #expect(files.count == total)
+        }
+    }
+
+    /// How often the worker was assigned partitions of render.jobs, from its log.
+    private func assignments(of worker: ServiceProcess) -> Int {
+        worker.output.text.split(separator: "\n").count { $0.contains("Kafka partitions assigned") && $0.contains("render.jobs") }
+    }
+
+    /// Renders finished by a worker process, from its `/metrics`.
+    private func rendered(by worker: ServiceProcess) async -> Int {
+        guard let response = try? await HTTPClient.shared.get(url: worker.baseURL + "/metrics").get(),
+              let body = response.body.map({ String(buffer: $0) }) else { return 0 }
+        let line = body.split(separator: "\n").first { $0.hasPrefix("render_job_duration_seconds_count") }
+        return line.flatMap { Int(Double($0.split(separator: " ").last ?? "") ?? 0) } ?? 0
+    }
+}
