@@ -73,7 +73,7 @@ func buildApplication(_ config: RenderConfiguration, runtime: ServiceRuntime) as
         guard config.role.servesAPI else { return }
         let group = router.group("v1")
         EditsController(store: store, sources: sources, renderer: renderer, signer: signer, keys: keys, metrics: metrics).addRoutes(to: group)
-        UploadsController(store: store, blobs: blobs, keys: keys, maxBytes: config.maxUploadBytes).addRoutes(to: group)
+        UploadsController(store: store, blobs: blobs, keys: keys, signer: signer, maxBytes: config.maxUploadBytes).addRoutes(to: group)
         MediaController(blobs: blobs, signer: signer).addRoutes(to: group)
     }
 }

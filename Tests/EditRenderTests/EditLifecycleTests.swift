@@ -10,11 +10,18 @@ import TestSupport
     @Test func anUploadedPhotoIsRenderedStoredAndServedThroughASignedURL() async throws {
         try await RenderHarness.with { render in
             let user = UUID()
-            let uploaded = try await render.upload(try RenderHarness.photo("Aqua"), user: user)
+            let photo = try RenderHarness.photo("Aqua")
+            let uploaded = try await render.upload(photo, user: user)
             #expect(uploaded.status == 201)
             let upload = try uploaded.json()
             #expect((upload["width"] as? Int, upload["height"] as? Int, upload["format"] as? String) == (2560, 1600, "jpeg"))
             let uploadID = try #require(upload["uploadId"] as? String)
+            // The original is kept as sent and served through its own signed link.
+            let originalURL = try #require(upload["url"] as? String)
+            #expect(originalURL.hasPrefix("https://splash.test/v1/media/\(user.uuidString.lowercased())/uploads/\(uploadID).jpeg?expires="))
+            let kept = try await render.call(.get, String(originalURL.dropFirst("https://splash.test".count)), user: nil)
+            #expect(kept.status == 200)
+            #expect(Array(kept.body) == photo)
 
             let created = try await render.createEdit(#"{"source":{"uploadId":"\#(uploadID)"},"filters":[{"name":"sepia","intensity":0.8},{"name":"vignette","intensity":0.5}]}"#, user: user)
             #expect(created.status == 202)
@@ -23,6 +30,11 @@ import TestSupport
 
             let edit = try await render.finished(id, user: user)
             #expect(edit["status"] as? String == "completed")
+            let original = try #require(edit["original"] as? [String: Any])
+            #expect(original["uploadId"] as? String == uploadID)
+            #expect((original["width"] as? Int, original["height"] as? Int, original["bytes"] as? Int) == (2560, 1600, photo.count))
+            let originalFromEdit = try await render.call(.get, String(try #require(original["url"] as? String).dropFirst("https://splash.test".count)), user: nil)
+            #expect(Array(originalFromEdit.body) == photo)
             let result = try #require(edit["result"] as? [String: Any])
             #expect((result["width"] as? Int, result["height"] as? Int) == (1080, 675))
             #expect((result["bytes"] as? Int ?? 0) <= 1 << 20)
@@ -50,6 +62,11 @@ import TestSupport
             let edit = try await render.finished(id, user: user)
             #expect(edit["status"] as? String == "completed")
             #expect((edit["source"] as? [String: Any])?["unsplashPhotoId"] as? String == "Storm-abc")
+            // The original is the photo's reference: its id and the URLs photo-catalog gave.
+            let original = try #require(edit["original"] as? [String: Any])
+            #expect(original["unsplashPhotoId"] as? String == "Storm-abc")
+            #expect(((original["urls"] as? [String: String])?["regular"])?.hasSuffix("/images/Storm.jpg?regular") == true, "\(original)")
+            #expect(original["url"] == nil)
             let result = try #require(edit["result"] as? [String: Any])
             #expect((result["width"] as? Int, result["height"] as? Int) == (800, 533))
             // Only the edited image is stored; the Unsplash original stays a reference.
@@ -95,9 +112,11 @@ import TestSupport
             try await waitUntilReady("the first completed edits", timeout: .seconds(60)) {
                 (try? await render.count("edits", where: "status = 'completed'")) ?? 0 >= 4
             }
-            // Both workers took part: each was assigned half of render.jobs.
-            let assigned = render.logs.text.components(separatedBy: "\n").filter { $0.contains("Kafka partitions assigned") && $0.contains("render.jobs") }
-            #expect(assigned.count >= 2)
+            // Both workers take part: each is assigned its share of render.jobs (the second may
+            // join after the first has started).
+            try await waitUntilReady("both replicas assigned partitions", timeout: .seconds(60)) {
+                render.logs.text.components(separatedBy: "\n").count { $0.contains("Kafka partitions assigned") && $0.contains("render.jobs") } >= 2
+            }
             // One worker goes away mid-run; its partitions move to the other, which finishes.
             await render.apps[1].beginShutdown()
             try await waitUntilReady("\(total) completed edits", timeout: .seconds(120)) {

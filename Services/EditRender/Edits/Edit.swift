@@ -13,9 +13,18 @@ struct Edit: Sendable, Equatable {
         var quality: Int
     }
 
+    /// The photo the edit started from, as far as it is kept.
+    enum Original: Sendable, Equatable {
+        /// The user's upload, kept as bytes under `key`.
+        case upload(UploadedOriginal)
+        /// An Unsplash photo's URLs, recorded when the edit was rendered.
+        case unsplash(OriginalReference)
+    }
+
     var id: UUID
     var userID: UUID
     var source: EditSource
+    var original: Original?
     var filters: [FilterStep]
     var output: EditOutput
     var status: Status
@@ -35,4 +44,18 @@ struct EditRequest: Decodable, Sendable {
         var format: EditOutput.Format?
         var longestEdge: Int?
     }
+}
+
+/// An uploaded original as an edit shows it (from its `uploads` row).
+struct UploadedOriginal: Codable, Sendable, Equatable {
+    var key: String
+    var format: String
+    var width: Int
+    var height: Int
+    var bytes: Int
+}
+
+/// An Unsplash original kept as a reference: the photo's `urls` from photo-catalog.
+struct OriginalReference: Codable, Sendable, Equatable {
+    var urls: [String: String]
 }

@@ -101,18 +101,32 @@ struct EditStore: Sendable {
 
     // MARK: Rows
 
-    static let columns = "id, user_id, source::text, filters::text, output::text, status, width, height, bytes, quality, result_key, failure_reason, created_at, finished_at"
+    /// An edit's row, its Unsplash reference and its upload's row (row-level security shows only
+    /// the owner's).
+    static let columns = """
+        id, user_id, source::text, filters::text, output::text, status, width, height, bytes, quality, result_key, failure_reason, created_at, finished_at, \
+        original::text, \
+        (SELECT json_build_object('key', u.blob_key, 'format', u.format, 'width', u.width, 'height', u.height, 'bytes', u.bytes)::text \
+         FROM uploads u WHERE u.id = (edits.source ->> 'uploadId')::uuid)
+        """
 
     static func decode(_ row: PostgresRow) throws -> Edit {
-        let (id, user, source, filters, output, status, width, height, bytes, quality, key, reason, created, finished) =
-            try row.decode((UUID, UUID, String, String, String, String, Int?, Int?, Int?, Int?, String?, String?, Date, Date?).self)
+        let (id, user, source, filters, output, status, width, height, bytes, quality, key, reason, created, finished, reference, upload) =
+            try row.decode((UUID, UUID, String, String, String, String, Int?, Int?, Int?, Int?, String?, String?, Date, Date?, String?, String?).self)
         var result: Edit.Result?
         if let width, let height, let bytes, let quality, let key {
             result = Edit.Result(key: key, width: width, height: height, bytes: bytes, quality: quality)
         }
+        var original: Edit.Original?
+        if let upload {
+            original = .upload(try JSONDecoder().decode(UploadedOriginal.self, from: Data(upload.utf8)))
+        } else if let reference {
+            original = .unsplash(try JSONDecoder().decode(OriginalReference.self, from: Data(reference.utf8)))
+        }
         return Edit(
             id: id, userID: user,
             source: try EventJSON.decoder.decode(EditSource.self, from: Data(source.utf8)),
+            original: original,
             filters: try EventJSON.decoder.decode([FilterStep].self, from: Data(filters.utf8)),
             output: try EventJSON.decoder.decode(EditOutput.self, from: Data(output.utf8)),
             status: Edit.Status(rawValue: status) ?? .queued,

@@ -21,9 +21,24 @@ struct EditBody: Encodable {
         var format: EditOutput.Format
     }
 
+    /// The photo the edit started from: an upload through a signed link, or an Unsplash photo's
+    /// id and (once rendered) its URLs.
+    struct OriginalBody: Encodable {
+        var uploadId: String?
+        var unsplashPhotoId: String?
+        var url: String?
+        var expiresAt: Date?
+        var format: String?
+        var width: Int?
+        var height: Int?
+        var bytes: Int?
+        var urls: [String: String]?
+    }
+
     var id: UUID
     var status: Edit.Status
     var source: EditSource
+    var original: OriginalBody?
     var filters: [FilterStep]
     var output: EditOutput
     var result: ResultBody?
@@ -40,6 +55,18 @@ struct EditBody: Encodable {
         failureReason = edit.failureReason
         createdAt = edit.createdAt
         finishedAt = edit.finishedAt
+        switch (edit.source, edit.original) {
+        case (.upload(let id), .upload(let upload)):
+            let signed = BlobKey(stored: upload.key).map { signer.sign($0) }
+            original = OriginalBody(uploadId: id.lowercased, url: signed?.url, expiresAt: signed?.expiresAt, format: upload.format, width: upload.width, height: upload.height, bytes: upload.bytes)
+        case (.unsplashPhoto(let id), let kept):
+            var reference = OriginalBody(unsplashPhotoId: id)
+            if case .unsplash(let recorded) = kept { reference.urls = recorded.urls }
+            original = reference
+        case (.upload, _):
+            // The upload was deleted; the edit stands on its own.
+            original = nil
+        }
         if let stored = edit.result, let key = BlobKey(stored: stored.key) {
             let signed = signer.sign(key)
             result = ResultBody(url: signed.url, expiresAt: signed.expiresAt, width: stored.width, height: stored.height, bytes: stored.bytes, quality: stored.quality, format: edit.output.format)
@@ -47,7 +74,7 @@ struct EditBody: Encodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, status, source, filters, output, result, failureReason, createdAt, finishedAt
+        case id, status, source, original, filters, output, result, failureReason, createdAt, finishedAt
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -55,6 +82,7 @@ struct EditBody: Encodable {
         try container.encode(id.lowercased, forKey: .id)
         try container.encode(status, forKey: .status)
         try container.encode(source, forKey: .source)
+        try container.encodeIfPresent(original, forKey: .original)
         try container.encode(filters, forKey: .filters)
         try container.encode(output, forKey: .output)
         try container.encodeIfPresent(result, forKey: .result)
@@ -70,13 +98,15 @@ struct EditPage: Encodable {
     var nextCursor: String?
 }
 
-/// `POST /v1/uploads`.
+/// `POST /v1/uploads`: the new upload, with a signed link to the stored original.
 struct UploadBody: Encodable {
     var uploadId: String
     var format: String
     var width: Int
     var height: Int
     var bytes: Int
+    var url: String
+    var expiresAt: Date
 }
 
 /// A JSON response in the events' encoding: camelCase keys, RFC 3339 dates.

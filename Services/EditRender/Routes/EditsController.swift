@@ -91,18 +91,20 @@ struct EditsController: Sendable {
         guard (16...maxEdge).contains(edge) else {
             throw Problem.validation([FieldError(.body(pointer: "/output/longestEdge"), "output.longestEdge: must be between 16 and \(maxEdge), got \(edge)")])
         }
+        var original: Edit.Original?
         switch request.source {
         case .upload(let id):
-            guard try await store.upload(id, user: user) != nil else {
+            guard let upload = try await store.upload(id, user: user) else {
                 throw Problem.validation([FieldError(.body(pointer: "/source/uploadId"), "source.uploadId: no upload \(id.lowercased) of yours")])
             }
+            original = .upload(UploadedOriginal(key: upload.key, format: upload.format, width: upload.width, height: upload.height, bytes: upload.bytes))
         case .unsplashPhoto(let id):
             guard UnsplashPhotoID.isValid(id) else {
                 throw Problem.validation([FieldError(.body(pointer: "/source/unsplashPhotoId"), "source.unsplashPhotoId: not an Unsplash photo id")])
             }
         }
-        let edit = Edit(id: UUID(), userID: user, source: request.source, filters: chain.steps, output: EditOutput(format: request.output?.format ?? .jpeg, longestEdge: edge),
-                        status: .queued, createdAt: Date())
+        let edit = Edit(id: UUID(), userID: user, source: request.source, original: original, filters: chain.steps,
+                        output: EditOutput(format: request.output?.format ?? .jpeg, longestEdge: edge), status: .queued, createdAt: Date())
         return (edit, chain)
     }
 
@@ -115,7 +117,7 @@ struct EditsController: Sendable {
         let (edit, chain) = try await validated(body, user: user, maxEdge: 400, defaultEdge: 400)
         let source: [UInt8]
         do throws(SourceError) {
-            source = try await sources.bytes(of: edit.source, user: user, large: false)
+            source = try await sources.fetch(edit.source, user: user, large: false).bytes
         } catch .permanent(let reason) {
             throw Problem(status: .unprocessableContent, type: "source-unusable", title: "The photo cannot be used", detail: reason)
         } catch .unavailable {

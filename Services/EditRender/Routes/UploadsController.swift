@@ -12,6 +12,7 @@ struct UploadsController: Sendable {
     let store: EditStore
     let blobs: FileBlobStore
     let keys: KeySetCache
+    let signer: MediaSigner
     let maxBytes: Int
 
     func addRoutes(to group: RouterGroup<AppRequestContext>) {
@@ -42,6 +43,7 @@ struct UploadsController: Sendable {
             try FileManager.default.moveItem(at: blobs.url(pending), to: blobs.url(key))
         }
         try await store.insert(EditStore.Upload(id: id, userID: user, key: key.path, format: header.format.rawValue, width: header.width, height: header.height, bytes: bytes))
-        return try jsonResponse(.created, UploadBody(uploadId: id.lowercased, format: header.format.rawValue, width: header.width, height: header.height, bytes: bytes))
+        let signed = signer.sign(key)
+        return try jsonResponse(.created, UploadBody(uploadId: id.lowercased, format: header.format.rawValue, width: header.width, height: header.height, bytes: bytes, url: signed.url, expiresAt: signed.expiresAt))
     }
 }

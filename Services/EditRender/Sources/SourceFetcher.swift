@@ -13,8 +13,16 @@ enum SourceError: Error, Equatable {
     case unavailable(String)
 }
 
-/// The bytes an edit starts from, and what to keep of them: an upload from the blob store (kept as
-/// the original), or an Unsplash photo through photo-catalog (kept as a reference, never as bytes).
+/// The bytes an edit starts from, and what to keep of them.
+struct FetchedSource: Sendable {
+    var bytes: [UInt8]
+    /// For an Unsplash photo, its `urls` from photo-catalog: the original is kept as this
+    /// reference, never as bytes. `nil` for an upload, whose bytes are the kept original.
+    var unsplashURLs: [String: String]?
+}
+
+/// The bytes an edit starts from: an upload from the blob store (kept as the original), or an
+/// Unsplash photo through photo-catalog (kept as a reference, never as bytes).
 struct SourceFetcher: Sendable {
     let blobs: any BlobStore
     let store: EditStore
@@ -27,7 +35,7 @@ struct SourceFetcher: Sendable {
 
     /// - Parameter large: the output is larger than 1080 px, so Unsplash's `full` size is fetched
     ///   rather than `regular` (1080 wide).
-    func bytes(of source: EditSource, user: UUID, large: Bool) async throws(SourceError) -> [UInt8] {
+    func fetch(_ source: EditSource, user: UUID, large: Bool) async throws(SourceError) -> FetchedSource {
         switch source {
         case .upload(let id):
             let upload: EditStore.Upload?
@@ -35,14 +43,14 @@ struct SourceFetcher: Sendable {
             guard let upload, let key = BlobKey(stored: upload.key) else { throw .permanent(reason: "The uploaded photo no longer exists.") }
             do {
                 guard let bytes = try await blobs.get(key) else { throw SourceError.permanent(reason: "The uploaded photo no longer exists.") }
-                return bytes
+                return FetchedSource(bytes: bytes, unsplashURLs: nil)
             } catch let error as SourceError { throw error } catch { throw .unavailable("\(error)") }
         case .unsplashPhoto(let id):
             let urls = try await photoURLs(id)
             guard let chosen = (large ? urls["full"] : urls["regular"]) ?? urls["full"] ?? urls["regular"] else {
                 throw .permanent(reason: "Unsplash gives no image for photo \(id).")
             }
-            return try await download(chosen)
+            return FetchedSource(bytes: try await download(chosen), unsplashURLs: urls)
         }
     }
 

@@ -31,9 +31,9 @@ struct RenderJob: Sendable {
             return
         }
         let started = ContinuousClock.now
-        let bytes: [UInt8]
+        let source: FetchedSource
         do throws(SourceError) {
-            bytes = try await sources.bytes(of: job.source, user: job.userId, large: job.output.longestEdge > 1080)
+            source = try await sources.fetch(job.source, user: job.userId, large: job.output.longestEdge > 1080)
         } catch .permanent(let reason) {
             return try await fail(job, reason: reason)
         } catch .unavailable(let detail) {
@@ -50,13 +50,13 @@ struct RenderJob: Sendable {
         }
         let rendered: RenderedImage
         do {
-            rendered = try await renderer.render(bytes, filters: chain, output: OutputRules(format: job.output.format, longestEdge: min(job.output.longestEdge, OutputRules.maxLongestEdge)))
+            rendered = try await renderer.render(source.bytes, filters: chain, output: OutputRules(format: job.output.format, longestEdge: min(job.output.longestEdge, OutputRules.maxLongestEdge)))
         } catch let error as ImagingError {
             return try await fail(job, reason: error.description)
         }
         let key = BlobKey.edited(user: job.userId, edit: job.editId, format: job.output.format.rawValue)
         try await blobs.put(key, bytes: rendered.bytes)
-        let recorded = try await complete(job, key: key, rendered: rendered)
+        let recorded = try await complete(job, key: key, rendered: rendered, unsplashURLs: source.unsplashURLs)
         metrics.rendered(seconds: started.duration(to: .now), bytes: rendered.bytes.count)
         if recorded, case .unsplashPhoto(let photo) = job.source {
             await downloads.report(photo: photo, user: job.userId)
@@ -75,12 +75,14 @@ struct RenderJob: Sendable {
         }
     }
 
-    /// Records the result and its event; `false` when another delivery got there first.
-    private func complete(_ job: EditRequested, key: BlobKey, rendered: RenderedImage) async throws -> Bool {
-        try await client.withUserTransaction(userID: job.userId.lowercased, logger: logger) { connection in
+    /// Records the result (and an Unsplash original's reference) with its event; `false` when
+    /// another delivery got there first.
+    private func complete(_ job: EditRequested, key: BlobKey, rendered: RenderedImage, unsplashURLs: [String: String]?) async throws -> Bool {
+        let original = try unsplashURLs.map { try json(OriginalReference(urls: $0)) }
+        return try await client.withUserTransaction(userID: job.userId.lowercased, logger: logger) { connection in
             let rows = try await connection.query("""
                 UPDATE edits SET status = 'completed', result_key = \(key.path), width = \(rendered.width), height = \(rendered.height),
-                    bytes = \(rendered.bytes.count), quality = \(rendered.quality), updated_at = now(), finished_at = now()
+                    bytes = \(rendered.bytes.count), quality = \(rendered.quality), original = \(original)::jsonb, updated_at = now(), finished_at = now()
                 WHERE id = \(job.editId) AND status IN ('queued', 'rendering')
                 RETURNING finished_at
                 """, logger: logger).collect()
