@@ -1,5 +1,7 @@
 import AsyncHTTPClient
 import Foundation
+import LocalStack
+import NIOCore
 import Testing
 import TestSupport
 
@@ -51,6 +53,31 @@ import TestSupport
             let tooLarge = try await gateway.app.request(.post, "/v1/uploads", headers: [("Authorization", "Bearer \(token)")], body: .bytes(Data(count: 5 << 20)))
             #expect(tooLarge.status == 413)
             #expect(tooLarge.headers["content-type"] == "application/problem+json")
+        }
+    }
+
+    @Test func a20MBUploadReachesItsServiceWhileTheClientIsStillSendingIt() async throws {
+        try await GatewayHarness.with { gateway in
+            let token = try gateway.token()
+            let (chunks, sender) = AsyncStream.makeStream(of: ByteBuffer.self)
+            let upstream = gateway.upstream
+            let sending = Task {
+                defer { sender.finish() }
+                for index in 0..<20 {
+                    sender.yield(ByteBuffer(repeating: 0x5A, count: 1 << 20))
+                    if index == 3 {
+                        // A gateway that held the body whole would forward nothing before the
+                        // last byte: the service must already be reading the first megabytes.
+                        try await waitUntilReady("the service receiving the upload", timeout: .seconds(20)) {
+                            upstream.bodyBytesReceived >= 1 << 20
+                        }
+                    }
+                }
+            }
+            let upload = try await gateway.app.request(.post, "/v1/uploads", headers: [("Authorization", "Bearer \(token)")], body: .stream(chunks, length: .known(Int64(20 << 20))))
+            try await sending.value
+            #expect(upload.status == 200)
+            #expect(try upload.json()["bodySize"] as? Int == 20 << 20)
         }
     }
 

@@ -14,6 +14,7 @@ final class FakeUpstream: Sendable {
     let key: SigningKey
     private let keySetFetches = Atomic<Int>(0)
     private let requests = Atomic<Int>(0)
+    private let bodyBytes = Atomic<Int>(0)
     private let running = Mutex<TestServer?>(nil)
 
     init(key: SigningKey = .generate()) {
@@ -22,6 +23,8 @@ final class FakeUpstream: Sendable {
 
     var keySetFetchCount: Int { keySetFetches.load(ordering: .relaxed) }
     var requestCount: Int { requests.load(ordering: .relaxed) }
+    /// Request body bytes received so far, counted as they arrive.
+    var bodyBytesReceived: Int { bodyBytes.load(ordering: .relaxed) }
     var port: Int { running.withLock { $0!.port } }
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
@@ -62,7 +65,10 @@ final class FakeUpstream: Sendable {
     fileprivate func echo(_ request: Request) async throws -> Response {
         requests.add(1, ordering: .relaxed)
         var size = 0
-        for try await chunk in request.body { size += chunk.readableBytes }
+        for try await chunk in request.body {
+            size += chunk.readableBytes
+            bodyBytes.add(chunk.readableBytes, ordering: .relaxed)
+        }
         var headers: [String: String] = [:]
         for field in request.headers { headers[field.name.canonicalName, default: ""] += headers[field.name.canonicalName] == nil ? field.value : ", " + field.value }
         let echo: [String: Any] = ["method": request.method.rawValue, "uri": request.uri.description, "headers": headers, "bodySize": size]
