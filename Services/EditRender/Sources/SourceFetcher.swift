@@ -4,6 +4,7 @@ import Foundation
 import Imaging
 import Logging
 import NIOCore
+import NIOPosix
 import NIOFoundationCompat
 
 /// Why a source cannot be had. `permanent` failures make the edit fail with `reason`; the others
@@ -91,8 +92,8 @@ struct SourceFetcher: Sendable {
         guard url.scheme == "https" || (allowsPrivateHosts && url.scheme == "http") else {
             throw .permanent(reason: "Photos are fetched over HTTPS only.")
         }
-        if !allowsPrivateHosts, HostAddress.isPrivateOrLoopback(host) {
-            throw .permanent(reason: "\(host) is a private or loopback address.")
+        if !allowsPrivateHosts, let refusal = await HostAddress.refusal(for: host) {
+            throw refusal
         }
         let response: HTTPClientResponse
         do {
@@ -116,8 +117,51 @@ struct SourceFetcher: Sendable {
 }
 
 /// Addresses a source must not be fetched from: loopback, private, link-local (cloud metadata),
-/// unspecified — given as literals or as `localhost`.
+/// unspecified — given as literals, as `localhost`, or as a name that resolves to one.
 enum HostAddress {
+    /// Why `host` may not be fetched from, or nil when every address it resolves to is public.
+    /// Resolving catches what the literal check cannot: `2130706433` or `0x7f.1` (both 127.0.0.1
+    /// to the C resolver) and names pointed at internal addresses. The HTTP client resolves again
+    /// when it connects; the allow-list of hosts stays the first line of defence.
+    static func refusal(for host: String) async -> SourceError? {
+        if isPrivateOrLoopback(host) { return .permanent(reason: "\(host) is a private or loopback address.") }
+        let addresses: [String]
+        do {
+            addresses = try await NIOThreadPool.singleton.runIfActive { try resolve(host) }
+        } catch {
+            return .unavailable("\(host) could not be resolved: \(error)")
+        }
+        if let inside = addresses.first(where: isPrivateOrLoopback) {
+            return .permanent(reason: "\(host) resolves to a private or loopback address (\(inside)).")
+        }
+        return addresses.isEmpty ? .unavailable("\(host) resolves to no address") : nil
+    }
+
+    struct ResolutionFailure: Error, CustomStringConvertible {
+        let code: Int32
+        var description: String { String(cString: gai_strerror(code)) }
+    }
+
+    /// Every address `host` resolves to, as numeric strings (blocking: call off the event loops).
+    static func resolve(_ host: String) throws -> [String] {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, nil, &hints, &list)
+        guard status == 0, let list else { throw ResolutionFailure(code: status) }
+        defer { freeaddrinfo(list) }
+        var addresses: [String] = []
+        var entry: UnsafeMutablePointer<addrinfo>? = list
+        while let current = entry {
+            var name = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+            if getnameinfo(current.pointee.ai_addr, current.pointee.ai_addrlen, &name, socklen_t(name.count), nil, 0, NI_NUMERICHOST) == 0 {
+                addresses.append(String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            }
+            entry = current.pointee.ai_next
+        }
+        return addresses
+    }
+
     static func isPrivateOrLoopback(_ host: String) -> Bool {
         let host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         if host == "localhost" || host.hasSuffix(".localhost") { return true }
