@@ -41,6 +41,27 @@ static inline int splash_vips_thumbnail_buffer(void *data, size_t length, VipsIm
                                  "option_string", "fail_on=warning", NULL);
 }
 
+/// Decodes a JPEG at 1/`shrink` of its size (the DCT scaling of libjpeg: 1, 2, 4 or 8), refusing
+/// a truncated or corrupt file (any decoder warning).
+static inline int splash_vips_jpegload_shrunk(void *data, size_t length, VipsImage **out, int shrink) {
+    return vips_jpegload_buffer(data, length, out, "shrink", shrink, "fail_on", VIPS_FAIL_ON_WARNING, NULL);
+}
+
+/// Applies the EXIF orientation.
+static inline int splash_vips_autorot(VipsImage *in, VipsImage **out) {
+    return vips_autorot(in, out, NULL);
+}
+
+/// The embedded ICC profile's colours in sRGB.
+static inline int splash_vips_icc_to_srgb(VipsImage *in, VipsImage **out) {
+    return vips_icc_transform(in, out, "srgb", "embedded", TRUE, NULL);
+}
+
+/// Lanczos-3 resampling by separate horizontal and vertical factors (both ≤ 1 here).
+static inline int splash_vips_resize2(VipsImage *in, VipsImage **out, double hscale, double vscale) {
+    return vips_resize(in, out, hscale, "vscale", vscale, NULL);
+}
+
 static inline int splash_vips_thumbnail_image(VipsImage *in, VipsImage **out, int size) {
     return vips_thumbnail_image(in, out, size, "height", size, "size", VIPS_SIZE_DOWN, "no_rotate", TRUE, NULL);
 }
