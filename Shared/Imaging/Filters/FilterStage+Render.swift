@@ -1,4 +1,5 @@
 import CVips
+import Synchronization
 
 extension FilterStage {
     /// Applies the stage to `image`: three float bands in 0…255 (sRGB), `width1080Scale` the
@@ -70,16 +71,10 @@ extension VImage {
     }
 
     /// c' = c·(1 − intensity·smoothstep(0.4·radius, radius, d)), d the distance from the centre
-    /// over the half-diagonal. The factor is looked up from d², so no square root is taken per pixel.
+    /// over the half-diagonal. The factor image depends only on the size and the parameters, so it
+    /// is computed once per combination and kept (`VignetteMask.factors`).
     func vignette(intensity: Double, radius: Double) throws(VipsFailure) -> VImage {
-        let squaredDistance = try VignetteMask.squaredDistance(width: width, height: height)
-        let (inner, outer) = (0.4 * radius, radius)
-        let factors = try VImage.lookupTable((0..<65_536).map { index in
-            let d = (Double(index) / 65_535).squareRoot()
-            let t = outer > inner ? min(max((d - inner) / (outer - inner), 0), 1) : (d >= outer ? 1 : 0)
-            return Float(1 - intensity * t * t * (3 - 2 * t))
-        })
-        let factor = try squaredDistance.lookUp(factors, inputScale: 65_535)
+        let factor = try VignetteMask.factors(width: width, height: height, intensity: intensity, radius: radius)
         return try VImage.make { splash_vips_multiply(self.pointer, factor.pointer, $0) }
     }
 
@@ -88,9 +83,59 @@ extension VImage {
     }
 }
 
-/// The per-size part of the vignette: each pixel's squared distance from the centre over the
-/// squared half-diagonal (0 at the centre, 1 in the corners).
+/// The vignette's factor per pixel, for one size and one set of parameters.
+///
+/// Computed from each pixel's squared distance (no square root per pixel: the factor is looked up
+/// from d²), materialized, and kept: a worker renders photo after photo at the same few output
+/// sizes (1080 on the long edge), and the factor image costs several passes to make. Kept images
+/// are in memory and never written again, so renders on other threads may read them; at most
+/// `budget` bytes are kept, the oldest let go first.
 enum VignetteMask {
+    private struct Key: Hashable {
+        var width: Int, height: Int, intensity: Double, radius: Double
+    }
+
+    /// A materialized image no one writes to again; libvips reads such images from any thread.
+    private final class Kept: @unchecked Sendable {
+        let image: VImage
+        init(_ image: VImage) { self.image = image }
+        var bytes: Int { image.width * image.height * 4 }
+    }
+
+    static let budget = 32 << 20
+    private static let kept = Mutex<(images: [Key: Kept], order: [Key])>(([:], []))
+
+    static func factors(width: Int, height: Int, intensity: Double, radius: Double) throws(VipsFailure) -> VImage {
+        let key = Key(width: width, height: height, intensity: intensity, radius: radius)
+        if let hit = kept.withLock({ $0.images[key] }) { return hit.image }
+        let made = Kept(try compute(width: width, height: height, intensity: intensity, radius: radius).materialized())
+        guard made.bytes <= budget / 4 else { return made.image }
+        kept.withLock { state in
+            guard state.images[key] == nil else { return }
+            state.images[key] = made
+            state.order.append(key)
+            var total = state.images.values.reduce(0) { $0 + $1.bytes }
+            while total > budget, let oldest = state.order.first {
+                state.order.removeFirst()
+                total -= state.images.removeValue(forKey: oldest)?.bytes ?? 0
+            }
+        }
+        return made.image
+    }
+
+    private static func compute(width: Int, height: Int, intensity: Double, radius: Double) throws(VipsFailure) -> VImage {
+        let squaredDistance = try squaredDistance(width: width, height: height)
+        let (inner, outer) = (0.4 * radius, radius)
+        let factors = try VImage.lookupTable((0..<65_536).map { index in
+            let d = (Double(index) / 65_535).squareRoot()
+            let t = outer > inner ? min(max((d - inner) / (outer - inner), 0), 1) : (d >= outer ? 1 : 0)
+            return Float(1 - intensity * t * t * (3 - 2 * t))
+        })
+        return try squaredDistance.lookUp(factors, inputScale: 65_535)
+    }
+
+    /// Each pixel's squared distance from the centre over the squared half-diagonal (0 at the
+    /// centre, 1 in the corners).
     static func squaredDistance(width: Int, height: Int) throws(VipsFailure) -> VImage {
         let coordinates = try VImage.make { splash_vips_xyz($0, Int32(width), Int32(height)) }
         // Pixel centres, relative to the image's centre.
