@@ -143,12 +143,14 @@ struct CacheTests {
 
     @Test func anUnreachableOrSlowUnsplashFailsFastNeverHangs() async throws {
         try await CatalogHarness.with(["UNSPLASH_TIMEOUT": "500ms"]) { catalog in
-            catalog.unsplash.set(delay: .seconds(3))
+            // Unsplash would answer after 10 s; the 500 ms deadline answers long before. The bound
+            // leaves room for `make test`'s load, where the cache's own database work once took
+            // over 3 s (a bound of 2.5 s with a 3 s delay failed there without telling anything).
+            catalog.unsplash.set(delay: .seconds(10))
             let started = ContinuousClock.now
             let slow = try await catalog.get("/v1/search/photos?query=slow")
             #expect(slow.status == 503)
-            // The 500 ms deadline, not the 3 s Unsplash would take (with room for a busy machine).
-            #expect(ContinuousClock.now - started < .milliseconds(2_500))
+            #expect(ContinuousClock.now - started < .seconds(7))
         }
         try await CatalogHarness.with(["UNSPLASH_API_URL": "http://127.0.0.1:\(freePort())/"]) { catalog in
             let response = try await catalog.get("/v1/photos")
