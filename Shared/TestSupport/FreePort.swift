@@ -5,12 +5,38 @@ import Glibc
 /// A TCP port on 127.0.0.1 that was free a moment ago (the system picks it; another process may
 /// still take it before it is used, so callers retry on a bind failure).
 package func freePort() -> Int {
+    let (descriptor, port) = bindWithoutListening(port: 0)
+    precondition(descriptor >= 0, "could not bind an ephemeral port: \(errno)")
+    close(descriptor)
+    return port
+}
+
+/// Holds a port that a test has just stopped serving on: bound, so no other test's server is given
+/// it, but not listening, so connections to it are refused — a service that is down.
+package final class ClosedPort: Sendable {
+    private let descriptor: Int32
+
+    /// - Returns: nil when the port could not be bound (someone took it already).
+    package init?(_ port: Int) {
+        let (descriptor, _) = bindWithoutListening(port: port)
+        guard descriptor >= 0 else { return nil }
+        self.descriptor = descriptor
+    }
+
+    /// Lets the port go, for the service to serve on it again.
+    package func release() { close(descriptor) }
+}
+
+/// A TCP socket bound to 127.0.0.1:`port` (0: any free port) and its port; the descriptor is -1
+/// when binding failed.
+private func bindWithoutListening(port: Int) -> (Int32, Int) {
     let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    precondition(socketDescriptor >= 0, "socket() failed: \(errno)")
-    defer { close(socketDescriptor) }
+    guard socketDescriptor >= 0 else { return (-1, 0) }
+    var reuse: Int32 = 1
+    setsockopt(socketDescriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = 0
+    address.sin_port = UInt16(port).bigEndian
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     let bound = withUnsafeMutablePointer(to: &address) { pointer in
@@ -18,6 +44,9 @@ package func freePort() -> Int {
             bind(socketDescriptor, address, length) == 0 && getsockname(socketDescriptor, address, &length) == 0
         }
     }
-    precondition(bound, "could not bind an ephemeral port: \(errno)")
-    return Int(UInt16(bigEndian: address.sin_port))
+    guard bound else {
+        close(socketDescriptor)
+        return (-1, 0)
+    }
+    return (socketDescriptor, Int(UInt16(bigEndian: address.sin_port)))
 }

@@ -90,6 +90,8 @@ import TestSupport
         try await GatewayHarness.with(["GATEWAY_PHOTO_CATALOG_URL": "http://127.0.0.1:\(port)"], upstream: auth) { gateway in
             #expect(try await gateway.get("/v1/photos").status == 200)
             await catalog.stop()
+            // Kept bound while down: another test's server given this port would answer for it.
+            let closed = try #require(ClosedPort(port))
             let start = ContinuousClock.now
             let down = try await gateway.get("/v1/photos")
             #expect(down.status == 503)
@@ -97,6 +99,7 @@ import TestSupport
             #expect(down.headers["retry-after"] != nil)
             #expect(ContinuousClock.now - start < .seconds(3))
             #expect(try await gateway.get("/auth/v1/settings").status == 200)
+            closed.release()
             try await catalog.start(port: port)
             #expect(try await gateway.get("/v1/photos").status == 200)
         }
