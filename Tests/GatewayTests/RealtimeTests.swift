@@ -227,6 +227,22 @@ import TestSupport
         }
     }
 
+    @Test func whenTheGatewayShutsDownSSEStreamsAreToldAndEndAtOnce() async throws {
+        try await GatewayHarness.with { gateway in
+            let stream = EventStreamClient(url: "http://127.0.0.1:\(gateway.app.port)/v1/events?channels=profiles", token: try gateway.token())
+            #expect(try await stream.waitForStatus() == 200)
+            try await waitUntilReady("the stream's preface", timeout: .seconds(5)) { stream.raw.contains(": connected") }
+            let stopping = ContinuousClock.now
+            await gateway.app.beginShutdown()
+            let close = try await stream.event(within: .seconds(5)) { $0.event == "close" }
+            #expect(close.data == #"{"reason":"shutdown"}"#)
+            try await waitUntilReady("the stream to end", timeout: .seconds(5)) { stream.hasEnded }
+            // Not held until the shutdown grace (10 s here) runs out.
+            #expect(ContinuousClock.now - stopping < .seconds(5))
+            await stream.stop()
+        }
+    }
+
     @Test func sseRefusesMissingTokensUnknownChannelsAndOtherPeoplesOrders() async throws {
         try await GatewayHarness.with { gateway in
             let base = "http://127.0.0.1:\(gateway.app.port)/v1/events"

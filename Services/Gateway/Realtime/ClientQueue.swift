@@ -31,6 +31,8 @@ final class ClientQueue: Sendable {
     /// Why `next()` returned `nil`.
     enum Ending: Equatable, Sendable {
         case closed, overflowed
+        /// The gateway is shutting down: the client should reconnect (to another replica).
+        case shuttingDown
     }
 
     private struct State {
@@ -103,10 +105,11 @@ final class ClientQueue: Sendable {
         }
     }
 
-    /// Ends the queue: a waiting `next()` returns `nil`, later offers are refused.
-    func close() {
+    /// Ends the queue: a waiting `next()` returns `nil`, later offers are refused. `ending` says
+    /// why, unless the queue had ended already.
+    func close(_ ending: Ending = .closed) {
         let waiter = state.withLock { state in
-            if state.ending == nil { state.ending = .closed }
+            if state.ending == nil { state.ending = ending }
             defer { state.waiter = nil }
             return state.waiter
         }

@@ -1,13 +1,15 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import ServiceLifecycle
 
 /// Writes one client's events as Server-Sent Events (`text/event-stream`).
 ///
 /// Each event is `id:` (the CloudEvent id, for `Last-Event-ID`), `event:` (its type) and `data:`
 /// (the CloudEvent JSON). A comment line goes out every `heartbeat` so proxies keep the stream
 /// open. The stream ends with an `event: close` whose data says why: `token_expired` (reconnect
-/// with a fresh token and `Last-Event-ID`) or `slow_client`.
+/// with a fresh token and `Last-Event-ID`), `slow_client`, or `shutdown` (this gateway is going
+/// away: reconnect with `Last-Event-ID`).
 struct ServerSentEventStream: Sendable {
     let hub: RealtimeHub
     let client: RealtimeHub.Client
@@ -43,15 +45,19 @@ struct ServerSentEventStream: Sendable {
                     _ = queue.offer(.init(eventID: nil, text: ": heartbeat\n\n", supersedingKey: "heartbeat", enqueuedAt: .now))
                 }
             }
-            // The stream ends when the gateway shuts down (or the connection task is cancelled).
-            // Cancelled (the gateway's shutdown grace is over), the stream ends.
-            while let frame = await withTaskCancellationHandler(operation: { await queue.next() }, onCancel: { queue.close() }) {
-                if let id = frame.eventID {
-                    try await writer.write(ByteBuffer(string: "id: \(id)\nevent: \(frame.eventType ?? "message")\ndata: \(frame.text)\n\n"))
-                    hub.metrics.pushed("sse", after: .now - frame.enqueuedAt)
-                } else {
-                    try await writer.write(ByteBuffer(string: frame.text))
+            // The stream ends when the gateway begins shutting down (the client is told, and
+            // reconnects elsewhere), or when the connection task is cancelled.
+            try await withGracefulShutdownHandler {
+                while let frame = await withTaskCancellationHandler(operation: { await queue.next() }, onCancel: { queue.close() }) {
+                    if let id = frame.eventID {
+                        try await writer.write(ByteBuffer(string: "id: \(id)\nevent: \(frame.eventType ?? "message")\ndata: \(frame.text)\n\n"))
+                        hub.metrics.pushed("sse", after: .now - frame.enqueuedAt)
+                    } else {
+                        try await writer.write(ByteBuffer(string: frame.text))
+                    }
                 }
+            } onGracefulShutdown: {
+                queue.close(.shuttingDown)
             }
             group.cancelAll()
             return expiresAt.timeIntervalSinceNow <= 0
@@ -59,6 +65,9 @@ struct ServerSentEventStream: Sendable {
         if queue.ending == .overflowed {
             reason = "slow_client"
             try await writer.write(ByteBuffer(string: Self.frame(event: "close", data: #"{"reason":"slow_client"}"#)))
+        } else if queue.ending == .shuttingDown {
+            reason = "shutdown"
+            try await writer.write(ByteBuffer(string: Self.frame(event: "close", data: #"{"reason":"shutdown"}"#)))
         } else if expired {
             reason = "token_expired"
         }
