@@ -113,6 +113,11 @@ package enum WebSocketTestClient {
         }
     }
 
+    /// The `Sec-WebSocket-Accept` a server answers `Sec-WebSocket-Key: key` with (RFC 6455 §4.2.2).
+    package static func acceptValue(for key: String) -> String {
+        Data(Insecure.SHA1.hash(data: Data((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8))).base64EncodedString()
+    }
+
     private static func handshake(host: String, port: Int, target: String, key: String, headers: [(String, String)]) -> ByteBuffer {
         var request = "GET \(target) HTTP/1.1\r\nHost: \(host):\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         request += "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
@@ -154,7 +159,7 @@ package enum WebSocketTestClient {
             guard let status = lines.first, status.hasPrefix("HTTP/1.1 101") else {
                 throw Failure.handshake("status line \(lines.first ?? "")")
             }
-            let expected = Data(Insecure.SHA1.hash(data: Data((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8))).base64EncodedString()
+            let expected = WebSocketTestClient.acceptValue(for: key)
             let accept = lines.dropFirst().first { $0.lowercased().hasPrefix("sec-websocket-accept:") }
                 .map { $0.dropFirst("sec-websocket-accept:".count).trimmingCharacters(in: .whitespaces) }
             guard accept == expected else { throw Failure.handshake("Sec-WebSocket-Accept \(accept ?? "missing")") }

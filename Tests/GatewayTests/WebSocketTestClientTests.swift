@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import NIOCore
 import NIOPosix
@@ -28,7 +27,7 @@ struct WebSocketTestClientTests {
                         let key = request.components(separatedBy: "\r\n")
                             .first { $0.lowercased().hasPrefix("sec-websocket-key:") }?
                             .dropFirst("sec-websocket-key:".count).trimmingCharacters(in: .whitespaces) ?? ""
-                        let accept = Data(Insecure.SHA1.hash(data: Data((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8))).base64EncodedString()
+                        let accept = WebSocketTestClient.acceptValue(for: key)
                         var reply = ByteBuffer(string: "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n\r\n")
                         let greeting = Array(#"{"op":"ready"}"#.utf8)
                         reply.writeBytes([0x81, UInt8(greeting.count)] + greeting)

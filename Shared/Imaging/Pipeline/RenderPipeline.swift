@@ -30,11 +30,8 @@ package enum RenderPipeline {
     /// - Parameter header: the source's header, when it has been read already; `nil` reads it here.
     static func thumbnail(_ source: [UInt8], edge: Int, header known: SourceHeader? = nil) throws(VipsFailure) -> VImage {
         try VipsRuntime.ensureStarted()
-        let header = known ?? source.withUnsafeBytes { bytes -> SourceHeader? in
-            guard let format = try? SourceInspection.sniff(bytes), let image = splash_vips_header_from_buffer(bytes.baseAddress, bytes.count) else { return nil }
-            let header = VImage(owning: image)
-            return SourceHeader(format: format, width: header.width, height: header.height, hasICCProfile: header.hasICCProfile)
-        }
+        // Without a header read already, one is read here, without limits: the caller checked them.
+        let header = known ?? (try? SourceInspection.inspect(source, limits: SourceLimits(maxBytes: .max, maxPixels: .max)))
         // The loader reads `source` in place, so the pixels are all decoded before it goes.
         let decoded = source.withUnsafeBytes { bytes in
             Result { () throws(VipsFailure) -> VImage in

@@ -1,7 +1,5 @@
 import AsyncHTTPClient
 import Foundation
-import HTTPTypes
-import Logging
 import NIOCore
 import Synchronization
 import TestSupport
