@@ -5,6 +5,10 @@ import TestSupport
 
 @Suite("splash up's process supervisor")
 struct ProcessSupervisorTests {
+    /// How long a child may take to start and print: `make test` runs every suite at once on two
+    /// cores, where 5 s once ran out for three children at a time.
+    static let patience: Duration = .seconds(20)
+
     private func shell(_ name: String, _ script: String) -> SupervisedProcess.Specification {
         .init(name: name, command: ProcessCommand(URL(fileURLWithPath: "/bin/sh"), ["-c", script]))
     }
@@ -16,7 +20,7 @@ struct ProcessSupervisorTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await child.run() }
             // "three" has no newline: it is written when the output closes, on stop.
-            try await waitUntilReady("echo", timeout: .seconds(5)) { file.lines.count >= 2 }
+            try await waitUntilReady("echo", timeout: Self.patience) { file.lines.count >= 2 }
             await supervisor.stopAll(budget: .seconds(3))
             try await group.waitForAll()
         }
@@ -49,7 +53,7 @@ struct ProcessSupervisorTests {
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for child in children { group.addTask { await child.run() } }
-            try await waitUntilReady("children", timeout: .seconds(5)) { file.lines.filter { $0.hasSuffix("| up") }.count == 3 }
+            try await waitUntilReady("children", timeout: Self.patience) { file.lines.filter { $0.hasSuffix("| up") }.count == 3 }
             await supervisor.stopAll(budget: .seconds(5))
             try await group.waitForAll()
         }
@@ -61,14 +65,16 @@ struct ProcessSupervisorTests {
         let file = try CapturedOutput()
         let supervisor = ProcessSupervisor(nameWidth: 8, output: file.output)
         let child = await supervisor.add(shell("stubborn", "trap '' TERM; echo up; while :; do sleep 0.05; done"))
-        let start = ContinuousClock.now
+        var stopping = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await child.run() }
-            try await waitUntilReady("stubborn", timeout: .seconds(5)) { file.lines.contains("stubborn | up") }
+            try await waitUntilReady("stubborn", timeout: Self.patience) { file.lines.contains("stubborn | up") }
+            stopping = .now
             await supervisor.stopAll(budget: .seconds(1))
             try await group.waitForAll()
         }
-        #expect(start.duration(to: .now) < .seconds(6))
+        // The 1 s budget, the kill, and the wait for its last output.
+        #expect(stopping.duration(to: .now) < .seconds(5))
         #expect(await !child.isRunning)
         #expect(file.lines.contains { $0.hasPrefix("stubborn | did not stop within") })
     }
@@ -78,12 +84,26 @@ struct ProcessSupervisorTests {
         let supervisor = ProcessSupervisor(nameWidth: 4, output: file.output)
         let child = await supervisor.add(shell("loop", "echo up; while :; do sleep 0.05; done"))
         let running = Task { await child.run() }
-        try await waitUntilReady("loop", timeout: .seconds(5)) { file.lines.contains("loop | up") }
+        try await waitUntilReady("loop", timeout: Self.patience) { file.lines.contains("loop | up") }
         let start = ContinuousClock.now
         running.cancel()
         await running.value
         #expect(start.duration(to: .now) < .seconds(3))
         #expect(await !child.isRunning)
         #expect(await child.starts == 1)
+    }
+
+    @Test func aCancelledSupervisorKillsAChildThatIgnoresTheStopSignal() async throws {
+        let file = try CapturedOutput()
+        let supervisor = ProcessSupervisor(nameWidth: 8, output: file.output)
+        let child = await supervisor.add(shell("stubborn", "trap '' TERM; echo up; while :; do sleep 0.05; done"))
+        let running = Task { await child.run() }
+        try await waitUntilReady("stubborn", timeout: Self.patience) { file.lines.contains("stubborn | up") }
+        let start = ContinuousClock.now
+        running.cancel()
+        await running.value
+        // Killed after the grace instead of waited on forever.
+        #expect(start.duration(to: .now) < SupervisedProcess.cancellationGrace + .seconds(3))
+        #expect(await !child.isRunning)
     }
 }

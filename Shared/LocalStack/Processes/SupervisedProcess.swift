@@ -48,7 +48,8 @@ package actor SupervisedProcess {
     package var isRunning: Bool { current?.process.isRunning ?? false }
 
     /// Keeps the child running until `stop` is called or the task is cancelled (which asks the
-    /// child to stop with its stop signal); returns once it has stopped for good.
+    /// child to stop with its stop signal, and kills it after `cancellationGrace`); returns once it
+    /// has stopped for good.
     package func run() async {
         var backoff = Duration.seconds(1)
         while !stopping, !Task.isCancelled {
@@ -108,9 +109,17 @@ package actor SupervisedProcess {
         return await withTaskCancellationHandler {
             await exit.value()
         } onCancel: {
+            // Asked to stop; a child that ignores the signal is killed after the grace, so a
+            // cancelled supervisor never waits on it forever.
             _ = kill(pid, signal)
+            Task.detached {
+                if await !exit.arrives(within: Self.cancellationGrace) { ProcessTree.kill(pid) }
+            }
         }
     }
+
+    /// How long a cancelled child has to stop after its stop signal before it is killed.
+    package static let cancellationGrace: Duration = .seconds(5)
 
     /// Sleeps for `duration`, waking early when a stop is requested.
     private func pause(_ duration: Duration) async {
