@@ -150,11 +150,19 @@ let package = Package(
             pkgConfig: "vips",
             providers: [.apt(["libvips-dev"])]
         ),
+        // The render's pixel loops in C: the Lanczos-3 resampler and the fused point filters.
+        // Optimised in debug builds too (tests render hundreds of images); no errno from sqrtf,
+        // so its loops vectorise.
+        .target(
+            name: "PixelKernels",
+            path: "Shared/PixelKernels",
+            cSettings: [.unsafeFlags(["-O2", "-fno-math-errno"])]
+        ),
         // libvips behind Swift types that own every libvips object: the filters of
         // specs/filters.md, the render pipeline and its byte budget, a renderer on its own threads.
         .target(
             name: "Imaging",
-            dependencies: ["CVips", "Contracts", nioPosix, serviceLifecycle],
+            dependencies: ["CVips", "PixelKernels", "Contracts", nioPosix, serviceLifecycle],
             path: "Shared/Imaging"
         ),
         .target(
@@ -244,7 +252,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ImagingTests",
-            dependencies: ["Imaging", "Contracts"],
+            dependencies: ["Imaging", "PixelKernels", "Contracts"],
             path: "Tests/ImagingTests",
             resources: [.copy("Fixtures")]
         ),

@@ -62,6 +62,31 @@ static inline int splash_vips_resize2(VipsImage *in, VipsImage **out, double hsc
     return vips_resize(in, out, hscale, "vscale", vscale, NULL);
 }
 
+/// A new `width`×`height` image in memory whose pixels the caller writes through `splash_vips_pixels`
+/// before anything reads it (as libvips' own `vips_image_new_matrix` does). NULL if out of memory.
+static inline VipsImage *splash_vips_new_pixels(int width, int height, int bands, VipsBandFormat format,
+                                                VipsInterpretation interpretation) {
+    VipsImage *image = vips_image_new_memory();
+    vips_image_init_fields(image, width, height, bands, format, VIPS_CODING_NONE, interpretation, 1.0, 1.0);
+    if (vips_image_write_prepare(image)) {
+        g_object_unref(image);
+        return NULL;
+    }
+    return image;
+}
+
+/// The first pixel of an image whose pixels are in memory (rows back to back, bands interleaved);
+/// an image that is not yet is computed into memory first. NULL if that fails.
+static inline void *splash_vips_pixels(VipsImage *image) {
+    if (vips_image_wio_input(image)) return NULL;
+    return VIPS_IMAGE_ADDR(image, 0, 0);
+}
+
+/// Whether the image's pixels are a buffer in memory already (nothing left to compute).
+static inline int splash_vips_is_in_memory(VipsImage *image) {
+    return image->dtype == VIPS_IMAGE_SETBUF || image->dtype == VIPS_IMAGE_SETBUF_FOREIGN;
+}
+
 static inline int splash_vips_thumbnail_image(VipsImage *in, VipsImage **out, int size) {
     return vips_thumbnail_image(in, out, size, "height", size, "size", VIPS_SIZE_DOWN, "no_rotate", TRUE, NULL);
 }
@@ -88,43 +113,6 @@ static inline int splash_vips_flatten_white(VipsImage *in, VipsImage **out) {
     int result = vips_flatten(in, out, "background", background, NULL);
     vips_area_unref(VIPS_AREA(background));
     return result;
-}
-
-static inline int splash_vips_recomb(VipsImage *in, VipsImage **out, VipsImage *matrix) {
-    return vips_recomb(in, out, matrix, NULL);
-}
-
-static inline int splash_vips_linear(VipsImage *in, VipsImage **out, const double *a, const double *b, int n) {
-    return vips_linear(in, out, a, b, n, NULL);
-}
-
-static inline int splash_vips_maplut(VipsImage *in, VipsImage **out, VipsImage *lut) {
-    return vips_maplut(in, out, lut, NULL);
-}
-
-static inline int splash_vips_bandmean(VipsImage *in, VipsImage **out) {
-    return vips_bandmean(in, out, NULL);
-}
-
-static inline int splash_vips_bandrank_max3(VipsImage *r, VipsImage *g, VipsImage *b, VipsImage **out) {
-    VipsImage *bands[3] = {r, g, b};
-    return vips_bandrank(bands, out, 3, "index", 2, NULL);
-}
-
-static inline int splash_vips_add(VipsImage *left, VipsImage *right, VipsImage **out) {
-    return vips_add(left, right, out, NULL);
-}
-
-static inline int splash_vips_subtract(VipsImage *left, VipsImage *right, VipsImage **out) {
-    return vips_subtract(left, right, out, NULL);
-}
-
-static inline int splash_vips_multiply(VipsImage *left, VipsImage *right, VipsImage **out) {
-    return vips_multiply(left, right, out, NULL);
-}
-
-static inline int splash_vips_xyz(VipsImage **out, int width, int height) {
-    return vips_xyz(out, width, height, NULL);
 }
 
 static inline int splash_vips_gaussblur(VipsImage *in, VipsImage **out, double sigma) {

@@ -156,19 +156,6 @@ import Testing
         }
     }
 
-    @Test func keptVignetteFactorsAreReusedOnlyForTheSameSizeAndParameters() throws {
-        try VipsRuntime.ensureStarted()
-        let first = try VignetteMask.factors(width: 320, height: 200, intensity: 0.6, radius: 1)
-        #expect(try VignetteMask.factors(width: 320, height: 200, intensity: 0.6, radius: 1) === first)
-        let stronger = try VignetteMask.factors(width: 320, height: 200, intensity: 0.9, radius: 1)
-        #expect(stronger !== first)
-        let taller = try VignetteMask.factors(width: 320, height: 201, intensity: 0.6, radius: 1)
-        #expect((taller.width, taller.height) == (320, 201))
-        // A kept image renders as a fresh one does: the same photo twice, the same pixels.
-        let vignette = FilterStep(name: "vignette", parameters: ["intensity": 0.6, "radius": 1])
-        #expect(try filtered(photo, [vignette]).data == filtered(photo, [vignette]).data)
-    }
-
     @Test func gaussianBlurRemovesDetailAndKeepsTheMean() throws {
         // Radii are pixels at 1080 wide: judged at that width.
         let source = try filtered(photo, edge: 1080, [])

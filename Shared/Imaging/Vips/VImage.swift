@@ -38,27 +38,6 @@ final class VImage {
         try VImage.make { operation(pointer, $0) }
     }
 
-    /// A one-band `width`×`height` image of doubles, copied from `values` (row by row).
-    static func matrix(width: Int, height: Int, values: [Double]) throws(VipsFailure) -> VImage {
-        try VipsRuntime.ensureStarted()
-        precondition(values.count == width * height)
-        let pointer = values.withUnsafeBytes { bytes in
-            vips_image_new_from_memory_copy(bytes.baseAddress, bytes.count, Int32(width), Int32(height), 1, VIPS_FORMAT_DOUBLE)
-        }
-        guard let pointer else { throw VipsFailure.take() }
-        return VImage(owning: pointer)
-    }
-
-    /// A one-band, `values.count`-wide lookup table of floats for `maplut`.
-    static func lookupTable(_ values: [Float]) throws(VipsFailure) -> VImage {
-        try VipsRuntime.ensureStarted()
-        let pointer = values.withUnsafeBytes { bytes in
-            vips_image_new_from_memory_copy(bytes.baseAddress, bytes.count, Int32(values.count), 1, 1, VIPS_FORMAT_FLOAT)
-        }
-        guard let pointer else { throw VipsFailure.take() }
-        return VImage(owning: pointer)
-    }
-
     /// An 8-bit image of `bands` bands over `pixels` (row by row, bands interleaved).
     static func fromPixels(_ pixels: [UInt8], width: Int, height: Int, bands: Int) throws(VipsFailure) -> VImage {
         try VipsRuntime.ensureStarted()
@@ -72,7 +51,9 @@ final class VImage {
 
     /// Computes the whole pipeline behind this image once, into memory, so that encoding it
     /// several times (the quality bisection) does not compute it again.
+    /// An image already in memory is returned as it is.
     func materialized() throws(VipsFailure) -> VImage {
+        if splash_vips_is_in_memory(pointer) != 0 { return self }
         guard let copy = vips_image_copy_memory(pointer) else { throw VipsFailure.take() }
         return VImage(owning: copy)
     }

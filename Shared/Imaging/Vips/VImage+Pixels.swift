@@ -1,0 +1,47 @@
+import CVips
+import PixelKernels
+
+/// Images whose pixels Splash's own kernels (`PixelKernels`) read and write directly in memory.
+extension VImage {
+    /// A new `width`×`height` image in memory, its pixels written by `fill` (given the first byte;
+    /// rows back to back, bands interleaved), which returns false when it could not.
+    static func filled(
+        width: Int, height: Int, bands: Int, format: VipsBandFormat,
+        interpretation: VipsInterpretation = VIPS_INTERPRETATION_sRGB,
+        by fill: (UnsafeMutableRawPointer) -> Bool
+    ) throws(VipsFailure) -> VImage {
+        try VipsRuntime.ensureStarted()
+        guard let pointer = splash_vips_new_pixels(Int32(width), Int32(height), Int32(bands), format, interpretation) else {
+            throw VipsFailure.take()
+        }
+        let image = VImage(owning: pointer)
+        guard let pixels = splash_vips_pixels(pointer) else { throw VipsFailure.take() }
+        guard fill(pixels) else { throw VipsFailure(message: "out of memory for \(width)×\(height) pixels") }
+        return image
+    }
+
+    /// Runs `body` over this image's pixels in memory, computed into memory first if they are not.
+    func withPixels<Result>(_ body: (UnsafeRawPointer) -> Result) throws(VipsFailure) -> Result {
+        guard let pixels = splash_vips_pixels(pointer) else { throw VipsFailure.take() }
+        return body(pixels)
+    }
+
+    /// Lanczos-3 to exactly `width`×`height` (`splash_resize_lanczos3`) for 8-bit images; other
+    /// formats go through libvips' `resize`, with the same kernel.
+    func resampled(width targetWidth: Int, height targetHeight: Int) throws(VipsFailure) -> VImage {
+        guard format == VIPS_FORMAT_UCHAR else {
+            return try map { splash_vips_resize2($0, $1, Double(targetWidth) / Double(width), Double(targetHeight) / Double(height)) }
+        }
+        let (sourceWidth, sourceHeight, bands) = (width, height, self.bands)
+        return try withPixels { source in
+            Result { () throws(VipsFailure) -> VImage in
+                try VImage.filled(width: targetWidth, height: targetHeight, bands: bands, format: VIPS_FORMAT_UCHAR, interpretation: interpretation) { target in
+                    splash_resize_lanczos3(
+                        source.assumingMemoryBound(to: UInt8.self), Int32(sourceWidth), Int32(sourceHeight), Int32(bands),
+                        target.assumingMemoryBound(to: UInt8.self), Int32(targetWidth), Int32(targetHeight)
+                    ) == 0
+                }
+            }
+        }.get()
+    }
+}
