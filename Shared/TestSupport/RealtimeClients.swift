@@ -2,11 +2,10 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import Synchronization
-import TestSupport
 
 /// A WebSocket client of `/v1/realtime` for tests: connects in the background, keeps every text
 /// message it receives, and can send.
-final class RealtimeSocket: Sendable {
+package final class RealtimeSocket: Sendable {
     private let received = Mutex<[String]>([])
     private let outbound = Mutex<WebSocketTestClient.Writer?>(nil)
     private let closed = Mutex<(code: UInt16?, reason: String?)?>(nil)
@@ -16,7 +15,7 @@ final class RealtimeSocket: Sendable {
 
     /// Connects to `url` (with `token` as a bearer header when given); `reads` false makes a
     /// client that never reads what it is sent.
-    init(url: String, token: String? = nil, reads: Bool = true) {
+    package init(url: String, token: String? = nil, reads: Bool = true) {
         let headers = token.map { [("Authorization", "Bearer \($0)")] } ?? []
         let started = Task { [self] in
             do {
@@ -34,11 +33,11 @@ final class RealtimeSocket: Sendable {
         task.withLock { $0 = started }
     }
 
-    var messages: [String] { received.withLock { $0 } }
-    var arrivalTimes: [ContinuousClock.Instant] { arrivals.withLock { $0 } }
-    var closeFrame: (code: UInt16?, reason: String?)? { closed.withLock { $0 } }
+    package var messages: [String] { received.withLock { $0 } }
+    package var arrivalTimes: [ContinuousClock.Instant] { arrivals.withLock { $0 } }
+    package var closeFrame: (code: UInt16?, reason: String?)? { closed.withLock { $0 } }
 
-    func send(_ json: String) async throws {
+    package func send(_ json: String) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
         while outbound.withLock({ $0 }) == nil, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
@@ -48,7 +47,7 @@ final class RealtimeSocket: Sendable {
     }
 
     /// The first message (as JSON) matching `predicate` within `timeout`.
-    func message(within timeout: Duration = RealtimeClientError.patience, where predicate: ([String: Any]) -> Bool) async throws -> [String: Any] {
+    package func message(within timeout: Duration = RealtimeClientError.patience, where predicate: ([String: Any]) -> Bool) async throws -> [String: Any] {
         let deadline = ContinuousClock.now + timeout
         while true {
             for text in messages {
@@ -60,7 +59,7 @@ final class RealtimeSocket: Sendable {
     }
 
     /// Waits for the connection to end and returns the close frame the server sent.
-    func waitForClose(within timeout: Duration = RealtimeClientError.patience) async throws -> (code: UInt16?, reason: String?) {
+    package func waitForClose(within timeout: Duration = RealtimeClientError.patience) async throws -> (code: UInt16?, reason: String?) {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let closed = closeFrame { return closed }
@@ -70,7 +69,7 @@ final class RealtimeSocket: Sendable {
     }
 
     /// Starts the closing handshake and waits for the server's answer (at most a second).
-    func disconnect() async {
+    package func disconnect() async {
         let running = task.withLock { $0 }
         if let writer = outbound.withLock({ $0 }) { try? await writer.close() }
         let deadline = ContinuousClock.now + .seconds(1)
@@ -82,7 +81,7 @@ final class RealtimeSocket: Sendable {
     }
 }
 
-enum RealtimeClientError: Error {
+package enum RealtimeClientError: Error {
     case notConnected
     /// What was waited for, and the messages received until then.
     case timedOut(String, [String])
@@ -90,15 +89,15 @@ enum RealtimeClientError: Error {
     /// How long a test client waits for what it expects: generous, because `make test` runs every
     /// suite at once on two cores (a wait of 10 s once ran out there); latency budgets are checked
     /// end to end, not here.
-    static let patience: Duration = .seconds(20)
+    package static let patience: Duration = .seconds(20)
 }
 
 /// An SSE client of `/v1/events`: keeps the raw stream and parses it into events.
-final class EventStreamClient: Sendable {
-    struct Event: Equatable {
-        var id: String?
-        var event: String?
-        var data: String
+package final class EventStreamClient: Sendable {
+    package struct Event: Equatable {
+        package var id: String?
+        package var event: String?
+        package var data: String
     }
 
     private let text = Mutex("")
@@ -108,7 +107,7 @@ final class EventStreamClient: Sendable {
     /// Its own client, so that stopping closes the connection at once.
     private let client = HTTPClient(eventLoopGroupProvider: .singleton)
 
-    init(url: String, token: String?, lastEventID: String? = nil) {
+    package init(url: String, token: String?, lastEventID: String? = nil) {
         var request = HTTPClientRequest(url: url)
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         if let lastEventID { request.headers.add(name: "Last-Event-ID", value: lastEventID) }
@@ -131,11 +130,11 @@ final class EventStreamClient: Sendable {
         client.shutdown { _ in }
     }
 
-    var raw: String { text.withLock { $0 } }
-    var statusCode: Int? { status.withLock { $0 } }
-    var hasEnded: Bool { ended.withLock { $0 } }
+    package var raw: String { text.withLock { $0 } }
+    package var statusCode: Int? { status.withLock { $0 } }
+    package var hasEnded: Bool { ended.withLock { $0 } }
 
-    var events: [Event] {
+    package var events: [Event] {
         raw.components(separatedBy: "\n\n").compactMap { block in
             var event = Event(data: "")
             var hasData = false
@@ -148,7 +147,7 @@ final class EventStreamClient: Sendable {
         }
     }
 
-    func waitForStatus(within timeout: Duration = .seconds(5)) async throws -> Int {
+    package func waitForStatus(within timeout: Duration = .seconds(5)) async throws -> Int {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let code = statusCode { return code }
@@ -157,7 +156,7 @@ final class EventStreamClient: Sendable {
         throw RealtimeClientError.timedOut("a matching event", [raw])
     }
 
-    func event(within timeout: Duration = RealtimeClientError.patience, where predicate: (Event) -> Bool) async throws -> Event {
+    package func event(within timeout: Duration = RealtimeClientError.patience, where predicate: (Event) -> Bool) async throws -> Event {
         let deadline = ContinuousClock.now + timeout
         while true {
             if let match = events.first(where: predicate) { return match }
@@ -166,7 +165,7 @@ final class EventStreamClient: Sendable {
         }
     }
 
-    func stop() async {
+    package func stop() async {
         let running = task.withLock { $0 }
         running?.cancel()
         try? await client.shutdown()
