@@ -53,6 +53,18 @@ package final class ServiceProcess: Sendable {
         }
     }
 
+    /// Resident memory now and at its peak so far (`VmRSS`, `VmHWM` of /proc/<pid>/status), in
+    /// bytes; nil once the process has exited.
+    package func memory() -> (resident: Int, peak: Int)? {
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8) else { return nil }
+        func kilobytes(_ field: String) -> Int? {
+            let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") }
+            return line.flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") }
+        }
+        guard let resident = kilobytes("VmRSS"), let peak = kilobytes("VmHWM") else { return nil }
+        return (resident * 1024, peak * 1024)
+    }
+
     /// SIGKILL: the process dies mid-work, without closing anything.
     package func kill() async {
         guard process.isRunning else { return }
