@@ -13,7 +13,8 @@ import TestSupport
             let user = UUID()
             let total = 200
             for index in 0..<total {
-                let created = try await render.createEdit(#"{"source":{"unsplashPhotoId":"FreshFlower-\#(index)"},"filters":[{"name":"sepia"},{"name":"vignette"}],"output":{"longestEdge":480}}"#, user: user)
+                // A blur at full size: jobs slow enough that the victim still has some when killed.
+                let created = try await render.createEdit(#"{"source":{"unsplashPhotoId":"FreshFlower-\#(index)"},"filters":[{"name":"sepia"},{"name":"gaussianBlur","radius":12}],"output":{"longestEdge":1080}}"#, user: user)
                 #expect(created.status == 202)
             }
             // Every job is queued before a worker exists, so each worker has its partitions' share
@@ -31,6 +32,7 @@ import TestSupport
                 let (first, second) = (await rendered(by: survivor), await rendered(by: victim))
                 return first > 0 && second > 0
             }
+            #expect(try await render.count("edits", where: "status = 'completed'") < total / 2, "too few jobs left to show a failover")
             let assignmentsBeforeKill = assignments(of: survivor)
             let victimRendered = await rendered(by: victim)
             await victim.kill()
