@@ -252,7 +252,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ImagingTests",
-            dependencies: ["Imaging", "PixelKernels", "Contracts"],
+            dependencies: ["Imaging", "PixelKernels", "Contracts", "TestSupport"],
             path: "Tests/ImagingTests",
             resources: [.copy("Fixtures")]
         ),

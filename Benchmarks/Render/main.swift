@@ -16,7 +16,7 @@ let seconds = BenchmarkArguments.integer("--seconds", default: 10)
 let samples = BenchmarkArguments.integer("--samples", default: 60)
 let cores = ProcessInfo.processInfo.activeProcessorCount
 let photoPath = ProcessInfo.processInfo.environment["BENCH_PHOTO"] ?? "Tests/ImagingTests/Fixtures/photos/Aqua.jpg"
-let largePath = "/usr/share/backgrounds/mate/abstract/Elephants_5640x3172.jpg"
+let largePath = LargePainting.url.path
 
 // A child run: render the large painting once and exit, so the parent can read its peak memory.
 if CommandLine.arguments.contains("--render-once") {

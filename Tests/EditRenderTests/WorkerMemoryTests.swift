@@ -7,7 +7,7 @@ import TestSupport
 /// core, as `RENDER_WORKERS` defaults to).
 @Suite("Render worker memory") struct WorkerMemoryTests {
     @Test func aWorkerRenderingTheLargePaintingTwiceAtOnceStaysUnder400MB() async throws {
-        let painting = Array(try Data(contentsOf: URL(fileURLWithPath: "/usr/share/backgrounds/mate/abstract/Elephants_5640x3172.jpg")))
+        let painting = Array(try Data(contentsOf: LargePainting.url))
         try await RenderHarness.with(["RENDER_ROLE": "api"]) { render in
             let user = UUID()
             let upload = try await render.upload(painting, user: user)

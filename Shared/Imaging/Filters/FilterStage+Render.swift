@@ -55,6 +55,8 @@ extension FilterStage {
     static func runPointStages(_ stages: [FilterStage], on image: VImage, output: VipsBandFormat) throws(VipsFailure) -> VImage {
         if stages.isEmpty, image.format == output { return image }
         var input = image
+        // The kernel reads three bands of 8-bit or float values and nothing else.
+        guard input.bands == 3 else { throw VipsFailure(message: "the filters take three bands, not \(input.bands)") }
         if input.format != VIPS_FORMAT_UCHAR, input.format != VIPS_FORMAT_FLOAT {
             input = try input.map { splash_vips_cast($0, $1, VIPS_FORMAT_FLOAT) }
         }
@@ -64,23 +66,20 @@ extension FilterStage {
             return (0..<65_536).map { Float(curve.value(at: Double($0) / 65_535) * 255) }
         }
         let (width, height, inputIsFloat) = (input.width, input.height, input.format == VIPS_FORMAT_FLOAT)
-        let source = input
-        return try source.withPixels { pixels in
-            Result { () throws(VipsFailure) -> VImage in
-                try VImage.filled(width: width, height: height, bands: 3, format: output) { target in
-                    tables.withUnsafeBufferPointer { tables in
-                        var described = stages.map(\.kernelStage)
-                        var next = 0
-                        for index in described.indices where described[index].kind == SPLASH_STAGE_CURVE {
-                            described[index].table = tables.baseAddress.map { UnsafePointer($0 + next * 65_536) }
-                            next += 1
-                        }
-                        return splash_point_chain(pixels, inputIsFloat ? 1 : 0, target, output == VIPS_FORMAT_FLOAT ? 1 : 0,
-                                                  Int32(width), Int32(height), described, Int32(described.count)) == 0
+        return try input.withPixels { pixels throws(VipsFailure) in
+            try VImage.filled(width: width, height: height, bands: 3, format: output) { target in
+                tables.withUnsafeBufferPointer { tables in
+                    var described = stages.map(\.kernelStage)
+                    var next = 0
+                    for index in described.indices where described[index].kind == SPLASH_STAGE_CURVE {
+                        described[index].table = tables.baseAddress.map { UnsafePointer($0 + next * 65_536) }
+                        next += 1
                     }
+                    return splash_point_chain(pixels, inputIsFloat ? 1 : 0, target, output == VIPS_FORMAT_FLOAT ? 1 : 0,
+                                              Int32(width), Int32(height), described, Int32(described.count)) == 0
                 }
             }
-        }.get()
+        }
     }
 
     /// The stage as `splash_point_chain` takes it; a curve's table is filled in by the caller.

@@ -21,9 +21,9 @@ extension VImage {
     }
 
     /// Runs `body` over this image's pixels in memory, computed into memory first if they are not.
-    func withPixels<Result>(_ body: (UnsafeRawPointer) -> Result) throws(VipsFailure) -> Result {
+    func withPixels<Value>(_ body: (UnsafeRawPointer) throws(VipsFailure) -> Value) throws(VipsFailure) -> Value {
         guard let pixels = splash_vips_pixels(pointer) else { throw VipsFailure.take() }
-        return body(pixels)
+        return try body(pixels)
     }
 
     /// Lanczos-3 to exactly `width`×`height` (`splash_resize_lanczos3`) for 8-bit images; other
@@ -33,15 +33,13 @@ extension VImage {
             return try map { splash_vips_resize2($0, $1, Double(targetWidth) / Double(width), Double(targetHeight) / Double(height)) }
         }
         let (sourceWidth, sourceHeight, bands) = (width, height, self.bands)
-        return try withPixels { source in
-            Result { () throws(VipsFailure) -> VImage in
-                try VImage.filled(width: targetWidth, height: targetHeight, bands: bands, format: VIPS_FORMAT_UCHAR, interpretation: interpretation) { target in
-                    splash_resize_lanczos3(
-                        source.assumingMemoryBound(to: UInt8.self), Int32(sourceWidth), Int32(sourceHeight), Int32(bands),
-                        target.assumingMemoryBound(to: UInt8.self), Int32(targetWidth), Int32(targetHeight)
-                    ) == 0
-                }
+        return try withPixels { source throws(VipsFailure) in
+            try VImage.filled(width: targetWidth, height: targetHeight, bands: bands, format: VIPS_FORMAT_UCHAR, interpretation: interpretation) { target in
+                splash_resize_lanczos3(
+                    source.assumingMemoryBound(to: UInt8.self), Int32(sourceWidth), Int32(sourceHeight), Int32(bands),
+                    target.assumingMemoryBound(to: UInt8.self), Int32(targetWidth), Int32(targetHeight)
+                ) == 0
             }
-        }.get()
+        }
     }
 }

@@ -2,6 +2,7 @@ import CVips
 import Contracts
 import Foundation
 @testable import Imaging
+import TestSupport
 
 /// The real photographs of `Fixtures/photos` (from ../shared/fixtures/photos; see SOURCE.md there).
 enum Photos {
@@ -13,8 +14,7 @@ enum Photos {
         Array(try Data(contentsOf: directory.appendingPathComponent("\(name).jpg")))
     }
 
-    /// The 5640×3172, 16 MB painting of Debian's `mate-backgrounds` (`make test` installs it).
-    static let elephants = URL(fileURLWithPath: "/usr/share/backgrounds/mate/abstract/Elephants_5640x3172.jpg")
+    static let elephants = LargePainting.url
 }
 
 /// 8-bit pixels, row by row, bands interleaved.
