@@ -16,7 +16,8 @@ import Glibc
 // The gateway's figures, each beside its baseline in the same run (`make bench-gateway`):
 //  1. an authenticated GET (auth's GET /auth/v1/user, which reads the user under row-level
 //     security) with wrk: straight to auth, through the gateway, and through nginx (Debian's) as a
-//     plain reverse proxy — requests per second and latency percentiles;
+//     plain reverse proxy — requests per second, latency percentiles, and the CPU time auth and
+//     the proxy spent per request (from /proc; steadier than latency on a shared machine);
 //  2. N WebSocket clients on one gateway subscribed to `profiles`: the delay from publishing a
 //     profile event to Kafka to each client receiving it (p50, p99, max).
 // auth and the gateway run as their own processes (release builds) against the test support's
@@ -27,6 +28,7 @@ let connections = BenchmarkArguments.integer("--connections", default: 32)
 let lightConnections = BenchmarkArguments.integer("--light-connections", default: 4)
 let socketCount = BenchmarkArguments.integer("--sockets", default: 1_000)
 let broadcasts = BenchmarkArguments.integer("--broadcasts", default: 5)
+let rounds = BenchmarkArguments.integer("--rounds", default: 3)
 var logger = Logger(label: "bench")
 logger.logLevel = .error
 
@@ -105,19 +107,39 @@ let token = session["access_token"] as! String
 // MARK: 1. wrk
 
 let wrkHeaders = ["Authorization: Bearer \(token)", "apikey: anon-key"]
-let targets = [
-    ("auth directly", "\(auth.baseURL)/auth/v1/user"),
-    ("through gateway", "\(gateway.baseURL)/auth/v1/user"),
-    ("through nginx", "http://127.0.0.1:\(nginxPort)/auth/v1/user"),
+let nginxWorkers = ProcessCPU.children(of: nginx.processIdentifier)
+/// Each way to the same GET, and the processes whose CPU time is that way's own: the proxy's.
+let targets: [(name: String, url: String, proxy: [pid_t])] = [
+    ("auth directly", "\(auth.baseURL)/auth/v1/user", []),
+    ("through gateway", "\(gateway.baseURL)/auth/v1/user", [gateway.pid]),
+    ("through nginx", "http://127.0.0.1:\(nginxPort)/auth/v1/user", nginxWorkers),
 ]
-var results: [String: [Wrk.Result]] = [:]
+/// One wrk run, and the CPU time auth and the proxy spent per request during it.
+struct Run {
+    var wrk: Wrk.Result
+    var authMicroseconds: Double
+    var proxyMicroseconds: Double
+    /// The gateway's CPU time per second of the run: its cost at rest when the run bypasses it.
+    var gatewayMillisecondsPerSecond: Double
+}
+func cpuSeconds(_ pids: [pid_t]) -> Double { pids.compactMap(ProcessCPU.seconds).reduce(0, +) }
+var runs: [String: [Run]] = [:]
 for load in [connections, lightConnections] {
-    for round in 1...2 {
-        for (name, url) in targets {
-            _ = try await Wrk.run(url, seconds: 2, connections: load, headers: wrkHeaders)  // warm-up: connections, pools, caches
-            let result = try await Wrk.run(url, seconds: seconds, connections: load, headers: wrkHeaders)
-            results["\(name) c\(load)", default: []].append(result)
-            print("c\(load) round \(round) \(name): \(format(result.requestsPerSecond, 0)) req/s, p50 \(format(result.p50)) ms, p90 \(format(result.p90)) ms, p99 \(format(result.p99)) ms\(result.errors.map { " — \($0)" } ?? "")")
+    // Rounds interleave the three ways, so a slow spell of the machine hits them alike.
+    for round in 1...rounds {
+        for target in targets {
+            _ = try await Wrk.run(target.url, seconds: 2, connections: load, headers: wrkHeaders)  // warm-up: connections, pools, caches
+            let (authBefore, proxyBefore, gatewayBefore) = (cpuSeconds([auth.pid]), cpuSeconds(target.proxy), cpuSeconds([gateway.pid]))
+            let result = try await Wrk.run(target.url, seconds: seconds, connections: load, headers: wrkHeaders)
+            let served = result.requestsPerSecond * Double(seconds)
+            let run = Run(
+                wrk: result,
+                authMicroseconds: (cpuSeconds([auth.pid]) - authBefore) / served * 1e6,
+                proxyMicroseconds: (cpuSeconds(target.proxy) - proxyBefore) / served * 1e6,
+                gatewayMillisecondsPerSecond: (cpuSeconds([gateway.pid]) - gatewayBefore) / Double(seconds) * 1e3
+            )
+            runs["\(target.name) c\(load)", default: []].append(run)
+            print("c\(load) round \(round) \(target.name): \(format(result.requestsPerSecond, 0)) req/s, p50 \(format(result.p50)) ms, p90 \(format(result.p90)) ms, p99 \(format(result.p99)) ms, CPU per request: auth \(format(run.authMicroseconds, 0)) µs, proxy \(format(run.proxyMicroseconds, 0)) µs\(result.errors.map { " — \($0)" } ?? "")")
         }
     }
 }
@@ -171,17 +193,34 @@ for task in socketTasks { task.cancel() }
 
 // MARK: Report
 
-let finalResults = results
-func best(_ name: String, _ load: Int) -> Wrk.Result { finalResults["\(name) c\(load)"]!.max { $0.requestsPerSecond < $1.requestsPerSecond }! }
+let allRuns = runs
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+/// The median over rounds of one figure of one way.
+func figure(_ name: String, _ load: Int, _ value: (Run) -> Double) -> Double { median(allRuns["\(name) c\(load)"]!.map(value)) }
+/// The median over rounds of a proxy's difference from the direct run of the same round.
+func added(_ name: String, _ load: Int, _ value: (Run) -> Double) -> Double {
+    median(zip(allRuns["\(name) c\(load)"]!, allRuns["auth directly c\(load)"]!).map { value($0) - value($1) })
+}
 func report(_ load: Int, _ note: String) -> String {
-    let direct = best("auth directly", load), viaGateway = best("through gateway", load), viaNginx = best("through nginx", load)
+    func line(_ label: String, _ name: String) -> String {
+        let proxy = name == "auth directly"
+            ? " (gateway at rest meanwhile: \(format(figure(name, load, \.gatewayMillisecondsPerSecond), 1)) ms CPU/s)"
+            : ", proxy \(format(figure(name, load, \.proxyMicroseconds), 0)) µs"
+        return "  \(label)\(format(figure(name, load, \.wrk.requestsPerSecond), 0)) req/s  p50 \(format(figure(name, load, \.wrk.p50))) ms  p99 \(format(figure(name, load, \.wrk.p99))) ms  CPU per request: auth \(format(figure(name, load, \.authMicroseconds), 0)) µs\(proxy)"
+    }
+    func ratio(_ name: String) -> String {
+        format(median(zip(allRuns["\(name) c\(load)"]!, allRuns["auth directly c\(load)"]!).map { $0.wrk.requestsPerSecond / $1.wrk.requestsPerSecond }))
+    }
     return """
-    wrk -t2 -c\(load) -d\(seconds)s (\(note)), best of 2 rounds by throughput:
-      auth directly    \(format(direct.requestsPerSecond, 0)) req/s  p50 \(format(direct.p50)) ms  p99 \(format(direct.p99)) ms
-      through gateway  \(format(viaGateway.requestsPerSecond, 0)) req/s  p50 \(format(viaGateway.p50)) ms  p99 \(format(viaGateway.p99)) ms
-      through nginx    \(format(viaNginx.requestsPerSecond, 0)) req/s  p50 \(format(viaNginx.p50)) ms  p99 \(format(viaNginx.p99)) ms
-      gateway/direct throughput \(format(viaGateway.requestsPerSecond / direct.requestsPerSecond)) (goal ≥ 0.7), added p50 \(format(viaGateway.p50 - direct.p50)) ms, added p99 \(format(viaGateway.p99 - direct.p99)) ms (goal ≤ 2 ms)
-      nginx/direct throughput   \(format(viaNginx.requestsPerSecond / direct.requestsPerSecond)), added p50 \(format(viaNginx.p50 - direct.p50)) ms, added p99 \(format(viaNginx.p99 - direct.p99)) ms
+    wrk -t2 -c\(load) -d\(seconds)s (\(note)), medians of \(rounds) interleaved rounds:
+    \(line("auth directly    ", "auth directly"))
+    \(line("through gateway  ", "through gateway"))
+    \(line("through nginx    ", "through nginx"))
+      gateway/direct throughput \(ratio("through gateway")) (goal ≥ 0.7), added p50 \(format(added("through gateway", load, \.wrk.p50))) ms, added p99 \(format(added("through gateway", load, \.wrk.p99))) ms (goal ≤ 2 ms)
+      nginx/direct throughput   \(ratio("through nginx")), added p50 \(format(added("through nginx", load, \.wrk.p50))) ms, added p99 \(format(added("through nginx", load, \.wrk.p99))) ms
     """
 }
 delays.sort()

@@ -53,10 +53,13 @@ package final class ServiceProcess: Sendable {
         }
     }
 
+    /// The process id, for /proc readings such as `ProcessCPU`.
+    package var pid: pid_t { process.processIdentifier }
+
     /// Resident memory now and at its peak so far (`VmRSS`, `VmHWM` of /proc/<pid>/status), in
     /// bytes; nil once the process has exited.
     package func memory() -> (resident: Int, peak: Int)? {
-        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8) else { return nil }
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
         func kilobytes(_ field: String) -> Int? {
             let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") }
             return line.flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") }
