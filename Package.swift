@@ -121,7 +121,7 @@ let package = Package(
         // Libraries every service stands on.
         .target(
             name: "ServiceKit",
-            dependencies: [hummingbird, hummingbirdCore, httpTypes, logging, metrics, prometheus, serviceLifecycle],
+            dependencies: [hummingbird, hummingbirdCore, httpTypes, nioCore, nioPosix, logging, metrics, prometheus, serviceLifecycle],
             path: "Shared/ServiceKit"
         ),
         .target(

@@ -1,3 +1,4 @@
 import ServiceKit
 
-await ServiceMain.run("gateway", configuration: GatewayConfiguration.self, build: buildApplication)
+// The gateway moves bytes between sockets and never blocks: its tasks run on the event loops.
+await ServiceMain.run("gateway", configuration: GatewayConfiguration.self, tasksOnEventLoops: true, build: buildApplication)

@@ -50,9 +50,13 @@ package enum ServiceMain {
         }
     }
 
+    /// - Parameter tasksOnEventLoops: run the service's tasks on NIO's event loops
+    ///   (`EventLoopTaskExecutor`) instead of Swift's global executor: for a service whose work
+    ///   is moving bytes between sockets and never blocks.
     package static func run<Configuration: ServiceConfiguration, App: ApplicationProtocol>(
         _ name: String,
         configuration: Configuration.Type,
+        tasksOnEventLoops: Bool = false,
         build: (Configuration, ServiceRuntime) async throws -> App
     ) async -> Never {
         let logSettings: LogSettings
@@ -83,7 +87,12 @@ package enum ServiceMain {
             )
             groupConfiguration.maximumGracefulShutdownDuration = config.http.shutdownGrace
             groupConfiguration.maximumCancellationDuration = .seconds(5)
-            try await ServiceGroup(configuration: groupConfiguration).run()
+            let group = ServiceGroup(configuration: groupConfiguration)
+            if tasksOnEventLoops {
+                try await withTaskExecutorPreference(EventLoopTaskExecutor()) { try await group.run() }
+            } else {
+                try await group.run()
+            }
             logger.info("\(name) stopped")
             exit(0)
         } catch {

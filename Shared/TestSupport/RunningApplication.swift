@@ -78,9 +78,12 @@ enum TestResponseError: Error {
 
 /// Runs `application` on a free loopback port (whatever address its configuration names), calls
 /// `body` with it, then shuts it down gracefully and waits until it has stopped.
+/// - Parameter tasksOnEventLoops: run the application's tasks on the event loops
+///   (`EventLoopTaskExecutor`), as `ServiceMain` does for a service that asks for it.
 /// - Throws: what `body` throws, or what the application throws while starting or running.
 package func withRunningApplication<App: ApplicationProtocol, Result: Sendable>(
     _ application: App,
+    tasksOnEventLoops: Bool = false,
     _ body: @Sendable (RunningApplication) async throws -> Result
 ) async throws -> Result {
     let (ports, portReported) = AsyncStream.makeStream(of: Int.self)
@@ -93,7 +96,7 @@ package func withRunningApplication<App: ApplicationProtocol, Result: Sendable>(
     configuration.maximumCancellationDuration = .seconds(5)
     let group = ServiceGroup(configuration: configuration)
     return try await withThrowingTaskGroup(of: Void.self) { tasks in
-        tasks.addTask {
+        tasks.addTask(executorPreference: tasksOnEventLoops ? EventLoopTaskExecutor() : nil) {
             defer { portReported.finish() }
             try await group.run()
         }
