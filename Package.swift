@@ -65,7 +65,7 @@ let services: [(product: Product, targets: [Target])] = [
     service(
         "gateway",
         module: "Gateway",
-        dependencies: ["Identity", "KeySetClient", "EventBus", "Kafka", "Contracts", "AsyncSignals", asyncHTTPClient, hummingbird, webSocket, httpTypes, nioCore, nioPosix, nioHTTP1, nioWebSocket, logging, metrics, serviceLifecycle],
+        dependencies: ["Identity", "KeySetClient", "EventBus", "Kafka", "Contracts", "AsyncSignals", asyncHTTPClient, hummingbird, webSocket, httpTypes, nioCore, nioPosix, nioHTTP1, nioSSL, nioWebSocket, logging, metrics, serviceLifecycle],
         testDependencies: ["Identity", "ServiceKit", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, httpTypes, crypto, nioCore, nioPosix, serviceLifecycle, logging],
         ownsSchema: false
     ),

@@ -1,8 +1,10 @@
 import AsyncHTTPClient
+import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import KeySetClient
 import Logging
+import Metrics
 import NIOCore
 import NIOPosix
 import ServiceKit
@@ -15,14 +17,15 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
     let logger = runtime.logger
     let client = HTTPClient(
         eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
-        configuration: upstreamClientConfiguration(config),
+        configuration: keySetClientConfiguration(config),
         backgroundActivityLogger: logger
     )
     let addresses = ClientAddressResolver(trustedProxies: config.trustedProxies)
     let keys = KeySetCache(url: config.keySetURL, issuer: config.issuer, refreshInterval: config.keySetRefreshInterval, client: client, logger: logger)
+    let pools = try UpstreamPools(config.routes, group: MultiThreadedEventLoopGroup.singleton, connectTimeout: config.connectTimeout, metrics: runtime.metrics.factory)
     let edge = EdgeMiddleware<AppRequestContext>(
         routes: config.routes, keys: keys, addresses: addresses,
-        proxy: ReverseProxy(client: client, addresses: addresses, metrics: runtime.metrics.factory)
+        proxy: ReverseProxy(pools: pools.byGroup, addresses: addresses, metrics: runtime.metrics.factory)
     )
 
     let hub = RealtimeHub(
@@ -36,7 +39,7 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
     let feed = EventFeed(events: config.realtime.events, replica: config.realtime.replica, hub: hub, orders: orders, logger: logger)
 
     var parts = ServiceApplicationParts(name: "gateway", http: config.http, logger: logger, metrics: runtime.metrics)
-    parts.services = [HTTPClientService(client: client), feed]
+    parts.services = [HTTPClientService(client: client), pools, feed]
     parts.readiness = [feed.readiness]
     parts.routePolicies = config.routes.groups.flatMap(\.routePolicies)
     parts.server = .http1WebSocketUpgrade(webSocketRouter: realtime.webSocketRouter(), configuration: realtime.webSocketConfiguration)
@@ -47,14 +50,34 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
     }
 }
 
-/// Pooled connections to the upstreams. Connecting is bounded by `GATEWAY_CONNECT_TIMEOUT` so that
-/// a service that is down fails fast; answering is bounded per route group.
-private func upstreamClientConfiguration(_ config: GatewayConfiguration) -> HTTPClient.Configuration {
+/// The client for auth's key set: connecting is bounded by `GATEWAY_CONNECT_TIMEOUT`, so a gateway
+/// whose auth is down fails the fetch fast. (Proxied calls go over `UpstreamPool`s.)
+private func keySetClientConfiguration(_ config: GatewayConfiguration) -> HTTPClient.Configuration {
     var configuration = HTTPClient.Configuration()
-    configuration.timeout = .init(connect: .nanoseconds(config.connectTimeout.totalNanoseconds), read: .seconds(60))
-    configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
+    configuration.timeout = .init(connect: .nanoseconds(config.connectTimeout.totalNanoseconds), read: .seconds(10))
     configuration.decompression = .disabled
     configuration.redirectConfiguration = .disallow
-    configuration.httpVersion = .http1Only
     return configuration
+}
+
+/// One connection pool per upstream URL (route groups of one service share it), closed when the
+/// gateway stops.
+struct UpstreamPools: Service {
+    let byGroup: [String: UpstreamPool]
+
+    init(_ routes: RouteTable, group: any EventLoopGroup, connectTimeout: Duration, metrics: any MetricsFactory) throws {
+        var byURL: [URL: UpstreamPool] = [:]
+        var byGroup: [String: UpstreamPool] = [:]
+        for route in routes.groups {
+            guard let url = route.upstream else { continue }
+            if byURL[url] == nil { byURL[url] = try UpstreamPool(name: route.name, url: url, group: group, connectTimeout: connectTimeout, metrics: metrics) }
+            byGroup[route.name] = byURL[url]
+        }
+        self.byGroup = byGroup
+    }
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        for pool in byGroup.values { pool.closeParked() }
+    }
 }

@@ -1,3 +1,4 @@
+@testable import Gateway
 import AsyncHTTPClient
 import Foundation
 import LocalStack
@@ -6,8 +7,12 @@ import Testing
 import TestSupport
 
 @Suite("Gateway routing and proxying") struct ProxyTests {
-    @Test func aRequestReachesItsServiceWithForwardingHeadersAndWithoutHopByHopHeaders() async throws {
-        try await GatewayHarness.with { gateway in
+    /// Each proxying test runs with the gateway's tasks on Swift's global executor and on the
+    /// event loops (as the `gateway` executable runs them): the connection pool serves both.
+    static let executors = [false, true]
+
+    @Test(arguments: executors) func aRequestReachesItsServiceWithForwardingHeadersAndWithoutHopByHopHeaders(onEventLoops: Bool) async throws {
+        try await GatewayHarness.with(tasksOnEventLoops: onEventLoops) { gateway in
             let response = try await gateway.get("/v1/photos?query=Mountain%20lake&page=2", headers: [
                 ("Connection", "X-Client-Private"), ("X-Client-Private", "1"), ("Keep-Alive", "timeout=5"),
                 ("X-Forwarded-For", "6.6.6.6"), ("X-Request-Id", "trace-42"), ("Accept", "application/json"),
@@ -56,8 +61,8 @@ import TestSupport
         }
     }
 
-    @Test func a20MBUploadReachesItsServiceWhileTheClientIsStillSendingIt() async throws {
-        try await GatewayHarness.with { gateway in
+    @Test(arguments: executors) func a20MBUploadReachesItsServiceWhileTheClientIsStillSendingIt(onEventLoops: Bool) async throws {
+        try await GatewayHarness.with(tasksOnEventLoops: onEventLoops) { gateway in
             let token = try gateway.token()
             let (chunks, sender) = AsyncStream.makeStream(of: ByteBuffer.self)
             let upstream = gateway.upstream
@@ -107,13 +112,69 @@ import TestSupport
         await catalog.stop()
     }
 
-    @Test func anUpstreamThatDoesNotAnswerInTimeGets504() async throws {
-        try await GatewayHarness.with { gateway in
+    @Test(arguments: executors) func anUpstreamThatDoesNotAnswerInTimeGets504(onEventLoops: Bool) async throws {
+        try await GatewayHarness.with(tasksOnEventLoops: onEventLoops) { gateway in
             let start = ContinuousClock.now
             let response = try await gateway.get("/v1/edits/slow", bearer: try gateway.token())
             #expect(response.status == 504)
             #expect(try response.json()["type"] as? String == "urn:splash:problem:upstream-timeout")
             #expect(ContinuousClock.now - start < .seconds(4))
+        }
+    }
+
+    @Test(arguments: executors) func answersSmallAndLargeArriveWholeAndByteForByte(onEventLoops: Bool) async throws {
+        try await GatewayHarness.with(tasksOnEventLoops: onEventLoops) { gateway in
+            // Below the size read whole before it is passed on, at it, and well above (streamed).
+            for count in [0, 1_000, ReverseProxy.wholeAnswerLimit, ReverseProxy.wholeAnswerLimit + 1, 12 << 20] {
+                let response = try await gateway.get("/v1/media/bytes/\(count)")
+                #expect(response.status == 200)
+                #expect(response.headers["content-length"] == String(count))
+                #expect(response.body.count == count)
+                #expect(response.body.enumerated().allSatisfy { $0.element == FakeUpstream.pattern($0.offset) }, "\(count) bytes")
+            }
+        }
+    }
+
+    @Test(arguments: executors) func sequentialCallsReuseOneKeptAliveConnection(onEventLoops: Bool) async throws {
+        try await GatewayHarness.with(tasksOnEventLoops: onEventLoops) { gateway in
+            for _ in 0..<20 {
+                #expect(try await gateway.get("/v1/photos").status == 200)
+                #expect(try await gateway.get("/v1/media/bytes/200000").body.count == 200_000)
+            }
+            // Every upstream is the same fake here, so one pool serves all; each event loop keeps
+            // its own connections, and the test client's calls may arrive on either.
+            let opened = try await gateway.metric(#"gateway_upstream_connections_opened_total{upstream="auth"}"#)
+            #expect((1...ProcessInfo.processInfo.activeProcessorCount).contains(Int(opened)), "\(opened) connections for 40 calls")
+        }
+    }
+
+    @Test(arguments: executors) func aConnectionTheUpstreamClosedWhileIdleIsNotUsedAgain(onEventLoops: Bool) async throws {
+        let upstream = FakeUpstream()
+        try await upstream.start()
+        let port = upstream.port
+        try await GatewayHarness.with(upstream: upstream, tasksOnEventLoops: onEventLoops) { gateway in
+            #expect(try await gateway.get("/v1/photos").status == 200)
+            #expect(try await gateway.app.request(.post, "/v1/photos/x/download", body: .bytes(Data("{}".utf8))).status == 200)
+            // A restart closes the kept-alive connections; no call may fail for it, not even a POST.
+            await upstream.stop()
+            try await upstream.start(port: port)
+            #expect(try await gateway.get("/v1/photos").status == 200)
+            #expect(try await gateway.app.request(.post, "/v1/photos/x/download", body: .bytes(Data("{}".utf8))).status == 200)
+        }
+        await upstream.stop()
+    }
+
+    @Test(arguments: executors) func anUpstreamThatBreaksOffItsAnswerGets502OrAnIncompleteBody(onEventLoops: Bool) async throws {
+        try await GatewayHarness.with(tasksOnEventLoops: onEventLoops) { gateway in
+            // Small answers are read whole first, so the gateway can still answer 502.
+            let small = try await gateway.get("/v1/media/broken/5000")
+            #expect(small.status == 502)
+            #expect(try small.json()["type"] as? String == "urn:splash:problem:upstream-failed")
+            // A large one is already streaming: the client must see it end short, never complete.
+            let large: TestResponse? = try? await gateway.get("/v1/media/broken/\(1 << 20)")
+            #expect(large.map { $0.body.count < 1 << 20 } ?? true)
+            // The gateway and its pool are fine afterwards.
+            #expect(try await gateway.get("/v1/media/bytes/100").body.count == 100)
         }
     }
 

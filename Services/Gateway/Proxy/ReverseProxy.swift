@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -7,86 +6,218 @@ import Metrics
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
 import ServiceKit
 
 /// Passes a request to its upstream service and the answer back, streaming both bodies: a large
 /// upload or download never sits whole in the gateway's memory.
 ///
-/// An upstream that cannot be reached gives 503 within the connect timeout; one that does not
-/// answer in the route's time gives 504 (ServiceKit's route timeout); one that breaks the exchange
-/// gives 502. A request without a body and with an idempotent method is tried once more when the
-/// connection could not be made, since the upstream then never saw it.
+/// Calls go over the pooled keep-alive connections of `UpstreamPool`. An upstream that cannot be
+/// reached gives 503 within the connect timeout; one that does not begin to answer in the route's
+/// time gives 504; one that breaks the exchange gives 502. A request without a body and with an
+/// idempotent method is tried again when the upstream never saw it: when no connection could be
+/// made, or when a reused connection turned out to be closed.
 struct ReverseProxy: Sendable {
-    let client: HTTPClient
+    /// The pool of each route group's upstream, by group name.
+    let pools: [String: UpstreamPool]
     let addresses: ClientAddressResolver
     /// Where `gateway_upstream_errors_total` is counted: the service's registry.
     let metrics: any MetricsFactory
 
+    /// Answers with a `Content-Length` up to this size are read whole before they are passed on,
+    /// which frees their connection at once; larger ones, and those of unknown length, stream.
+    static let wholeAnswerLimit = 64 << 10
+
     func forward(_ request: Request, context: some ServiceRequestContext, to group: RouteGroup) async throws -> Response {
-        guard let upstream = group.upstream else { throw GatewayProblem.notConfigured(group.name) }
-        let outgoing = makeRequest(request, context: context, upstream: upstream)
-        let retryable = outgoing.body == nil && [.get, .head, .options, .delete, .put].contains(request.method)
+        guard let pool = pools[group.name] else { throw GatewayProblem.notConfigured(group.name) }
+        let head = makeHead(request, context: context, pool: pool)
+        let hasBody = request.headers[.contentLength].flatMap(Int64.init).map { $0 > 0 } ?? (request.headers[.transferEncoding] != nil)
+        let retryable = !hasBody && [.get, .head, .options, .delete, .put].contains(request.method)
+        let deadline = NIODeadline.now() + .nanoseconds(group.timeout.totalNanoseconds)
         var attempt = 1
         while true {
             do {
-                let response = try await client.execute(outgoing, timeout: .nanoseconds(group.timeout.totalNanoseconds))
-                return makeResponse(response)
+                return try await exchange(head, body: hasBody ? request.body : nil, on: pool, deadline: deadline)
             } catch {
-                let failure = UpstreamFailure(error)
-                Counter(label: "gateway_upstream_errors_total", dimensions: [("upstream", group.name), ("kind", failure.rawValue)], factory: metrics).increment()
-                if failure == .unreachable, retryable, attempt < 2 {
+                let failure = UpstreamFailure(error.underlying)
+                if retryable, attempt < 3, error.unseen {
                     attempt += 1
                     continue
                 }
-                context.logger.warning("Upstream request failed", metadata: ["upstream": "\(group.name)", "failure": "\(failure.rawValue)", "error": "\(error)"])
+                Counter(label: "gateway_upstream_errors_total", dimensions: [("upstream", group.name), ("kind", failure.rawValue)], factory: metrics).increment()
+                context.logger.warning("Upstream request failed", metadata: ["upstream": "\(group.name)", "failure": "\(failure.rawValue)", "error": "\(error.underlying)"])
                 throw failure.problem(group.name)
             }
         }
     }
 
-    private func makeRequest(_ request: Request, context: some ServiceRequestContext, upstream: URL) -> HTTPClientRequest {
-        var base = upstream.absoluteString
-        if base.hasSuffix("/") { base.removeLast() }
-        var outgoing = HTTPClientRequest(url: base + request.uri.description)
-        outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
-        for (name, value) in ForwardedHeaders.endToEnd(request.headers) where !Self.gatewayOwned.contains(name.lowercased()) {
-            outgoing.headers.add(name: name, value: value)
+    /// A failed exchange, and whether the upstream can have seen nothing of the request.
+    private struct ExchangeError: Error {
+        var underlying: any Error
+        var unseen: Bool
+    }
+
+    /// One request and the head of its answer over one connection; the answer's body is read
+    /// before returning when it is small, or streams from the returned response.
+    private func exchange(_ head: HTTPRequestHead, body: RequestBody?, on pool: UpstreamPool, deadline: NIODeadline) async throws(ExchangeError) -> Response {
+        let connection: UpstreamConnection
+        let reused: Bool
+        do {
+            (connection, reused) = try await pool.lease()
+        } catch {
+            // No connection, so nothing was sent (for a busy pool: no retry, it stays busy).
+            throw ExchangeError(underlying: error, unseen: error as? UpstreamPoolError != .busy)
+        }
+        var answer: HTTPResponseHead
+        var bodyComplete = true
+        do {
+            connection.begin(deadline: deadline)
+            if let body {
+                (answer, bodyComplete) = try await sendStreaming(head, body: body, over: connection)
+            } else {
+                try await connection.write([.head(head), .end(nil)])
+                answer = try await Self.head(from: connection)
+            }
+            connection.answerBegan()
+        } catch {
+            connection.close()
+            let beforeAnswer = (error as? UpstreamExchangeError).map { $0 == .closedBeforeResponse } ?? (error is ChannelError || error is IOError)
+            throw ExchangeError(underlying: error, unseen: reused && beforeAnswer)
+        }
+
+        var headers = ForwardedHeaders.endToEnd(answer.headers)
+        headers[.requestID] = nil  // ServiceKit's edge sets ours, which the upstream echoed anyway
+        let status = HTTPResponse.Status(code: Int(answer.status.code), reasonPhrase: answer.status.reasonPhrase)
+        let length = answer.headers.first(name: "content-length").flatMap(Int.init)
+        let reusable = bodyComplete && answer.isKeepAlive
+        let bodiless = head.method == .HEAD || answer.status == .noContent || answer.status == .notModified
+        if bodiless || (length ?? .max) <= Self.wholeAnswerLimit {
+            var whole: ByteBuffer?
+            do {
+                reading: while true {
+                    switch try await connection.next() {
+                    case .body(var chunk):
+                        if whole == nil { whole = chunk } else { whole!.writeBuffer(&chunk) }
+                    case .end:
+                        break reading
+                    case .head:
+                        throw UpstreamExchangeError.malformed
+                    }
+                }
+            } catch {
+                connection.close()
+                throw ExchangeError(underlying: error, unseen: false)
+            }
+            pool.release(connection, reusable: reusable)
+            return Response(status: status, headers: headers, body: ResponseBody(contentLength: length) { [whole] writer in
+                if let whole { try await writer.write(whole) }
+                try await writer.finish(nil)
+            })
+        }
+        let lease = StreamingLease(connection: connection, pool: pool, reusable: reusable)
+        return Response(status: status, headers: headers, body: ResponseBody(contentLength: length) { writer in
+            try await lease.relay(to: &writer)
+        })
+    }
+
+    /// Sends the request head and its body, while waiting for the answer's head: an upstream may
+    /// refuse a request before reading all of its body. Returns whether the body was all sent
+    /// (if not, the connection cannot be reused).
+    private func sendStreaming(_ head: HTTPRequestHead, body: RequestBody, over connection: UpstreamConnection) async throws -> (HTTPResponseHead, Bool) {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            let sent = Atomic<Bool>(false)
+            group.addTask {
+                try await connection.write([.head(head)])
+                for try await chunk in body {
+                    try await connection.write([.body(.byteBuffer(chunk))])
+                }
+                try await connection.write([.end(nil)])
+                sent.store(true, ordering: .relaxed)
+            }
+            let answer = try await Self.head(from: connection)
+            guard sent.load(ordering: .relaxed) else {
+                group.cancelAll()
+                return (answer, false)
+            }
+            try await group.waitForAll()
+            return (answer, true)
+        }
+    }
+
+    private static func head(from connection: UpstreamConnection) async throws -> HTTPResponseHead {
+        guard case .head(let head) = try await connection.next() else { throw UpstreamExchangeError.malformed }
+        return head
+    }
+
+    private func makeHead(_ request: Request, context: some ServiceRequestContext, pool: UpstreamPool) -> HTTPRequestHead {
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(request.headers.count + 6)
+        headers.add(name: "Host", value: pool.authority)
+        for field in ForwardedHeaders.endToEnd(request.headers) where !Self.gatewayOwned.contains(field.name) {
+            headers.add(name: field.name.rawName, value: field.value)
         }
         // The client's address as we saw it, after what trusted proxies in front of us reported.
         let peer = context.remoteAddress?.ipAddress ?? "unknown"
         let fromTrustedProxy = addresses.isTrusted(peer)
         let trustedChain = fromTrustedProxy ? request.headers[.xForwardedFor] : nil
-        outgoing.headers.replaceOrAdd(name: "X-Forwarded-For", value: trustedChain.map { "\($0), \(peer)" } ?? peer)
-        let proto = fromTrustedProxy ? request.headers[.xForwardedProto] ?? "http" : "http"
-        outgoing.headers.replaceOrAdd(name: "X-Forwarded-Proto", value: proto)
+        headers.add(name: "X-Forwarded-For", value: trustedChain.map { "\($0), \(peer)" } ?? peer)
+        headers.add(name: "X-Forwarded-Proto", value: fromTrustedProxy ? request.headers[.xForwardedProto] ?? "http" : "http")
         if let host = request.head.authority {
-            outgoing.headers.replaceOrAdd(name: "X-Forwarded-Host", value: host)
+            headers.add(name: "X-Forwarded-Host", value: host)
         }
-        outgoing.headers.replaceOrAdd(name: "X-Request-Id", value: context.requestID)
-        if let length = request.headers[.contentLength].flatMap(Int64.init) {
-            outgoing.body = length > 0 ? .stream(request.body, length: .known(length)) : nil
+        headers.add(name: "X-Request-Id", value: context.requestID)
+        if let length = request.headers[.contentLength] {
+            headers.add(name: "Content-Length", value: length)
         } else if request.headers[.transferEncoding] != nil {
-            outgoing.body = .stream(request.body, length: .unknown)
+            headers.add(name: "Transfer-Encoding", value: "chunked")
+        } else if [.post, .put, .patch].contains(request.method) {
+            headers.add(name: "Content-Length", value: "0")
         }
-        return outgoing
+        return HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.rawValue), uri: pool.basePath + request.uri.description, headers: headers)
     }
 
     /// Set by the gateway itself, whatever the client sent.
-    private static let gatewayOwned: Set<String> = ["x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-request-id"]
+    private static let gatewayOwned: Set<HTTPField.Name> = [.xForwardedFor, .xForwardedProto, .xForwardedHost, .requestID]
+}
 
-    private func makeResponse(_ response: HTTPClientResponse) -> Response {
-        var headers = ForwardedHeaders.endToEnd(response.headers)
-        headers[.requestID] = nil  // ServiceKit's edge sets ours, which the upstream echoed anyway
-        let length = response.headers.first(name: "content-length").flatMap(Int.init)
-        let body = response.body
-        return Response(
-            status: HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase),
-            headers: headers,
-            body: ResponseBody(contentLength: length) { writer in
-                try await writer.write(body)
-                try await writer.finish(nil)
+/// A connection whose answer streams to the client after the handler has returned: given back
+/// to the pool when the answer has been relayed to its end, closed if relaying fails or never
+/// happens.
+private final class StreamingLease: Sendable {
+    let connection: UpstreamConnection
+    let pool: UpstreamPool
+    let reusable: Bool
+    private let done = Atomic<Bool>(false)
+
+    init(connection: UpstreamConnection, pool: UpstreamPool, reusable: Bool) {
+        self.connection = connection
+        self.pool = pool
+        self.reusable = reusable
+    }
+
+    func relay(to writer: inout some ResponseBodyWriter) async throws {
+        do {
+            while true {
+                switch try await connection.next() {
+                case .body(let chunk):
+                    try await writer.write(chunk)
+                case .end:
+                    done.store(true, ordering: .relaxed)
+                    pool.release(connection, reusable: reusable)
+                    try await writer.finish(nil)
+                    return
+                case .head:
+                    throw UpstreamExchangeError.malformed
+                }
             }
-        )
+        } catch {
+            if !done.exchange(true, ordering: .relaxed) { connection.close() }
+            throw error
+        }
+    }
+
+    deinit {
+        if !done.load(ordering: .relaxed) { connection.close() }
     }
 }
 
@@ -100,14 +231,10 @@ enum UpstreamFailure: String, Sendable {
     case broken
 
     init(_ error: any Error) {
-        if let error = error as? HTTPClientError {
-            if error == .connectTimeout {
-                self = .unreachable
-            } else if [.deadlineExceeded, .readTimeout, .writeTimeout].contains(error) {
-                self = .timeout
-            } else {
-                self = .broken
-            }
+        if let error = error as? UpstreamExchangeError {
+            self = error == .timedOut ? .timeout : .broken
+        } else if let error = error as? UpstreamPoolError {
+            self = error == .busy ? .unreachable : .broken
         } else if error is NIOConnectionError || (error as? IOError).map({ [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH].contains($0.errnoCode) }) == true {
             self = .unreachable
         } else if let error = error as? ChannelError, case .connectTimeout = error {
@@ -129,4 +256,5 @@ enum UpstreamFailure: String, Sendable {
 extension HTTPField.Name {
     static let xForwardedFor = Self("X-Forwarded-For")!
     static let xForwardedProto = Self("X-Forwarded-Proto")!
+    static let xForwardedHost = Self("X-Forwarded-Host")!
 }

@@ -40,6 +40,27 @@ final class FakeUpstream: Sendable {
             try await Task.sleep(for: .seconds(3))
             return "late"
         }
+        // `count` bytes of `FakeUpstream.pattern`, written in 64 KiB pieces.
+        router.get("v1/media/bytes/:count") { _, context -> Response in
+            let count = try context.parameters.require("count", as: Int.self)
+            return Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: ResponseBody(contentLength: count) { writer in
+                var sent = 0
+                while sent < count {
+                    let piece = min(64 << 10, count - sent)
+                    try await writer.write(ByteBuffer(bytes: (sent..<sent + piece).map(Self.pattern)))
+                    sent += piece
+                }
+                try await writer.finish(nil)
+            })
+        }
+        // Announces `count` bytes, sends 1,000 and breaks off (the server then drops the connection).
+        router.get("v1/media/broken/:count") { _, context -> Response in
+            let count = try context.parameters.require("count", as: Int.self)
+            return Response(status: .ok, body: ResponseBody(contentLength: count) { writer in
+                try await writer.write(ByteBuffer(repeating: 0x41, count: 1_000))
+                throw CancellationError()
+            })
+        }
         router.add(middleware: EchoMiddleware(upstream: self))
         let server = try await TestServer.start(router, port: port, label: "fake-upstream")
         running.withLock { $0 = server }
@@ -50,12 +71,16 @@ final class FakeUpstream: Sendable {
         await running.withLock({ $0 })?.stop()
     }
 
-    /// Answers every path but the key set and the slow route with what it received.
+    /// The byte at `offset` of a `/v1/media/bytes/:count` answer.
+    static func pattern(_ offset: Int) -> UInt8 { UInt8(truncatingIfNeeded: offset % 251) }
+
+    /// Answers every path but the key set, the slow route and the media routes with what it
+    /// received.
     struct EchoMiddleware: RouterMiddleware {
         let upstream: FakeUpstream
 
         func handle(_ request: Request, context: BasicRequestContext, next: (Request, BasicRequestContext) async throws -> Response) async throws -> Response {
-            if request.uri.path == "/auth/v1/.well-known/jwks.json" || request.uri.path == "/v1/edits/slow" {
+            if request.uri.path == "/auth/v1/.well-known/jwks.json" || request.uri.path == "/v1/edits/slow" || request.uri.path.hasPrefix("/v1/media/") {
                 return try await next(request, context)
             }
             return try await upstream.echo(request)

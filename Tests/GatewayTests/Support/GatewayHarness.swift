@@ -17,15 +17,17 @@ struct GatewayHarness: Sendable {
     static let issuer = "http://auth.test/auth/v1"
 
     /// Runs a gateway whose upstreams are a fresh `FakeUpstream` (started and stopped here);
-    /// `overrides` replace or add variables.
+    /// `overrides` replace or add variables. With `tasksOnEventLoops` the gateway's tasks run on
+    /// the event loops, as the `gateway` executable runs them.
     static func with<Result: Sendable>(
         _ overrides: [String: String] = [:],
+        tasksOnEventLoops: Bool = false,
         _ body: @Sendable (GatewayHarness) async throws -> Result
     ) async throws -> Result {
         let upstream = FakeUpstream()
         try await upstream.start()
         do {
-            let result = try await with(overrides, upstream: upstream, body)
+            let result = try await with(overrides, upstream: upstream, tasksOnEventLoops: tasksOnEventLoops, body)
             await upstream.stop()
             return result
         } catch {
@@ -38,6 +40,7 @@ struct GatewayHarness: Sendable {
     static func with<Result: Sendable>(
         _ overrides: [String: String] = [:],
         upstream: FakeUpstream,
+        tasksOnEventLoops: Bool = false,
         _ body: @Sendable (GatewayHarness) async throws -> Result
     ) async throws -> Result {
         let kafka = try await TestKafka.shared.running()
@@ -57,7 +60,7 @@ struct GatewayHarness: Sendable {
         logger.logLevel = .warning
         let configuration = try GatewayConfiguration(from: ConfigurationReader(environment))
         let application = try await buildApplication(configuration, runtime: ServiceRuntime(name: "gateway", logger: logger, metrics: ServiceMetrics()))
-        return try await withRunningApplication(application) { app in
+        return try await withRunningApplication(application, tasksOnEventLoops: tasksOnEventLoops) { app in
             try await body(GatewayHarness(app: app, upstream: upstream, kafka: kafka))
         }
     }
@@ -69,6 +72,13 @@ struct GatewayHarness: Sendable {
 
     func get(_ path: String, bearer: String? = nil, headers: [(String, String)] = []) async throws -> TestResponse {
         try await app.request(.get, path, headers: headers + (bearer.map { [("Authorization", "Bearer \($0)")] } ?? []))
+    }
+
+    /// The value of a counter or gauge on the gateway's `/metrics` (`name{labels}` as printed),
+    /// 0 when it is not there yet.
+    func metric(_ series: String) async throws -> Double {
+        let line = try await get("/metrics").text.split(separator: "\n").first { $0.hasPrefix(series + " ") }
+        return line.flatMap { Double($0.dropFirst(series.count + 1)) } ?? 0
     }
 }
 
