@@ -109,10 +109,15 @@ struct ReverseProxy: Sendable {
                 throw ExchangeError(underlying: error, unseen: false)
             }
             pool.release(connection, reusable: reusable)
-            return Response(status: status, headers: headers, body: ResponseBody(contentLength: length) { [whole] writer in
-                if let whole { try await writer.write(whole) }
-                try await writer.finish(nil)
-            })
+            // A buffer body goes out as one write of head, body and end.
+            let body: ResponseBody = if head.method == .HEAD {
+                ResponseBody(contentLength: length) { writer in try await writer.finish(nil) }
+            } else if let whole {
+                ResponseBody(byteBuffer: whole)
+            } else {
+                ResponseBody()
+            }
+            return Response(status: status, headers: headers, body: body)
         }
         let lease = StreamingLease(connection: connection, pool: pool, reusable: reusable)
         return Response(status: status, headers: headers, body: ResponseBody(contentLength: length) { writer in

@@ -17,10 +17,12 @@ enum UpstreamExchangeError: Error, Equatable {
 
 /// One keep-alive HTTP/1.1 connection to an upstream, used by one exchange at a time.
 ///
-/// Reads are on demand (`autoRead` off): the response's parts are read from the socket only as
-/// the caller asks for them, so a large answer for a slow client waits in the upstream's socket
-/// rather than in the gateway's memory. While the connection sits idle in the pool one read is
-/// kept pending, so an upstream that closes it (or sends anything) is noticed at once.
+/// The socket is read as data comes, until more than `ResponseReader.highWatermark` bytes of the
+/// answer wait unread by the caller; reading then pauses until the caller has taken all but
+/// `lowWatermark` of them. So a large answer for a slow client waits in the upstream's socket
+/// rather than in the gateway's memory, and an ordinary answer costs no switching of the read
+/// interest on and off. An idle connection in the pool is still read, so an upstream that closes
+/// it (or sends anything) is noticed at once.
 ///
 /// Every method may be called from any thread. Called on the connection's event loop (the usual
 /// case, when tasks run on the event loops and the pool leased a connection of the caller's
@@ -42,7 +44,6 @@ final class UpstreamConnection: Sendable {
     ) async throws -> UpstreamConnection {
         let channel = try await ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)
-            .channelOption(.autoRead, value: false)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try configure(channel)
@@ -147,8 +148,14 @@ private final class ResponseReader: ChannelInboundHandler, RemovableChannelHandl
         case finished(any Error)
     }
 
+    /// Answer bytes waiting unread past which reading pauses, and below which it resumes.
+    static let highWatermark = 256 << 10
+    static let lowWatermark = 64 << 10
+
     private var state: State = .idle
     private var buffered = CircularBuffer<HTTPClientResponsePart>(initialCapacity: 4)
+    private var bufferedBytes = 0
+    private var paused = false
     private var waiter: EventLoopPromise<HTTPClientResponsePart>?
     private var deadline: Scheduled<Void>?
     private var context: ChannelHandlerContext?
@@ -165,7 +172,6 @@ private final class ResponseReader: ChannelInboundHandler, RemovableChannelHandl
         // A connection that failed meanwhile keeps its error for `next()`.
         guard case .idle = state, let context else { return }
         state = .exchanging(began: false)
-        buffered.removeAll()
         self.deadline = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
             // An answer that began just before its caller could cancel this one stands.
             if case .exchanging(began: true) = state { return }
@@ -181,23 +187,35 @@ private final class ResponseReader: ChannelInboundHandler, RemovableChannelHandl
 
     func park() {
         cancelDeadline()
-        guard case .exchanging = state, buffered.isEmpty, let context else {
+        guard case .exchanging = state, buffered.isEmpty, context != nil else {
             finish(UpstreamExchangeError.malformed)
             context?.close(promise: nil)
             return
         }
         state = .idle
-        context.read()
     }
 
     func next() -> Next {
-        if !buffered.isEmpty { return .ready(buffered.removeFirst()) }
+        if !buffered.isEmpty {
+            let part = buffered.removeFirst()
+            if case .body(let chunk) = part {
+                bufferedBytes -= chunk.readableBytes
+                if paused, bufferedBytes <= Self.lowWatermark { setReading(true) }
+            }
+            return .ready(part)
+        }
         if case .finished(let error) = state { return .failed(error) }
         guard let context else { return .failed(UpstreamExchangeError.closedBeforeResponse) }
         let promise = context.eventLoop.makePromise(of: HTTPClientResponsePart.self)
         waiter = promise
-        context.read()
+        if paused { setReading(true) }
         return .later(promise.futureResult)
+    }
+
+    private func setReading(_ reading: Bool) {
+        guard let context else { return }
+        paused = !reading
+        try? context.channel.syncOptions?.setOption(.autoRead, value: reading)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -214,6 +232,10 @@ private final class ResponseReader: ChannelInboundHandler, RemovableChannelHandl
                 waiter.succeed(part)
             } else {
                 buffered.append(part)
+                if case .body(let chunk) = part {
+                    bufferedBytes += chunk.readableBytes
+                    if !paused, bufferedBytes > Self.highWatermark { setReading(false) }
+                }
             }
         case .finished:
             break
