@@ -41,7 +41,7 @@ package struct ServiceResponder<Base: HTTPResponder>: HTTPResponder where Base.C
         let start = ContinuousClock.now
         var request = request
         var context = context
-        let requestID = request.headers[.requestID].flatMap(Self.acceptableRequestID) ?? UUID().uuidString.lowercased()
+        let requestID = request.headers[.requestID].flatMap(Self.acceptableRequestID) ?? RequestIDGenerator.next()
         context.requestID = requestID
         context.logger[metadataKey: "hb.request.id"] = nil
         context.logger[metadataKey: "request_id"] = .string(requestID)
