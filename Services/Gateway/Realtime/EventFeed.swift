@@ -36,10 +36,15 @@ struct EventFeed: Service {
     }
 
     func run() async throws {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await consume(self.configuration(group: "gateway-\(replica)", topics: Audience.topics, startAt: .latest), push: true) }
-            group.addTask { try await consume(self.configuration(group: "gateway-\(replica)-orders", topics: [TopicCatalog.trackingOrders], startAt: .earliest), push: false) }
-            try await group.waitForAll()
+        // librdkafka blocks its caller at times (a consumer's handle, destroyed when the feed
+        // ends, joins its threads): never on an event loop, even when the gateway's other tasks
+        // run there.
+        try await withTaskExecutorPreference(globalConcurrentExecutor) {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await consume(self.configuration(group: "gateway-\(replica)", topics: Audience.topics, startAt: .latest), push: true) }
+                group.addTask { try await consume(self.configuration(group: "gateway-\(replica)-orders", topics: [TopicCatalog.trackingOrders], startAt: .earliest), push: false) }
+                try await group.waitForAll()
+            }
         }
     }
 

@@ -11,7 +11,8 @@ import NIOPosix
 /// the current loop) stays on it too.
 ///
 /// The jobs run on event-loop threads, so they must not block: what a service runs this way must
-/// never wait on a lock held for long, a disk or a CPU-heavy computation (bcrypt, image work).
+/// never wait on a lock held for long, a disk or a CPU-heavy computation (bcrypt, image work). A
+/// part that may block opts out with `withTaskExecutorPreference(globalConcurrentExecutor)`.
 package final class EventLoopTaskExecutor: TaskExecutor {
     private let group: MultiThreadedEventLoopGroup
 
