@@ -62,7 +62,9 @@ import TestSupport
     }
 
     @Test(arguments: executors) func a20MBUploadReachesItsServiceWhileTheClientIsStillSendingIt(onEventLoops: Bool) async throws {
-        try await GatewayHarness.with(tasksOnEventLoops: onEventLoops) { gateway in
+        // The harness's 2 s for edit-render is for the slow-route test; a 20 MB upload in a debug
+        // build under the whole suite's load may take longer.
+        try await GatewayHarness.with(["GATEWAY_TIMEOUT_EDIT_RENDER": "30s"], tasksOnEventLoops: onEventLoops) { gateway in
             let token = try gateway.token()
             let (chunks, sender) = AsyncStream.makeStream(of: ByteBuffer.self)
             let upstream = gateway.upstream
@@ -125,12 +127,12 @@ import TestSupport
     @Test(arguments: executors) func answersSmallAndLargeArriveWholeAndByteForByte(onEventLoops: Bool) async throws {
         try await GatewayHarness.with(tasksOnEventLoops: onEventLoops) { gateway in
             // Below the size read whole before it is passed on, at it, and well above (streamed).
-            for count in [0, 1_000, ReverseProxy.wholeAnswerLimit, ReverseProxy.wholeAnswerLimit + 1, 12 << 20] {
+            for count in [0, 1_000, ReverseProxy.wholeAnswerLimit, ReverseProxy.wholeAnswerLimit + 1, 6 << 20] {
                 let response = try await gateway.get("/v1/media/bytes/\(count)")
                 #expect(response.status == 200)
                 #expect(response.headers["content-length"] == String(count))
                 #expect(response.body.count == count)
-                #expect(response.body.enumerated().allSatisfy { $0.element == FakeUpstream.pattern($0.offset) }, "\(count) bytes")
+                #expect(response.body == FakeUpstream.patternData(count), "\(count) bytes")
             }
         }
     }

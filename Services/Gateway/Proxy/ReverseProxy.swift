@@ -40,7 +40,7 @@ struct ReverseProxy: Sendable {
                 return try await exchange(head, body: hasBody ? request.body : nil, on: pool, deadline: deadline)
             } catch {
                 let failure = UpstreamFailure(error.underlying)
-                if retryable, attempt < 3, error.unseen {
+                if retryable, attempt < 2, error.unseen {
                     attempt += 1
                     continue
                 }

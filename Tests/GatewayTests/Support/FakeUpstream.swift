@@ -47,7 +47,8 @@ final class FakeUpstream: Sendable {
                 var sent = 0
                 while sent < count {
                     let piece = min(64 << 10, count - sent)
-                    try await writer.write(ByteBuffer(bytes: (sent..<sent + piece).map(Self.pattern)))
+                    let start = Self.patternBytes.index(Self.patternBytes.startIndex, offsetBy: sent % 251)
+                    try await writer.write(ByteBuffer(bytes: Self.patternBytes[start..<start + piece]))
                     sent += piece
                 }
                 try await writer.finish(nil)
@@ -73,6 +74,18 @@ final class FakeUpstream: Sendable {
 
     /// The byte at `offset` of a `/v1/media/bytes/:count` answer.
     static func pattern(_ offset: Int) -> UInt8 { UInt8(truncatingIfNeeded: offset % 251) }
+
+    /// The pattern from offset 0 for 64 KiB + 251 bytes: any 64 KiB piece of an answer is a slice.
+    static let patternBytes: [UInt8] = (0..<(64 << 10) + 251).map(pattern)
+
+    /// The first `count` bytes of the pattern, to compare an answer with.
+    static func patternData(_ count: Int) -> Data {
+        var data = Data(capacity: count)
+        while data.count < count {
+            data.append(contentsOf: patternBytes.prefix(min(251 * 256, count - data.count)))
+        }
+        return data
+    }
 
     /// Answers every path but the key set, the slow route and the media routes with what it
     /// received.
