@@ -23,9 +23,10 @@ import Glibc
 // auth and the gateway run as their own processes (release builds) against the test support's
 // Postgres and embedded broker; wrk, nginx and the WebSocket clients share the same cores.
 let seconds = BenchmarkArguments.integer("--seconds", default: 10)
-let connections = BenchmarkArguments.integer("--connections", default: 32)
-/// A light load, where latency is the proxy's own rather than queueing for a saturated CPU.
-let lightConnections = BenchmarkArguments.integer("--light-connections", default: 4)
+/// wrk's connections, one run each: 32 saturate the two cores; at 4 the cores are already busy
+/// (auth and Postgres spend over 1 ms of CPU on each request); with 1 nothing queues, and the
+/// latency a proxy adds is its own.
+let loads = BenchmarkArguments.integers("--loads", default: [32, 4, 1])
 let socketCount = BenchmarkArguments.integer("--sockets", default: 1_000)
 let broadcasts = BenchmarkArguments.integer("--broadcasts", default: 5)
 let rounds = BenchmarkArguments.integer("--rounds", default: 3)
@@ -124,7 +125,7 @@ struct Run {
 }
 func cpuSeconds(_ pids: [pid_t]) -> Double { pids.compactMap(ProcessCPU.seconds).reduce(0, +) }
 var runs: [String: [Run]] = [:]
-for load in [connections, lightConnections] {
+for load in loads {
     // Rounds interleave the three ways, so a slow spell of the machine hits them alike.
     for round in 1...rounds {
         for target in targets {
@@ -215,7 +216,7 @@ func report(_ load: Int, _ note: String) -> String {
         format(median(zip(allRuns["\(name) c\(load)"]!, allRuns["auth directly c\(load)"]!).map { $0.wrk.requestsPerSecond / $1.wrk.requestsPerSecond }))
     }
     return """
-    wrk -t2 -c\(load) -d\(seconds)s (\(note)), medians of \(rounds) interleaved rounds:
+    wrk -t\(min(2, load)) -c\(load) -d\(seconds)s (\(note)), medians of \(rounds) interleaved rounds:
     \(line("auth directly    ", "auth directly"))
     \(line("through gateway  ", "through gateway"))
     \(line("through nginx    ", "through nginx"))
@@ -227,8 +228,7 @@ delays.sort()
 print("""
 
 gateway benchmark — \(ProcessInfo.processInfo.activeProcessorCount) cores; authenticated GET /auth/v1/user (auth reads the user from Postgres)
-\(report(connections, "saturating: the CPU is shared by wrk, auth, Postgres and the proxy"))
-\(report(lightConnections, "light"))
+\(loads.map { report($0, $0 >= 16 ? "saturating: the CPU is shared by wrk, auth, Postgres and the proxy" : $0 == 1 ? "one connection: nothing queues" : "moderate: the cores are already busy") }.joined(separator: "\n"))
 broadcast to \(socketCount) WebSocket clients on one gateway (Kafka publish → client receives), \(broadcasts) events:
   \(perEvent.joined(separator: "\n  "))
   all: p50 \(format(delays[delays.count / 2])) ms, p99 \(format(delays[Int(Double(delays.count) * 0.99)])) ms, max \(format(delays.last!)) ms

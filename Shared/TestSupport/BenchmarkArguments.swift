@@ -11,4 +11,14 @@ package enum BenchmarkArguments {
         }
         return number
     }
+
+    /// The comma-separated whole numbers after `name` (`--loads 32,4,1`), or `value`.
+    package static func integers(_ name: String, default value: [Int]) -> [Int] {
+        let arguments = CommandLine.arguments
+        guard let index = arguments.firstIndex(of: name) else { return value }
+        guard index + 1 < arguments.count else { fatalError("\(name) takes whole numbers separated by commas") }
+        let numbers = arguments[index + 1].split(separator: ",").compactMap { Int($0) }
+        guard !numbers.isEmpty else { fatalError("\(name) takes whole numbers separated by commas") }
+        return numbers
+    }
 }

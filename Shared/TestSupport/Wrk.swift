@@ -12,12 +12,12 @@ package enum Wrk {
         package var errors: String?
     }
 
-    /// `wrk -t2 -c<connections> -d<seconds>s --latency` on `url`, each request with `headers`
-    /// (`Name: value`).
+    /// `wrk -t2 -c<connections> -d<seconds>s --latency` on `url` (one thread for one connection:
+    /// wrk wants at least a connection per thread), each request with `headers` (`Name: value`).
     package static func run(_ url: String, seconds: Int, connections: Int, headers: [String] = []) async throws -> Result {
         let output = try await ProcessCommand(
             URL(fileURLWithPath: "/usr/bin/wrk"),
-            ["-t2", "-c\(connections)", "-d\(seconds)s", "--latency"] + headers.flatMap { ["-H", $0] } + [url]
+            ["-t\(min(2, connections))", "-c\(connections)", "-d\(seconds)s", "--latency"] + headers.flatMap { ["-H", $0] } + [url]
         ).runToCompletion()
         var result = Result(requestsPerSecond: 0, p50: 0, p90: 0, p99: 0)
         for line in output.split(separator: "\n") {
