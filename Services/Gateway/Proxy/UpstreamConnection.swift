@@ -63,8 +63,8 @@ final class UpstreamConnection: Sendable {
     /// that receives anything, is closed at once, so an open one in the pool can carry an exchange.
     var isOpen: Bool { channel.isActive }
 
-    /// Starts an exchange: nothing read before it is taken for its answer, and the answer must
-    /// begin before `deadline` or the connection is closed (`UpstreamExchangeError.timedOut`).
+    /// Starts an exchange: its answer must begin before `deadline`, or the connection is closed
+    /// (`UpstreamExchangeError.timedOut`).
     func begin(deadline: NIODeadline) {
         onLoop { $0.begin(deadline: deadline) }
     }
