@@ -201,9 +201,13 @@ func median(_ values: [Double]) -> Double {
 }
 /// The median over rounds of one figure of one way.
 func figure(_ name: String, _ load: Int, _ value: (Run) -> Double) -> Double { median(allRuns["\(name) c\(load)"]!.map(value)) }
+/// Each round of one way beside the direct run of the same round.
+func paired(_ name: String, _ load: Int) -> Zip2Sequence<[Run], [Run]> {
+    zip(allRuns["\(name) c\(load)"]!, allRuns["auth directly c\(load)"]!)
+}
 /// The median over rounds of a proxy's difference from the direct run of the same round.
 func added(_ name: String, _ load: Int, _ value: (Run) -> Double) -> Double {
-    median(zip(allRuns["\(name) c\(load)"]!, allRuns["auth directly c\(load)"]!).map { value($0) - value($1) })
+    median(paired(name, load).map { value($0) - value($1) })
 }
 func report(_ load: Int, _ note: String) -> String {
     func line(_ label: String, _ name: String) -> String {
@@ -213,7 +217,7 @@ func report(_ load: Int, _ note: String) -> String {
         return "  \(label)\(format(figure(name, load, \.wrk.requestsPerSecond), 0)) req/s  p50 \(format(figure(name, load, \.wrk.p50))) ms  p99 \(format(figure(name, load, \.wrk.p99))) ms  CPU per request: auth \(format(figure(name, load, \.authMicroseconds), 0)) µs\(proxy)"
     }
     func ratio(_ name: String) -> String {
-        format(median(zip(allRuns["\(name) c\(load)"]!, allRuns["auth directly c\(load)"]!).map { $0.wrk.requestsPerSecond / $1.wrk.requestsPerSecond }))
+        format(median(paired(name, load).map { $0.wrk.requestsPerSecond / $1.wrk.requestsPerSecond }))
     }
     return """
     wrk -t\(min(2, load)) -c\(load) -d\(seconds)s (\(note)), medians of \(rounds) interleaved rounds:

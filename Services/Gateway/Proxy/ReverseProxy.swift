@@ -30,8 +30,9 @@ struct ReverseProxy: Sendable {
 
     func forward(_ request: Request, context: some ServiceRequestContext, to group: RouteGroup) async throws -> Response {
         guard let pool = pools[group.name] else { throw GatewayProblem.notConfigured(group.name) }
-        let head = makeHead(request, context: context, pool: pool)
-        let hasBody = request.headers[.contentLength].flatMap(Int64.init).map { $0 > 0 } ?? (request.headers[.transferEncoding] != nil)
+        let framing = BodyFraming(request.headers)
+        let head = makeHead(request, framing: framing, context: context, pool: pool)
+        let hasBody = framing.hasBody
         let retryable = !hasBody && [.get, .head, .options, .delete, .put].contains(request.method)
         let deadline = NIODeadline.now() + .nanoseconds(group.timeout.totalNanoseconds)
         var attempt = 1
@@ -154,7 +155,7 @@ struct ReverseProxy: Sendable {
         return head
     }
 
-    private func makeHead(_ request: Request, context: some ServiceRequestContext, pool: UpstreamPool) -> HTTPRequestHead {
+    private func makeHead(_ request: Request, framing: BodyFraming, context: some ServiceRequestContext, pool: UpstreamPool) -> HTTPRequestHead {
         var headers = HTTPHeaders()
         headers.reserveCapacity(request.headers.count + 6)
         headers.add(name: "Host", value: pool.authority)
@@ -171,14 +172,40 @@ struct ReverseProxy: Sendable {
             headers.add(name: "X-Forwarded-Host", value: host)
         }
         headers.add(name: "X-Request-Id", value: context.requestID)
-        if let length = request.headers[.contentLength] {
-            headers.add(name: "Content-Length", value: length)
-        } else if request.headers[.transferEncoding] != nil {
+        switch framing {
+        case .length(let length):
+            headers.add(name: "Content-Length", value: String(length))
+        case .chunked:
             headers.add(name: "Transfer-Encoding", value: "chunked")
-        } else if [.post, .put, .patch].contains(request.method) {
+        case .none where [.post, .put, .patch].contains(request.method):
             headers.add(name: "Content-Length", value: "0")
+        case .none:
+            break
         }
         return HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.rawValue), uri: pool.basePath + request.uri.description, headers: headers)
+    }
+
+    /// How a client's request body is framed, read once from its headers.
+    private enum BodyFraming {
+        case none
+        case length(Int64)
+        case chunked
+
+        init(_ headers: HTTPFields) {
+            if let length = headers[.contentLength].flatMap(Int64.init) {
+                self = .length(length)
+            } else {
+                self = headers[.transferEncoding] != nil ? .chunked : .none
+            }
+        }
+
+        var hasBody: Bool {
+            switch self {
+            case .none: false
+            case .length(let length): length > 0
+            case .chunked: true
+            }
+        }
     }
 
     /// Set by the gateway itself, whatever the client sent.
