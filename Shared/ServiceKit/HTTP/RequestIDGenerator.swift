@@ -1,3 +1,4 @@
+import HTTPTypes
 import Synchronization
 
 /// Makes request ids: 128 bits written as a lowercase UUID (version 4 layout), a random
@@ -8,6 +9,15 @@ import Synchronization
 package enum RequestIDGenerator {
     private static let processHalf = UInt64.random(in: .min ... .max)
     private static let counter = Atomic<UInt64>(UInt64.random(in: .min ... .max))
+
+    /// The caller's `X-Request-Id` when it is safe to echo and log (1–128 visible ASCII
+    /// characters), otherwise a new id.
+    package static func id(for headers: HTTPFields) -> String {
+        if let value = headers[.requestID], (1...128).contains(value.utf8.count), value.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) {
+            return value
+        }
+        return next()
+    }
 
     package static func next() -> String {
         var high = processHalf

@@ -2,7 +2,6 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
-import Prometheus
 
 extension HTTPField.Name {
     /// `X-Request-Id`: correlates one request across services and log lines.
@@ -27,13 +26,13 @@ package struct ServiceResponder<Base: HTTPResponder>: HTTPResponder where Base.C
 
     private let base: Base
     private let policies: RoutePolicies
-    private let registry: PrometheusCollectorRegistry
+    private let recorder: RequestRecorder
     private let renderer: ProblemRenderer
 
     package init(base: Base, policies: RoutePolicies, metrics: ServiceMetrics, renderer: ProblemRenderer = .problemJSON) {
         self.base = base
         self.policies = policies
-        self.registry = metrics.registry
+        self.recorder = metrics.requests
         self.renderer = renderer
     }
 
@@ -41,7 +40,7 @@ package struct ServiceResponder<Base: HTTPResponder>: HTTPResponder where Base.C
         let start = ContinuousClock.now
         var request = request
         var context = context
-        let requestID = request.headers[.requestID].flatMap(Self.acceptableRequestID) ?? RequestIDGenerator.next()
+        let requestID = RequestIDGenerator.id(for: request.headers)
         context.requestID = requestID
         context.logger[metadataKey: "hb.request.id"] = nil
         context.logger[metadataKey: "request_id"] = .string(requestID)
@@ -65,32 +64,11 @@ package struct ServiceResponder<Base: HTTPResponder>: HTTPResponder where Base.C
             response = renderer.response(for: Problem.answering(error, logger: context.logger), to: request, requestID: requestID)
         }
         response.headers[.requestID] = requestID
-        record(request, context: context, status: response.status, elapsed: start.duration(to: .now))
-        return response
-    }
-
-    /// The caller's id when it is safe to echo and log, otherwise `nil`.
-    static func acceptableRequestID(_ value: String) -> String? {
-        guard (1...128).contains(value.utf8.count), value.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
-            return nil
-        }
-        return value
-    }
-
-    private func record(_ request: Request, context: Context, status: HTTPResponse.Status, elapsed: Duration) {
         // The router stores the matched route's template in a box the copies of the context share.
-        let route = context.endpointPath ?? "unmatched"
-        let labels = [("method", request.method.rawValue), ("route", route), ("status", String(status.code))]
-        registry.makeCounter(descriptor: ServiceMetrics.httpRequests, labels: labels).increment()
-        registry.makeDurationHistogram(descriptor: ServiceMetrics.httpRequestDuration, labels: labels, buckets: ServiceMetrics.latencyBuckets)
-            .record(elapsed)
-
-        let level: Logger.Level = HealthRoutes.paths.contains(request.uri.path) ? .debug : .info
-        context.logger.log(level: level, "request", metadata: [
-            "method": .string(request.method.rawValue),
-            "path": .string(request.uri.path),
-            "status": .stringConvertible(status.code),
-            "duration_ms": .stringConvertible((elapsed.milliseconds * 100).rounded() / 100),
-        ])
+        recorder.record(
+            method: request.method, path: request.uri.path, route: context.endpointPath ?? "unmatched",
+            status: response.status, elapsed: start.duration(to: .now), logger: context.logger
+        )
+        return response
     }
 }

@@ -9,6 +9,8 @@ import Prometheus
 package struct ServiceMetrics: Sendable {
     package let registry: PrometheusCollectorRegistry
     package let factory: PrometheusMetricsFactory
+    /// Records answered requests into `registry`; shared by everything that answers them.
+    package let requests: RequestRecorder
 
     /// Latency buckets for HTTP handlers, in seconds: 1 ms to 10 s.
     package static let latencyBuckets: [Duration] = [
@@ -33,6 +35,7 @@ package struct ServiceMetrics: Sendable {
         factory.defaultDurationHistogramBuckets = Self.latencyBuckets
         self.registry = registry
         self.factory = factory
+        self.requests = RequestRecorder(registry: registry)
     }
 
     /// The Prometheus text exposition of every metric.

@@ -33,6 +33,13 @@ extension Problem {
 
     /// The response for this problem, occurring at `path` during request `requestID`.
     package func response(path: String, requestID: String) -> Response {
+        let (headers, body) = document(path: path, requestID: requestID)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: body))
+    }
+
+    /// The headers (this problem's own and the problem media type) and JSON body of the response
+    /// for this problem, for code that writes responses itself.
+    package func document(path: String, requestID: String) -> (headers: HTTPFields, body: ByteBuffer) {
         let document = ProblemDocument(problem: self, instance: path, requestID: requestID)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -40,6 +47,6 @@ extension Problem {
         let body = (try? encoder.encode(document)) ?? Data()
         var headers = self.headers
         headers[.contentType] = Self.mediaType
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        return (headers, ByteBuffer(bytes: body))
     }
 }
