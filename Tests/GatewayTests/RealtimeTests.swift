@@ -267,17 +267,23 @@ import TestSupport
             let parties = OrderParties(customerId: customer, restaurantId: UUID(), driverId: UUID())
             let stuck = RealtimeSocket(url: gateway.webSocketURL + "?channels=me", token: try gateway.token(user: customer), reads: false)
             try await Task.sleep(for: .milliseconds(500))
-            try await EventPublisher.with(gateway.kafka) { publisher in
-                // Far more than the socket buffers and the 16-frame queue hold.
-                let status = OrderStatusChanged(orderId: order, parties: parties, status: .preparing, previousStatus: .accepted, changedAt: Date())
-                let envelopes = try (0..<6_000).map { _ in try EventEnvelope(status, source: "/splash/tracking").record(topic: TopicCatalog.trackingOrders.name) }
-                for result in await publisher.producer.send(envelopes) { _ = try result.get() }
-            }
-            try await waitUntilReady("slow client disconnected", timeout: .seconds(20)) {
+            // Until the socket buffers and the 16-frame queue are full: how many events that takes
+            // depends on how fast the gateway's writer is (on the event loops, it keeps up with the
+            // feed until the kernel's buffers, megabytes on loopback, are full).
+            let status = OrderStatusChanged(orderId: order, parties: parties, status: .preparing, previousStatus: .accepted, changedAt: Date())
+            let batch = try (0..<3_000).map { _ in try EventEnvelope(status, source: "/splash/tracking").record(topic: TopicCatalog.trackingOrders.name) }
+            @Sendable func disconnectedAsSlow() async -> Bool {
                 let metrics = (try? await gateway.get("/metrics").text) ?? ""
                 return metrics.contains(#"realtime_disconnects_total{reason="slow_client",transport="websocket"} 1"#)
                     || metrics.contains(#"realtime_disconnects_total{transport="websocket",reason="slow_client"} 1"#)
             }
+            try await EventPublisher.with(gateway.kafka) { publisher in
+                for _ in 0..<20 {
+                    for result in await publisher.producer.send(batch) { _ = try result.get() }
+                    if await disconnectedAsSlow() { break }
+                }
+            }
+            try await waitUntilReady("slow client disconnected", timeout: .seconds(20)) { await disconnectedAsSlow() }
             #expect(try await gateway.get("/metrics").text.contains(#"realtime_connections{transport="websocket"} 0"#))
             await stuck.disconnect()
         }
