@@ -24,6 +24,7 @@ let nioFoundation = Target.Dependency.product(name: "NIOFoundationCompat", packa
 let nioHTTP1 = Target.Dependency.product(name: "NIOHTTP1", package: "swift-nio")
 let webSocket = Target.Dependency.product(name: "HummingbirdWebSocket", package: "hummingbird-websocket")
 let nioWebSocket = Target.Dependency.product(name: "NIOWebSocket", package: "swift-nio")
+let nioHTTPTypes = Target.Dependency.product(name: "NIOHTTPTypes", package: "swift-nio-extras")
 let bcrypt = Target.Dependency.product(name: "HummingbirdBcrypt", package: "hummingbird-auth")
 
 // MARK: - Services
@@ -65,7 +66,7 @@ let services: [(product: Product, targets: [Target])] = [
     service(
         "gateway",
         module: "Gateway",
-        dependencies: ["Identity", "KeySetClient", "EventBus", "Kafka", "Contracts", "AsyncSignals", asyncHTTPClient, hummingbird, webSocket, httpTypes, nioCore, nioPosix, nioHTTP1, nioSSL, nioWebSocket, logging, metrics, serviceLifecycle],
+        dependencies: ["Identity", "KeySetClient", "EventBus", "Kafka", "Contracts", "AsyncSignals", asyncHTTPClient, hummingbird, webSocket, httpTypes, nioCore, nioPosix, nioHTTP1, nioHTTPTypes, nioSSL, nioWebSocket, logging, metrics, serviceLifecycle],
         testDependencies: ["Identity", "ServiceKit", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, httpTypes, crypto, nioCore, nioPosix, serviceLifecycle, logging],
         ownsSchema: false
     ),
@@ -115,6 +116,7 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
     ],
     targets: [

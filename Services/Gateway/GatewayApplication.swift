@@ -23,9 +23,11 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
     let addresses = ClientAddressResolver(trustedProxies: config.trustedProxies)
     let keys = KeySetCache(url: config.keySetURL, issuer: config.issuer, refreshInterval: config.keySetRefreshInterval, client: client, logger: logger)
     let pools = try UpstreamPools(config.routes, group: MultiThreadedEventLoopGroup.singleton, connectTimeout: config.connectTimeout, metrics: runtime.metrics.factory)
-    let edge = EdgeMiddleware<AppRequestContext>(
-        routes: config.routes, keys: keys, addresses: addresses,
-        proxy: ReverseProxy(pools: pools.byGroup, addresses: addresses, metrics: runtime.metrics.factory)
+    let checks = EdgeChecks(routes: config.routes, keys: keys, addresses: addresses)
+    let proxy = ReverseProxy(pools: pools.byGroup, addresses: addresses, metrics: runtime.metrics.factory)
+    let direct = DirectProxy(
+        checks: checks, proxy: proxy, cors: config.cors, requests: runtime.metrics.requests,
+        forwarded: Counter(label: "gateway_direct_requests_total", factory: runtime.metrics.factory), logger: logger, serverName: "gateway"
     )
 
     let hub = RealtimeHub(
@@ -42,10 +44,16 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
     parts.services = [HTTPClientService(client: client), pools, feed]
     parts.readiness = [feed.readiness]
     parts.routePolicies = config.routes.groups.flatMap(\.routePolicies)
-    parts.server = .http1WebSocketUpgrade(webSocketRouter: realtime.webSocketRouter(), configuration: realtime.webSocketConfiguration)
+    parts.server = .http1WebSocketUpgrade(
+        webSocketRouter: realtime.webSocketRouter(),
+        configuration: .init(
+            http1: .init(additionalChannelHandlers: config.directProxy ? [DirectProxyHandler(direct)] : []),
+            ws: realtime.webSocketConfiguration
+        )
+    )
     return makeServiceApplication(parts, context: AppRequestContext.self) { router in
         router.add(middleware: CORSMiddleware(policy: config.cors))
-        router.add(middleware: edge)
+        router.add(middleware: EdgeMiddleware<AppRequestContext>(checks: checks, proxy: proxy))
         realtime.addRoutes(to: router)
     }
 }

@@ -54,6 +54,16 @@ package final class KeySetCache: Sendable {
         return try fresh.verify(token)
     }
 
+    /// The claims of `token` when the keys at hand verify it; `nil` when they do not or when
+    /// verifying would take a fetch (no keys yet, keys past their age, an unknown key id).
+    package func verifyWithoutFetching(_ token: String) -> AccessTokenClaims? {
+        let cached: AccessTokenVerifier? = state.withLock { state in
+            guard let fetchedAt = state.fetchedAt, ContinuousClock.now - fetchedAt <= maxAge else { return nil }
+            return state.verifier
+        }
+        return try? cached?.verify(token)
+    }
+
     /// The verifier after a fetch, or `nil` when the last attempt was too recent or the fetch
     /// failed.
     private func refreshed() async -> AccessTokenVerifier? {

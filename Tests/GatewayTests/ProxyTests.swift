@@ -7,12 +7,12 @@ import Testing
 import TestSupport
 
 @Suite("Gateway routing and proxying") struct ProxyTests {
-    /// Each proxying test runs with the gateway's tasks on Swift's global executor and on the
-    /// event loops (as the `gateway` executable runs them): the connection pool serves both.
-    static let executors = [false, true]
+    /// Each proxying test runs with the direct path (as the `gateway` executable runs) and
+    /// through the router alone: clients must not be able to tell them apart.
+    static let modes = GatewayHarness.ProxyMode.allCases
 
-    @Test(arguments: executors) func aRequestReachesItsServiceWithForwardingHeadersAndWithoutHopByHopHeaders(onEventLoops: Bool) async throws {
-        try await GatewayHarness.with(tasksOnEventLoops: onEventLoops) { gateway in
+    @Test(arguments: modes) func aRequestReachesItsServiceWithForwardingHeadersAndWithoutHopByHopHeaders(mode: GatewayHarness.ProxyMode) async throws {
+        try await GatewayHarness.with(mode: mode) { gateway in
             let response = try await gateway.get("/v1/photos?query=Mountain%20lake&page=2", headers: [
                 ("Connection", "X-Client-Private"), ("X-Client-Private", "1"), ("Keep-Alive", "timeout=5"),
                 ("X-Forwarded-For", "6.6.6.6"), ("X-Request-Id", "trace-42"), ("Accept", "application/json"),
@@ -61,10 +61,10 @@ import TestSupport
         }
     }
 
-    @Test(arguments: executors) func a20MBUploadReachesItsServiceWhileTheClientIsStillSendingIt(onEventLoops: Bool) async throws {
+    @Test(arguments: modes) func a20MBUploadReachesItsServiceWhileTheClientIsStillSendingIt(mode: GatewayHarness.ProxyMode) async throws {
         // The harness's 2 s for edit-render is for the slow-route test; a 20 MB upload in a debug
         // build under the whole suite's load may take longer.
-        try await GatewayHarness.with(["GATEWAY_TIMEOUT_EDIT_RENDER": "30s"], tasksOnEventLoops: onEventLoops) { gateway in
+        try await GatewayHarness.with(["GATEWAY_TIMEOUT_EDIT_RENDER": "30s"], mode: mode) { gateway in
             let token = try gateway.token()
             let (chunks, sender) = AsyncStream.makeStream(of: ByteBuffer.self)
             let upstream = gateway.upstream
@@ -114,8 +114,8 @@ import TestSupport
         await catalog.stop()
     }
 
-    @Test(arguments: executors) func anUpstreamThatDoesNotAnswerInTimeGets504(onEventLoops: Bool) async throws {
-        try await GatewayHarness.with(tasksOnEventLoops: onEventLoops) { gateway in
+    @Test(arguments: modes) func anUpstreamThatDoesNotAnswerInTimeGets504(mode: GatewayHarness.ProxyMode) async throws {
+        try await GatewayHarness.with(mode: mode) { gateway in
             let start = ContinuousClock.now
             let response = try await gateway.get("/v1/edits/slow", bearer: try gateway.token())
             #expect(response.status == 504)
@@ -124,8 +124,8 @@ import TestSupport
         }
     }
 
-    @Test(arguments: executors) func answersSmallAndLargeArriveWholeAndByteForByte(onEventLoops: Bool) async throws {
-        try await GatewayHarness.with(tasksOnEventLoops: onEventLoops) { gateway in
+    @Test(arguments: modes) func answersSmallAndLargeArriveWholeAndByteForByte(mode: GatewayHarness.ProxyMode) async throws {
+        try await GatewayHarness.with(mode: mode) { gateway in
             // Below the size read whole before it is passed on, at it, and well above (streamed).
             for count in [0, 1_000, ReverseProxy.wholeAnswerLimit, ReverseProxy.wholeAnswerLimit + 1, 6 << 20] {
                 let response = try await gateway.get("/v1/media/bytes/\(count)")
@@ -137,8 +137,8 @@ import TestSupport
         }
     }
 
-    @Test(arguments: executors) func sequentialCallsReuseOneKeptAliveConnection(onEventLoops: Bool) async throws {
-        try await GatewayHarness.with(tasksOnEventLoops: onEventLoops) { gateway in
+    @Test(arguments: modes) func sequentialCallsReuseOneKeptAliveConnection(mode: GatewayHarness.ProxyMode) async throws {
+        try await GatewayHarness.with(mode: mode) { gateway in
             for _ in 0..<20 {
                 #expect(try await gateway.get("/v1/photos").status == 200)
                 #expect(try await gateway.get("/v1/media/bytes/200000").body.count == 200_000)
@@ -150,11 +150,11 @@ import TestSupport
         }
     }
 
-    @Test(arguments: executors) func aConnectionTheUpstreamClosedWhileIdleIsNotUsedAgain(onEventLoops: Bool) async throws {
+    @Test(arguments: modes) func aConnectionTheUpstreamClosedWhileIdleIsNotUsedAgain(mode: GatewayHarness.ProxyMode) async throws {
         let upstream = FakeUpstream()
         try await upstream.start()
         let port = upstream.port
-        try await GatewayHarness.with(upstream: upstream, tasksOnEventLoops: onEventLoops) { gateway in
+        try await GatewayHarness.with(upstream: upstream, mode: mode) { gateway in
             #expect(try await gateway.get("/v1/photos").status == 200)
             #expect(try await gateway.app.request(.post, "/v1/photos/x/download", body: .bytes(Data("{}".utf8))).status == 200)
             // A restart closes the kept-alive connections; no call may fail for it, not even a POST.
@@ -166,8 +166,8 @@ import TestSupport
         await upstream.stop()
     }
 
-    @Test(arguments: executors) func anUpstreamThatBreaksOffItsAnswerGets502OrAnIncompleteBody(onEventLoops: Bool) async throws {
-        try await GatewayHarness.with(tasksOnEventLoops: onEventLoops) { gateway in
+    @Test(arguments: modes) func anUpstreamThatBreaksOffItsAnswerGets502OrAnIncompleteBody(mode: GatewayHarness.ProxyMode) async throws {
+        try await GatewayHarness.with(mode: mode) { gateway in
             // Small answers are read whole first, so the gateway can still answer 502.
             let small = try await gateway.get("/v1/media/broken/5000")
             #expect(small.status == 502)
@@ -177,6 +177,79 @@ import TestSupport
             #expect(large.map { $0.body.count < 1 << 20 } ?? true)
             // The gateway and its pool are fine afterwards.
             #expect(try await gateway.get("/v1/media/bytes/100").body.count == 100)
+        }
+    }
+
+    @Test func plainGetsTakeTheDirectPathAndAnswerAsTheRouterDoes() async throws {
+        var answers: [GatewayHarness.ProxyMode: TestResponse] = [:]
+        for mode in GatewayHarness.ProxyMode.allCases {
+            answers[mode] = try await GatewayHarness.with(mode: mode) { gateway in
+                let token = try gateway.token()
+                var last: TestResponse?
+                for _ in 0..<10 {
+                    last = try await gateway.get("/v1/photos?page=2", bearer: token, headers: [("X-Request-Id", "client-chosen-id")])
+                }
+                // The first call on each event loop goes through the router, which opens the
+                // connection the direct path then reuses.
+                let direct = try await gateway.metric("gateway_direct_requests_total")
+                if mode == .direct {
+                    #expect(direct >= Double(10 - ProcessInfo.processInfo.activeProcessorCount))
+                } else {
+                    #expect(direct == 0)
+                }
+                #expect(try await gateway.metric(#"http_requests_total{method="GET",route="/v1/photos/**",status="200"}"#) == 10)
+                return last
+            }
+        }
+        let direct = try #require(answers[.direct]), routed = try #require(answers[.routed])
+        #expect(direct.status == 200)
+        #expect(direct.status == routed.status)
+        #expect(Set(direct.headers.keys) == Set(routed.headers.keys))
+        // (RateLimit-Remaining depends on how fast the calls came: the bucket refills meanwhile.)
+        for name in ["x-request-id", "server", "content-type", "ratelimit-limit", "x-upstream"] {
+            #expect(direct.headers[name] == routed.headers[name], "\(name)")
+        }
+        #expect(direct.headers["x-request-id"] == "client-chosen-id")
+        #expect(direct.headers["date"] != nil)
+        #expect(direct.headers["x-upstream-private"] == nil)
+        // What the service received: the same forwarded request either way.
+        let (directEcho, routedEcho) = (try direct.json(), try routed.json())
+        #expect(directEcho["uri"] as? String == "/v1/photos?page=2")
+        #expect(directEcho["uri"] as? String == routedEcho["uri"] as? String)
+        let (directHeaders, routedHeaders) = (directEcho["headers"] as? [String: String] ?? [:], routedEcho["headers"] as? [String: String] ?? [:])
+        #expect(Set(directHeaders.keys) == Set(routedHeaders.keys))
+        #expect(directHeaders["x-request-id"] == "client-chosen-id")
+        // Each run has its own upstream (so its own address, and its own key signing the token).
+        for (name, value) in routedHeaders where !["authorization", "host", "x-forwarded-host"].contains(name) {
+            #expect(directHeaders[name] == value, "\(name)")
+        }
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrderWhicheverPathEachTakes() async throws {
+        try await GatewayHarness.with { gateway in
+            let requests = [
+                "GET /v1/media/bytes/10 HTTP/1.1\r\nHost: gateway\r\n\r\n",
+                "POST /v1/photos/x/download HTTP/1.1\r\nHost: gateway\r\nContent-Length: 2\r\n\r\n{}",
+                "GET /v1/media/bytes/20 HTTP/1.1\r\nHost: gateway\r\n\r\n",
+                "GET /v1/media/bytes/\(ReverseProxy.wholeAnswerLimit + 30) HTTP/1.1\r\nHost: gateway\r\n\r\n",
+                "GET /v1/media/bytes/40 HTTP/1.1\r\nHost: gateway\r\n\r\n",
+            ]
+            let connection = try RawHTTPConnection(port: gateway.app.port)
+            // A first call parks an upstream connection on this connection's event loop.
+            try connection.send("GET /v1/media/bytes/1 HTTP/1.1\r\nHost: gateway\r\n\r\n")
+            #expect(try connection.read(1).first?.body.count == 1)
+            let before = try await gateway.metric("gateway_direct_requests_total")
+            // All in one write: the gateway reads them together.
+            try connection.send(requests.joined())
+            let answers = try connection.read(requests.count)
+            #expect(answers.map(\.status) == [200, 200, 200, 200, 200])
+            #expect(answers[0].body.count == 10)
+            #expect(answers[1].body.contains("\"method\":\"POST\"".utf8))
+            #expect(answers[2].body.count == 20)
+            #expect(answers[3].body.count == ReverseProxy.wholeAnswerLimit + 30)
+            #expect(answers[3].body == [UInt8](FakeUpstream.patternData(ReverseProxy.wholeAnswerLimit + 30)))
+            #expect(answers[4].body.count == 40)
+            #expect(try await gateway.metric("gateway_direct_requests_total") > before)
         }
     }
 

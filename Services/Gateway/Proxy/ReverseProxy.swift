@@ -31,7 +31,7 @@ struct ReverseProxy: Sendable {
     func forward(_ request: Request, context: some ServiceRequestContext, to group: RouteGroup) async throws -> Response {
         guard let pool = pools[group.name] else { throw GatewayProblem.notConfigured(group.name) }
         let framing = BodyFraming(request.headers)
-        let head = makeHead(request, framing: framing, context: context, pool: pool)
+        let head = makeHead(request.head, framing: framing, peer: context.remoteAddress, requestID: context.requestID, pool: pool)
         let hasBody = framing.hasBody
         let retryable = !hasBody && [.get, .head, .options, .delete, .put].contains(request.method)
         let deadline = NIODeadline.now() + .nanoseconds(group.timeout.totalNanoseconds)
@@ -40,16 +40,21 @@ struct ReverseProxy: Sendable {
             do {
                 return try await exchange(head, body: hasBody ? request.body : nil, on: pool, deadline: deadline)
             } catch {
-                let failure = UpstreamFailure(error.underlying)
                 if retryable, attempt < 2, error.unseen {
                     attempt += 1
                     continue
                 }
-                Counter(label: "gateway_upstream_errors_total", dimensions: [("upstream", group.name), ("kind", failure.rawValue)], factory: metrics).increment()
-                context.logger.warning("Upstream request failed", metadata: ["upstream": "\(group.name)", "failure": "\(failure.rawValue)", "error": "\(error.underlying)"])
-                throw failure.problem(group.name)
+                throw failed(error.underlying, group: group, logger: context.logger)
             }
         }
+    }
+
+    /// Counts and logs a call that failed for good; the problem to answer it with.
+    func failed(_ error: any Error, group: RouteGroup, logger: Logger) -> Problem {
+        let failure = UpstreamFailure(error)
+        Counter(label: "gateway_upstream_errors_total", dimensions: [("upstream", group.name), ("kind", failure.rawValue)], factory: metrics).increment()
+        logger.warning("Upstream request failed", metadata: ["upstream": "\(group.name)", "failure": "\(failure.rawValue)", "error": "\(error)"])
+        return failure.problem(group.name)
     }
 
     /// A failed exchange, and whether the upstream can have seen nothing of the request.
@@ -86,13 +91,11 @@ struct ReverseProxy: Sendable {
             throw ExchangeError(underlying: error, unseen: reused && beforeAnswer)
         }
 
-        var headers = ForwardedHeaders.endToEnd(answer.headers)
-        headers[.requestID] = nil  // ServiceKit's edge sets ours, which the upstream echoed anyway
+        let headers = Self.responseHeaders(answer)
         let status = HTTPResponse.Status(code: Int(answer.status.code), reasonPhrase: answer.status.reasonPhrase)
         let length = answer.headers.first(name: "content-length").flatMap(Int.init)
         let reusable = bodyComplete && answer.isKeepAlive
-        let bodiless = head.method == .HEAD || answer.status == .noContent || answer.status == .notModified
-        if bodiless || (length ?? .max) <= Self.wholeAnswerLimit {
+        if Self.readsWhole(answer, to: head.method) {
             var whole: ByteBuffer?
             do {
                 reading: while true {
@@ -150,28 +153,43 @@ struct ReverseProxy: Sendable {
         }
     }
 
+    /// Whether an answer is read whole before it is passed on: one without a body, or with a
+    /// `Content-Length` of at most `wholeAnswerLimit`.
+    static func readsWhole(_ answer: HTTPResponseHead, to method: HTTPMethod) -> Bool {
+        if method == .HEAD || answer.status == .noContent || answer.status == .notModified { return true }
+        return (answer.headers.first(name: "content-length").flatMap(Int.init) ?? .max) <= wholeAnswerLimit
+    }
+
+    /// The headers of an upstream's answer that the client gets (before the gateway's own).
+    static func responseHeaders(_ answer: HTTPResponseHead) -> HTTPFields {
+        var headers = ForwardedHeaders.endToEnd(answer.headers)
+        headers[.requestID] = nil  // the gateway sets ours, which the upstream echoed anyway
+        return headers
+    }
+
     private static func head(from connection: UpstreamConnection) async throws -> HTTPResponseHead {
         guard case .head(let head) = try await connection.next() else { throw UpstreamExchangeError.malformed }
         return head
     }
 
-    private func makeHead(_ request: Request, framing: BodyFraming, context: some ServiceRequestContext, pool: UpstreamPool) -> HTTPRequestHead {
+    /// The head of the upstream call for a client's request (`head`, from `peer`).
+    func makeHead(_ request: HTTPRequest, framing: BodyFraming, peer: SocketAddress?, requestID: String, pool: UpstreamPool) -> HTTPRequestHead {
         var headers = HTTPHeaders()
-        headers.reserveCapacity(request.headers.count + 6)
+        headers.reserveCapacity(request.headerFields.count + 6)
         headers.add(name: "Host", value: pool.authority)
-        for field in ForwardedHeaders.endToEnd(request.headers) where !Self.gatewayOwned.contains(field.name) {
+        for field in ForwardedHeaders.endToEnd(request.headerFields) where !Self.gatewayOwned.contains(field.name) {
             headers.add(name: field.name.rawName, value: field.value)
         }
         // The client's address as we saw it, after what trusted proxies in front of us reported.
-        let peer = context.remoteAddress?.ipAddress ?? "unknown"
-        let fromTrustedProxy = addresses.isTrusted(peer)
-        let trustedChain = fromTrustedProxy ? request.headers[.xForwardedFor] : nil
-        headers.add(name: "X-Forwarded-For", value: trustedChain.map { "\($0), \(peer)" } ?? peer)
-        headers.add(name: "X-Forwarded-Proto", value: fromTrustedProxy ? request.headers[.xForwardedProto] ?? "http" : "http")
-        if let host = request.head.authority {
+        let address = peer?.ipAddress ?? "unknown"
+        let fromTrustedProxy = addresses.isTrusted(address)
+        let trustedChain = fromTrustedProxy ? request.headerFields[.xForwardedFor] : nil
+        headers.add(name: "X-Forwarded-For", value: trustedChain.map { "\($0), \(address)" } ?? address)
+        headers.add(name: "X-Forwarded-Proto", value: fromTrustedProxy ? request.headerFields[.xForwardedProto] ?? "http" : "http")
+        if let host = request.authority {
             headers.add(name: "X-Forwarded-Host", value: host)
         }
-        headers.add(name: "X-Request-Id", value: context.requestID)
+        headers.add(name: "X-Request-Id", value: requestID)
         switch framing {
         case .length(let length):
             headers.add(name: "Content-Length", value: String(length))
@@ -182,11 +200,11 @@ struct ReverseProxy: Sendable {
         case .none:
             break
         }
-        return HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.rawValue), uri: pool.basePath + request.uri.description, headers: headers)
+        return HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.rawValue), uri: pool.basePath + (request.path ?? ""), headers: headers)
     }
 
     /// How a client's request body is framed, read once from its headers.
-    private enum BodyFraming {
+    enum BodyFraming {
         case none
         case length(Int64)
         case chunked

@@ -95,7 +95,7 @@ final class UpstreamConnection: Sendable {
     /// - Throws: `UpstreamExchangeError`, or the channel's error.
     func next() async throws -> HTTPClientResponsePart {
         if channel.eventLoop.inEventLoop {
-            switch reader.value.next() {
+            switch nextOnLoop() {
             case .ready(let part): return part
             case .failed(let error): throw error
             case .later(let future): return try await future.get()
@@ -109,6 +109,13 @@ final class UpstreamConnection: Sendable {
             case .later(let future): return future
             }
         }.get()
+    }
+
+    /// The next part of the answer, for a caller on the connection's event loop: at hand, failed,
+    /// or still to come.
+    func nextOnLoop() -> UpstreamNext {
+        channel.eventLoop.preconditionInEventLoop()
+        return reader.value.next()
     }
 
     /// Closes the connection; an exchange waiting on it fails.
@@ -128,16 +135,17 @@ final class UpstreamConnection: Sendable {
     }
 }
 
+/// The next part of an upstream's answer.
+enum UpstreamNext {
+    case ready(HTTPClientResponsePart)
+    case failed(any Error)
+    case later(EventLoopFuture<HTTPClientResponsePart>)
+}
+
 /// Hands the response parts of one exchange at a time to `UpstreamConnection.next()`, reading
 /// from the socket only when asked.
 private final class ResponseReader: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
-
-    enum Next {
-        case ready(HTTPClientResponsePart)
-        case failed(any Error)
-        case later(EventLoopFuture<HTTPClientResponsePart>)
-    }
 
     private enum State {
         /// In the pool, a read pending to notice a close.
@@ -195,7 +203,7 @@ private final class ResponseReader: ChannelInboundHandler, RemovableChannelHandl
         state = .idle
     }
 
-    func next() -> Next {
+    func next() -> UpstreamNext {
         if !buffered.isEmpty {
             let part = buffered.removeFirst()
             if case .body(let chunk) = part {

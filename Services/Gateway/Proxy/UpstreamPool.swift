@@ -101,6 +101,11 @@ final class UpstreamPool: Sendable {
             return
         }
         connection.park()
+        restore(connection)
+    }
+
+    /// Parks again a connection `takeParked` gave out that carried no exchange.
+    func restore(_ connection: UpstreamConnection) {
         let key = ObjectIdentifier(connection.channel.eventLoop)
         let now = ContinuousClock.now
         let surplus: [UpstreamConnection] = parked.withLock { parked in
@@ -127,7 +132,7 @@ final class UpstreamPool: Sendable {
     }
 
     /// The most recently parked open connection of `loop`; closed and expired ones are dropped.
-    private func takeParked(on loop: any EventLoop) -> UpstreamConnection? {
+    func takeParked(on loop: any EventLoop) -> UpstreamConnection? {
         let key = ObjectIdentifier(loop)
         let now = ContinuousClock.now
         let (found, expired): (UpstreamConnection?, [UpstreamConnection]) = parked.withLock { parked in

@@ -81,8 +81,8 @@ struct RealtimeEndpoints: Sendable {
         return router
     }
 
-    var webSocketConfiguration: HTTP1WebSocketUpgradeChannel.Configuration {
-        .init(ws: .init(maxFrameSize: 1 << 16, autoPing: .enabled(timePeriod: settings.heartbeat), closeTimeout: .seconds(5), validateUTF8: true))
+    var webSocketConfiguration: WebSocketServerConfiguration {
+        .init(maxFrameSize: 1 << 16, autoPing: .enabled(timePeriod: settings.heartbeat), closeTimeout: .seconds(5), validateUTF8: true)
     }
 
     // MARK: Routes

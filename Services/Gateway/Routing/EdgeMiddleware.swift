@@ -2,34 +2,75 @@ import HTTPTypes
 import Hummingbird
 import Identity
 import KeySetClient
+import NIOCore
 import ServiceKit
 
-/// The gateway's work for every routed request: find the route group, check the bearer token
-/// the group asks for, take a token from the caller's rate-limit bucket, and forward. Requests no
-/// group covers go on to the router (health, metrics, realtime) or its 404.
-struct EdgeMiddleware<Context: ServiceRequestContext>: RouterMiddleware {
+/// The gateway's checks on a routed request: the route group that serves it, the user its bearer
+/// token names when the group asks for one, and the caller's rate-limit bucket. Shared by the
+/// router's `EdgeMiddleware` and the connection-level `DirectProxyHandler`.
+struct EdgeChecks: Sendable {
     let routes: RouteTable
     let keys: KeySetCache
     let limiters: [String: RateLimiter]
     let addresses: ClientAddressResolver
-    let proxy: ReverseProxy
 
-    init(routes: RouteTable, keys: KeySetCache, addresses: ClientAddressResolver, proxy: ReverseProxy) {
+    init(routes: RouteTable, keys: KeySetCache, addresses: ClientAddressResolver) {
         self.routes = routes
         self.keys = keys
         self.limiters = Dictionary(uniqueKeysWithValues: routes.groups.map { ($0.name, RateLimiter($0.rateLimit)) })
         self.addresses = addresses
-        self.proxy = proxy
     }
 
+    /// The user id of a valid bearer token; `nil` for an anonymous call the group allows.
+    /// - Throws: `TokenProblem` (401) for a missing token the group requires, or an invalid one.
+    func authenticate(_ headers: HTTPFields, for group: RouteGroup) async throws -> String? {
+        guard group.access != .passthrough else { return nil }
+        guard let token = headers.bearerToken else {
+            if group.access == .user { throw TokenProblem.missing }
+            return nil
+        }
+        do {
+            return try await keys.verify(token).subject
+        } catch {
+            throw TokenProblem.invalid(error)
+        }
+    }
+
+    /// What `authenticate` would accept, decided without waiting: `nil` when that takes a key-set
+    /// fetch or ends in a 401 (both for the router's path to handle).
+    func acceptedWithoutWaiting(_ headers: HTTPFields, for group: RouteGroup) -> String?? {
+        guard group.access != .passthrough else { return .some(nil) }
+        guard let token = headers.bearerToken else { return group.access == .user ? nil : .some(nil) }
+        return keys.verifyWithoutFetching(token).map { .some($0.subject) }
+    }
+
+    /// Whose bucket a request takes from: the user's, or the client address's when anonymous.
+    func caller(user: String?, peer: SocketAddress?, forwardedFor: String?) -> String {
+        user.map { "user:\($0)" } ?? "ip:\(addresses.resolve(peer: peer, forwardedFor: forwardedFor))"
+    }
+
+    /// The route template that names a group in metrics.
+    static func route(_ group: RouteGroup) -> String {
+        "\(group.pathPrefixes[0])/**"
+    }
+}
+
+/// The gateway's work for every routed request the direct path leaves to the router: find the
+/// route group, check the bearer token the group asks for, take a token from the caller's
+/// rate-limit bucket, and forward. Requests no group covers go on to the router (health, metrics,
+/// realtime) or its 404.
+struct EdgeMiddleware<Context: ServiceRequestContext>: RouterMiddleware {
+    let checks: EdgeChecks
+    let proxy: ReverseProxy
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let group = routes.group(for: request.uri.path) else {
+        guard let group = checks.routes.group(for: request.uri.path) else {
             return try await next(request, context)
         }
-        context.coreContext.endpointPath.value = "\(group.pathPrefixes[0])/**"
-        let user = try await authenticate(request, for: group)
-        let caller = user.map { "user:\($0)" } ?? "ip:\(addresses.resolve(peer: context.remoteAddress, forwardedFor: request.headers[.xForwardedFor]))"
-        let limiter = limiters[group.name]!
+        context.coreContext.endpointPath.value = EdgeChecks.route(group)
+        let user = try await checks.authenticate(request.headers, for: group)
+        let caller = checks.caller(user: user, peer: context.remoteAddress, forwardedFor: request.headers[.xForwardedFor])
+        let limiter = checks.limiters[group.name]!
         let decision = limiter.take(caller)
         guard decision.allowed else {
             throw GatewayProblem.rateLimited(
@@ -40,20 +81,5 @@ struct EdgeMiddleware<Context: ServiceRequestContext>: RouterMiddleware {
         var response = try await proxy.forward(request, context: context, to: group)
         response.headers.append(contentsOf: decision.headers(limit: limiter.limit, includeRetryAfter: false))
         return response
-    }
-
-    /// The user id of a valid bearer token; `nil` for an anonymous call the group allows.
-    private func authenticate(_ request: Request, for group: RouteGroup) async throws -> String? {
-        guard group.access != .passthrough else { return nil }
-        guard let token = request.headers.bearerToken else {
-            if group.access == .user { throw TokenProblem.missing }
-            return nil
-        }
-        do {
-            let claims = try await keys.verify(token)
-            return claims.subject
-        } catch {
-            throw TokenProblem.invalid(error)
-        }
     }
 }

@@ -5,6 +5,7 @@ import Kafka
 import LocalStack
 import Logging
 import ServiceKit
+import Testing
 import TestSupport
 
 /// A gateway in front of fake upstreams for one test: auth's routes and key set, edit-render's
@@ -16,18 +17,28 @@ struct GatewayHarness: Sendable {
 
     static let issuer = "http://auth.test/auth/v1"
 
+    /// How the gateway under test forwards calls.
+    enum ProxyMode: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        /// As the `gateway` executable runs: plain GETs on the direct path, everything else through
+        /// the router, with tasks on the event loops.
+        case direct
+        /// Everything through the router, with tasks on Swift's global executor.
+        case routed
+
+        var testDescription: String { rawValue }
+    }
+
     /// Runs a gateway whose upstreams are a fresh `FakeUpstream` (started and stopped here);
-    /// `overrides` replace or add variables. With `tasksOnEventLoops` the gateway's tasks run on
-    /// the event loops, as the `gateway` executable runs them.
+    /// `overrides` replace or add variables.
     static func with<Result: Sendable>(
         _ overrides: [String: String] = [:],
-        tasksOnEventLoops: Bool = false,
+        mode: ProxyMode = .direct,
         _ body: @Sendable (GatewayHarness) async throws -> Result
     ) async throws -> Result {
         let upstream = FakeUpstream()
         try await upstream.start()
         do {
-            let result = try await with(overrides, upstream: upstream, tasksOnEventLoops: tasksOnEventLoops, body)
+            let result = try await with(overrides, upstream: upstream, mode: mode, body)
             await upstream.stop()
             return result
         } catch {
@@ -40,7 +51,7 @@ struct GatewayHarness: Sendable {
     static func with<Result: Sendable>(
         _ overrides: [String: String] = [:],
         upstream: FakeUpstream,
-        tasksOnEventLoops: Bool = false,
+        mode: ProxyMode = .direct,
         _ body: @Sendable (GatewayHarness) async throws -> Result
     ) async throws -> Result {
         let kafka = try await TestKafka.shared.running()
@@ -54,13 +65,14 @@ struct GatewayHarness: Sendable {
             "GATEWAY_JWT_ISSUER": issuer,
             "GATEWAY_TIMEOUT_EDIT_RENDER": "2s",
             "GATEWAY_CONNECT_TIMEOUT": "500ms",
+            "GATEWAY_DIRECT_PROXY": String(mode == .direct),
         ]
         environment.merge(overrides) { _, override in override }
         var logger = Logger(label: "gateway-test")
         logger.logLevel = .warning
         let configuration = try GatewayConfiguration(from: ConfigurationReader(environment))
         let application = try await buildApplication(configuration, runtime: ServiceRuntime(name: "gateway", logger: logger, metrics: ServiceMetrics()))
-        return try await withRunningApplication(application, tasksOnEventLoops: tasksOnEventLoops) { app in
+        return try await withRunningApplication(application, tasksOnEventLoops: mode == .direct) { app in
             try await body(GatewayHarness(app: app, upstream: upstream, kafka: kafka))
         }
     }

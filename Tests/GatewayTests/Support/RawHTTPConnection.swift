@@ -1,0 +1,113 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One HTTP/1.1 connection over a plain socket, for what HTTP clients do not do: several requests
+/// sent in one write before any answer is read (pipelining).
+final class RawHTTPConnection {
+    struct Answer {
+        var status: Int
+        var headers: [String: String]
+        var body: [UInt8]
+    }
+
+    private let socket: Int32
+    private var received: [UInt8] = []
+
+    /// Connects to `127.0.0.1:port`; reads give up after `timeout`.
+    init(port: Int, timeout: Duration = .seconds(10)) throws {
+        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw RawHTTPError.system("socket", errno) }
+        var limit = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(socket)
+            throw RawHTTPError.system("connect", errno)
+        }
+    }
+
+    deinit {
+        close(socket)
+    }
+
+    /// Writes `text` as it is, in one call.
+    func send(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes[sent...].withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { throw RawHTTPError.system("send", errno) }
+            sent += count
+        }
+    }
+
+    /// The next `count` answers, in the order they arrive.
+    func read(_ count: Int) throws -> [Answer] {
+        var answers: [Answer] = []
+        while answers.count < count {
+            if let answer = try parseAnswer() {
+                answers.append(answer)
+            } else {
+                try receive()
+            }
+        }
+        return answers
+    }
+
+    private func receive() throws {
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { throw count == 0 ? RawHTTPError.closed : RawHTTPError.system("recv", errno) }
+        received.append(contentsOf: chunk.prefix(count))
+    }
+
+    /// An answer taken off the front of what was received, or `nil` when it is not all there yet.
+    private func parseAnswer() throws -> Answer? {
+        let separator: [UInt8] = [13, 10, 13, 10]
+        guard let headEnd = received.indices.dropLast(3).first(where: { received[$0..<$0 + 4].elementsEqual(separator) }) else { return nil }
+        let lines = String(decoding: received[..<headEnd], as: UTF8.self).components(separatedBy: "\r\n")
+        let statusParts = lines[0].split(separator: " ")
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw RawHTTPError.malformed(lines[0]) }
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        let bodyStart = headEnd + 4
+        if let length = headers["content-length"].flatMap(Int.init) {
+            guard received.count >= bodyStart + length else { return nil }
+            let body = Array(received[bodyStart..<bodyStart + length])
+            received.removeFirst(bodyStart + length)
+            return Answer(status: status, headers: headers, body: body)
+        }
+        guard headers["transfer-encoding"]?.lowercased() == "chunked" else { throw RawHTTPError.malformed("no framing") }
+        var body: [UInt8] = []
+        var offset = bodyStart
+        while true {
+            guard let lineEnd = received[offset...].indices.dropLast().first(where: { received[$0] == 13 && received[$0 + 1] == 10 }) else { return nil }
+            guard let size = Int(String(decoding: received[offset..<lineEnd], as: UTF8.self), radix: 16) else { throw RawHTTPError.malformed("chunk size") }
+            let dataStart = lineEnd + 2
+            guard received.count >= dataStart + size + 2 else { return nil }
+            if size == 0 {
+                received.removeFirst(dataStart + 2)
+                return Answer(status: status, headers: headers, body: body)
+            }
+            body += received[dataStart..<dataStart + size]
+            offset = dataStart + size + 2
+        }
+    }
+}
+
+enum RawHTTPError: Error {
+    case system(String, Int32)
+    case closed
+    case malformed(String)
+}
