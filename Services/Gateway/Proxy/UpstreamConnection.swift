@@ -142,8 +142,9 @@ enum UpstreamNext {
     case later(EventLoopFuture<HTTPClientResponsePart>)
 }
 
-/// Hands the response parts of one exchange at a time to `UpstreamConnection.next()`, reading
-/// from the socket only when asked.
+/// Hands the response parts of one exchange at a time to `UpstreamConnection.next()` (or to a
+/// caller on the connection's loop, `nextOnLoop()`): a part that arrives with no one waiting is
+/// kept, and reading pauses while more than `highWatermark` bytes of body are kept.
 private final class ResponseReader: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
 
