@@ -189,11 +189,12 @@ import TestSupport
                 for _ in 0..<10 {
                     last = try await gateway.get("/v1/photos?page=2", bearer: token, headers: [("X-Request-Id", "client-chosen-id")])
                 }
-                // The first call on each event loop goes through the router, which opens the
-                // connection the direct path then reuses.
+                // The first call on an event loop goes through the router, which opens the
+                // connection the direct path then reuses (most often on the same loop; under load
+                // a task may resume on the other, so the test asks for most calls, not all but one).
                 let direct = try await gateway.metric("gateway_direct_requests_total")
                 if mode == .direct {
-                    #expect(direct >= Double(10 - ProcessInfo.processInfo.activeProcessorCount))
+                    #expect(direct >= 5)
                 } else {
                     #expect(direct == 0)
                 }
@@ -235,10 +236,18 @@ import TestSupport
                 "GET /v1/media/bytes/40 HTTP/1.1\r\nHost: gateway\r\n\r\n",
             ]
             let connection = try RawHTTPConnection(port: gateway.app.port)
-            // A first call parks an upstream connection on this connection's event loop.
-            try connection.send("GET /v1/media/bytes/1 HTTP/1.1\r\nHost: gateway\r\n\r\n")
-            #expect(try connection.read(1).first?.body.count == 1)
-            let before = try await gateway.metric("gateway_direct_requests_total")
+            // Single calls until one takes the direct path: its upstream connection is then parked
+            // on this connection's event loop, for the first of the pipelined calls.
+            var before = try await gateway.metric("gateway_direct_requests_total")
+            for _ in 0..<10 {
+                try connection.send("GET /v1/media/bytes/1 HTTP/1.1\r\nHost: gateway\r\n\r\n")
+                #expect(try connection.read(1).first?.body.count == 1)
+                let now = try await gateway.metric("gateway_direct_requests_total")
+                if now > before {
+                    before = now
+                    break
+                }
+            }
             // All in one write: the gateway reads them together.
             try connection.send(requests.joined())
             let answers = try connection.read(requests.count)
