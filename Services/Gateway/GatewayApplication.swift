@@ -22,7 +22,7 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
     )
     let addresses = ClientAddressResolver(trustedProxies: config.trustedProxies)
     let keys = KeySetCache(url: config.keySetURL, issuer: config.issuer, refreshInterval: config.keySetRefreshInterval, client: client, logger: logger)
-    let pools = try UpstreamPools(config.routes, group: MultiThreadedEventLoopGroup.singleton, connectTimeout: config.connectTimeout, metrics: runtime.metrics.factory)
+    let pools = try UpstreamPools(config.routes, connectTimeout: config.connectTimeout, metrics: runtime.metrics.factory)
     let checks = EdgeChecks(routes: config.routes, keys: keys, addresses: addresses)
     let proxy = ReverseProxy(pools: pools.byGroup, addresses: addresses, metrics: runtime.metrics.factory)
     let direct = DirectProxy(
@@ -73,12 +73,12 @@ private func keySetClientConfiguration(_ config: GatewayConfiguration) -> HTTPCl
 struct UpstreamPools: Service {
     let byGroup: [String: UpstreamPool]
 
-    init(_ routes: RouteTable, group: any EventLoopGroup, connectTimeout: Duration, metrics: any MetricsFactory) throws {
+    init(_ routes: RouteTable, connectTimeout: Duration, metrics: any MetricsFactory) throws {
         var byURL: [URL: UpstreamPool] = [:]
         var byGroup: [String: UpstreamPool] = [:]
         for route in routes.groups {
             guard let url = route.upstream else { continue }
-            if byURL[url] == nil { byURL[url] = try UpstreamPool(name: route.name, url: url, group: group, connectTimeout: connectTimeout, metrics: metrics) }
+            if byURL[url] == nil { byURL[url] = try UpstreamPool(name: route.name, url: url, connectTimeout: connectTimeout, metrics: metrics) }
             byGroup[route.name] = byURL[url]
         }
         self.byGroup = byGroup

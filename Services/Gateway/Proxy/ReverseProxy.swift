@@ -38,7 +38,7 @@ struct ReverseProxy: Sendable {
         var attempt = 1
         while true {
             do {
-                return try await exchange(head, body: hasBody ? request.body : nil, on: pool, deadline: deadline)
+                return try await exchange(head, body: hasBody ? request.body : nil, on: pool, loop: context.channel.eventLoop, deadline: deadline)
             } catch {
                 if retryable, attempt < 2, error.unseen {
                     attempt += 1
@@ -65,11 +65,11 @@ struct ReverseProxy: Sendable {
 
     /// One request and the head of its answer over one connection; the answer's body is read
     /// before returning when it is small, or streams from the returned response.
-    private func exchange(_ head: HTTPRequestHead, body: RequestBody?, on pool: UpstreamPool, deadline: NIODeadline) async throws(ExchangeError) -> Response {
+    private func exchange(_ head: HTTPRequestHead, body: RequestBody?, on pool: UpstreamPool, loop: any EventLoop, deadline: NIODeadline) async throws(ExchangeError) -> Response {
         let connection: UpstreamConnection
         let reused: Bool
         do {
-            (connection, reused) = try await pool.lease()
+            (connection, reused) = try await pool.lease(on: loop)
         } catch {
             // No connection, so nothing was sent (for a busy pool: no retry, it stays busy).
             throw ExchangeError(underlying: error, unseen: error as? UpstreamPoolError != .busy)

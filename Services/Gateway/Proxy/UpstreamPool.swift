@@ -21,7 +21,6 @@ final class UpstreamPool: Sendable {
     private let port: Int
     private let tls: NIOSSLContext?
     private let serverName: String?
-    private let group: any EventLoopGroup
     private let connectTimeout: TimeAmount
     private let idleTimeout: Duration
     private let maxIdlePerLoop: Int
@@ -41,7 +40,7 @@ final class UpstreamPool: Sendable {
     ///   than http and https; NIOSSL's error if TLS cannot be set up.
     /// - Parameter name: the upstream as metrics name it (the first route group served by it).
     init(
-        name: String, url: URL, group: any EventLoopGroup, connectTimeout: Duration, metrics: any MetricsFactory,
+        name: String, url: URL, connectTimeout: Duration, metrics: any MetricsFactory,
         idleTimeout: Duration = .seconds(30), maxIdlePerLoop: Int = 64, maxConnections: Int = 1_024
     ) throws {
         guard let host = url.host, let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme) else {
@@ -57,7 +56,6 @@ final class UpstreamPool: Sendable {
         while path.hasSuffix("/") { path.removeLast() }
         self.basePath = path
         self.tls = scheme == "https" ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil
-        self.group = group
         self.connectTimeout = .nanoseconds(connectTimeout.totalNanoseconds)
         self.idleTimeout = idleTimeout
         self.maxIdlePerLoop = maxIdlePerLoop
@@ -65,11 +63,12 @@ final class UpstreamPool: Sendable {
         self.opened = Counter(label: "gateway_upstream_connections_opened_total", dimensions: [("upstream", name)], factory: metrics)
     }
 
-    /// A connection for one exchange, and whether it carried one before (then, if it fails before
-    /// any answer, the upstream most likely closed it while idle and never saw the request).
+    /// A connection on `loop` (the client's, so client and service are served by one thread, and
+    /// the connection is parked where that client's next call looks for one) for one exchange, and
+    /// whether it carried one before (then, if it fails before any answer, the upstream most
+    /// likely closed it while idle and never saw the request).
     /// - Throws: NIO's connect errors, or `UpstreamPoolError.busy` when `maxConnections` are open.
-    func lease() async throws -> (connection: UpstreamConnection, reused: Bool) {
-        let loop = MultiThreadedEventLoopGroup.currentEventLoop ?? group.next()
+    func lease(on loop: any EventLoop) async throws -> (connection: UpstreamConnection, reused: Bool) {
         if let connection = takeParked(on: loop) { return (connection, true) }
         guard openConnections.add(1, ordering: .relaxed).newValue <= maxConnections else {
             openConnections.subtract(1, ordering: .relaxed)
