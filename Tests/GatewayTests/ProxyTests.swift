@@ -116,11 +116,29 @@ import TestSupport
 
     @Test(arguments: modes) func anUpstreamThatDoesNotAnswerInTimeGets504(mode: GatewayHarness.ProxyMode) async throws {
         try await GatewayHarness.with(mode: mode) { gateway in
+            let token = try gateway.token()
+            // A first call parks a connection, so in the direct mode the slow call takes that path.
+            #expect(try await gateway.get("/v1/edits", bearer: token).status == 200)
             let start = ContinuousClock.now
-            let response = try await gateway.get("/v1/edits/slow", bearer: try gateway.token())
+            let response = try await gateway.get("/v1/edits/slow", bearer: token)
             #expect(response.status == 504)
             #expect(try response.json()["type"] as? String == "urn:splash:problem:upstream-timeout")
             #expect(ContinuousClock.now - start < .seconds(4))
+        }
+    }
+
+    @Test(arguments: modes) func aCallInProgressWhenTheGatewayStopsStillGetsItsAnswer(mode: GatewayHarness.ProxyMode) async throws {
+        try await GatewayHarness.with(["GATEWAY_TIMEOUT_EDIT_RENDER": "10s"], mode: mode) { gateway in
+            let token = try gateway.token()
+            #expect(try await gateway.get("/v1/edits", bearer: token).status == 200)
+            async let slow = gateway.get("/v1/edits/slow", bearer: token)
+            try await Task.sleep(for: .milliseconds(500))
+            await gateway.app.beginShutdown()
+            // The service answers after 3 s; the stopping gateway waits for it rather than cutting
+            // the client off.
+            let answer = try await slow
+            #expect(answer.status == 200)
+            #expect(answer.text == "late")
         }
     }
 
