@@ -184,6 +184,26 @@ import TestSupport
         await upstream.stop()
     }
 
+    @Test(arguments: modes) func aKeptAliveConnectionTheServiceClosesAsItIsUsedFailsNoCall(mode: GatewayHarness.ProxyMode) async throws {
+        // The first connection answers once, then closes on the next request without answering;
+        // the second answers.
+        let service = try ScriptedUpstream([.init(answers: ["first"], closesAfter: true), .init(answers: ["second"], closesAfter: false)])
+        defer { service.stop() }
+        try await GatewayHarness.with(["GATEWAY_PHOTO_CATALOG_URL": "http://127.0.0.1:\(service.port)"], mode: mode) { gateway in
+            #expect(try await gateway.get("/v1/photos").text == "first")
+            // Sent on the kept-alive connection, which closes unanswered: the service never handled
+            // it, so it is made again over a new connection.
+            let second = try await gateway.get("/v1/photos")
+            #expect(second.status == 200)
+            #expect(second.text == "second")
+            #expect(service.requestCount == 3)
+            if mode == .direct {
+                #expect(try await gateway.metric("gateway_direct_requests_total") == 1)
+            }
+            #expect(try await gateway.get("/metrics").text.contains("gateway_upstream_errors_total{") == false)
+        }
+    }
+
     @Test(arguments: modes) func anUpstreamThatBreaksOffItsAnswerGets502OrAnIncompleteBody(mode: GatewayHarness.ProxyMode) async throws {
         try await GatewayHarness.with(mode: mode) { gateway in
             // Small answers are read whole first, so the gateway can still answer 502.

@@ -1,0 +1,86 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An upstream that plays a script over plain sockets, for what an HTTP server library will not
+/// do on request: each accepted connection answers some requests (bodiless ones, read up to their
+/// blank line) and then closes without answering the next, as a service does that closes an idle
+/// kept-alive connection just as the gateway sends on it.
+final class ScriptedUpstream: Sendable {
+    /// What one connection does: the bodies it answers with, in order; after them, it reads one
+    /// more request and closes (`closesAfter`), or keeps waiting until the test ends.
+    struct Connection: Sendable {
+        var answers: [String]
+        var closesAfter: Bool
+    }
+
+    let port: Int
+    private let listener: Int32
+    private let requests = RequestCount()
+
+    private final class RequestCount: Sendable {
+        let value = Atomic<Int>(0)
+    }
+
+    /// Starts listening on a free loopback port; connections follow `script` in the order they
+    /// are accepted.
+    init(_ script: [Connection]) throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(listener, pointer, length) == 0 && listen(listener, 8) == 0 && getsockname(listener, pointer, &length) == 0
+            }
+        }
+        guard bound else {
+            close(listener)
+            throw RawHTTPError.system("listen", errno)
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let requests = requests
+        Thread.detachNewThread {
+            for step in script {
+                let connection = accept(listener, nil, nil)
+                guard connection >= 0 else { return }
+                Thread.detachNewThread {
+                    for body in step.answers {
+                        guard Self.readRequest(connection) else { return }
+                        requests.value.add(1, ordering: .relaxed)
+                        let answer = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                        _ = answer.withCString { send(connection, $0, strlen($0), 0) }
+                    }
+                    if step.closesAfter, Self.readRequest(connection) {
+                        requests.value.add(1, ordering: .relaxed)
+                        close(connection)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Requests read so far, answered or not.
+    var requestCount: Int { requests.value.load(ordering: .relaxed) }
+
+    /// Stops accepting (connections already open stay until the process ends or they close).
+    func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    /// Reads up to the blank line that ends a request's head; `false` when the peer closed.
+    private static func readRequest(_ connection: Int32) -> Bool {
+        var received: [UInt8] = []
+        var byte: UInt8 = 0
+        while !received.suffix(4).elementsEqual([13, 10, 13, 10]) {
+            guard recv(connection, &byte, 1, 0) == 1 else { return false }
+            received.append(byte)
+        }
+        return true
+    }
+}
