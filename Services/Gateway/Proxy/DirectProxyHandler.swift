@@ -134,12 +134,7 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
     // MARK: Requests
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let part = unwrapInboundIn(data)
-        if case .forwarding = state {
-            held.append(part)
-        } else {
-            receive(part, context: context)
-        }
+        receive(unwrapInboundIn(data), context: context)
     }
 
     private func receive(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
