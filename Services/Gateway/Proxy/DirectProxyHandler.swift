@@ -226,10 +226,7 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func start(_ call: DirectCall, context: ChannelHandlerContext) {
         guard let connection = call.pool.takeParked(on: context.eventLoop) else {
             // The router's path opens a connection, which then stays parked for the next call.
-            state = .idle
-            route(.head(call.head), context: context)
-            route(.end(nil), context: context)
-            return
+            return handOver(call, context: context)
         }
         let limiter = direct.checks.limiters[call.group.name]!
         let caller = direct.checks.caller(user: call.user, peer: context.channel.remoteAddress, forwardedFor: call.head.headerFields[.xForwardedFor])
@@ -237,10 +234,7 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard decision.allowed else {
             // The router answers the 429 (a refused take costs the bucket nothing).
             call.pool.restore(connection)
-            state = .idle
-            route(.head(call.head), context: context)
-            route(.end(nil), context: context)
-            return
+            return handOver(call, context: context)
         }
         direct.forwarded.increment()
         let requestID = RequestIDGenerator.id(for: call.head.headerFields)
@@ -251,6 +245,13 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
         connection.channel.write(HTTPClientRequestPart.head(head), promise: nil)
         connection.channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
         pump(exchange, context: context)
+    }
+
+    /// Passes a call the direct path took up on to the router, whole (its head and end).
+    private func handOver(_ call: DirectCall, context: ChannelHandlerContext) {
+        state = .idle
+        route(.head(call.head), context: context)
+        route(.end(nil), context: context)
     }
 
     private func isCurrent(_ exchange: Exchange) -> Bool {
@@ -345,9 +346,7 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if exchange.answer == nil, (error as? UpstreamExchangeError) == .closedBeforeResponse {
             // A parked connection the service had closed: it never saw the call, which the router's
             // path makes again.
-            state = .idle
-            route(.head(exchange.call.head), context: context)
-            route(.end(nil), context: context)
+            handOver(exchange.call, context: context)
             replayHeld(context: context)
             endRoutedRead(context: context)
             return
