@@ -102,8 +102,9 @@ struct ProcessSupervisorTests {
         let start = ContinuousClock.now
         running.cancel()
         await running.value
-        // Killed after the grace instead of waited on forever.
-        #expect(start.duration(to: .now) < SupervisedProcess.cancellationGrace + .seconds(3))
+        // Killed after the grace instead of waited on forever. (The margin is for a machine busy
+        // with the rest of the suite: 3 s was once not enough, at 9.0 s.)
+        #expect(start.duration(to: .now) < SupervisedProcess.cancellationGrace + .seconds(10))
         #expect(await !child.isRunning)
     }
 }
