@@ -278,8 +278,8 @@ import TestSupport
             // connection on this connection's event loop), so the first pipelined call finds one.
             var before = try await gateway.metric("gateway_direct_requests_total")
             for _ in 0..<10 {
-                try connection.send("GET /v1/media/bytes/1 HTTP/1.1\r\nHost: gateway\r\n\r\n")
-                #expect(try connection.read(1).first?.body.count == 1)
+                try await connection.send("GET /v1/media/bytes/1 HTTP/1.1\r\nHost: gateway\r\n\r\n")
+                #expect(try await connection.read(1).first?.body.count == 1)
                 let now = try await gateway.metric("gateway_direct_requests_total")
                 if now > before {
                     before = now
@@ -287,8 +287,8 @@ import TestSupport
                 }
             }
             // All in one write: the gateway reads them together.
-            try connection.send(requests.joined())
-            let answers = try connection.read(requests.count)
+            try await connection.send(requests.joined())
+            let answers = try await connection.read(requests.count)
             #expect(answers.map(\.status) == [200, 200, 200, 200, 200])
             #expect(answers[0].body.count == 10)
             #expect(answers[1].body.contains("\"method\":\"POST\"".utf8))

@@ -1,12 +1,17 @@
 import Foundation
+import NIOPosix
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// One HTTP/1.1 connection over a plain socket, for what HTTP clients do not do: several requests
 /// sent in one write before any answer is read (pipelining).
-final class RawHTTPConnection {
-    struct Answer {
+///
+/// The socket calls block, so they run on NIO's blocking-work pool, never on a thread of Swift's
+/// concurrency pool: with two of those on two cores, a test waiting there would starve the
+/// services in the same process that are to answer it. One test uses a connection at a time.
+final class RawHTTPConnection: @unchecked Sendable {
+    struct Answer: Sendable {
         var status: Int
         var headers: [String: String]
         var body: [UInt8]
@@ -39,7 +44,16 @@ final class RawHTTPConnection {
     }
 
     /// Writes `text` as it is, in one call.
-    func send(_ text: String) throws {
+    func send(_ text: String) async throws {
+        try await NIOThreadPool.singleton.runIfActive { try self.sendBlocking(text) }
+    }
+
+    /// The next `count` answers, in the order they arrive.
+    func read(_ count: Int) async throws -> [Answer] {
+        try await NIOThreadPool.singleton.runIfActive { try self.readBlocking(count) }
+    }
+
+    private func sendBlocking(_ text: String) throws {
         let bytes = Array(text.utf8)
         var sent = 0
         while sent < bytes.count {
@@ -49,8 +63,7 @@ final class RawHTTPConnection {
         }
     }
 
-    /// The next `count` answers, in the order they arrive.
-    func read(_ count: Int) throws -> [Answer] {
+    private func readBlocking(_ count: Int) throws -> [Answer] {
         var answers: [Answer] = []
         while answers.count < count {
             if let answer = try parseAnswer() {
