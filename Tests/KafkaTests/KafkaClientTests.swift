@@ -164,7 +164,10 @@ import TestSupport
             }
         }
         try #require(await stopped.arrives(within: .seconds(90)), "the consumer did not stop within 90 s")
-        #expect(await stopped.value() < .seconds(10))
+        // Far below the 60 s a revocation would wait for the handler. (The margin over the 3 s close
+        // timeout is for a machine busy with the rest of the suite, where the embedded broker
+        // answers late: 10 s was not always enough.)
+        #expect(await stopped.value() < .seconds(30))
     }
 
     @Test func theProducerReachesTheClusterOrSaysItCannot() async throws {
