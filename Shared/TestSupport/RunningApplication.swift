@@ -90,10 +90,13 @@ package func withRunningApplication<App: ApplicationProtocol, Result: Sendable>(
     let wrapped = EphemeralPortApplication(base: application, report: { portReported.yield($0) })
     // Bounded like ServiceMain's: connections still open when the test ends (a client the test
     // left behind after a failure, a stream that never ends) are cancelled instead of holding the
-    // shutdown, and the test run, forever.
+    // shutdown, and the test run, forever. Past the cancellation bound ServiceLifecycle stops the
+    // whole test process, so both bounds leave room for a machine busy with the rest of the suite
+    // (where a Kafka consumer's leave, say, can take several seconds): 10 s and 5 s were once
+    // exceeded there.
     var configuration = ServiceGroupConfiguration(services: [wrapped], logger: Logger(label: "test-application"))
-    configuration.maximumGracefulShutdownDuration = .seconds(10)
-    configuration.maximumCancellationDuration = .seconds(5)
+    configuration.maximumGracefulShutdownDuration = .seconds(20)
+    configuration.maximumCancellationDuration = .seconds(30)
     let group = ServiceGroup(configuration: configuration)
     return try await withThrowingTaskGroup(of: Void.self) { tasks in
         tasks.addTask(executorPreference: tasksOnEventLoops ? EventLoopTaskExecutor() : nil) {

@@ -237,7 +237,7 @@ import TestSupport
             let close = try await stream.event(within: .seconds(5)) { $0.event == "close" }
             #expect(close.data == #"{"reason":"shutdown"}"#)
             try await waitUntilReady("the stream to end", timeout: .seconds(5)) { stream.hasEnded }
-            // Not held until the shutdown grace (10 s here) runs out.
+            // Not held until the shutdown grace (20 s here) runs out.
             #expect(ContinuousClock.now - stopping < .seconds(5))
             await stream.stop()
         }
@@ -271,14 +271,14 @@ import TestSupport
             // depends on how fast the gateway's writer is (on the event loops, it keeps up with the
             // feed until the kernel's buffers, megabytes on loopback, are full).
             let status = OrderStatusChanged(orderId: order, parties: parties, status: .preparing, previousStatus: .accepted, changedAt: Date())
-            let batch = try (0..<3_000).map { _ in try EventEnvelope(status, source: "/splash/tracking").record(topic: TopicCatalog.trackingOrders.name) }
+            let batch = try (0..<1_500).map { _ in try EventEnvelope(status, source: "/splash/tracking").record(topic: TopicCatalog.trackingOrders.name) }
             @Sendable func disconnectedAsSlow() async -> Bool {
                 let metrics = (try? await gateway.get("/metrics").text) ?? ""
                 return metrics.contains(#"realtime_disconnects_total{reason="slow_client",transport="websocket"} 1"#)
                     || metrics.contains(#"realtime_disconnects_total{transport="websocket",reason="slow_client"} 1"#)
             }
             try await EventPublisher.with(gateway.kafka) { publisher in
-                for _ in 0..<20 {
+                for _ in 0..<40 {
                     for result in await publisher.producer.send(batch) { _ = try result.get() }
                     if await disconnectedAsSlow() { break }
                 }
