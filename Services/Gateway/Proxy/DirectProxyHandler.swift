@@ -228,9 +228,9 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // The router's path opens a connection, which then stays parked for the next call.
             return handOver(call, context: context)
         }
-        let limiter = direct.checks.limiters[call.group.name]!
-        let caller = direct.checks.caller(user: call.user, peer: context.channel.remoteAddress, forwardedFor: call.head.headerFields[.xForwardedFor])
-        let decision = limiter.take(caller)
+        let (decision, limit) = direct.checks.takeRateLimit(
+            for: call.group, user: call.user, peer: context.channel.remoteAddress, forwardedFor: call.head.headerFields[.xForwardedFor]
+        )
         guard decision.allowed else {
             // The router answers the 429 (a refused take costs the bucket nothing).
             call.pool.restore(connection)
@@ -238,7 +238,7 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         direct.forwarded.increment()
         let requestID = RequestIDGenerator.id(for: call.head.headerFields)
-        let exchange = Exchange(call: call, connection: connection, requestID: requestID, rateLimitHeaders: decision.headers(limit: limiter.limit, includeRetryAfter: false))
+        let exchange = Exchange(call: call, connection: connection, requestID: requestID, rateLimitHeaders: decision.headers(limit: limit, includeRetryAfter: false))
         state = .forwarding(exchange)
         let head = direct.proxy.makeHead(call.head, framing: .none, peer: context.channel.remoteAddress, requestID: requestID, pool: call.pool)
         connection.begin(deadline: .now() + .nanoseconds(call.group.timeout.totalNanoseconds))
@@ -288,9 +288,9 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
             guard exchange.answer == nil else { return fail(exchange, UpstreamExchangeError.malformed, context: context) }
             exchange.answer = answer
             exchange.connection.answerBegan()
-            if !ReverseProxy.readsWhole(answer, to: .GET) {
+            let length = answer.headers.first(name: "content-length").flatMap(Int.init)
+            if !ReverseProxy.readsWhole(answer, length: length, to: .GET) {
                 exchange.streaming = true
-                let length = answer.headers.first(name: "content-length").flatMap(Int.init)
                 context.write(wrapOutboundOut(.head(responseHead(answer, of: exchange, contentLength: length))), promise: nil)
             }
         case .body(var chunk):
@@ -347,8 +347,7 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // A parked connection the service had closed: it never saw the call, which the router's
             // path makes again.
             handOver(exchange.call, context: context)
-            replayHeld(context: context)
-            endRoutedRead(context: context)
+            replayHeld(context: context)  // which also ends the read the call was handed over in
             return
         }
         let logger = direct.logger(for: exchange.requestID)

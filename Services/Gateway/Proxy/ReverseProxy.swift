@@ -95,7 +95,7 @@ struct ReverseProxy: Sendable {
         let status = HTTPResponse.Status(code: Int(answer.status.code), reasonPhrase: answer.status.reasonPhrase)
         let length = answer.headers.first(name: "content-length").flatMap(Int.init)
         let reusable = bodyComplete && answer.isKeepAlive
-        if Self.readsWhole(answer, to: head.method) {
+        if Self.readsWhole(answer, length: length, to: head.method) {
             var whole: ByteBuffer?
             do {
                 reading: while true {
@@ -153,11 +153,11 @@ struct ReverseProxy: Sendable {
         }
     }
 
-    /// Whether an answer is read whole before it is passed on: one without a body, or with a
-    /// `Content-Length` of at most `wholeAnswerLimit`.
-    static func readsWhole(_ answer: HTTPResponseHead, to method: HTTPMethod) -> Bool {
+    /// Whether an answer (whose `Content-Length` is `length`) is read whole before it is passed
+    /// on: one without a body, or with a length of at most `wholeAnswerLimit`.
+    static func readsWhole(_ answer: HTTPResponseHead, length: Int?, to method: HTTPMethod) -> Bool {
         if method == .HEAD || answer.status == .noContent || answer.status == .notModified { return true }
-        return (answer.headers.first(name: "content-length").flatMap(Int.init) ?? .max) <= wholeAnswerLimit
+        return (length ?? .max) <= wholeAnswerLimit
     }
 
     /// The headers of an upstream's answer that the client gets (before the gateway's own).

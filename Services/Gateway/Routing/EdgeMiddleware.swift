@@ -44,9 +44,12 @@ struct EdgeChecks: Sendable {
         return keys.verifyWithoutFetching(token).map { .some($0.subject) }
     }
 
-    /// Whose bucket a request takes from: the user's, or the client address's when anonymous.
-    func caller(user: String?, peer: SocketAddress?, forwardedFor: String?) -> String {
-        user.map { "user:\($0)" } ?? "ip:\(addresses.resolve(peer: peer, forwardedFor: forwardedFor))"
+    /// A token from the caller's bucket of `group` (the user's, or the client address's when
+    /// anonymous), and the limit it was taken against.
+    func takeRateLimit(for group: RouteGroup, user: String?, peer: SocketAddress?, forwardedFor: String?) -> (decision: RateLimitDecision, limit: RateLimit) {
+        let caller = user.map { "user:\($0)" } ?? "ip:\(addresses.resolve(peer: peer, forwardedFor: forwardedFor))"
+        let limiter = limiters[group.name]!
+        return (limiter.take(caller), limiter.limit)
     }
 
     /// The route template that names a group in metrics.
@@ -69,17 +72,15 @@ struct EdgeMiddleware<Context: ServiceRequestContext>: RouterMiddleware {
         }
         context.coreContext.endpointPath.value = EdgeChecks.route(group)
         let user = try await checks.authenticate(request.headers, for: group)
-        let caller = checks.caller(user: user, peer: context.remoteAddress, forwardedFor: request.headers[.xForwardedFor])
-        let limiter = checks.limiters[group.name]!
-        let decision = limiter.take(caller)
+        let (decision, limit) = checks.takeRateLimit(for: group, user: user, peer: context.remoteAddress, forwardedFor: request.headers[.xForwardedFor])
         guard decision.allowed else {
             throw GatewayProblem.rateLimited(
-                decision, limit: limiter.limit, title: "Too many requests",
-                detail: "Slow down: at most \(limiter.limit.count) requests per \(DurationFormat.format(limiter.limit.window)) to \(group.name)."
+                decision, limit: limit, title: "Too many requests",
+                detail: "Slow down: at most \(limit.count) requests per \(DurationFormat.format(limit.window)) to \(group.name)."
             )
         }
         var response = try await proxy.forward(request, context: context, to: group)
-        response.headers.append(contentsOf: decision.headers(limit: limiter.limit, includeRetryAfter: false))
+        response.headers.append(contentsOf: decision.headers(limit: limit, includeRetryAfter: false))
         return response
     }
 }
