@@ -147,13 +147,15 @@ package final class EventStreamClient: Sendable {
         }
     }
 
-    package func waitForStatus(within timeout: Duration = .seconds(5)) async throws -> Int {
+    /// The response's status code, once its head has arrived.
+    package func waitForStatus(within timeout: Duration = RealtimeClientError.patience) async throws -> Int {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let code = statusCode { return code }
+            if hasEnded { throw RealtimeClientError.notConnected }
             try await Task.sleep(for: .milliseconds(10))
         }
-        throw RealtimeClientError.timedOut("a matching event", [raw])
+        throw RealtimeClientError.timedOut("the response's status", [raw])
     }
 
     package func event(within timeout: Duration = RealtimeClientError.patience, where predicate: (Event) -> Bool) async throws -> Event {

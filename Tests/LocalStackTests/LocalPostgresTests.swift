@@ -17,9 +17,11 @@ struct LocalPostgresTests {
         let cluster = try PostgresCluster(dataDirectory: directory, environment: ProcessInfo.processInfo.environment)
         try await cluster.initialize(superuserPassword: nil)
 
-        // The owner: a process that lives for two seconds.
-        let owner = ProcessCommand(URL(fileURLWithPath: "/bin/sleep"), ["2"]).makeProcess()
+        // The owner: a process that lives until the server is up, then is stopped. (One that
+        // exits by itself could be gone before a slow start-up is over.)
+        let owner = ProcessCommand(URL(fileURLWithPath: "/bin/sleep"), ["600"]).makeProcess()
         try ProcessCommand.start(owner)
+        defer { if owner.isRunning { owner.terminate() } }
         let port = freePort()
         let server = cluster.serverCommand(port: port, durability: .throwaway, owner: owner.processIdentifier, removeDataDirectoryOnExit: true).makeProcess()
         server.standardOutput = FileHandle.nullDevice
@@ -28,6 +30,7 @@ struct LocalPostgresTests {
         try await PostgresCluster.waitUntilReady(port: port, password: nil, isAlive: { server.isRunning })
         #expect(acceptsConnections(port: port))
 
+        owner.terminate()
         try await waitUntilReady("owner exit", timeout: .seconds(5)) { !owner.isRunning }
         try await waitUntilReady("postgres exit", timeout: .seconds(10)) { !server.isRunning }
         #expect(!acceptsConnections(port: port))
