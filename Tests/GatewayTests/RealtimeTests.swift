@@ -260,27 +260,30 @@ import TestSupport
     }
 
     @Test func aClientThatStopsReadingIsDisconnectedAsSlowAndCountedInMetrics() async throws {
-        try await GatewayHarness.with(["GATEWAY_REALTIME_BUFFER": "16"]) { gateway in
+        try await GatewayHarness.with(["GATEWAY_REALTIME_BUFFER": "16", "GATEWAY_REALTIME_SOCKET_BUFFER": "4KiB"]) { gateway in
             try await gateway.waitForEventFeed()
             let customer = UUID()
             let order = UUID()
             let parties = OrderParties(customerId: customer, restaurantId: UUID(), driverId: UUID())
             let stuck = RealtimeSocket(url: gateway.webSocketURL + "?channels=me", token: try gateway.token(user: customer), reads: false)
             try await Task.sleep(for: .milliseconds(500))
-            // Until the socket buffers and the 16-frame queue are full: how many events that takes
-            // depends on how fast the gateway's writer is (on the event loops, it keeps up with the
-            // feed until the kernel's buffers, megabytes on loopback, are full).
-            let status = OrderStatusChanged(orderId: order, parties: parties, status: .preparing, previousStatus: .accepted, changedAt: Date())
-            let batch = try (0..<1_500).map { _ in try EventEnvelope(status, source: "/splash/tracking").record(topic: TopicCatalog.trackingOrders.name) }
+            // Until the socket buffers (the gateway's capped at 4 KiB, the client's receive buffer,
+            // NIO's outbound buffer) and the 16-frame queue are full. Order events are never
+            // dropped; these carry 16 KiB each, so some dozens do it.
+            let items = (0..<8).map { OrderPlaced.Item(name: "Soup \($0) " + String(repeating: "with extra croutons ", count: 100), quantity: 1) }
+            let placed = OrderPlaced(orderId: order, parties: parties, items: items, totalCents: 8_000, placedAt: Date())
+            let batch = try (0..<25).map { _ in try EventEnvelope(placed, source: "/splash/tracking").record(topic: TopicCatalog.trackingOrders.name) }
             @Sendable func disconnectedAsSlow() async -> Bool {
                 let metrics = (try? await gateway.get("/metrics").text) ?? ""
                 return metrics.contains(#"realtime_disconnects_total{reason="slow_client",transport="websocket"} 1"#)
                     || metrics.contains(#"realtime_disconnects_total{transport="websocket",reason="slow_client"} 1"#)
             }
+            // A batch at a time, each given a few seconds to be pushed: the feed is not flooded
+            // with events the disconnect no longer needs.
             try await EventPublisher.with(gateway.kafka) { publisher in
                 for _ in 0..<40 {
                     for result in await publisher.producer.send(batch) { _ = try result.get() }
-                    if await disconnectedAsSlow() { break }
+                    if (try? await waitUntilReady("slow client disconnected", timeout: .seconds(3)) { await disconnectedAsSlow() }) != nil { break }
                 }
             }
             try await waitUntilReady("slow client disconnected", timeout: .seconds(20)) { await disconnectedAsSlow() }

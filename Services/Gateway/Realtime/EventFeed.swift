@@ -68,9 +68,14 @@ struct EventFeed: Service {
                 assigned += 1
                 if push, assigned >= expected { live.complete(()) }
                 group.addTask {
+                    var handled = 0
                     for await message in partition {
                         handle(message, push: push)
                         partition.markProcessed(message)
+                        // A burst is buffered, so the loop would not suspend until it is all
+                        // handled: let the executor's other tasks have a turn now and then.
+                        handled += 1
+                        if handled % 64 == 0 { await Task.yield() }
                     }
                 }
             }

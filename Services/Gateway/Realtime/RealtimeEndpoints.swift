@@ -36,7 +36,7 @@ struct RealtimeEndpoints: Sendable {
         do {
             viewer = try await gate.viewer(token: token)
         } catch {
-            throw TokenProblem.invalid(error)
+            throw TokenProblem.refused(error)
         }
         try room(for: "user:\(viewer.user)")
         return viewer
@@ -59,6 +59,14 @@ struct RealtimeEndpoints: Sendable {
                 headers: [.retryAfter: "5"]
             )
         }
+    }
+
+    /// Caps the kernel's send buffer of a realtime connection at `GATEWAY_REALTIME_SOCKET_BUFFER`.
+    /// Left to itself, Linux grows it to megabytes, which a client that stops reading fills before
+    /// its queue does: it would be found slow only after that many events, and every such client
+    /// would hold that much memory.
+    func capSendBuffer(of channel: any Channel) async {
+        try? await channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: SocketOptionValue(settings.socketBuffer)).get()
     }
 
     // MARK: WebSocket
@@ -120,6 +128,7 @@ struct RealtimeEndpoints: Sendable {
             )
         }
         let lastEventID = request.headers[.lastEventID]
+        await capSendBuffer(of: context.channel)
         let client = hub.connect(transport: "sse", queueCapacity: settings.clientBuffer, connection: context.channel)
         let resumption = hub.subscribe(client, to: channels, resumingAfter: lastEventID)
         let stream = ServerSentEventStream(hub: hub, client: client, viewer: viewer, heartbeat: settings.heartbeat)

@@ -11,6 +11,9 @@ struct RealtimeSettings: Sendable {
     /// Frames queued per client before positions are dropped and, for other events, the client
     /// is disconnected.
     var clientBuffer: Int
+    /// The kernel send buffer of each realtime connection, in bytes: what a client that stops
+    /// reading can leave unsent besides its queue (Linux otherwise grows it to megabytes).
+    var socketBuffer: Int
     /// WebSocket ping interval (a client that misses a pong for as long is dropped) and SSE
     /// comment-line heartbeat interval.
     var heartbeat: Duration
@@ -28,6 +31,7 @@ struct RealtimeSettings: Sendable {
         let host = ProcessInfo.processInfo.hostName.lowercased().filter { $0.isLetter || $0.isNumber || $0 == "-" }
         replica = try reader.string("GATEWAY_REPLICA_ID", default: "\(host.isEmpty ? "gateway" : host)-\(UUID().uuidString.prefix(8).lowercased())")
         clientBuffer = try reader.integer("GATEWAY_REALTIME_BUFFER", default: 256, in: 1...100_000)
+        socketBuffer = try reader.byteCount("GATEWAY_REALTIME_SOCKET_BUFFER", default: 64 << 10, in: 4 << 10...(16 << 20))
         heartbeat = try reader.duration("GATEWAY_REALTIME_HEARTBEAT", default: .seconds(25), minimum: .milliseconds(100))
         authTimeout = try reader.duration("GATEWAY_REALTIME_AUTH_TIMEOUT", default: .seconds(10), minimum: .milliseconds(100))
         replayEvents = try reader.integer("GATEWAY_REALTIME_REPLAY_EVENTS", default: 10_000, in: 0...1_000_000)

@@ -18,7 +18,9 @@ struct ServerSentEventStream: Sendable {
 
     func write(to writer: inout any ResponseBodyWriter, resumption: RealtimeHub.Resumption?, lastEventID: String?) async throws {
         var reason = "client_closed"
-        defer { hub.disconnect(client, reason: reason) }
+        // A write stuck on a full socket after the queue overflowed fails when the hub closes the
+        // connection: that client was too slow, not gone.
+        defer { hub.disconnect(client, reason: client.queue.ending == .overflowed ? "slow_client" : reason) }
         // Clients retry after 3 s when the connection drops.
         var preface = "retry: 3000\n: connected\n\n"
         if resumption == .unavailable {

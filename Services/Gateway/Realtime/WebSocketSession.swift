@@ -34,6 +34,8 @@ struct WebSocketSession {
         let code: WebSocketErrorCode
         let reason: String
         let metric: String
+
+        static let slowClient = Ending(code: RealtimeCloseCode.slowClient, reason: "client too slow: event buffer full", metric: "slow_client")
     }
 
     private final class Shared: Sendable {
@@ -65,6 +67,7 @@ struct WebSocketSession {
             await close(outbound, Ending(code: RealtimeCloseCode.tryAgainLater, reason: problem?.detail ?? "try again later", metric: "refused"), client: nil)
             return
         }
+        await endpoints.capSendBuffer(of: channel)
         let client = hub.connect(transport: "websocket", queueCapacity: settings.clientBuffer, connection: channel)
         let shared = Shared()
         if let viewer { await authenticated(viewer, channels: query, client: client, shared: shared) }
@@ -84,7 +87,8 @@ struct WebSocketSession {
                     shared.end(Ending(code: .normalClosure, reason: "", metric: "client_closed"))
                 }
                 group.addTask {
-                    // The writer: ends when the queue does (overflow, or the session is over).
+                    // The writer: ends when the queue does (overflow, or the session is over), or
+                    // when a write fails.
                     while let frame = await client.queue.next() {
                         do {
                             try await outbound.write(.text(frame.text))
@@ -94,9 +98,7 @@ struct WebSocketSession {
                         }
                         if frame.eventID != nil { hub.metrics.pushed("websocket", after: .now - frame.enqueuedAt) }
                     }
-                    if client.queue.ending == .overflowed {
-                        shared.end(Ending(code: RealtimeCloseCode.slowClient, reason: "client too slow: event buffer full", metric: "slow_client"))
-                    }
+                    if client.queue.ending == .overflowed { shared.end(.slowClient) }
                 }
                 group.addTask {
                     // The deadline: authenticating, then the token's expiry, moved on by every
@@ -125,7 +127,11 @@ struct WebSocketSession {
                 group.cancelAll()
             }
         }
-        let ending = shared.ending.withLock { $0 } ?? Ending(code: .normalClosure, reason: "", metric: "client_closed")
+        // A client whose queue overflowed was too slow, however its session then ended: with the
+        // writer stuck on a full socket, the hub closes the connection, and the reader or the
+        // writer may notice that first.
+        let ending = client.queue.ending == .overflowed
+            ? .slowClient : shared.ending.withLock { $0 } ?? Ending(code: .normalClosure, reason: "", metric: "client_closed")
         await close(outbound, ending, client: client)
     }
 
