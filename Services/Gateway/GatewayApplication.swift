@@ -41,7 +41,8 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
     let feed = EventFeed(events: config.realtime.events, replica: config.realtime.replica, hub: hub, orders: orders, logger: logger)
 
     var parts = ServiceApplicationParts(name: "gateway", http: config.http, logger: logger, metrics: runtime.metrics)
-    parts.services = [HTTPClientService(client: client), pools, feed]
+    // Stopped in reverse order: the key set's refreshing before the client it fetches with.
+    parts.services = [HTTPClientService(client: client), keys, pools, feed]
     parts.readiness = [feed.readiness]
     parts.routePolicies = config.routes.groups.flatMap(\.routePolicies)
     parts.server = .http1WebSocketUpgrade(

@@ -13,6 +13,9 @@ package enum AccessTokenError: Error, Sendable, Equatable {
     case expired
     case wrongAudience
     case wrongIssuer
+    /// There are no keys to verify with: auth's key set has not been fetched (auth unreachable).
+    /// Says nothing about the token, so it is no reason to sign the user out.
+    case keysUnavailable
 }
 
 /// Signs access tokens with the first configured key; the JWS is `header.claims.signature` with an

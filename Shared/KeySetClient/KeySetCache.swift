@@ -4,15 +4,19 @@ import Identity
 import Logging
 import NIOCore
 import NIOFoundationCompat
+import ServiceLifecycle
 import Synchronization
 
 /// auth's verification keys, fetched from its JWKS document and kept in memory.
 ///
-/// A token signed with a key id the cache does not know makes it fetch the document again — at
-/// most once every `refreshInterval`, however many such tokens arrive (a forged `kid` cannot make
-/// a service hammer auth), and concurrent callers share one fetch. Keys also expire after
-/// `maxAge`, so a key auth has retired stops verifying.
-package final class KeySetCache: Sendable {
+/// Run as a service, it fetches them as soon as it starts (retrying with a growing pause while auth
+/// cannot be reached) and again when they are half their `maxAge` old, so a request rarely waits
+/// for a fetch. A token signed with a key id the cache does not know makes it fetch the document
+/// again — at most once every `refreshInterval`, however many such tokens arrive (a forged `kid`
+/// cannot make a service hammer auth), and concurrent callers share one fetch. Keys past `maxAge`
+/// are replaced by the next successful fetch, so a key auth has retired stops verifying; while
+/// auth cannot be reached, the last keys fetched keep verifying.
+package final class KeySetCache: Service, Sendable {
     private struct State {
         var verifier: AccessTokenVerifier?
         var fetchedAt: ContinuousClock.Instant?
@@ -37,8 +41,27 @@ package final class KeySetCache: Sendable {
         self.logger = logger
     }
 
+    /// Keeps the keys fresh until graceful shutdown: a fetch at once, another when they are half
+    /// `maxAge` old; after a failure, again in 250 ms, doubling up to 30 s.
+    package func run() async {
+        let (firstRetry, longestRetry, refreshAfter) = (Duration.milliseconds(250), Duration.seconds(30), maxAge / 2)
+        await cancelWhenGracefulShutdown { [self] in
+            var retry = firstRetry
+            while !Task.isCancelled {
+                if await refreshed(evenIfRecentlyTried: true) != nil {
+                    retry = firstRetry
+                    try? await Task.sleep(for: refreshAfter)
+                } else {
+                    try? await Task.sleep(for: retry)
+                    retry = min(retry * 2, longestRetry)
+                }
+            }
+        }
+    }
+
     /// The claims of `token` when auth signed it and it is current.
-    /// - Throws: `AccessTokenError`; `.unknownKey` also when auth's keys cannot be fetched.
+    /// - Throws: `AccessTokenError`; `.keysUnavailable` for a well-formed ES256 token when no keys
+    ///   were ever fetched and a fetch now fails.
     package func verify(_ token: String) async throws(AccessTokenError) -> AccessTokenClaims {
         let (cached, stale) = state.withLock { state in
             (state.verifier, state.fetchedAt.map { ContinuousClock.now - $0 > maxAge } ?? true)
@@ -50,7 +73,13 @@ package final class KeySetCache: Sendable {
                 // Maybe auth rotated its key: fetch again below.
             }
         }
-        guard let fresh = await refreshed() ?? cached else { throw .unknownKey(nil) }
+        guard let fresh = await refreshed() ?? cached else {
+            // Without keys, only what is wrong with the token itself can be told.
+            do {
+                _ = try AccessTokenVerifier(keys: [], issuer: issuer).verify(token)
+            } catch .unknownKey {}
+            throw .keysUnavailable
+        }
         return try fresh.verify(token)
     }
 
@@ -64,12 +93,13 @@ package final class KeySetCache: Sendable {
         return try? cached?.verify(token)
     }
 
-    /// The verifier after a fetch, or `nil` when the last attempt was too recent or the fetch
-    /// failed.
-    private func refreshed() async -> AccessTokenVerifier? {
+    /// The verifier after a fetch, or `nil` when the fetch failed or (unless
+    /// `evenIfRecentlyTried`) the last attempt was less than `refreshInterval` ago. A fetch in
+    /// flight is shared.
+    private func refreshed(evenIfRecentlyTried: Bool = false) async -> AccessTokenVerifier? {
         let task: Task<AccessTokenVerifier?, Never>? = state.withLock { state in
             if let inFlight = state.inFlight { return inFlight }
-            if let attempted = state.attemptedAt, ContinuousClock.now - attempted < refreshInterval { return nil }
+            if !evenIfRecentlyTried, let attempted = state.attemptedAt, ContinuousClock.now - attempted < refreshInterval { return nil }
             state.attemptedAt = .now
             let task = Task { await self.fetch() }
             state.inFlight = task

@@ -12,8 +12,10 @@ extension HTTPFields {
     }
 }
 
-/// The 401s of a request whose token is missing or not valid, with the `WWW-Authenticate`
-/// challenge RFC 6750 describes.
+/// The answers to a request whose token is missing or not valid: 401 with the
+/// `WWW-Authenticate` challenge RFC 6750 describes. A token that cannot be checked because auth's
+/// keys cannot be had is not the client's fault: 503 with `Retry-After`, so that no client signs
+/// its user out over it.
 package enum TokenProblem {
     package static let missing = Problem(
         status: .unauthorized, type: "unauthenticated", title: "Authentication required",
@@ -21,7 +23,14 @@ package enum TokenProblem {
         headers: [.wwwAuthenticate: "Bearer realm=\"splash\""]
     )
 
-    package static func invalid(_ error: AccessTokenError) -> Problem {
+    package static let keysUnavailable = Problem(
+        status: .serviceUnavailable, type: "token-check-unavailable", title: "Access tokens cannot be checked just now",
+        detail: "auth's signing keys could not be fetched; retry shortly.",
+        headers: [.retryAfter: "2"]
+    )
+
+    package static func refused(_ error: AccessTokenError) -> Problem {
+        if error == .keysUnavailable { return keysUnavailable }
         let reason = switch error {
         case .expired: "The access token has expired; refresh it."
         case .unknownKey: "The access token was not signed by a key auth publishes."
@@ -37,24 +46,25 @@ package enum TokenProblem {
 
 extension KeySetCache {
     /// The claims of the request's bearer token.
-    /// - Throws: `TokenProblem.missing` without one, `TokenProblem.invalid` when it does not verify.
+    /// - Throws: `TokenProblem.missing` without one, `TokenProblem.refused` when it does not verify
+    ///   (or cannot be checked).
     package func authenticate(_ headers: HTTPFields) async throws(Problem) -> AccessTokenClaims {
         guard let token = headers.bearerToken else { throw TokenProblem.missing }
         do {
             return try await verify(token)
         } catch {
-            throw TokenProblem.invalid(error)
+            throw TokenProblem.refused(error)
         }
     }
 }
 
 extension KeySetCache {
     /// The id of the user the request's bearer token was issued to.
-    /// - Throws: `TokenProblem.missing` without a token, `TokenProblem.invalid` when it does not
+    /// - Throws: `TokenProblem.missing` without a token, `TokenProblem.refused` when it does not
     ///   verify or names no user.
     package func authenticatedUser(_ headers: HTTPFields) async throws(Problem) -> UUID {
         let claims = try await authenticate(headers)
-        guard let user = claims.userID else { throw TokenProblem.invalid(.malformed) }
+        guard let user = claims.userID else { throw TokenProblem.refused(.malformed) }
         return user
     }
 }

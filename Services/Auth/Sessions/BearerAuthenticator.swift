@@ -73,7 +73,7 @@ struct BearerAuthenticator: Sendable {
         case .expired: "invalid JWT: unable to parse or verify signature, token has invalid claims: token is expired"
         case .malformed: "invalid JWT: unable to parse or verify signature, token is malformed"
         case .unsupportedAlgorithm: "invalid JWT: unable to parse or verify signature, signing method is not ES256"
-        case .unknownKey: "invalid JWT: unable to parse or verify signature, no key matches the token's kid"
+        case .unknownKey, .keysUnavailable: "invalid JWT: unable to parse or verify signature, no key matches the token's kid"
         case .badSignature: "invalid JWT: unable to parse or verify signature, signature is invalid"
         case .wrongAudience: "invalid JWT: token has invalid claims: audience is not authenticated"
         case .wrongIssuer: "invalid JWT: token has invalid claims: issuer is not this server"

@@ -149,6 +149,8 @@ struct WebSocketSession {
             return try await gate.viewer(token: token)
         } catch .expired {
             throw Ending(code: RealtimeCloseCode.tokenExpired, reason: "access token expired", metric: "token_expired")
+        } catch .keysUnavailable {
+            throw Ending(code: RealtimeCloseCode.tryAgainLater, reason: "access tokens cannot be checked just now", metric: "keys_unavailable")
         } catch {
             throw Ending(code: RealtimeCloseCode.unauthorized, reason: "invalid access token", metric: "unauthenticated")
         }

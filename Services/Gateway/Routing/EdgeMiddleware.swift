@@ -22,7 +22,8 @@ struct EdgeChecks: Sendable {
     }
 
     /// The user id of a valid bearer token; `nil` for an anonymous call the group allows.
-    /// - Throws: `TokenProblem` (401) for a missing token the group requires, or an invalid one.
+    /// - Throws: `TokenProblem`: 401 for a missing token the group requires or an invalid one, 503
+    ///   when auth's keys cannot be had.
     func authenticate(_ headers: HTTPFields, for group: RouteGroup) async throws -> String? {
         guard group.access != .passthrough else { return nil }
         guard let token = headers.bearerToken else {
@@ -32,7 +33,7 @@ struct EdgeChecks: Sendable {
         do {
             return try await keys.verify(token).subject
         } catch {
-            throw TokenProblem.invalid(error)
+            throw TokenProblem.refused(error)
         }
     }
 
