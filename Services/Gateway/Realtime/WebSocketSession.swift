@@ -88,7 +88,7 @@ struct WebSocketSession {
                 }
                 group.addTask {
                     // The writer: ends when the queue does (overflow, or the session is over), or
-                    // when a write fails.
+                    // when a write fails. An overflow is told below, whoever ends the session.
                     while let frame = await client.queue.next() {
                         do {
                             try await outbound.write(.text(frame.text))
@@ -98,7 +98,6 @@ struct WebSocketSession {
                         }
                         if frame.eventID != nil { hub.metrics.pushed("websocket", after: .now - frame.enqueuedAt) }
                     }
-                    if client.queue.ending == .overflowed { shared.end(.slowClient) }
                 }
                 group.addTask {
                     // The deadline: authenticating, then the token's expiry, moved on by every
