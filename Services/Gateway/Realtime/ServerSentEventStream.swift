@@ -18,8 +18,8 @@ struct ServerSentEventStream: Sendable {
 
     func write(to writer: inout any ResponseBodyWriter, resumption: RealtimeHub.Resumption?, lastEventID: String?) async throws {
         var reason = "client_closed"
-        // A write stuck on a full socket after the queue overflowed fails when the hub closes the
-        // connection: that client was too slow, not gone.
+        // An overflowed queue makes it `slow_client` however the stream ended: a write stuck on a
+        // full socket fails when the hub closes the connection, and that client was too slow, not gone.
         defer { hub.disconnect(client, reason: client.queue.ending == .overflowed ? "slow_client" : reason) }
         // Clients retry after 3 s when the connection drops.
         var preface = "retry: 3000\n: connected\n\n"
@@ -65,7 +65,6 @@ struct ServerSentEventStream: Sendable {
             return expiresAt.timeIntervalSinceNow <= 0
         }
         if queue.ending == .overflowed {
-            reason = "slow_client"
             try await writer.write(ByteBuffer(string: Self.frame(event: "close", data: #"{"reason":"slow_client"}"#)))
         } else if queue.ending == .shuttingDown {
             reason = "shutdown"
