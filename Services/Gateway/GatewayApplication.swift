@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import KeySetClient
 import Logging
@@ -45,13 +46,19 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
     parts.services = [HTTPClientService(client: client), keys, pools, feed]
     parts.readiness = [feed.readiness]
     parts.routePolicies = config.routes.groups.flatMap(\.routePolicies)
-    parts.server = .http1WebSocketUpgrade(
-        webSocketRouter: realtime.webSocketRouter(),
-        configuration: .init(
-            http1: .init(additionalChannelHandlers: config.directProxy ? [DirectProxyHandler(direct)] : []),
-            ws: realtime.webSocketConfiguration
-        )
+    // The direct path reads each connection's bytes first; the router's path (behind SwiftNIO's
+    // parser) tells it when a routed answer has ended.
+    let webSocketResponder = realtime.webSocketRouter().buildResponder()
+    let channel = HTTP1WebSocketUpgradeChannel.Configuration(
+        http1: .init(additionalChannelHandlers: config.directProxy ? [RoutedAnswerTracker()] : []),
+        ws: realtime.webSocketConfiguration
     )
+    let directProxy = config.directProxy
+    parts.server = HTTPServerBuilder { responder in
+        FrontedChannel(HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: channel)) {
+            directProxy ? [DirectProxyHandler(direct)] : []
+        }
+    }
     return makeServiceApplication(parts, context: AppRequestContext.self) { router in
         router.add(middleware: CORSMiddleware(policy: config.cors))
         router.add(middleware: EdgeMiddleware<AppRequestContext>(checks: checks, proxy: proxy))

@@ -6,9 +6,20 @@ import ServiceKit
 extension HTTPFields {
     /// The token of an `Authorization: Bearer <token>` header, if there is one.
     package var bearerToken: String? {
-        guard let header = self[.authorization], header.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
-        let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
-        return token.isEmpty ? nil : token
+        Self.bearerToken(in: self[.authorization])
+    }
+
+    /// The token of an `Authorization` value of the form `Bearer <token>` (the scheme in any case,
+    /// spaces and tabs around the token ignored).
+    package static func bearerToken(in authorization: String?) -> String? {
+        guard var value = authorization?.utf8[...], value.count > 7,
+              zip(value.prefix(7), "bearer ".utf8).allSatisfy({ $0 == $1 || $0 | 0x20 == $1 })
+        else { return nil }
+        value = value.dropFirst(7)
+        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        while let first = value.first, isBlank(first) { value = value.dropFirst() }
+        while let last = value.last, isBlank(last) { value = value.dropLast() }
+        return value.isEmpty ? nil : String(Substring(value))
     }
 }
 

@@ -1,10 +1,10 @@
 import Foundation
 import HTTPTypes
 import HummingbirdCore
+import KeySetClient
 import Logging
 import Metrics
 import NIOCore
-import NIOHTTP1
 import NIOHTTPTypes
 import ServiceKit
 import Synchronization
@@ -27,17 +27,15 @@ struct DirectProxy: Sendable {
     /// The call when the direct path can take it on: a GET without a body or `Connection: close`
     /// (and without an `Origin` when CORS is on), to a route group with a service, whose token
     /// the cached keys settle. Anything else is the router's.
-    func call(for head: HTTPRequest) -> DirectCall? {
-        guard head.method == .get, let target = head.path,
-              head.headerFields[.contentLength] == nil, head.headerFields[.transferEncoding] == nil,
-              !(cors.isEnabled && head.headerFields[.origin] != nil),
-              !(head.headerFields[.connection]?.lowercased().contains("close") ?? false)
+    func call(for request: ClientRequest) -> DirectCall? {
+        guard request.isGet, request.bodyLength == 0, !request.closes,
+              !(cors.isEnabled && request.head.count(.origin) > 0)
         else { return nil }
-        let path = URI(target).path
+        let path = URI(request.target).path
         guard let group = checks.routes.group(for: path), let pool = proxy.pools[group.name],
-              case .some(let user) = checks.acceptedWithoutWaiting(head.headerFields, for: group)
+              case .some(let user) = checks.acceptedWithoutWaiting(bearer: HTTPFields.bearerToken(in: request.head.combined(.authorization)), for: group)
         else { return nil }
-        return DirectCall(head: head, path: path, group: group, pool: pool, user: user)
+        return DirectCall(request: request, path: path, group: group, pool: pool, user: user)
     }
 
     /// The logger of one request: every line carries its id.
@@ -48,154 +46,262 @@ struct DirectProxy: Sendable {
     }
 }
 
+/// A client's request head as the direct path reads it.
+struct ClientRequest {
+    let head: MessageHead
+    let isGet: Bool
+    /// The request target, in origin form (`/path?query`).
+    let target: String
+    /// The length of its body (`Content-Length`; 0 without one).
+    let bodyLength: Int
+    /// `Connection: close`: the client's last request on the connection.
+    let closes: Bool
+
+    /// `nil` when the direct path cannot tell where the request ends or what follows it: not
+    /// HTTP/1.1 in origin form, a chunked body, an upgrade, `Expect`, a `Content-Length` that is
+    /// not one number.
+    init?(_ head: MessageHead) {
+        let line = head.withBytes(0..<head.startLineLength) { bytes -> (isGet: Bool, target: Range<Int>)? in
+            var index = 0
+            while index < bytes.count, bytes[index].isTokenCharacter { index += 1 }
+            guard index > 0, index < bytes.count, bytes[index] == .space else { return nil }
+            let isGet = index == 3 && bytes.starts(with: "GET".utf8)
+            let targetStart = index + 1
+            index = targetStart
+            while index < bytes.count, (0x21...0x7E).contains(bytes[index]) { index += 1 }
+            guard index > targetStart, bytes[targetStart] == UInt8(ascii: "/"), index < bytes.count, bytes[index] == .space,
+                  bytes.count - index - 1 == 8, UnsafeRawBufferPointer(rebasing: bytes[(index + 1)...]).elementsEqual("HTTP/1.1".utf8)
+            else { return nil }
+            return (isGet, targetStart..<index)
+        }
+        guard let line, head.count(.transferEncoding) == 0, head.count(.upgrade) == 0, head.count(.expect) == 0 else { return nil }
+        let connection = head.count(.connection) > 0 ? head.lowercasedList(.connection) : []
+        guard !connection.contains("upgrade") else { return nil }
+        switch head.contentLength {
+        case .none: bodyLength = 0
+        case .length(let length): bodyLength = length
+        case .invalid: return nil
+        }
+        self.head = head
+        self.isGet = line.isGet
+        self.target = head.string(line.target)
+        self.closes = connection.contains("close")
+    }
+
+    /// The lowercased names its `Connection` header lists: fields for this hop only.
+    var connectionOptions: Set<String> {
+        head.count(.connection) > 0 ? Set(head.lowercasedList(.connection)) : []
+    }
+}
+
 /// A request the direct path forwards.
 struct DirectCall {
-    let head: HTTPRequest
+    let request: ClientRequest
     let path: String
     let group: RouteGroup
     let pool: UpstreamPool
     let user: String?
 }
 
-/// Forwards the proxied GETs of one client connection to their service on the connection's own
-/// event loop, with no task and no trip through the router: the gateway's most frequent call
-/// costs the least.
+/// Forwards the proxied GETs of one client connection to their service as bytes, on the
+/// connection's own event loop: no HTTP parser of SwiftNIO's, no header objects, no task, no trip
+/// through the router. The gateway's most frequent call costs the least.
 ///
-/// It sits in the HTTP pipeline in front of Hummingbird's request handling. A GET that
-/// `DirectProxy.call(for:)` accepts, arriving while nothing else is in progress on the
-/// connection, is checked against its rate limit and written to a parked connection of the
-/// upstream's pool on this loop; the answer is written back as it comes (read whole up to
-/// `ReverseProxy.wholeAnswerLimit`, streamed with backpressure beyond). Everything else passes on
-/// to the router, which does the same checks and forwarding in its async path: requests with a
-/// body, a token that needs the key set fetched or is refused, a rate limit exceeded, no parked
-/// connection, CORS, realtime, health and metrics. The client sees the same answers either way.
+/// It is the first handler of the connection's pipeline, in front of SwiftNIO's HTTP parser. It
+/// reads each request's head itself (`MessageHead`, a strict reading of RFC 9112). A GET that
+/// `DirectProxy.call(for:)` accepts, arriving while no routed request is in progress, is checked
+/// against its rate limit and written to a `DirectUpstreamConnection` of the same loop with the
+/// forwarding headers set and hop-by-hop ones dropped; the answer's head is rewritten the same
+/// way and its body passes on as it comes (pausing the upstream while the client is slow).
+///
+/// Every other request passes on, as its bytes, to SwiftNIO's parser and the router, which does
+/// the same checks and forwarding in its async path: requests with a body, a token that needs the
+/// key set fetched or is refused, a rate limit exceeded, CORS, realtime, health and metrics. The
+/// client sees the same answers either way. While a routed answer is outstanding, later requests
+/// are routed too, so answers leave in the order requests came (`RoutedAnswerTracker` counts
+/// them). A request whose end cannot be told (a chunked body, an upgrade) or that breaks the
+/// grammar leaves the rest of the connection to the router.
 ///
 /// Failures answer as the router's path does: 504 when no answer began in the group's time, 502
-/// when the exchange broke, a cut connection when it broke after the answer began. A parked
-/// connection the service had closed leaves the call to the router, which tries it again over a
-/// new connection.
-final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+/// when the exchange broke, a cut connection when it broke after the answer began. A reused
+/// connection the service had closed, or one that could not be made, leaves the call to the
+/// router, which tries it again over a new connection or answers 503.
+final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, DirectUpstreamReceiver {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = IOData
+    typealias OutboundOut = IOData
 
-    private enum State {
-        case idle
-        /// A direct call's head has been read, not yet its end.
-        case reading(DirectCall)
-        /// A direct call is with its service.
-        case forwarding(Exchange)
+    private enum Mode {
+        /// At the start of a request: heads are read here.
+        case reading
+        /// Passing on the rest of a routed request's body.
+        case passingBody(remaining: Int)
+        /// Everything goes to SwiftNIO's parser from now on.
+        case passthrough
     }
 
     /// One direct call in progress.
     private final class Exchange {
         let call: DirectCall
-        let connection: UpstreamConnection
-        let requestID: String
-        let rateLimitHeaders: HTTPFields
         let start = ContinuousClock.now
-        var answer: HTTPResponseHead?
+        var connection: DirectUpstreamConnection?
+        /// The connection carried calls before (so one that closes before answering most likely
+        /// closed while idle, and never saw the call).
+        var reused = false
+        var requestID = ""
+        var rateLimitHeaders = HTTPFields()
+        var answer = AnswerReader()
+        var head: AnswerReader.Head?
+        /// A small answer's body, kept until it has all come: until then a break-off can still be
+        /// answered with a 502.
         var whole: ByteBuffer?
-        /// The answer's head has gone to the client; its body follows as it comes.
-        var streaming = false
-        /// Waiting for the service's next part.
-        var waiting = false
-        /// Waiting for the client to take what was written.
+        /// The answer's head has gone to the client.
+        var headSent = false
+        var deadline: Scheduled<Void>?
+        /// Bytes written to the client since the last flush.
+        var unflushed = false
+        /// The upstream is paused until the client takes what was written.
         var blocked = false
 
-        init(call: DirectCall, connection: UpstreamConnection, requestID: String, rateLimitHeaders: HTTPFields) {
+        init(call: DirectCall) {
             self.call = call
-            self.connection = connection
-            self.requestID = requestID
-            self.rateLimitHeaders = rateLimitHeaders
         }
     }
 
     private let direct: DirectProxy
-    private var state = State.idle
-    /// Requests passed on to the router whose answer has not ended: while there are any, later
-    /// requests go to the router too, so answers leave in the order requests came.
+    private var context: ChannelHandlerContext?
+    private var mode = Mode.reading
+    /// Bytes read and not yet handled: a head not yet whole, or requests pipelined behind a
+    /// direct call (reading pauses meanwhile).
+    private var pending = ByteBuffer()
+    private var exchange: Exchange?
+    /// Requests passed to the router whose answers have not ended.
     private var routed = 0
-    /// Parts a pipelining client sent during a direct call, handled after it; reading pauses
-    /// meanwhile.
-    private var held = CircularBuffer<HTTPRequestPart>()
+    /// Hummingbird's HTTP handling is set up on this connection (it is after the first routed
+    /// request): it answers a graceful-shutdown notice itself.
+    fileprivate var routerInstalled = false
+    private var firedSinceReadComplete = false
     private var readHeld = false
-    private var replaying = false
-    private var routedSinceReadComplete = false
-    /// A graceful-shutdown notice that came during a direct call: Hummingbird's connection
-    /// handler would close the connection at once, as it sees no request in progress.
-    private var quiesceHeld: Any?
+    private var quiesceRequested = false
+    /// The client's address, as sent upstream and keyed for rate limits.
+    private var peer: (address: SocketAddress?, ip: String)?
 
     init(_ direct: DirectProxy) {
         self.direct = direct
     }
 
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        abandon()
+        self.context = nil
+    }
+
     // MARK: Requests
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        receive(unwrapInboundIn(data), context: context)
+        let bytes = unwrapInboundIn(data)
+        if case .passthrough = mode, pending.readableBytes == 0 {
+            fire(bytes, context: context)
+            return
+        }
+        if pending.readableBytes == 0 {
+            pending = bytes
+        } else {
+            var bytes = bytes
+            pending.writeBuffer(&bytes)
+        }
+        handlePending(context: context)
     }
 
-    private func receive(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
-        switch (state, part) {
-        case (.idle, .head(let head)):
-            if routed == 0, let call = direct.call(for: head) {
-                state = .reading(call)
-            } else {
-                route(part, context: context)
+    /// Handles what has been read, up to a direct call's start (what follows it waits for its end).
+    private func handlePending(context: ChannelHandlerContext) {
+        while exchange == nil, pending.readableBytes > 0 {
+            switch mode {
+            case .passthrough:
+                fire(pending, context: context)
+                pending.clear()
+            case .passingBody(let remaining):
+                let count = min(remaining, pending.readableBytes)
+                fire(pending.readSlice(length: count)!, context: context)
+                mode = count == remaining ? .reading : .passingBody(remaining: remaining - count)
+            case .reading:
+                switch MessageHead.take(from: &pending) {
+                case .incomplete:
+                    return
+                case .notPlain:
+                    mode = .passthrough
+                case .head(let head):
+                    guard let request = ClientRequest(head) else {
+                        fire(head.bytes, context: context)
+                        mode = .passthrough
+                        continue
+                    }
+                    if routed == 0, !quiesceRequested, let call = direct.call(for: request) {
+                        start(call, context: context)
+                    } else {
+                        route(request, context: context)
+                    }
+                }
             }
-        case (.idle, _):
-            route(part, context: context)
-        case (.reading(let call), .end):
-            start(call, context: context)
-        case (.reading(let call), _):
-            // A GET without framing headers has no body part; anything else is the router's.
-            state = .idle
-            route(.head(call.head), context: context)
-            route(part, context: context)
-        case (.forwarding, _):
-            held.append(part)
+        }
+        if pending.readableBytes == 0 { pending.clear() }
+    }
+
+    private func route(_ request: ClientRequest, context: ChannelHandlerContext) {
+        routed += 1
+        fire(request.head.bytes, context: context)
+        if request.closes {
+            mode = .passthrough
+        } else if request.bodyLength > 0 {
+            mode = .passingBody(remaining: request.bodyLength)
         }
     }
 
-    private func route(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
-        if case .head = part { routed += 1 }
-        routedSinceReadComplete = true
-        context.fireChannelRead(wrapInboundOut(part))
-    }
-
-    /// Hummingbird takes the parts read in one go when the read ends; parts passed on outside a
-    /// read (held ones, or a call handed back after a stale connection) need that signal too.
-    private func endRoutedRead(context: ChannelHandlerContext) {
-        guard routedSinceReadComplete else { return }
-        routedSinceReadComplete = false
-        context.fireChannelReadComplete()
+    private func fire(_ bytes: ByteBuffer, context: ChannelHandlerContext) {
+        firedSinceReadComplete = true
+        context.fireChannelRead(wrapInboundOut(bytes))
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        routedSinceReadComplete = false
+        firedSinceReadComplete = false
         context.fireChannelReadComplete()
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { routed = max(0, routed - 1) }
-        context.write(data, promise: promise)
-    }
-
     func read(context: ChannelHandlerContext) {
-        if held.isEmpty {
-            context.read()
-        } else {
+        if exchange != nil, pending.readableBytes > 0 {
             readHeld = true
+        } else {
+            context.read()
         }
     }
 
+    /// A routed request's answer has ended.
+    fileprivate func routedAnswerEnded() {
+        routed = max(0, routed - 1)
+    }
+
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is ChannelShouldQuiesceEvent, !isIdle {
-            quiesceHeld = event
+        guard event is ChannelShouldQuiesceEvent else { return context.fireUserInboundEventTriggered(event) }
+        quiesceRequested = true
+        quiesceIfIdle(context: context)
+    }
+
+    /// After a graceful-shutdown notice, once no direct call is in progress: the router answers
+    /// what is left and closes the connection, or, when it never took a request here, the
+    /// connection closes now.
+    private func quiesceIfIdle(context: ChannelHandlerContext) {
+        guard quiesceRequested, exchange == nil else { return }
+        quiesceRequested = false
+        mode = .passthrough
+        handlePending(context: context)
+        if routerInstalled || routed > 0 {
+            context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
         } else {
-            context.fireUserInboundEventTriggered(event)
+            context.close(promise: nil)
         }
     }
 
@@ -204,202 +310,334 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelInactive()
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
-        abandon()
-    }
-
-    private var isIdle: Bool {
-        if case .idle = state { true } else { false }
-    }
-
-    /// The client is gone: an answer in progress can only be cut off.
+    /// The client is gone: a call in progress can only be cut off.
     private func abandon() {
-        if case .forwarding(let exchange) = state {
-            exchange.connection.close()
+        if let exchange {
+            exchange.deadline?.cancel()
+            exchange.connection?.detach()
+            exchange.connection?.close()
+            self.exchange = nil
         }
-        state = .idle
-        held.removeAll()
+        pending.clear()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable, let exchange, exchange.blocked {
+            exchange.blocked = false
+            exchange.connection?.setReading(true)
+        }
+        context.fireChannelWritabilityChanged()
     }
 
     // MARK: The exchange
 
     private func start(_ call: DirectCall, context: ChannelHandlerContext) {
-        guard let connection = call.pool.takeParked(on: context.eventLoop) else {
-            // The router's path opens a connection, which then stays parked for the next call.
-            return handOver(call, context: context)
+        let exchange = Exchange(call: call)
+        self.exchange = exchange
+        if let connection = call.pool.takeParkedDirect(on: context.eventLoop) {
+            return send(exchange, over: connection, reused: true, context: context)
         }
+        do {
+            try call.pool.connectDirect(on: context.eventLoop).assumeIsolated().whenComplete { result in
+                guard self.exchange === exchange else {
+                    if case .success(let connection) = result { call.pool.releaseDirect(connection, reusable: true) }
+                    return
+                }
+                switch result {
+                case .success(let connection): self.send(exchange, over: connection, reused: false, context: context)
+                case .failure: self.handBack(exchange, context: context)
+                }
+            }
+        } catch {
+            handBack(exchange, context: context)  // too many connections: the router answers 503
+        }
+    }
+
+    private func send(_ exchange: Exchange, over connection: DirectUpstreamConnection, reused: Bool, context: ChannelHandlerContext) {
+        let call = exchange.call
+        let peer = peer(context)
         let (decision, limit) = direct.checks.takeRateLimit(
-            for: call.group, user: call.user, peer: context.channel.remoteAddress, forwardedFor: call.head.headerFields[.xForwardedFor]
+            for: call.group, user: call.user, peer: peer.address, forwardedFor: call.request.head.combined(.xForwardedFor)
         )
         guard decision.allowed else {
             // The router answers the 429 (a refused take costs the bucket nothing).
-            call.pool.restore(connection)
-            return handOver(call, context: context)
+            call.pool.releaseDirect(connection, reusable: true)
+            return handBack(exchange, context: context)
         }
         direct.forwarded.increment()
-        let requestID = RequestIDGenerator.id(for: call.head.headerFields)
-        let exchange = Exchange(call: call, connection: connection, requestID: requestID, rateLimitHeaders: decision.headers(limit: limit, includeRetryAfter: false))
-        state = .forwarding(exchange)
-        let head = direct.proxy.makeHead(call.head, framing: .none, peer: context.channel.remoteAddress, requestID: requestID, pool: call.pool)
-        connection.begin(deadline: .now() + .nanoseconds(call.group.timeout.totalNanoseconds))
-        connection.channel.write(HTTPClientRequestPart.head(head), promise: nil)
-        connection.channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
-        pump(exchange, context: context)
+        exchange.requestID = RequestIDGenerator.id(requested: call.request.head.combined(.xRequestID))
+        exchange.rateLimitHeaders = decision.headers(limit: limit, includeRetryAfter: false)
+        exchange.connection = connection
+        exchange.reused = reused
+        connection.attach(self)
+        exchange.deadline = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(call.group.timeout.totalNanoseconds)) {
+            guard self.exchange === exchange, exchange.head == nil else { return }
+            self.fail(exchange, UpstreamExchangeError.timedOut, context: context)
+        }
+        connection.send(forwardedRequest(exchange, peer: peer.ip, allocator: context.channel.allocator))
     }
 
-    /// Passes a call the direct path took up on to the router, whole (its head and end).
-    private func handOver(_ call: DirectCall, context: ChannelHandlerContext) {
-        state = .idle
-        route(.head(call.head), context: context)
-        route(.end(nil), context: context)
+    /// Leaves a call the direct path took up to the router (which may try it again).
+    private func handBack(_ exchange: Exchange, context: ChannelHandlerContext) {
+        exchange.deadline?.cancel()
+        exchange.connection?.detach()
+        self.exchange = nil
+        route(exchange.call.request, context: context)
+        resume(context: context)
     }
 
-    private func isCurrent(_ exchange: Exchange) -> Bool {
-        if case .forwarding(let current) = state { current === exchange } else { false }
+    private func peer(_ context: ChannelHandlerContext) -> (address: SocketAddress?, ip: String) {
+        if let peer { return peer }
+        let address = context.channel.remoteAddress
+        let found = (address, address?.ipAddress ?? "unknown")
+        peer = found
+        return found
     }
 
-    /// Takes the service's answer part by part while it is at hand, then waits for more.
-    private func pump(_ exchange: Exchange, context: ChannelHandlerContext) {
-        while isCurrent(exchange), !exchange.waiting, !exchange.blocked {
-            switch exchange.connection.nextOnLoop() {
-            case .ready(let part):
-                take(part, of: exchange, context: context)
-            case .failed(let error):
-                fail(exchange, error, context: context)
-            case .later(let future):
-                exchange.waiting = true
-                if exchange.streaming { context.flush() }
-                future.assumeIsolated().whenComplete { result in
-                    exchange.waiting = false
-                    guard self.isCurrent(exchange) else { return }
-                    switch result {
-                    case .success(let part): self.take(part, of: exchange, context: context)
-                    case .failure(let error): self.fail(exchange, error, context: context)
-                    }
-                    self.pump(exchange, context: context)
+    // MARK: The answer
+
+    func upstreamRead(_ bytes: ByteBuffer) {
+        guard let exchange, let context else { return }
+        exchange.answer.receive(bytes)
+        relay(exchange, context: context)
+    }
+
+    func upstreamReadComplete() {
+        guard let exchange, exchange.unflushed, let context else { return }
+        exchange.unflushed = false
+        context.flush()
+    }
+
+    func upstreamEnded(_ error: (any Error)?) {
+        guard let exchange, let context else { return }
+        guard let head = exchange.head else {
+            if exchange.reused, error == nil || error is IOError || error is ChannelError {
+                // Most likely closed while parked: the service never saw the call.
+                return handBack(exchange, context: context)
+            }
+            return fail(exchange, error ?? UpstreamExchangeError.closedBeforeResponse, context: context)
+        }
+        if head.body == .untilClose, error == nil {
+            // The connection's end was the body's: the chunked answer to the client ends too.
+            context.write(wrapOutboundOut(.byteBuffer(ByteBuffer(staticString: "0\r\n\r\n"))), promise: nil)
+            context.flush()
+            return finish(exchange, status: head.status, context: context)
+        }
+        fail(exchange, error ?? UpstreamExchangeError.closedMidResponse, context: context)
+    }
+
+    /// Passes on what has come of the answer.
+    private func relay(_ exchange: Exchange, context: ChannelHandlerContext) {
+        while self.exchange === exchange {
+            let step: AnswerReader.Step?
+            do {
+                step = try exchange.answer.next()
+            } catch {
+                return fail(exchange, UpstreamExchangeError.malformed, context: context)
+            }
+            switch step {
+            case nil, .needMore?:
+                return
+            case .head(let head)?:
+                exchange.deadline?.cancel()
+                exchange.head = head
+                if case .length(let length) = head.body, length > 0, length <= ReverseProxy.wholeAnswerLimit { continue }
+                sendHead(exchange, context: context)
+                if head.endsWithHead { return complete(exchange, context: context) }
+            case .body(var bytes, let ends)?:
+                if !exchange.headSent {
+                    if exchange.whole == nil { exchange.whole = bytes } else { exchange.whole!.writeBuffer(&bytes) }
+                    guard ends else { continue }
+                    sendHead(exchange, context: context)
+                    write(exchange.whole!, exchange, context: context)
+                    return complete(exchange, context: context)
                 }
+                if exchange.head?.body == .untilClose {
+                    var chunk = context.channel.allocator.buffer(capacity: bytes.readableBytes + 12)
+                    chunk.writeString(String(bytes.readableBytes, radix: 16))
+                    chunk.writeStaticString("\r\n")
+                    chunk.writeImmutableBuffer(bytes)
+                    chunk.writeStaticString("\r\n")
+                    write(chunk, exchange, context: context)
+                } else {
+                    write(bytes, exchange, context: context)
+                }
+                if ends { return complete(exchange, context: context) }
             }
         }
     }
 
-    private func take(_ part: HTTPClientResponsePart, of exchange: Exchange, context: ChannelHandlerContext) {
-        switch part {
-        case .head(let answer):
-            guard exchange.answer == nil else { return fail(exchange, UpstreamExchangeError.malformed, context: context) }
-            exchange.answer = answer
-            exchange.connection.answerBegan()
-            let length = answer.headers.first(name: "content-length").flatMap(Int.init)
-            if !ReverseProxy.readsWhole(answer, length: length, to: .GET) {
-                exchange.streaming = true
-                context.write(wrapOutboundOut(.head(responseHead(answer, of: exchange, contentLength: length))), promise: nil)
-            }
-        case .body(var chunk):
-            guard exchange.answer != nil else { return fail(exchange, UpstreamExchangeError.malformed, context: context) }
-            if exchange.streaming {
-                context.write(wrapOutboundOut(.body(chunk)), promise: nil)
-                if !context.channel.isWritable {
-                    exchange.blocked = true
-                    context.flush()
-                }
-            } else if exchange.whole == nil {
-                exchange.whole = chunk
-            } else {
-                exchange.whole!.writeBuffer(&chunk)
-            }
-        case .end:
-            guard let answer = exchange.answer else { return fail(exchange, UpstreamExchangeError.malformed, context: context) }
-            exchange.call.pool.release(exchange.connection, reusable: answer.isKeepAlive)
-            if !exchange.streaming {
-                let body = exchange.whole ?? ByteBuffer()
-                let bodiless = answer.status == .noContent || answer.status == .notModified
-                context.write(wrapOutboundOut(.head(responseHead(answer, of: exchange, contentLength: bodiless ? nil : body.readableBytes))), promise: nil)
-                if body.readableBytes > 0 { context.write(wrapOutboundOut(.body(body)), promise: nil) }
-            }
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            finish(exchange, status: HTTPResponse.Status(code: Int(answer.status.code)), context: context)
+    private func sendHead(_ exchange: Exchange, context: ChannelHandlerContext) {
+        exchange.headSent = true
+        write(responseHead(exchange.head!, of: exchange, allocator: context.channel.allocator), exchange, context: context)
+    }
+
+    private func write(_ bytes: ByteBuffer, _ exchange: Exchange, context: ChannelHandlerContext) {
+        context.write(wrapOutboundOut(.byteBuffer(bytes)), promise: nil)
+        exchange.unflushed = true
+        if !exchange.blocked, !context.channel.isWritable {
+            exchange.blocked = true
+            exchange.connection?.setReading(false)
+            context.flush()
+            exchange.unflushed = false
         }
     }
 
-    private func responseHead(_ answer: HTTPResponseHead, of exchange: Exchange, contentLength: Int?) -> HTTPResponse {
-        var headers = ReverseProxy.responseHeaders(answer)
-        headers.append(contentsOf: exchange.rateLimitHeaders)
-        stamp(&headers, requestID: exchange.requestID, contentLength: contentLength)
-        return HTTPResponse(status: .init(code: Int(answer.status.code), reasonPhrase: answer.status.reasonPhrase), headerFields: headers)
-    }
-
-    /// What every answer of the gateway carries.
-    private func stamp(_ headers: inout HTTPFields, requestID: String, contentLength: Int?) {
-        headers[.requestID] = requestID
-        if let contentLength { headers[.contentLength] = String(contentLength) }
-        headers[.date] = direct.dates.now()
-        headers[.server] = direct.serverName
+    /// The answer has all come: its connection goes back to the pool.
+    private func complete(_ exchange: Exchange, context: ChannelHandlerContext) {
+        let head = exchange.head!
+        if let connection = exchange.connection {
+            connection.detach()
+            exchange.call.pool.releaseDirect(connection, reusable: head.keepAlive && !exchange.answer.hasLeftover)
+        }
+        context.flush()
+        finish(exchange, status: head.status, context: context)
     }
 
     private func fail(_ exchange: Exchange, _ error: any Error, context: ChannelHandlerContext) {
-        exchange.connection.close()
-        if exchange.streaming {
+        exchange.deadline?.cancel()
+        exchange.connection?.detach()
+        exchange.connection?.close()
+        if exchange.headSent, let head = exchange.head {
             // The client has the answer's head already: all it can be told is a connection cut short.
-            finish(exchange, status: HTTPResponse.Status(code: Int(exchange.answer!.status.code)), context: context)
             context.close(promise: nil)
-            return
-        }
-        if exchange.answer == nil, (error as? UpstreamExchangeError) == .closedBeforeResponse {
-            // A parked connection the service had closed: it never saw the call, which the router's
-            // path makes again.
-            handOver(exchange.call, context: context)
-            replayHeld(context: context)  // which also ends the read the call was handed over in
-            return
+            return finish(exchange, status: head.status, context: context)
         }
         let logger = direct.logger(for: exchange.requestID)
         let problem = direct.proxy.failed(error, group: exchange.call.group, logger: logger)
-        let (problemHeaders, body) = problem.document(path: exchange.call.path, requestID: exchange.requestID)
-        var headers = problemHeaders
-        stamp(&headers, requestID: exchange.requestID, contentLength: body.readableBytes)
-        context.write(wrapOutboundOut(.head(HTTPResponse(status: problem.status, headerFields: headers))), promise: nil)
-        context.write(wrapOutboundOut(.body(body)), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        finish(exchange, status: problem.status, context: context)
+        let (fields, body) = problem.document(path: exchange.call.path, requestID: exchange.requestID)
+        var answer = context.channel.allocator.buffer(capacity: 512 + body.readableBytes)
+        answer.writeStatusLine(problem.status.code, reason: problem.status.reasonPhrase)
+        for field in fields { answer.writeField(field.name.rawName, field.value) }
+        stamp(&answer, requestID: exchange.requestID, framing: "Content-Length", String(body.readableBytes))
+        answer.writeImmutableBuffer(body)
+        context.writeAndFlush(wrapOutboundOut(.byteBuffer(answer)), promise: nil)
+        finish(exchange, status: problem.status.code, context: context)
     }
 
-    private func finish(_ exchange: Exchange, status: HTTPResponse.Status, context: ChannelHandlerContext) {
-        state = .idle
+    private func finish(_ exchange: Exchange, status: Int, context: ChannelHandlerContext) {
+        self.exchange = nil
         let logger = direct.logger.logLevel <= .info ? direct.logger(for: exchange.requestID) : direct.logger
         direct.requests.record(
             method: .get, path: exchange.call.path, route: EdgeChecks.route(exchange.call.group),
-            status: status, elapsed: exchange.start.duration(to: .now), logger: logger
+            status: HTTPResponse.Status(code: status), elapsed: exchange.start.duration(to: .now), logger: logger
         )
-        replayHeld(context: context)
+        resume(context: context)
     }
 
-    /// Handles what a pipelining client sent meanwhile, then reads on.
-    private func replayHeld(context: ChannelHandlerContext) {
-        guard !replaying else { return }
-        replaying = true
-        defer { replaying = false }
-        while !held.isEmpty, !isForwarding {
-            receive(held.removeFirst(), context: context)
+    /// After a direct call: handles what a pipelining client sent meanwhile, then reads on.
+    private func resume(context: ChannelHandlerContext) {
+        handlePending(context: context)
+        if firedSinceReadComplete {
+            // Parts passed on outside a read need the signal a read's end gives.
+            firedSinceReadComplete = false
+            context.fireChannelReadComplete()
         }
-        endRoutedRead(context: context)
-        if held.isEmpty, readHeld {
+        if readHeld, !(exchange != nil && pending.readableBytes > 0) {
             readHeld = false
             context.read()
         }
-        if isIdle, let event = quiesceHeld {
-            quiesceHeld = nil
-            context.fireUserInboundEventTriggered(event)
-        }
+        quiesceIfIdle(context: context)
     }
 
-    private var isForwarding: Bool {
-        if case .forwarding = state { true } else { false }
+    // MARK: Heads
+
+    /// The call as the service gets it: its path under the service's base path, the client's
+    /// end-to-end fields as they came, and the gateway's forwarding fields and request id.
+    private func forwardedRequest(_ exchange: Exchange, peer: String, allocator: ByteBufferAllocator) -> ByteBuffer {
+        let call = exchange.call, head = call.request.head
+        var request = allocator.buffer(capacity: head.bytes.readableBytes + 256)
+        request.writeStaticString("GET ")
+        request.writeString(call.pool.basePath)
+        request.writeString(call.request.target)
+        request.writeStaticString(" HTTP/1.1\r\n")
+        request.writeField("Host", call.pool.authority)
+        let named = call.request.connectionOptions
+        head.writeFields(to: &request) { field in
+            switch field.kind {
+            case .xForwardedFor, .xForwardedProto, .xForwardedHost, .xRequestID: return false
+            case let kind where kind.isHopByHop: return false
+            default: return named.isEmpty || !named.contains(head.string(field.name).lowercased())
+            }
+        }
+        let forwarding = direct.proxy.forwarding(peer: peer, forwardedFor: head.combined(.xForwardedFor), forwardedProto: head.combined(.xForwardedProto))
+        request.writeField("X-Forwarded-For", forwarding.forwardedFor)
+        request.writeField("X-Forwarded-Proto", forwarding.proto)
+        if let host = head.combined(.host) { request.writeField("X-Forwarded-Host", host) }
+        request.writeField("X-Request-Id", exchange.requestID)
+        request.writeStaticString("\r\n")
+        return request
     }
 
-    func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable, case .forwarding(let exchange) = state, exchange.blocked {
-            exchange.blocked = false
-            pump(exchange, context: context)
+    /// The answer's head as the client gets it: the service's end-to-end fields as they came, then
+    /// the gateway's own.
+    private func responseHead(_ answer: AnswerReader.Head, of exchange: Exchange, allocator: ByteBufferAllocator) -> ByteBuffer {
+        let head = answer.message
+        var bytes = allocator.buffer(capacity: head.bytes.readableBytes + 256)
+        bytes.writeStatusLine(answer.status, reason: head.string(answer.reason))
+        let named = head.count(.connection) > 0 ? Set(head.lowercasedList(.connection)) : []
+        head.writeFields(to: &bytes) { field in
+            switch field.kind {
+            case .xRequestID, .date, .server: return false  // the gateway's own
+            case let kind where kind.isHopByHop: return false
+            default: return named.isEmpty || !named.contains(head.string(field.name).lowercased())
+            }
         }
-        context.fireChannelWritabilityChanged()
+        for field in exchange.rateLimitHeaders { bytes.writeField(field.name.rawName, field.value) }
+        switch answer.body {
+        case .none: stamp(&bytes, requestID: exchange.requestID)
+        case .length(let length): stamp(&bytes, requestID: exchange.requestID, framing: "Content-Length", String(length))
+        case .chunked, .untilClose: stamp(&bytes, requestID: exchange.requestID, framing: "Transfer-Encoding", "chunked")
+        }
+        return bytes
+    }
+
+    /// What every answer of the gateway carries, and the end of its head.
+    private func stamp(_ bytes: inout ByteBuffer, requestID: String, framing: String? = nil, _ value: String = "") {
+        bytes.writeField("X-Request-Id", requestID)
+        if let framing { bytes.writeField(framing, value) }
+        bytes.writeField("Date", direct.dates.now())
+        bytes.writeField("Server", direct.serverName)
+        bytes.writeStaticString("\r\n")
+    }
+}
+
+/// Tells the connection's `DirectProxyHandler` when an answer of the router's has ended. It sits
+/// behind Hummingbird's HTTP codec, which is set up with the first request routed on the
+/// connection.
+final class RoutedAnswerTracker: ChannelOutboundHandler, RemovableChannelHandler {
+    typealias OutboundIn = HTTPResponsePart
+    private var front: DirectProxyHandler?
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        front = try? context.pipeline.syncOperations.handler(type: DirectProxyHandler.self)
+        front?.routerInstalled = true
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        front = nil
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { front?.routedAnswerEnded() }
+        context.write(data, promise: promise)
+    }
+}
+
+extension ByteBuffer {
+    fileprivate mutating func writeField(_ name: String, _ value: String) {
+        writeString(name)
+        writeStaticString(": ")
+        writeString(value)
+        writeStaticString("\r\n")
+    }
+
+    fileprivate mutating func writeStatusLine(_ status: Int, reason: String) {
+        writeStaticString("HTTP/1.1 ")
+        writeString(String(status))
+        writeStaticString(" ")
+        writeString(reason)
+        writeStaticString("\r\n")
     }
 }
 

@@ -180,12 +180,9 @@ struct ReverseProxy: Sendable {
         for field in ForwardedHeaders.endToEnd(request.headerFields) where !Self.gatewayOwned.contains(field.name) {
             headers.add(name: field.name.rawName, value: field.value)
         }
-        // The client's address as we saw it, after what trusted proxies in front of us reported.
-        let address = peer?.ipAddress ?? "unknown"
-        let fromTrustedProxy = addresses.isTrusted(address)
-        let trustedChain = fromTrustedProxy ? request.headerFields[.xForwardedFor] : nil
-        headers.add(name: "X-Forwarded-For", value: trustedChain.map { "\($0), \(address)" } ?? address)
-        headers.add(name: "X-Forwarded-Proto", value: fromTrustedProxy ? request.headerFields[.xForwardedProto] ?? "http" : "http")
+        let forwarding = forwarding(peer: peer?.ipAddress ?? "unknown", forwardedFor: request.headerFields[.xForwardedFor], forwardedProto: request.headerFields[.xForwardedProto])
+        headers.add(name: "X-Forwarded-For", value: forwarding.forwardedFor)
+        headers.add(name: "X-Forwarded-Proto", value: forwarding.proto)
         if let host = request.authority {
             headers.add(name: "X-Forwarded-Host", value: host)
         }
@@ -201,6 +198,15 @@ struct ReverseProxy: Sendable {
             break
         }
         return HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.rawValue), uri: pool.basePath + (request.path ?? ""), headers: headers)
+    }
+
+    /// The `X-Forwarded-For` and `X-Forwarded-Proto` of a call from the address `peer`: the client's
+    /// address as we saw it, after the chain and scheme that trusted proxies in front of us
+    /// reported (an untrusted client cannot write its own).
+    func forwarding(peer: String, forwardedFor: String?, forwardedProto: String?) -> (forwardedFor: String, proto: String) {
+        let fromTrustedProxy = addresses.isTrusted(peer)
+        let chain = fromTrustedProxy ? forwardedFor : nil
+        return (chain.map { "\($0), \(peer)" } ?? peer, fromTrustedProxy ? forwardedProto ?? "http" : "http")
     }
 
     /// How a client's request body is framed, read once from its headers.

@@ -27,7 +27,7 @@ enum UpstreamExchangeError: Error, Equatable {
 /// Every method may be called from any thread. Called on the connection's event loop (the usual
 /// case, when tasks run on the event loops and the pool leased a connection of the caller's
 /// loop), a part already read is returned without suspending.
-final class UpstreamConnection: Sendable {
+final class UpstreamConnection: PooledConnection {
     let channel: any Channel
     private let reader: NIOLoopBound<ResponseReader>
 

@@ -5,13 +5,23 @@ import NIOPosix
 import NIOSSL
 import Synchronization
 
-/// Keep-alive HTTP/1.1 connections to one upstream service, pooled per event loop.
+/// A connection an `UpstreamPool` parks between exchanges.
+protocol PooledConnection: AnyObject, Sendable {
+    var channel: any Channel { get }
+    /// Whether it can carry an exchange: open, and not failed while parked.
+    var isOpen: Bool { get }
+    func close()
+}
+
+/// Keep-alive HTTP/1.1 connections to one upstream service, pooled per event loop: those the
+/// router's path speaks HTTP over with SwiftNIO's codec (`UpstreamConnection`) and those the
+/// direct path forwards bytes over (`DirectUpstreamConnection`).
 ///
 /// A request takes a parked connection of the event loop it runs on (with the gateway's tasks
 /// on the event loops, the loop of the client's own connection), so client and upstream sockets
 /// are served by one thread without handing the exchange between threads. Without one it
 /// connects afresh. Connections idle longer than `idleTimeout` are closed when next met, and at
-/// most `maxIdlePerLoop` wait per loop.
+/// most `maxIdlePerLoop` of each kind wait per loop.
 final class UpstreamPool: Sendable {
     /// The `Host` the upstream is asked for (`host[:port]` of its URL).
     let authority: String
@@ -22,19 +32,13 @@ final class UpstreamPool: Sendable {
     private let tls: NIOSSLContext?
     private let serverName: String?
     private let connectTimeout: TimeAmount
-    private let idleTimeout: Duration
-    private let maxIdlePerLoop: Int
+    private let parked: ParkingLot<UpstreamConnection>
+    private let parkedDirect: ParkingLot<DirectUpstreamConnection>
     private let maxConnections: Int
-    private let parked = Mutex<[ObjectIdentifier: [Parked]]>([:])
     private let openConnections = Atomic<Int>(0)
     /// `gateway_upstream_connections_opened_total{upstream}`: steady under steady load when
     /// connections are kept alive.
     private let opened: Counter
-
-    private struct Parked {
-        var connection: UpstreamConnection
-        var since: ContinuousClock.Instant
-    }
 
     /// - Throws: `UpstreamPoolError.unsupported` for a URL without a host or with a scheme other
     ///   than http and https; NIOSSL's error if TLS cannot be set up.
@@ -57,8 +61,8 @@ final class UpstreamPool: Sendable {
         self.basePath = path
         self.tls = scheme == "https" ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil
         self.connectTimeout = .nanoseconds(connectTimeout.totalNanoseconds)
-        self.idleTimeout = idleTimeout
-        self.maxIdlePerLoop = maxIdlePerLoop
+        self.parked = ParkingLot(idleTimeout: idleTimeout, maxIdlePerLoop: maxIdlePerLoop)
+        self.parkedDirect = ParkingLot(idleTimeout: idleTimeout, maxIdlePerLoop: maxIdlePerLoop)
         self.maxConnections = maxConnections
         self.opened = Counter(label: "gateway_upstream_connections_opened_total", dimensions: [("upstream", name)], factory: metrics)
     }
@@ -70,25 +74,50 @@ final class UpstreamPool: Sendable {
     /// - Throws: NIO's connect errors, or `UpstreamPoolError.busy` when `maxConnections` are open.
     func lease(on loop: any EventLoop) async throws -> (connection: UpstreamConnection, reused: Bool) {
         if let connection = takeParked(on: loop) { return (connection, true) }
-        guard openConnections.add(1, ordering: .relaxed).newValue <= maxConnections else {
-            openConnections.subtract(1, ordering: .relaxed)
-            throw UpstreamPoolError.busy
-        }
+        try reserveConnection()
         do {
-            let tls = tls, serverName = serverName
-            let connection = try await UpstreamConnection.connect(host: host, port: port, on: loop, connectTimeout: connectTimeout) { channel in
-                if let tls {
-                    try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: serverName))
-                }
-            }
-            opened.increment()
-            connection.channel.closeFuture.whenComplete { [self] _ in
-                openConnections.subtract(1, ordering: .relaxed)
-            }
+            let connection = try await UpstreamConnection.connect(host: host, port: port, on: loop, connectTimeout: connectTimeout, configure: addTLS)
+            opened(connection)
             return (connection, false)
         } catch {
             openConnections.subtract(1, ordering: .relaxed)
             throw error
+        }
+    }
+
+    /// A new connection for the direct path on `loop`, which must be the caller's.
+    /// - Throws: as `lease`; the future fails with NIO's connect errors.
+    func connectDirect(on loop: any EventLoop) throws -> EventLoopFuture<DirectUpstreamConnection> {
+        try reserveConnection()
+        let future = DirectUpstreamConnection.connect(host: host, port: port, on: loop, connectTimeout: connectTimeout, configure: addTLS)
+        future.whenComplete { [self] result in
+            switch result {
+            case .success(let connection): opened(connection)
+            case .failure: openConnections.subtract(1, ordering: .relaxed)
+            }
+        }
+        return future
+    }
+
+    private func reserveConnection() throws {
+        guard openConnections.add(1, ordering: .relaxed).newValue <= maxConnections else {
+            openConnections.subtract(1, ordering: .relaxed)
+            throw UpstreamPoolError.busy
+        }
+    }
+
+    private func opened(_ connection: some PooledConnection) {
+        opened.increment()
+        connection.channel.closeFuture.whenComplete { [self] _ in
+            openConnections.subtract(1, ordering: .relaxed)
+        }
+    }
+
+    private var addTLS: @Sendable (any Channel) throws -> Void {
+        { [tls, serverName] channel in
+            if let tls {
+                try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: serverName))
+            }
         }
     }
 
@@ -100,43 +129,74 @@ final class UpstreamPool: Sendable {
             return
         }
         connection.park()
-        restore(connection)
+        parked.park(connection)
     }
 
-    /// Parks again a connection `takeParked` gave out that carried no exchange.
-    func restore(_ connection: UpstreamConnection) {
+    /// Gives back a direct-path connection after its exchange, as `release` does.
+    func releaseDirect(_ connection: DirectUpstreamConnection, reusable: Bool) {
+        guard reusable, connection.isOpen else {
+            connection.close()
+            return
+        }
+        parkedDirect.park(connection)
+    }
+
+    /// The most recently parked open connection of `loop`; closed and expired ones are dropped.
+    func takeParked(on loop: any EventLoop) -> UpstreamConnection? {
+        parked.take(on: loop)
+    }
+
+    /// The most recently parked open direct-path connection of `loop`.
+    func takeParkedDirect(on loop: any EventLoop) -> DirectUpstreamConnection? {
+        parkedDirect.take(on: loop)
+    }
+
+    /// Closes every parked connection (at shutdown).
+    func closeParked() {
+        parked.closeAll()
+        parkedDirect.closeAll()
+    }
+}
+
+/// Idle connections of one kind, a stack per event loop: the most recently parked is taken first,
+/// so the longest idle ones expire at the bottom.
+private final class ParkingLot<Connection: PooledConnection>: Sendable {
+    private struct Parked {
+        var connection: Connection
+        var since: ContinuousClock.Instant
+    }
+
+    private let idleTimeout: Duration
+    private let maxIdlePerLoop: Int
+    private let stacks = Mutex<[ObjectIdentifier: [Parked]]>([:])
+
+    init(idleTimeout: Duration, maxIdlePerLoop: Int) {
+        self.idleTimeout = idleTimeout
+        self.maxIdlePerLoop = maxIdlePerLoop
+    }
+
+    func park(_ connection: Connection) {
         let key = ObjectIdentifier(connection.channel.eventLoop)
         let now = ContinuousClock.now
-        let surplus: [UpstreamConnection] = parked.withLock { parked in
-            var stack = parked[key, default: []]
+        let surplus: [Connection] = stacks.withLock { stacks in
+            var stack = stacks[key, default: []]
             stack.append(Parked(connection: connection, since: now))
-            // The stack's bottom holds the longest idle.
-            var surplus: [UpstreamConnection] = []
+            var surplus: [Connection] = []
             while let oldest = stack.first, stack.count > maxIdlePerLoop || now - oldest.since > idleTimeout {
                 surplus.append(stack.removeFirst().connection)
             }
-            parked[key] = stack
+            stacks[key] = stack
             return surplus
         }
         for connection in surplus { connection.close() }
     }
 
-    /// Closes every parked connection (at shutdown).
-    func closeParked() {
-        let all = parked.withLock { parked in
-            defer { parked.removeAll() }
-            return parked.values.flatMap { $0.map(\.connection) }
-        }
-        for connection in all { connection.close() }
-    }
-
-    /// The most recently parked open connection of `loop`; closed and expired ones are dropped.
-    func takeParked(on loop: any EventLoop) -> UpstreamConnection? {
+    func take(on loop: any EventLoop) -> Connection? {
         let key = ObjectIdentifier(loop)
         let now = ContinuousClock.now
-        let (found, expired): (UpstreamConnection?, [UpstreamConnection]) = parked.withLock { parked in
-            guard var stack = parked[key], !stack.isEmpty else { return (nil, []) }
-            defer { parked[key] = stack }
+        let (found, expired): (Connection?, [Connection]) = stacks.withLock { stacks in
+            guard var stack = stacks[key], !stack.isEmpty else { return (nil, []) }
+            defer { stacks[key] = stack }
             while let last = stack.popLast() {
                 if now - last.since > idleTimeout {
                     // Everything below it has waited longer still.
@@ -149,6 +209,14 @@ final class UpstreamPool: Sendable {
         }
         for connection in expired { connection.close() }
         return found
+    }
+
+    func closeAll() {
+        let all = stacks.withLock { stacks in
+            defer { stacks.removeAll() }
+            return stacks.values.flatMap { $0.map(\.connection) }
+        }
+        for connection in all { connection.close() }
     }
 }
 

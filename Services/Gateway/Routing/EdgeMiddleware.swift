@@ -39,9 +39,9 @@ struct EdgeChecks: Sendable {
 
     /// What `authenticate` would accept, decided without waiting: `nil` when that takes a key-set
     /// fetch or ends in a 401 (both for the router's path to handle).
-    func acceptedWithoutWaiting(_ headers: HTTPFields, for group: RouteGroup) -> String?? {
+    func acceptedWithoutWaiting(bearer: @autoclosure () -> String?, for group: RouteGroup) -> String?? {
         guard group.access != .passthrough else { return .some(nil) }
-        guard let token = headers.bearerToken else { return group.access == .user ? nil : .some(nil) }
+        guard let token = bearer() else { return group.access == .user ? nil : .some(nil) }
         return keys.verifyWithoutFetching(token).map { .some($0.subject) }
     }
 

@@ -13,8 +13,13 @@ package enum RequestIDGenerator {
     /// The caller's `X-Request-Id` when it is safe to echo and log (1–128 visible ASCII
     /// characters), otherwise a new id.
     package static func id(for headers: HTTPFields) -> String {
-        if let value = headers[.requestID], (1...128).contains(value.utf8.count), value.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) {
-            return value
+        id(requested: headers[.requestID])
+    }
+
+    /// `requested` (a caller's `X-Request-Id`) when it is safe to echo and log, otherwise a new id.
+    package static func id(requested: String?) -> String {
+        if let requested, (1...128).contains(requested.utf8.count), requested.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) {
+            return requested
         }
         return next()
     }

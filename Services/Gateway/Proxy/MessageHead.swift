@@ -1,0 +1,240 @@
+import NIOCore
+
+/// The head of an HTTP/1.1 message (start line and header fields) as the bytes that came, with
+/// where each part lies: the direct path reads what it needs from it and forwards the rest as it
+/// is, with no header objects made.
+///
+/// The grammar accepted is RFC 9112's, strictly: `CRLF` line ends, token field names with no space
+/// before the colon, field values of visible characters, spaces and tabs (obs-text included), no
+/// line folding. Anything else is `notPlain`, and the direct path leaves the connection to
+/// SwiftNIO's parser, which decides what to answer.
+struct MessageHead {
+    /// The head's bytes, from the start line to the empty line that ends it.
+    let bytes: ByteBuffer
+    let fields: [Field]
+    /// The start line without its `CRLF`: `0..<startLineLength`.
+    let startLineLength: Int
+
+    struct Field {
+        var kind: FieldKind
+        var name: Range<Int>
+        /// Without the whitespace around it.
+        var value: Range<Int>
+        /// The whole line with its `CRLF`.
+        var line: Range<Int>
+    }
+
+    enum Parse {
+        case head(MessageHead)
+        /// No end of the head yet.
+        case incomplete
+        /// Not a head the direct path handles (malformed, or past `maximumSize`).
+        case notPlain
+    }
+
+    /// The longest head the direct path reads; a longer one is left to SwiftNIO's parser.
+    static let maximumSize = 16 << 10
+
+    /// The head at the start of `buffer`'s readable bytes, which it takes from `buffer` when whole.
+    static func take(from buffer: inout ByteBuffer) -> Parse {
+        let located: (length: Int, fields: [Field], startLine: Int)?? = buffer.withUnsafeReadableBytes { bytes in
+            guard let end = endOfHead(in: bytes) else {
+                return bytes.count > maximumSize ? .some(nil) : nil
+            }
+            guard end <= maximumSize, let (fields, startLine) = parseLines(bytes, upTo: end) else { return .some(nil) }
+            return (end, fields, startLine)
+        }
+        switch located {
+        case .none: return .incomplete
+        case .some(.none): return .notPlain
+        case .some(.some(let found)):
+            return .head(MessageHead(bytes: buffer.readSlice(length: found.length)!, fields: found.fields, startLineLength: found.startLine))
+        }
+    }
+
+    /// The offset just past the empty line that ends the head, if it has come.
+    private static func endOfHead(in bytes: UnsafeRawBufferPointer) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        var index = 3
+        while index < bytes.count {
+            // Steps of 4 over bytes that cannot end a `CRLFCRLF`.
+            let byte = bytes[index]
+            if byte == .lf {
+                if bytes[index - 1] == .cr, bytes[index - 2] == .lf, bytes[index - 3] == .cr { return index + 1 }
+                index += 1
+            } else if byte == .cr {
+                index += 1
+            } else {
+                index += 4
+            }
+        }
+        return nil
+    }
+
+    /// The fields of the head `bytes[0..<end]`, and the length of its start line; `nil` when a
+    /// line breaks the grammar.
+    private static func parseLines(_ bytes: UnsafeRawBufferPointer, upTo end: Int) -> ([Field], Int)? {
+        var fields: [Field] = []
+        fields.reserveCapacity(16)
+        var lineStart = 0
+        var startLine = -1
+        while lineStart < end - 2 {
+            var index = lineStart
+            while bytes[index] != .cr { index += 1 }
+            guard bytes[index + 1] == .lf else { return nil }  // a bare CR
+            if startLine < 0 {
+                // The start line is checked by the request's or the answer's own reading.
+                for position in lineStart..<index where bytes[position] == .lf { return nil }
+                startLine = index
+            } else {
+                guard let field = parseField(bytes, lineStart, index) else { return nil }
+                fields.append(field)
+            }
+            lineStart = index + 2
+        }
+        return startLine < 0 ? nil : (fields, startLine)
+    }
+
+    private static func parseField(_ bytes: UnsafeRawBufferPointer, _ start: Int, _ crlf: Int) -> Field? {
+        var index = start
+        while index < crlf, bytes[index].isTokenCharacter { index += 1 }
+        guard index > start, index < crlf, bytes[index] == .colon else { return nil }
+        let name = start..<index
+        index += 1
+        while index < crlf, bytes[index].isWhitespace { index += 1 }
+        var valueEnd = crlf
+        while valueEnd > index, bytes[valueEnd - 1].isWhitespace { valueEnd -= 1 }
+        for position in index..<valueEnd where !bytes[position].isFieldValueCharacter { return nil }
+        return Field(kind: FieldKind(UnsafeRawBufferPointer(rebasing: bytes[name])), name: name, value: index..<valueEnd, line: start..<(crlf + 2))
+    }
+
+    // MARK: Reading
+
+    func withBytes<Result>(_ range: Range<Int>, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        bytes.withUnsafeReadableBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+    }
+
+    func string(_ range: Range<Int>) -> String {
+        withBytes(range) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The values of the fields of `kind` as one, comma-separated (as `HTTPFields` combines them).
+    func combined(_ kind: FieldKind) -> String? {
+        var combined: String?
+        for field in fields where field.kind == kind {
+            let value = string(field.value)
+            combined = combined.map { "\($0), \(value)" } ?? value
+        }
+        return combined
+    }
+
+    func count(_ kind: FieldKind) -> Int {
+        fields.reduce(0) { $0 + ($1.kind == kind ? 1 : 0) }
+    }
+
+    /// The comma-separated elements of every field of `kind`, lowercased (`Connection`'s options).
+    func lowercasedList(_ kind: FieldKind) -> [String] {
+        fields.lazy.filter { $0.kind == kind }.flatMap { field in
+            string(field.value).lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+    }
+
+    /// The single `Content-Length` of the head: `nil` with none, `.invalid` with several or one
+    /// that is not a number.
+    var contentLength: ContentLength {
+        var found: Int?
+        for field in fields where field.kind == .contentLength {
+            guard found == nil, let length = withBytes(field.value, { Self.decimal($0) }) else { return .invalid }
+            found = length
+        }
+        return found.map(ContentLength.length) ?? .none
+    }
+
+    enum ContentLength: Equatable {
+        case none
+        case length(Int)
+        case invalid
+    }
+
+    static func decimal(_ digits: UnsafeRawBufferPointer) -> Int? {
+        guard (1...18).contains(digits.count) else { return nil }
+        var value = 0
+        for digit in digits {
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(digit) else { return nil }
+            value = value * 10 + Int(digit - UInt8(ascii: "0"))
+        }
+        return value
+    }
+
+    /// Writes the lines of the fields `keep` accepts, as they came.
+    func writeFields(to buffer: inout ByteBuffer, where keep: (Field) -> Bool) {
+        bytes.withUnsafeReadableBytes { bytes in
+            for field in fields where keep(field) {
+                buffer.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[field.line]))
+            }
+        }
+    }
+}
+
+/// The header fields the gateway reads or changes, told apart once while a head is parsed.
+enum FieldKind: Equatable {
+    case authorization, connection, contentLength, date, expect, host, keepAlive, origin
+    case proxyAuthenticate, proxyAuthorization, proxyConnection, server, te, trailer
+    case transferEncoding, upgrade, xForwardedFor, xForwardedHost, xForwardedProto, xRequestID
+    case other
+
+    private static let names: [(String, FieldKind)] = [
+        ("authorization", .authorization), ("connection", .connection), ("content-length", .contentLength),
+        ("date", .date), ("expect", .expect), ("host", .host), ("keep-alive", .keepAlive), ("origin", .origin),
+        ("proxy-authenticate", .proxyAuthenticate), ("proxy-authorization", .proxyAuthorization),
+        ("proxy-connection", .proxyConnection), ("server", .server), ("te", .te), ("trailer", .trailer),
+        ("transfer-encoding", .transferEncoding), ("upgrade", .upgrade), ("x-forwarded-for", .xForwardedFor),
+        ("x-forwarded-host", .xForwardedHost), ("x-forwarded-proto", .xForwardedProto), ("x-request-id", .xRequestID),
+    ]
+    /// The known names by length, as lowercase bytes.
+    private static let byLength: [Int: [([UInt8], FieldKind)]] = Dictionary(grouping: names.map { (Array($0.0.utf8), $0.1) }, by: \.0.count)
+
+    init(_ name: UnsafeRawBufferPointer) {
+        self = .other
+        guard let candidates = Self.byLength[name.count] else { return }
+        for (known, kind) in candidates where zip(name, known).allSatisfy({ $0 | 0x20 == $1 || $0 == $1 }) {
+            self = kind
+            return
+        }
+    }
+
+    /// Hop-by-hop fields (RFC 9110 §7.6.1), and those the next hop gets afresh (`Host`,
+    /// `Content-Length`): what `ForwardedHeaders.hopByHop` names, as kinds.
+    var isHopByHop: Bool {
+        switch self {
+        case .connection, .keepAlive, .proxyConnection, .te, .trailer, .transferEncoding, .upgrade,
+             .proxyAuthenticate, .proxyAuthorization, .host, .contentLength: true
+        default: false
+        }
+    }
+}
+
+extension UInt8 {
+    static let cr = UInt8(ascii: "\r")
+    static let lf = UInt8(ascii: "\n")
+    static let colon = UInt8(ascii: ":")
+    static let space = UInt8(ascii: " ")
+
+    var isWhitespace: Bool { self == .space || self == UInt8(ascii: "\t") }
+
+    /// `tchar` of RFC 9110 §5.6.2.
+    var isTokenCharacter: Bool {
+        switch self {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): true
+        default: false
+        }
+    }
+
+    /// A field value's characters: visible ones, obs-text, space and tab (RFC 9110 §5.5).
+    var isFieldValueCharacter: Bool {
+        self == UInt8(ascii: "\t") || (self >= 0x20 && self != 0x7F)
+    }
+}
