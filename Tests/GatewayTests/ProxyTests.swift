@@ -302,6 +302,60 @@ import TestSupport
         }
     }
 
+    @Test(arguments: modes) func answersFramedEveryWayArriveAsTheServiceSentThem(mode: GatewayHarness.ProxyMode) async throws {
+        // One answer per connection, each closed after it (a parked connection the service closed
+        // is not used, or the call is made again over a new one).
+        let service = try ScriptedUpstream([
+            .sends("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nhello \r\n5;x=1\r\nworld\r\n0\r\n\r\n"),
+            .sends("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nuntil the end"),
+            .sends("HTTP/1.1 204 No Content\r\nX-Kind: none\r\n\r\n"),
+            .sends("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close, X-Private\r\nX-Private: 1\r\nKeep-Alive: timeout=5\r\nX-Request-Id: upstream-id\r\nServer: upstream\r\n\r\nafter"),
+            .sends("HTTP/1.1 200 OK\r\nContent-Length: many\r\n\r\n"),
+        ])
+        defer { service.stop() }
+        try await GatewayHarness.with(["GATEWAY_PHOTO_CATALOG_URL": "http://127.0.0.1:\(service.port)"], mode: mode) { gateway in
+            let chunked = try await gateway.get("/v1/photos/1")
+            #expect(chunked.status == 200 && chunked.text == "hello world" && chunked.headers["content-type"] == "text/plain")
+            let untilClose = try await gateway.get("/v1/photos/2")
+            #expect(untilClose.status == 200 && untilClose.text == "until the end")
+            let noContent = try await gateway.get("/v1/photos/3")
+            #expect(noContent.status == 204 && noContent.body.isEmpty && noContent.headers["x-kind"] == "none")
+            let named = try await gateway.get("/v1/photos/4", headers: [("X-Request-Id", "client-id")])
+            #expect(named.status == 200 && named.text == "after")
+            // What the service's Connection header named, and hop-by-hop fields, stop at the gateway;
+            // the request id and Server are the gateway's.
+            #expect(named.headers["x-private"] == nil && named.headers["keep-alive"] == nil)
+            #expect(named.headers["x-request-id"] == "client-id" && named.headers["server"] == "gateway")
+            let malformed = try await gateway.get("/v1/photos/5")
+            #expect(malformed.status == 502)
+            #expect(try malformed.json()["type"] as? String == "urn:splash:problem:upstream-failed")
+            if mode == .direct {
+                #expect(try await gateway.metric("gateway_direct_requests_total") >= 5)
+            }
+        }
+    }
+
+    @Test func aRequestWhoseEndTheDirectPathCannotTellLeavesTheConnectionToTheRouter() async throws {
+        try await GatewayHarness.with { gateway in
+            let connection = try RawHTTPConnection(port: gateway.app.port)
+            try await connection.send("GET /v1/media/bytes/3 HTTP/1.1\r\nHost: gateway\r\n\r\n")
+            #expect(try await connection.read(1).first?.body.count == 3)
+            let before = try await gateway.metric("gateway_direct_requests_total")
+            // A chunked upload, then plain GETs: all answered, in order, by the router.
+            try await connection.send(
+                "POST /v1/photos/x/download HTTP/1.1\r\nHost: gateway\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+                    + "GET /v1/media/bytes/4 HTTP/1.1\r\nHost: gateway\r\n\r\n"
+            )
+            let answers = try await connection.read(2)
+            #expect(answers.map(\.status) == [200, 200])
+            #expect(answers.first?.body.contains("\"method\":\"POST\"".utf8) == true)
+            #expect(answers.last?.body.count == 4)
+            try await connection.send("GET /v1/media/bytes/5 HTTP/1.1\r\nHost: gateway\r\n\r\n")
+            #expect(try await connection.read(1).first?.body.count == 5)
+            #expect(try await gateway.metric("gateway_direct_requests_total") == before)
+        }
+    }
+
     @Test func aServiceThisGatewayHasNoURLForAnswers503() async throws {
         try await GatewayHarness.with { gateway in
             let response = try await gateway.get("/v1/likes", bearer: try gateway.token())

@@ -158,7 +158,8 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
         var whole: ByteBuffer?
         /// The answer's head has gone to the client.
         var headSent = false
-        var deadline: Scheduled<Void>?
+        /// When the answer must have begun.
+        var deadline = NIODeadline.distantFuture
         /// Bytes written to the client since the last flush.
         var unflushed = false
         /// The upstream is paused until the client takes what was written.
@@ -184,6 +185,9 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
     private var firedSinceReadComplete = false
     private var readHeld = false
     private var quiesceRequested = false
+    /// The timer for the deadlines of this connection's calls, and the instant it is set for.
+    private var deadlineTimer: Scheduled<Void>?
+    private var armedFor: NIODeadline?
     /// The client's address, as sent upstream and keyed for rate limits.
     private var peer: (address: SocketAddress?, ip: String)?
 
@@ -313,11 +317,12 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
     /// The client is gone: a call in progress can only be cut off.
     private func abandon() {
         if let exchange {
-            exchange.deadline?.cancel()
             exchange.connection?.detach()
             exchange.connection?.close()
             self.exchange = nil
         }
+        deadlineTimer?.cancel()
+        deadlineTimer = nil
         pending.clear()
     }
 
@@ -370,16 +375,34 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
         exchange.connection = connection
         exchange.reused = reused
         connection.attach(self)
-        exchange.deadline = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(call.group.timeout.totalNanoseconds)) {
-            guard self.exchange === exchange, exchange.head == nil else { return }
-            self.fail(exchange, UpstreamExchangeError.timedOut, context: context)
-        }
+        exchange.deadline = .now() + .nanoseconds(call.group.timeout.totalNanoseconds)
+        armDeadlineTimer(context: context)
         connection.send(forwardedRequest(exchange, peer: peer.ip, allocator: context.channel.allocator))
     }
 
     /// Leaves a call the direct path took up to the router (which may try it again).
+    /// Makes sure the connection's timer fires by the current call's deadline. One timer serves
+    /// the connection's calls one after another: most answers begin long before their deadline,
+    /// and when the timer fires for an earlier call it is set again for the current one, so calls
+    /// in quick succession cost no timer each.
+    private func armDeadlineTimer(context: ChannelHandlerContext) {
+        guard let deadline = exchange?.deadline else { return }
+        if deadlineTimer != nil, let armedFor, armedFor <= deadline { return }
+        deadlineTimer?.cancel()
+        armedFor = deadline
+        deadlineTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
+            deadlineTimer = nil
+            armedFor = nil
+            guard let exchange, exchange.head == nil else { return }
+            if exchange.deadline <= .now() {
+                fail(exchange, UpstreamExchangeError.timedOut, context: context)
+            } else {
+                armDeadlineTimer(context: context)
+            }
+        }
+    }
+
     private func handBack(_ exchange: Exchange, context: ChannelHandlerContext) {
-        exchange.deadline?.cancel()
         exchange.connection?.detach()
         self.exchange = nil
         route(exchange.call.request, context: context)
@@ -439,7 +462,6 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
             case nil, .needMore?:
                 return
             case .head(let head)?:
-                exchange.deadline?.cancel()
                 exchange.head = head
                 if case .length(let length) = head.body, length > 0, length <= ReverseProxy.wholeAnswerLimit { continue }
                 sendHead(exchange, context: context)
@@ -495,7 +517,6 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
     }
 
     private func fail(_ exchange: Exchange, _ error: any Error, context: ChannelHandlerContext) {
-        exchange.deadline?.cancel()
         exchange.connection?.detach()
         exchange.connection?.close()
         if exchange.headSent, let head = exchange.head {

@@ -14,6 +14,13 @@ final class ScriptedUpstream: Sendable {
     struct Connection: Sendable {
         var answers: [String]
         var closesAfter: Bool
+        /// Whole answers (head and body, as sent) instead of `answers`' bodies in a 200 each.
+        var raw: [String] = []
+
+        /// A connection that answers one request with `answer` as it is, then closes.
+        static func sends(_ answer: String) -> Connection {
+            Connection(answers: [], closesAfter: false, raw: [answer])
+        }
     }
 
     let port: Int
@@ -49,6 +56,15 @@ final class ScriptedUpstream: Sendable {
                 let connection = accept(listener, nil, nil)
                 guard connection >= 0 else { return }
                 Thread.detachNewThread {
+                    if !step.raw.isEmpty {
+                        for answer in step.raw {
+                            guard Self.readRequest(connection) else { return }
+                            requests.value.add(1, ordering: .relaxed)
+                            _ = answer.withCString { send(connection, $0, strlen($0), 0) }
+                        }
+                        close(connection)
+                        return
+                    }
                     for body in step.answers {
                         guard Self.readRequest(connection) else { return }
                         requests.value.add(1, ordering: .relaxed)
