@@ -179,9 +179,9 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
     private var exchange: Exchange?
     /// Requests passed to the router whose answers have not ended.
     private var routed = 0
-    /// Hummingbird's HTTP handling is set up on this connection (it is after the first routed
-    /// request): it answers a graceful-shutdown notice itself.
-    fileprivate var routerInstalled = false
+    /// Bytes have gone on to the handlers behind this one (a routed request, an upgrade to a
+    /// WebSocket): they answer a graceful-shutdown notice themselves.
+    private var passedOn = false
     private var firedSinceReadComplete = false
     private var readHeld = false
     private var quiesceRequested = false
@@ -267,6 +267,7 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
 
     private func fire(_ bytes: ByteBuffer, context: ChannelHandlerContext) {
         firedSinceReadComplete = true
+        passedOn = true
         context.fireChannelRead(wrapInboundOut(bytes))
     }
 
@@ -294,15 +295,15 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
         quiesceIfIdle(context: context)
     }
 
-    /// After a graceful-shutdown notice, once no direct call is in progress: the router answers
-    /// what is left and closes the connection, or, when it never took a request here, the
-    /// connection closes now.
+    /// After a graceful-shutdown notice, once no direct call is in progress: the handlers behind
+    /// this one finish what they have and close the connection, or, when the direct path alone
+    /// served it, the connection closes now.
     private func quiesceIfIdle(context: ChannelHandlerContext) {
         guard quiesceRequested, exchange == nil else { return }
         quiesceRequested = false
         mode = .passthrough
         handlePending(context: context)
-        if routerInstalled || routed > 0 {
+        if passedOn {
             context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
         } else {
             context.close(promise: nil)
@@ -632,7 +633,6 @@ final class RoutedAnswerTracker: ChannelOutboundHandler, RemovableChannelHandler
 
     func handlerAdded(context: ChannelHandlerContext) {
         front = try? context.pipeline.syncOperations.handler(type: DirectProxyHandler.self)
-        front?.routerInstalled = true
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
