@@ -26,9 +26,12 @@ struct SignInTests {
                 wrongTimes.append(try await attempt(session.email).1)
                 unknownTimes.append(try await attempt("nobody-\(index)@example.com").1)
             }
-            let medians = (wrongTimes.sorted()[25], unknownTimes.sorted()[25])
-            let ratio = medians.0 / medians.1
-            #expect(ratio > 0.8 && ratio < 1.2, "medians \(medians.0) vs \(medians.1)")
+            // The fastest fifth of each (the 10th of 50) is their cost with the least of the machine's
+            // other work in it; medians of a loaded machine (the suites run side by side) moved by
+            // 30 %. Skipping bcrypt for unknown emails would make them differ tenfold.
+            let (wrongSorted, unknownSorted) = (wrongTimes.sorted(), unknownTimes.sorted())
+            let ratio = wrongSorted[10] / unknownSorted[10]
+            #expect(ratio > 0.8 && ratio < 1.25, "fastest fifth \(wrongSorted[10]) vs \(unknownSorted[10]); medians \(wrongSorted[25]) vs \(unknownSorted[25])")
         }
     }
 
