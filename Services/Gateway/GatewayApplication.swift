@@ -55,9 +55,11 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
     )
     let directProxy = config.directProxy
     parts.server = HTTPServerBuilder { responder in
-        FrontedChannel(HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: channel)) {
-            directProxy ? [DirectProxyHandler(direct)] : []
-        }
+        FrontedChannel(
+            HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: channel),
+            front: { directProxy ? [DirectProxyHandler(direct)] : [] },
+            behind: { [ParserErrorHandler(direct)] }
+        )
     }
     return makeServiceApplication(parts, context: AppRequestContext.self) { router in
         router.add(middleware: CORSMiddleware(policy: config.cors))

@@ -356,6 +356,35 @@ import TestSupport
         }
     }
 
+    @Test(arguments: modes) func tricklingAndMalformedRequestsGetProperAnswersAndTheGatewayStaysUp(mode: GatewayHarness.ProxyMode) async throws {
+        try await GatewayHarness.with(mode: mode) { gateway in
+            // A head that arrives a few bytes at a time is read whole before anything is decided.
+            let trickle = try RawHTTPConnection(port: gateway.app.port)
+            let request = "GET /v1/media/bytes/6 HTTP/1.1\r\nHost: gateway\r\nAccept: */*\r\n\r\n"
+            var rest = Substring(request)
+            while !rest.isEmpty {
+                try await trickle.send(String(rest.prefix(3)))
+                rest = rest.dropFirst(3)
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            #expect(try await trickle.read(1).first?.body.count == 6)
+            // Heads the direct path does not take on go to SwiftNIO's parser. What it refuses gets a
+            // 400 problem at once, and the connection closes (never left hanging unanswered).
+            for malformed in [
+                "GET /v1/media/bytes/1 HTTP/1.1\r\nHost: gateway\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+                "GET /v1/media/bytes/1 HTTP/1.1\r\nHost : gateway\r\n\r\n",
+                "\u{16}\u{03}\u{01}\u{02}\u{00}\u{01}\u{00}\u{01}\u{fc}\u{03}\u{03}\r\n\r\n",
+            ] {
+                let connection = try RawHTTPConnection(port: gateway.app.port, timeout: .seconds(5))
+                try await connection.send(malformed)
+                let answer = try await connection.read(1).first
+                #expect(answer?.status == 400, "\(malformed.debugDescription)")
+                #expect(answer.map { String(decoding: $0.body, as: UTF8.self) }?.contains("urn:splash:problem:malformed-request") == true)
+            }
+            #expect(try await gateway.get("/v1/media/bytes/7").body.count == 7)
+        }
+    }
+
     @Test func aServiceThisGatewayHasNoURLForAnswers503() async throws {
         try await GatewayHarness.with { gateway in
             let response = try await gateway.get("/v1/likes", bearer: try gateway.token())

@@ -5,6 +5,7 @@ import KeySetClient
 import Logging
 import Metrics
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
 import ServiceKit
 import Synchronization
@@ -36,6 +37,33 @@ struct DirectProxy: Sendable {
               case .some(let user) = checks.acceptedWithoutWaiting(bearer: HTTPFields.bearerToken(in: request.head.combined(.authorization)), for: group)
         else { return nil }
         return DirectCall(request: request, path: path, group: group, pool: pool, user: user)
+    }
+
+    /// What every answer of the gateway carries, and the end of its head.
+    func stamp(_ bytes: inout ByteBuffer, requestID: String, framing: String? = nil, _ value: String = "") {
+        bytes.writeField("X-Request-Id", requestID)
+        if let framing { bytes.writeField(framing, value) }
+        bytes.writeField("Date", dates.now())
+        bytes.writeField("Server", serverName)
+        bytes.writeStaticString("\r\n")
+    }
+
+    /// A whole answer with `problem` (for `path`), as bytes; `closing` adds `Connection: close`.
+    func problemAnswer(_ problem: Problem, path: String, requestID: String, closing: Bool = false, allocator: ByteBufferAllocator) -> ByteBuffer {
+        let (fields, body) = problem.document(path: path, requestID: requestID)
+        var answer = allocator.buffer(capacity: 512 + body.readableBytes)
+        answer.writeStatusLine(problem.status.code, reason: problem.status.reasonPhrase)
+        for field in fields { answer.writeField(field.name.rawName, field.value) }
+        if closing { answer.writeField("Connection", "close") }
+        stamp(&answer, requestID: requestID, framing: "Content-Length", String(body.readableBytes))
+        answer.writeImmutableBuffer(body)
+        return answer
+    }
+
+    /// The answer to a request SwiftNIO's parser refused.
+    func malformedRequestAnswer(allocator: ByteBufferAllocator) -> ByteBuffer {
+        let problem = Problem(status: .badRequest, type: "malformed-request", detail: "The request is not well-formed HTTP/1.1.")
+        return problemAnswer(problem, path: "", requestID: RequestIDGenerator.next(), closing: true, allocator: allocator)
     }
 
     /// The logger of one request: every line carries its id.
@@ -295,6 +323,19 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
         quiesceIfIdle(context: context)
     }
 
+    /// SwiftNIO's parser refused what the client sent: a 400 problem when nothing else is being
+    /// answered on the connection, which then closes (the bytes after it cannot be trusted to
+    /// start a request).
+    fileprivate func refuseMalformed() {
+        guard let context else { return }
+        mode = .passthrough
+        pending.clear()
+        if exchange == nil, routed == 0 {
+            context.writeAndFlush(wrapOutboundOut(.byteBuffer(direct.malformedRequestAnswer(allocator: context.channel.allocator))), promise: nil)
+        }
+        context.close(promise: nil)
+    }
+
     /// After a graceful-shutdown notice, once no direct call is in progress: the handlers behind
     /// this one finish what they have and close the connection, or, when the direct path alone
     /// served it, the connection closes now.
@@ -527,12 +568,7 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
         }
         let logger = direct.logger(for: exchange.requestID)
         let problem = direct.proxy.failed(error, group: exchange.call.group, logger: logger)
-        let (fields, body) = problem.document(path: exchange.call.path, requestID: exchange.requestID)
-        var answer = context.channel.allocator.buffer(capacity: 512 + body.readableBytes)
-        answer.writeStatusLine(problem.status.code, reason: problem.status.reasonPhrase)
-        for field in fields { answer.writeField(field.name.rawName, field.value) }
-        stamp(&answer, requestID: exchange.requestID, framing: "Content-Length", String(body.readableBytes))
-        answer.writeImmutableBuffer(body)
+        let answer = direct.problemAnswer(problem, path: exchange.call.path, requestID: exchange.requestID, allocator: context.channel.allocator)
         context.writeAndFlush(wrapOutboundOut(.byteBuffer(answer)), promise: nil)
         finish(exchange, status: problem.status.code, context: context)
     }
@@ -614,13 +650,43 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
         return bytes
     }
 
-    /// What every answer of the gateway carries, and the end of its head.
     private func stamp(_ bytes: inout ByteBuffer, requestID: String, framing: String? = nil, _ value: String = "") {
-        bytes.writeField("X-Request-Id", requestID)
-        if let framing { bytes.writeField(framing, value) }
-        bytes.writeField("Date", direct.dates.now())
-        bytes.writeField("Server", direct.serverName)
-        bytes.writeStaticString("\r\n")
+        direct.stamp(&bytes, requestID: requestID, framing: framing, value)
+    }
+}
+
+/// Tells the connection's `DirectProxyHandler` when SwiftNIO's HTTP parser refused a request. It
+/// sits behind the parser from the start (the router's own handling is set up only with the first
+/// request it gets, so a malformed first request would otherwise go unanswered, the connection
+/// left open).
+final class ParserErrorHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+    private let direct: DirectProxy
+    /// A request has gone on to the router.
+    private var routed = false
+
+    init(_ direct: DirectProxy) {
+        self.direct = direct
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        routed = true
+        context.fireChannelRead(data)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        defer { context.fireErrorCaught(error) }
+        guard error is HTTPParserError else { return }
+        let pipeline = context.pipeline.syncOperations
+        if let front = try? pipeline.handler(type: DirectProxyHandler.self) {
+            return front.refuseMalformed()
+        }
+        // Without the direct path: when no request has gone on to the router, nothing else is being
+        // answered; the answer goes out in front of the response encoder, as bytes.
+        if !routed, let encoder = try? pipeline.context(handlerType: HTTPResponseEncoder.self) {
+            encoder.writeAndFlush(NIOAny(direct.malformedRequestAnswer(allocator: context.channel.allocator)), promise: nil)
+        }
+        context.close(promise: nil)
     }
 }
 
@@ -646,14 +712,14 @@ final class RoutedAnswerTracker: ChannelOutboundHandler, RemovableChannelHandler
 }
 
 extension ByteBuffer {
-    fileprivate mutating func writeField(_ name: String, _ value: String) {
+    mutating func writeField(_ name: String, _ value: String) {
         writeString(name)
         writeStaticString(": ")
         writeString(value)
         writeStaticString("\r\n")
     }
 
-    fileprivate mutating func writeStatusLine(_ status: Int, reason: String) {
+    mutating func writeStatusLine(_ status: Int, reason: String) {
         writeStaticString("HTTP/1.1 ")
         writeString(String(status))
         writeStaticString(" ")
