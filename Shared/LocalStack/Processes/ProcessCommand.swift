@@ -1,5 +1,6 @@
 import AsyncSignals
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -35,14 +36,23 @@ package struct ProcessCommand: Sendable, Equatable {
     /// concurrency runs on block most signals. A child that starts with SIGTERM blocked never sees
     /// the signal meant to stop it (and a shell cannot unblock it), so the mask is cleared around
     /// the spawn.
+    ///
+    /// Launches are made one at a time. Foundation's `Process` on Linux has known races between
+    /// launches on several threads, and one loaded test run crashed inside `Process.run()` (a bad
+    /// read in its copying) while other commands were running; a launch takes about a
+    /// millisecond, so serializing them costs nothing that matters.
     package static func start(_ process: Process) throws {
-        var empty = sigset_t()
-        var previous = sigset_t()
-        sigemptyset(&empty)
-        pthread_sigmask(SIG_SETMASK, &empty, &previous)
-        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-        try process.run()
+        try launching.withLock { _ in
+            var empty = sigset_t()
+            var previous = sigset_t()
+            sigemptyset(&empty)
+            pthread_sigmask(SIG_SETMASK, &empty, &previous)
+            defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+            try process.run()
+        }
     }
+
+    private static let launching = Mutex<Void>(())
 
     /// Runs the command to completion and returns its combined output, without blocking a thread
     /// of the concurrency pool (the output is read on a thread of its own).
