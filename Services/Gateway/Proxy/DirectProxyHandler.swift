@@ -103,7 +103,7 @@ struct ClientRequest {
             return (isGet, targetStart..<index)
         }
         guard let line, head.count(.transferEncoding) == 0, head.count(.upgrade) == 0, head.count(.expect) == 0 else { return nil }
-        let connection = head.count(.connection) > 0 ? head.lowercasedList(.connection) : []
+        let connection = head.connectionOptions
         guard !connection.contains("upgrade") else { return nil }
         switch head.contentLength {
         case .none: bodyLength = 0
@@ -114,11 +114,6 @@ struct ClientRequest {
         self.isGet = line.isGet
         self.target = head.string(line.target)
         self.closes = connection.contains("close")
-    }
-
-    /// The lowercased names its `Connection` header lists: fields for this hop only.
-    var connectionOptions: Set<String> {
-        head.count(.connection) > 0 ? Set(head.lowercasedList(.connection)) : []
     }
 }
 
@@ -610,14 +605,7 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
         request.writeString(call.request.target)
         request.writeStaticString(" HTTP/1.1\r\n")
         request.writeField("Host", call.pool.authority)
-        let named = call.request.connectionOptions
-        head.writeFields(to: &request) { field in
-            switch field.kind {
-            case .xForwardedFor, .xForwardedProto, .xForwardedHost, .xRequestID: return false
-            case let kind where kind.isHopByHop: return false
-            default: return named.isEmpty || !named.contains(head.string(field.name).lowercased())
-            }
-        }
+        head.writeEndToEndFields(to: &request, dropping: [.xForwardedFor, .xForwardedProto, .xForwardedHost, .xRequestID])
         let forwarding = direct.proxy.forwarding(peer: peer, forwardedFor: head.combined(.xForwardedFor), forwardedProto: head.combined(.xForwardedProto))
         request.writeField("X-Forwarded-For", forwarding.forwardedFor)
         request.writeField("X-Forwarded-Proto", forwarding.proto)
@@ -633,14 +621,7 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
         let head = answer.message
         var bytes = allocator.buffer(capacity: head.bytes.readableBytes + 256)
         bytes.writeStatusLine(answer.status, reason: head.string(answer.reason))
-        let named = head.count(.connection) > 0 ? Set(head.lowercasedList(.connection)) : []
-        head.writeFields(to: &bytes) { field in
-            switch field.kind {
-            case .xRequestID, .date, .server: return false  // the gateway's own
-            case let kind where kind.isHopByHop: return false
-            default: return named.isEmpty || !named.contains(head.string(field.name).lowercased())
-            }
-        }
+        head.writeEndToEndFields(to: &bytes, dropping: [.xRequestID, .date, .server])
         for field in exchange.rateLimitHeaders { bytes.writeField(field.name.rawName, field.value) }
         switch answer.body {
         case .none: stamp(&bytes, requestID: exchange.requestID)

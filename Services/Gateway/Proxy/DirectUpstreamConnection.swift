@@ -32,7 +32,6 @@ final class DirectUpstreamConnection: PooledConnection {
     ) -> EventLoopFuture<DirectUpstreamConnection> {
         ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)
-            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try configure(channel)
@@ -224,8 +223,7 @@ struct AnswerReader {
         guard let line, line.version == UInt8(ascii: "1") || line.version == UInt8(ascii: "0"), (100...599).contains(line.status), line.status != 101 else {
             throw .malformed
         }
-        let connection = message.lowercasedList(.connection)
-        var keepAlive = line.version == UInt8(ascii: "1") && !connection.contains("close")
+        var keepAlive = line.version == UInt8(ascii: "1") && !message.connectionOptions.contains("close")
         let body: Body
         if line.status < 200 || line.status == 204 || line.status == 304 {
             body = .none

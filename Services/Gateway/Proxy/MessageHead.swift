@@ -166,8 +166,22 @@ struct MessageHead {
         return value
     }
 
-    /// Writes the lines of the fields `keep` accepts, as they came.
-    func writeFields(to buffer: inout ByteBuffer, where keep: (Field) -> Bool) {
+    /// The lowercased names its `Connection` header lists: fields for this hop only.
+    var connectionOptions: Set<String> {
+        count(.connection) > 0 ? Set(lowercasedList(.connection)) : []
+    }
+
+    /// Writes the lines of its end-to-end fields as they came: not hop-by-hop, not named by
+    /// `Connection`, and not of the kinds in `dropping` (those the gateway sets itself).
+    func writeEndToEndFields(to buffer: inout ByteBuffer, dropping: [FieldKind]) {
+        let named = connectionOptions
+        writeFields(to: &buffer) { field in
+            guard !field.kind.isHopByHop, !dropping.contains(field.kind) else { return false }
+            return named.isEmpty || !named.contains(string(field.name).lowercased())
+        }
+    }
+
+    private func writeFields(to buffer: inout ByteBuffer, where keep: (Field) -> Bool) {
         bytes.withUnsafeReadableBytes { bytes in
             for field in fields where keep(field) {
                 buffer.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[field.line]))
