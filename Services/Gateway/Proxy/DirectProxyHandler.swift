@@ -398,8 +398,9 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
     private func send(_ exchange: Exchange, over connection: DirectUpstreamConnection, reused: Bool, context: ChannelHandlerContext) {
         let call = exchange.call
         let peer = peer(context)
+        let forwardedFor = call.request.head.combined(.xForwardedFor)
         let (decision, limit) = direct.checks.takeRateLimit(
-            for: call.group, user: call.user, peer: peer.address, forwardedFor: call.request.head.combined(.xForwardedFor)
+            for: call.group, user: call.user, peer: peer.address, forwardedFor: forwardedFor
         )
         guard decision.allowed else {
             // The router answers the 429 (a refused take costs the bucket nothing).
@@ -414,7 +415,7 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
         connection.attach(self)
         exchange.deadline = .now() + .nanoseconds(call.group.timeout.totalNanoseconds)
         armDeadlineTimer(context: context)
-        connection.send(forwardedRequest(exchange, peer: peer.ip, allocator: context.channel.allocator))
+        connection.send(forwardedRequest(exchange, peer: peer.ip, forwardedFor: forwardedFor, allocator: context.channel.allocator))
     }
 
     /// Leaves a call the direct path took up to the router (which may try it again).
@@ -597,7 +598,7 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
 
     /// The call as the service gets it: its path under the service's base path, the client's
     /// end-to-end fields as they came, and the gateway's forwarding fields and request id.
-    private func forwardedRequest(_ exchange: Exchange, peer: String, allocator: ByteBufferAllocator) -> ByteBuffer {
+    private func forwardedRequest(_ exchange: Exchange, peer: String, forwardedFor: String?, allocator: ByteBufferAllocator) -> ByteBuffer {
         let call = exchange.call, head = call.request.head
         var request = allocator.buffer(capacity: head.bytes.readableBytes + 256)
         request.writeStaticString("GET ")
@@ -606,7 +607,7 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
         request.writeStaticString(" HTTP/1.1\r\n")
         request.writeField("Host", call.pool.authority)
         head.writeEndToEndFields(to: &request, dropping: [.xForwardedFor, .xForwardedProto, .xForwardedHost, .xRequestID])
-        let forwarding = direct.proxy.forwarding(peer: peer, forwardedFor: head.combined(.xForwardedFor), forwardedProto: head.combined(.xForwardedProto))
+        let forwarding = direct.proxy.forwarding(peer: peer, forwardedFor: forwardedFor, forwardedProto: head.combined(.xForwardedProto))
         request.writeField("X-Forwarded-For", forwarding.forwardedFor)
         request.writeField("X-Forwarded-Proto", forwarding.proto)
         if let host = head.combined(.host) { request.writeField("X-Forwarded-Host", host) }
@@ -624,16 +625,13 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
         head.writeEndToEndFields(to: &bytes, dropping: [.xRequestID, .date, .server])
         for field in exchange.rateLimitHeaders { bytes.writeField(field.name.rawName, field.value) }
         switch answer.body {
-        case .none: stamp(&bytes, requestID: exchange.requestID)
-        case .length(let length): stamp(&bytes, requestID: exchange.requestID, framing: "Content-Length", String(length))
-        case .chunked, .untilClose: stamp(&bytes, requestID: exchange.requestID, framing: "Transfer-Encoding", "chunked")
+        case .none: direct.stamp(&bytes, requestID: exchange.requestID)
+        case .length(let length): direct.stamp(&bytes, requestID: exchange.requestID, framing: "Content-Length", String(length))
+        case .chunked, .untilClose: direct.stamp(&bytes, requestID: exchange.requestID, framing: "Transfer-Encoding", "chunked")
         }
         return bytes
     }
 
-    private func stamp(_ bytes: inout ByteBuffer, requestID: String, framing: String? = nil, _ value: String = "") {
-        direct.stamp(&bytes, requestID: requestID, framing: framing, value)
-    }
 }
 
 /// Tells the connection's `DirectProxyHandler` when SwiftNIO's HTTP parser refused a request. It

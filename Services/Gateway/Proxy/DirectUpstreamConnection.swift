@@ -165,8 +165,6 @@ struct AnswerReader {
     private var remaining = 0
     private var chunks = ChunkedBodyScanner()
 
-    var began: Bool { head != nil }
-
     /// Bytes received past the answer's end: the connection cannot carry another exchange.
     var hasLeftover: Bool { pending.readableBytes > 0 }
 

@@ -113,7 +113,7 @@ final class UpstreamConnection: PooledConnection {
 
     /// The next part of the answer, for a caller on the connection's event loop: at hand, failed,
     /// or still to come.
-    func nextOnLoop() -> UpstreamNext {
+    private func nextOnLoop() -> UpstreamNext {
         channel.eventLoop.preconditionInEventLoop()
         return reader.value.next()
     }
@@ -142,9 +142,8 @@ enum UpstreamNext {
     case later(EventLoopFuture<HTTPClientResponsePart>)
 }
 
-/// Hands the response parts of one exchange at a time to `UpstreamConnection.next()` (or to a
-/// caller on the connection's loop, `nextOnLoop()`): a part that arrives with no one waiting is
-/// kept, and reading pauses while more than `highWatermark` bytes of body are kept.
+/// Hands the response parts of one exchange at a time to `UpstreamConnection.next()`: a part that
+/// arrives with no one waiting is kept, and reading pauses while more than `highWatermark` bytes of body are kept.
 private final class ResponseReader: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
 
