@@ -75,7 +75,7 @@ bench-gateway: deps
 	$(SWIFT) build -c release --product auth
 	$(SWIFT) build -c release --product gateway
 	$(SWIFT) build -c release --product GatewayBenchmark
-	.build/release/GatewayBenchmark --seconds 10 --loads 32,4,1 --sockets 1000
+	.build/release/GatewayBenchmark --seconds 60 --slice 2 --loads 32,4,1 --sockets 1000
 
 # photo-catalog's figures, in release mode: wrk on a cached search, straight to the catalog and
 # through the gateway; upstream calls left by a replayed trace of 10,000 searches.

@@ -17,20 +17,25 @@ import Glibc
 //  1. an authenticated GET (auth's GET /auth/v1/user, which reads the user under row-level
 //     security) with wrk: straight to auth, through the gateway, and through nginx (Debian's) as a
 //     plain reverse proxy — requests per second, latency percentiles, and the CPU time auth and
-//     the proxy spent per request (from /proc; steadier than latency on a shared machine);
+//     the proxy spent per request (from /proc; steadier than latency on a shared machine). The
+//     three ways take turns in short slices, and each way's percentiles are read over all the
+//     requests of its slices (wrk's histograms, merged): on two shared cores the machine has slow
+//     spells of seconds, which a few long runs per way catch on one way and not another;
 //  2. N WebSocket clients on one gateway subscribed to `profiles`: the delay from publishing a
 //     profile event to Kafka to each client receiving it (p50, p99, max). This gateway polls the
 //     embedded broker every 10 ms (see `startGateway`).
 // auth and the gateway run as their own processes (release builds) against the test support's
 // Postgres and embedded broker; wrk, nginx and the WebSocket clients share the same cores.
-let seconds = BenchmarkArguments.integer("--seconds", default: 10)
+/// Each way's measured time at each load, in slices of `--slice` seconds.
+let seconds = BenchmarkArguments.integer("--seconds", default: 60)
+let sliceSeconds = BenchmarkArguments.integer("--slice", default: 2)
+let slices = max(1, seconds / sliceSeconds)
 /// wrk's connections, one run each: 32 saturate the two cores; at 4 the cores are already busy
 /// (auth and Postgres spend over 1 ms of CPU on each request); with 1 nothing queues, and the
 /// latency a proxy adds is its own.
 let loads = BenchmarkArguments.integers("--loads", default: [32, 4, 1])
 let socketCount = BenchmarkArguments.integer("--sockets", default: 1_000)
 let broadcasts = BenchmarkArguments.integer("--broadcasts", default: 5)
-let rounds = BenchmarkArguments.integer("--rounds", default: 3)
 var logger = Logger(label: "bench")
 logger.logLevel = .error
 
@@ -125,33 +130,56 @@ let targets: [(name: String, url: String, proxy: [pid_t])] = [
     ("through gateway", "\(gateway.baseURL)/auth/v1/user", [gateway.pid]),
     ("through nginx", "http://127.0.0.1:\(nginxPort)/auth/v1/user", nginxWorkers),
 ]
-/// One wrk run, and the CPU time auth and the proxy spent per request during it.
-struct Run {
-    var wrk: Wrk.Result
-    var authMicroseconds: Double
-    var proxyMicroseconds: Double
-    /// The gateway's CPU time per second of the run: its cost at rest when the run bypasses it.
-    var gatewayMillisecondsPerSecond: Double
+/// One way's wrk slices at one load, added up: every request's latency, and the CPU time auth,
+/// the proxy and the gateway spent meanwhile.
+struct Way {
+    var latency = LatencyHistogram()
+    var seconds = 0.0
+    var authCPU = 0.0, proxyCPU = 0.0, gatewayCPU = 0.0
+    /// Each slice's p99, in the order the slices ran.
+    var sliceP99: [Double] = []
+    var errors: [String] = []
+
+    var requestsPerSecond: Double { Double(latency.count) / seconds }
+    var authMicroseconds: Double { authCPU / Double(latency.count) * 1e6 }
+    var proxyMicroseconds: Double { proxyCPU / Double(latency.count) * 1e6 }
+    /// The gateway's CPU time per second: its cost at rest when the way bypasses it.
+    var gatewayMillisecondsPerSecond: Double { gatewayCPU / seconds * 1e3 }
 }
 func cpuSeconds(_ pids: [pid_t]) -> Double { pids.compactMap(ProcessCPU.seconds).reduce(0, +) }
-var runs: [String: [Run]] = [:]
+var ways: [String: Way] = [:]
 for load in loads {
-    // Rounds interleave the three ways, so a slow spell of the machine hits them alike.
-    for round in 1...rounds {
-        for target in targets {
-            _ = try await Wrk.run(target.url, seconds: 2, connections: load, headers: wrkHeaders)  // warm-up: connections, pools, caches
+    for target in targets {
+        _ = try await Wrk.run(target.url, seconds: 2, connections: load, headers: wrkHeaders)  // warm-up: connections, pools, caches
+    }
+    // Short slices, the ways taking turns and each slice starting with the next way, so that a slow
+    // spell of the machine (they last seconds) falls on every way alike.
+    for slice in 0..<slices {
+        for index in targets.indices {
+            let target = targets[(index + slice) % targets.count]
             let (authBefore, proxyBefore, gatewayBefore) = (cpuSeconds([auth.pid]), cpuSeconds(target.proxy), cpuSeconds([gateway.pid]))
-            let result = try await Wrk.run(target.url, seconds: seconds, connections: load, headers: wrkHeaders)
-            let served = result.requestsPerSecond * Double(seconds)
-            let run = Run(
-                wrk: result,
-                authMicroseconds: (cpuSeconds([auth.pid]) - authBefore) / served * 1e6,
-                proxyMicroseconds: (cpuSeconds(target.proxy) - proxyBefore) / served * 1e6,
-                gatewayMillisecondsPerSecond: (cpuSeconds([gateway.pid]) - gatewayBefore) / Double(seconds) * 1e3
+            let result = try await Wrk.run(target.url, seconds: sliceSeconds, connections: load, headers: wrkHeaders)
+            ways["\(target.name) c\(load)", default: Way()].add(
+                result, seconds: sliceSeconds, authCPU: cpuSeconds([auth.pid]) - authBefore,
+                proxyCPU: cpuSeconds(target.proxy) - proxyBefore, gatewayCPU: cpuSeconds([gateway.pid]) - gatewayBefore
             )
-            runs["\(target.name) c\(load)", default: []].append(run)
-            print("c\(load) round \(round) \(target.name): \(format(result.requestsPerSecond, 0)) req/s, p50 \(format(result.p50)) ms, p90 \(format(result.p90)) ms, p99 \(format(result.p99)) ms, CPU per request: auth \(format(run.authMicroseconds, 0)) µs, proxy \(format(run.proxyMicroseconds, 0)) µs\(result.errors.map { " — \($0)" } ?? "")")
         }
+    }
+    for target in targets {
+        let way = ways["\(target.name) c\(load)"]!
+        print("c\(load) \(target.name), p99 per slice: \(way.sliceP99.map { format($0, 1) }.joined(separator: " ")) ms\(way.errors.first.map { " — \($0)" } ?? "")")
+    }
+}
+extension Way {
+    mutating func add(_ result: Wrk.Result, seconds: Int, authCPU: Double, proxyCPU: Double, gatewayCPU: Double) {
+        latency.merge(result.latency)
+        // wrk's own running time (a little over the slice's).
+        self.seconds += result.requestsPerSecond > 0 ? Double(result.latency.count) / result.requestsPerSecond : Double(seconds)
+        self.authCPU += authCPU
+        self.proxyCPU += proxyCPU
+        self.gatewayCPU += gatewayCPU
+        sliceP99.append(result.p99)
+        if let error = result.errors { errors.append(error) }
     }
 }
 
@@ -207,38 +235,37 @@ for task in socketTasks { task.cancel() }
 
 // MARK: Report
 
-let allRuns = runs
+let allWays = ways
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
     return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }
-/// The median over rounds of one figure of one way.
-func figure(_ name: String, _ load: Int, _ value: (Run) -> Double) -> Double { median(allRuns["\(name) c\(load)"]!.map(value)) }
-/// Each round of one way beside the direct run of the same round.
-func paired(_ name: String, _ load: Int) -> Zip2Sequence<[Run], [Run]> {
-    zip(allRuns["\(name) c\(load)"]!, allRuns["auth directly c\(load)"]!)
-}
-/// The median over rounds of a proxy's difference from the direct run of the same round.
-func added(_ name: String, _ load: Int, _ value: (Run) -> Double) -> Double {
-    median(paired(name, load).map { value($0) - value($1) })
-}
 func report(_ load: Int, _ note: String) -> String {
+    func way(_ name: String) -> Way { allWays["\(name) c\(load)"]! }
+    let direct = way("auth directly")
     func line(_ label: String, _ name: String) -> String {
+        let measured = way(name)
         let proxy = name == "auth directly"
-            ? " (gateway at rest meanwhile: \(format(figure(name, load, \.gatewayMillisecondsPerSecond), 1)) ms CPU/s)"
-            : ", proxy \(format(figure(name, load, \.proxyMicroseconds), 0)) µs"
-        return "  \(label)\(format(figure(name, load, \.wrk.requestsPerSecond), 0)) req/s  p50 \(format(figure(name, load, \.wrk.p50))) ms  p99 \(format(figure(name, load, \.wrk.p99))) ms  CPU per request: auth \(format(figure(name, load, \.authMicroseconds), 0)) µs\(proxy)"
+            ? " (gateway at rest meanwhile: \(format(measured.gatewayMillisecondsPerSecond, 1)) ms CPU/s)"
+            : ", proxy \(format(measured.proxyMicroseconds, 0)) µs"
+        return "  \(label)\(format(measured.requestsPerSecond, 0)) req/s  p50 \(format(measured.latency.percentile(50))) ms  p90 \(format(measured.latency.percentile(90))) ms  p99 \(format(measured.latency.percentile(99))) ms  CPU per request: auth \(format(measured.authMicroseconds, 0)) µs\(proxy)"
     }
-    func ratio(_ name: String) -> String {
-        format(median(paired(name, load).map { $0.wrk.requestsPerSecond / $1.wrk.requestsPerSecond }))
+    func added(_ name: String) -> String {
+        let proxied = way(name)
+        let added = { (percent: Double) in format(proxied.latency.percentile(percent) - direct.latency.percentile(percent)) }
+        // The same difference slice by slice (each beside the direct slice of its turn), for its spread.
+        let perSlice = zip(proxied.sliceP99, direct.sliceP99).map { $0 - $1 }.sorted()
+        let quartiles = "\(format(perSlice[perSlice.count / 4], 1))…\(format(perSlice[(perSlice.count * 3) / 4], 1))"
+        return "throughput \(format(proxied.requestsPerSecond / direct.requestsPerSecond)), added p50 \(added(50)) ms, added p99 \(added(99)) ms"
+            + " (per slice: median \(format(median(perSlice), 1)), middle half \(quartiles) ms)"
     }
     return """
-    wrk -t\(min(2, load)) -c\(load) -d\(seconds)s (\(note)), medians of \(rounds) interleaved rounds:
+    wrk -t\(min(2, load)) -c\(load) (\(note)), \(slices) interleaved slices of \(sliceSeconds) s per way, percentiles over all their requests:
     \(line("auth directly    ", "auth directly"))
     \(line("through gateway  ", "through gateway"))
     \(line("through nginx    ", "through nginx"))
-      gateway/direct throughput \(ratio("through gateway")) (goal ≥ 0.7), added p50 \(format(added("through gateway", load, \.wrk.p50))) ms, added p99 \(format(added("through gateway", load, \.wrk.p99))) ms (goal ≤ 2 ms)
-      nginx/direct throughput   \(ratio("through nginx")), added p50 \(format(added("through nginx", load, \.wrk.p50))) ms, added p99 \(format(added("through nginx", load, \.wrk.p99))) ms
+      gateway/direct \(added("through gateway")) — goals: throughput ≥ 0.7, added p99 ≤ 2 ms
+      nginx/direct   \(added("through nginx"))
     """
 }
 delays.sort()
