@@ -243,7 +243,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "RenderBenchmark",
-            dependencies: ["Imaging", "Contracts", "ServiceKit", "TestSupport"],
+            dependencies: ["Imaging", "Contracts", "LocalStack", "ServiceKit", "TestSupport"],
             path: "Benchmarks/Render"
         ),
         .testTarget(

@@ -52,7 +52,7 @@ let process = ProcessCommand(executable, [], environment: ProcessInfo.processInf
     // auth stops by itself if this process dies first.
     "SPLASH_PARENT_PID": String(getpid()),
 ]) { _, new in new }).makeProcess()
-try ProcessCommand.start(process)
+try process.run()
 
 var configuration = HTTPClient.Configuration()
 configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: clients * 2)

@@ -107,7 +107,7 @@ http {
 let nginxBinary = ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
 guard let nginxBinary else { fatalError("nginx is not installed; make bench-gateway installs it") }
 let nginx = ProcessCommand(URL(fileURLWithPath: nginxBinary), ["-p", nginxDirectory.path, "-c", nginxDirectory.appendingPathComponent("nginx.conf").path, "-g", "daemon off;"]).makeProcess()
-try ProcessCommand.start(nginx)
+try nginx.run()
 try await waitUntilReady("nginx", timeout: .seconds(10)) {
     (try? await HTTPClient.shared.get(url: "http://127.0.0.1:\(nginxPort)/healthz").get().status.code) == 200
 }

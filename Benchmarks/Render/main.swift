@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import Imaging
+import LocalStack
 import ServiceKit
 import TestSupport
 
@@ -65,12 +66,9 @@ func measure(_ renderer: Renderer, _ source: [UInt8], _ chain: FilterChain, _ ru
 
 /// Runs `command` and returns its standard output; stops the benchmark if it fails.
 func run(_ command: String, _ arguments: [String], environment: [String: String] = [:]) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [command] + arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+    let process = ProcessCommand(URL(fileURLWithPath: "/usr/bin/env"), [command] + arguments, environment: environment).makeProcess()
     let output = Pipe()
-    process.standardOutput = output
+    process.standardOutput = .pipe(output)
     try process.run()
     let data = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()

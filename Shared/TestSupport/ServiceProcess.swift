@@ -13,7 +13,7 @@ package final class ServiceProcess: Sendable {
     package let name: String
     package let port: Int
     package let output: CapturedOutput
-    private let process: Process
+    private let process: ChildProcess
     private let exited = OneShot<Int32>()
 
     package var baseURL: String { "http://127.0.0.1:\(port)" }
@@ -35,11 +35,11 @@ package final class ServiceProcess: Sendable {
         // Stops with the test process, even if the test is killed.
         settings["SPLASH_PARENT_PID"] = String(getpid())
         process = ProcessCommand(binary, [], environment: settings).makeProcess()
-        process.standardOutput = output.handle
-        process.standardError = output.handle
+        process.standardOutput = .file(output.handle)
+        process.standardError = .file(output.handle)
         let exited = self.exited
         process.terminationHandler = { exited.complete($0.terminationStatus) }
-        try ProcessCommand.start(process)
+        try process.run()
         let url = "http://127.0.0.1:\(port)/readyz"
         do {
             try await waitUntilReady(executable, timeout: timeout) {

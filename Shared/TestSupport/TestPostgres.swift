@@ -17,7 +17,7 @@ package actor TestPostgres {
 
     private struct Server {
         var port: Int
-        var process: Process
+        var process: ChildProcess
     }
 
     private var server: Task<Server, any Error>?
@@ -63,10 +63,10 @@ package actor TestPostgres {
             process.terminationHandler = { _ in exited.complete(()) }
             _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
             let log = try FileHandle(forWritingTo: logFile)
-            process.standardOutput = log
-            process.standardError = log
-            process.standardInput = FileHandle.nullDevice
-            try ProcessCommand.start(process)
+            process.standardOutput = .file(log)
+            process.standardError = .file(log)
+            process.standardInput = .nullDevice
+            try process.run()
             do {
                 try await PostgresCluster.waitUntilReady(port: port, password: nil, isAlive: { process.isRunning })
                 return Server(port: port, process: process)

@@ -25,7 +25,7 @@ import TestSupport
                 "PROBE_GROUP": "probe-\(UUID())",
                 "PROBE_SCHEMA": EventBusHarness.schema,
             ]).makeProcess()
-            try ProcessCommand.start(process)
+            try process.run()
             defer { process.terminate() }
             let summary = try await withRunningServices([producer, try harness.relay(producer)]) {
                 try await harness.waitForEffects(10_000, timeout: .seconds(120))

@@ -20,13 +20,13 @@ struct LocalPostgresTests {
         // The owner: a process that lives until the server is up, then is stopped. (One that
         // exits by itself could be gone before a slow start-up is over.)
         let owner = ProcessCommand(URL(fileURLWithPath: "/bin/sleep"), ["600"]).makeProcess()
-        try ProcessCommand.start(owner)
+        try owner.run()
         defer { if owner.isRunning { owner.terminate() } }
         let port = freePort()
         let server = cluster.serverCommand(port: port, durability: .throwaway, owner: owner.processIdentifier, removeDataDirectoryOnExit: true).makeProcess()
-        server.standardOutput = FileHandle.nullDevice
-        server.standardError = FileHandle.nullDevice
-        try ProcessCommand.start(server)
+        server.standardOutput = .nullDevice
+        server.standardError = .nullDevice
+        try server.run()
         try await PostgresCluster.waitUntilReady(port: port, password: nil, isAlive: { server.isRunning })
         #expect(acceptsConnections(port: port))
 

@@ -50,9 +50,9 @@ import TestSupport
     func splash(_ arguments: [String], until marker: String) async throws -> String {
         let output = try CapturedOutput()
         let process = ProcessCommand(SplashUpTests.splash, arguments).makeProcess()
-        process.standardOutput = output.handle
-        process.standardError = output.handle
-        try ProcessCommand.start(process)
+        process.standardOutput = .file(output.handle)
+        process.standardError = .file(output.handle)
+        try process.run()
         // Whether it came or not, the expectations on the output tell.
         try? await waitUntilReady("splash \(arguments.first ?? "")", timeout: .seconds(30)) { output.text.contains(marker) }
         process.interrupt()

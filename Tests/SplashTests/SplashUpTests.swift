@@ -27,11 +27,11 @@ struct SplashUpTests {
         let output = try CapturedOutput()
 
         let process = ProcessCommand(Self.splash, ["up", "--data-dir", data.path, "--postgres-port", String(postgresPort)]).makeProcess()
-        process.standardOutput = output.handle
-        process.standardError = output.handle
+        process.standardOutput = .file(output.handle)
+        process.standardError = .file(output.handle)
         let exited = OneShot<Int32>()
         process.terminationHandler = { exited.complete($0.terminationStatus) }
-        try ProcessCommand.start(process)
+        try process.run()
         defer { if process.isRunning { ProcessTree.kill(process.processIdentifier) } }
 
         try await waitUntilReady("splash up", timeout: .seconds(90)) { output.text.contains("Splash is up") }

@@ -1,9 +1,5 @@
 import AsyncSignals
 import Foundation
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A program to run: its path, arguments and environment additions.
 package struct ProcessCommand: Sendable, Equatable {
@@ -20,39 +16,10 @@ package struct ProcessCommand: Sendable, Equatable {
         self.workingDirectory = workingDirectory
     }
 
-    /// A `Process` set up to run this command (not yet started).
-    package func makeProcess() -> Process {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        if let workingDirectory { process.currentDirectoryURL = workingDirectory }
-        return process
+    /// A child process set up to run this command (not yet started).
+    package func makeProcess() -> ChildProcess {
+        ChildProcess(self)
     }
-
-    /// Starts `process` with no signals blocked.
-    ///
-    /// `posix_spawn` hands the child the spawning thread's signal mask, and the threads Swift
-    /// concurrency runs on block most signals. A child that starts with SIGTERM blocked never sees
-    /// the signal meant to stop it (and a shell cannot unblock it), so the mask is cleared around
-    /// the spawn.
-    ///
-    /// Launches are made one at a time. Foundation's `Process` on Linux has known races between
-    /// launches on several threads, and one loaded test run crashed inside `Process.run()` (a bad
-    /// read in its copying) while other commands were running; a launch takes about a
-    /// millisecond, so serializing them costs nothing that matters.
-    package static func start(_ process: Process) throws {
-        try launching.withLock { _ in
-            var empty = sigset_t()
-            var previous = sigset_t()
-            sigemptyset(&empty)
-            pthread_sigmask(SIG_SETMASK, &empty, &previous)
-            defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-            try process.run()
-        }
-    }
-
-    private static let launching = Mutex<Void>(())
 
     /// Runs the command to completion and returns its combined output, without blocking a thread
     /// of the concurrency pool (the output is read on a thread of its own).
@@ -61,12 +28,12 @@ package struct ProcessCommand: Sendable, Equatable {
     package func runToCompletion() async throws -> String {
         let process = makeProcess()
         let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = .pipe(pipe)
+        process.standardError = .pipe(pipe)
+        process.standardInput = .nullDevice
         let exit = OneShot<Int32>()
         process.terminationHandler = { exit.complete($0.terminationStatus) }
-        try Self.start(process)
+        try process.run()
         let output = OneShot<Data>()
         let reading = pipe.fileHandleForReading
         Thread.detachNewThread { output.complete(reading.readDataToEndOfFile()) }

@@ -31,7 +31,7 @@ package actor SupervisedProcess {
 
     /// The running child: its process, how it exits, and when its output has all been written.
     private struct Child {
-        var process: Process
+        var process: ChildProcess
         var exit: OneShot<String>
         var drained: OneShot<Void>
     }
@@ -91,9 +91,9 @@ package actor SupervisedProcess {
     private func launchAndWait() async throws -> String {
         let process = specification.command.makeProcess()
         let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = .pipe(pipe)
+        process.standardError = .pipe(pipe)
+        process.standardInput = .nullDevice
         let drained = output.attach(to: pipe)
         let exit = OneShot<String>()
         process.terminationHandler = { finished in
@@ -101,7 +101,7 @@ package actor SupervisedProcess {
                 ? "on signal \(finished.terminationStatus)"
                 : "with status \(finished.terminationStatus)")
         }
-        try ProcessCommand.start(process)
+        try process.run()
         current = Child(process: process, exit: exit, drained: drained)
         starts += 1
         let pid = process.processIdentifier
