@@ -1,5 +1,4 @@
 import NIOCore
-import NIOPosix
 
 /// What the direct path is told of its upstream connection while it carries an exchange, on the
 /// connection's event loop.
@@ -20,29 +19,15 @@ final class DirectUpstreamConnection: PooledConnection {
     let channel: any Channel
     private let handler: NIOLoopBound<DirectUpstreamHandler>
 
-    private init(channel: any Channel, handler: NIOLoopBound<DirectUpstreamHandler>) {
-        self.channel = channel
-        self.handler = handler
+    /// Sets up a new connection's pipeline: the one handler that hands its bytes on.
+    static func addHandlers(to pipeline: ChannelPipeline.SynchronousOperations) throws {
+        try pipeline.addHandler(DirectUpstreamHandler())
     }
 
-    /// Opens a connection on `eventLoop`; the future fails with NIO's connect errors.
-    static func connect(
-        host: String, port: Int, on eventLoop: any EventLoop, connectTimeout: TimeAmount,
-        configure: @escaping @Sendable (any Channel) throws -> Void
-    ) -> EventLoopFuture<DirectUpstreamConnection> {
-        ClientBootstrap(group: eventLoop)
-            .connectTimeout(connectTimeout)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try configure(channel)
-                    try channel.pipeline.syncOperations.addHandler(DirectUpstreamHandler())
-                }
-            }
-            .connect(host: host, port: port)
-            .flatMapThrowing { channel in
-                let handler = try channel.pipeline.syncOperations.handler(type: DirectUpstreamHandler.self)
-                return DirectUpstreamConnection(channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop))
-            }
+    /// Wraps a channel set up by `addHandlers(to:)`; on the channel's event loop.
+    init(adopting channel: any Channel) throws {
+        self.channel = channel
+        self.handler = NIOLoopBound(try channel.pipeline.syncOperations.handler(type: DirectUpstreamHandler.self), eventLoop: channel.eventLoop)
     }
 
     var isOpen: Bool { channel.isActive }

@@ -1,6 +1,5 @@
 import NIOCore
 import NIOHTTP1
-import NIOPosix
 
 /// Why an exchange with an upstream failed after its connection was made.
 enum UpstreamExchangeError: Error, Equatable {
@@ -31,32 +30,16 @@ final class UpstreamConnection: PooledConnection {
     let channel: any Channel
     private let reader: NIOLoopBound<ResponseReader>
 
-    private init(channel: any Channel, reader: NIOLoopBound<ResponseReader>) {
-        self.channel = channel
-        self.reader = reader
+    /// Sets up a new connection's pipeline: SwiftNIO's HTTP client codec, then the reader.
+    static func addHandlers(to pipeline: ChannelPipeline.SynchronousOperations) throws {
+        try pipeline.addHTTPClientHandlers()
+        try pipeline.addHandler(ResponseReader())
     }
 
-    /// Opens a connection on `eventLoop`. Errors are NIO's connect errors (refused, timed out,
-    /// unresolvable host).
-    static func connect(
-        host: String, port: Int, on eventLoop: any EventLoop, connectTimeout: TimeAmount,
-        configure: @escaping @Sendable (any Channel) throws -> Void
-    ) async throws -> UpstreamConnection {
-        let channel = try await ClientBootstrap(group: eventLoop)
-            .connectTimeout(connectTimeout)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try configure(channel)
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(ResponseReader())
-                }
-            }
-            .connect(host: host, port: port)
-            .get()
-        let reader = try await channel.eventLoop.submit {
-            NIOLoopBound(try channel.pipeline.syncOperations.handler(type: ResponseReader.self), eventLoop: channel.eventLoop)
-        }.get()
-        return UpstreamConnection(channel: channel, reader: reader)
+    /// Wraps a channel set up by `addHandlers(to:)`; on the channel's event loop.
+    init(adopting channel: any Channel) throws {
+        self.channel = channel
+        self.reader = NIOLoopBound(try channel.pipeline.syncOperations.handler(type: ResponseReader.self), eventLoop: channel.eventLoop)
     }
 
     /// Whether the connection is still open. A parked connection that the upstream closes, or

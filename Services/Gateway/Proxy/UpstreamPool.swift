@@ -76,7 +76,7 @@ final class UpstreamPool: Sendable {
         if let connection = takeParked(on: loop) { return (connection, true) }
         try reserveConnection()
         do {
-            let connection = try await UpstreamConnection.connect(host: host, port: port, on: loop, connectTimeout: connectTimeout, configure: addTLS)
+            let connection = try await openChannel(on: loop, UpstreamConnection.addHandlers).flatMapThrowing(UpstreamConnection.init(adopting:)).get()
             opened(connection)
             return (connection, false)
         } catch {
@@ -89,7 +89,7 @@ final class UpstreamPool: Sendable {
     /// - Throws: as `lease`; the future fails with NIO's connect errors.
     func connectDirect(on loop: any EventLoop) throws -> EventLoopFuture<DirectUpstreamConnection> {
         try reserveConnection()
-        let future = DirectUpstreamConnection.connect(host: host, port: port, on: loop, connectTimeout: connectTimeout, configure: addTLS)
+        let future = openChannel(on: loop, DirectUpstreamConnection.addHandlers).flatMapThrowing(DirectUpstreamConnection.init(adopting:))
         future.whenComplete { [self] result in
             switch result {
             case .success(let connection): opened(connection)
@@ -113,12 +113,23 @@ final class UpstreamPool: Sendable {
         }
     }
 
-    private var addTLS: @Sendable (any Channel) throws -> Void {
-        { [tls, serverName] channel in
-            if let tls {
-                try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: serverName))
+    /// Opens a connection to the service on `loop`: TLS when the service's URL asks for it, then
+    /// the handlers `addHandlers` sets up. The future fails with NIO's connect errors (refused,
+    /// timed out, unresolvable host) and completes on `loop`.
+    private func openChannel(
+        on loop: any EventLoop, _ addHandlers: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void
+    ) -> EventLoopFuture<any Channel> {
+        ClientBootstrap(group: loop)
+            .connectTimeout(connectTimeout)
+            .channelInitializer { [tls, serverName] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if let tls {
+                        try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: serverName))
+                    }
+                    try addHandlers(channel.pipeline.syncOperations)
+                }
             }
-        }
+            .connect(host: host, port: port)
     }
 
     /// Gives back a connection after its exchange: parked for the next one when `reusable` (the
