@@ -14,7 +14,7 @@ package final class CapturedOutput: Sendable {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("captured-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         handle = try FileHandle(forWritingTo: url)
-        output = LogOutput(fileDescriptor: handle.fileDescriptor)
+        output = try LogOutput(copying: handle.fileDescriptor)
     }
 
     deinit {

@@ -11,7 +11,7 @@ struct LogFormatTests {
         _ = FileManager.default.createFile(atPath: file.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: file) }
         let handle = try FileHandle(forWritingTo: file)
-        body(LogOutput(fileDescriptor: handle.fileDescriptor))
+        body(try LogOutput(copying: handle.fileDescriptor))
         try handle.close()
         return try String(contentsOf: file, encoding: .utf8).split(separator: "\n").map(String.init)
     }
@@ -50,5 +50,21 @@ struct LogFormatTests {
             Logger(label: "auth") { factory($0, nil) }.error("failed")
         }
         #expect(colored[0].contains("\u{1B}[31mERROR\u{1B}[0m"))
+    }
+
+    @Test func anOutputKeepsWritingToItsFileAfterItsOwnerClosedIt() throws {
+        let files = (0..<2).map { _ in FileManager.default.temporaryDirectory.appendingPathComponent("log-\(UUID().uuidString)") }
+        for file in files { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
+        defer { for file in files { try? FileManager.default.removeItem(at: file) } }
+        let owner = try FileHandle(forWritingTo: files[0])
+        let output = try LogOutput(copying: owner.fileDescriptor)
+        try owner.close()
+        // Opened next, it usually gets the number just closed: a logger writing to that number
+        // would write into it.
+        let next = try FileHandle(forWritingTo: files[1])
+        defer { try? next.close() }
+        output.write(line: "after the owner closed")
+        #expect(try String(contentsOf: files[0], encoding: .utf8) == "after the owner closed\n")
+        #expect(try String(contentsOf: files[1], encoding: .utf8) == "")
     }
 }

@@ -5,17 +5,42 @@ import Darwin
 #endif
 import Synchronization
 
-/// Where log lines go: standard output, one `write(2)` per line under a lock, so lines from
-/// concurrent tasks never interleave.
+/// Where log lines go: one `write(2)` per line under a lock, so lines from concurrent tasks never
+/// interleave.
+///
+/// An output made for a file writes to a copy of the descriptor it was given, its own, closed when
+/// the output is released. Loggers (a client's background activity, a library's threads) can log
+/// after their owner closed the file; with the descriptor number alone, those lines would go to
+/// whatever the process opened under that number next, a socket say, in the middle of its traffic.
 package final class LogOutput: Sendable {
-    /// Standard output, shared by every handler of the process.
-    package static let standardOutput = LogOutput(fileDescriptor: 1)
+    /// Standard output, shared by every handler of the process (never closed).
+    package static let standardOutput = LogOutput(descriptor: STDOUT_FILENO, owned: false)
 
     private let fileDescriptor: Int32
+    private let owned: Bool
     private let lock = Mutex<Void>(())
 
-    package init(fileDescriptor: Int32) {
-        self.fileDescriptor = fileDescriptor
+    /// Writes to the file `descriptor` is open on, through a copy of it; the caller may close
+    /// `descriptor` whenever it likes.
+    /// - Throws: `LogOutput.CopyFailed` when the process has no descriptor left for the copy.
+    package convenience init(copying descriptor: Int32) throws(CopyFailed) {
+        let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+        guard copy >= 0 else { throw CopyFailed(code: errno) }
+        self.init(descriptor: copy, owned: true)
+    }
+
+    private init(descriptor: Int32, owned: Bool) {
+        self.fileDescriptor = descriptor
+        self.owned = owned
+    }
+
+    deinit {
+        if owned { close(fileDescriptor) }
+    }
+
+    package struct CopyFailed: Error, CustomStringConvertible {
+        package var code: Int32
+        package var description: String { "cannot copy a log file's descriptor: \(String(cString: strerror(code)))" }
     }
 
     /// Whether the output is a terminal (and so may be coloured).
