@@ -33,10 +33,9 @@ final class RawHTTPConnection: @unchecked Sendable {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else {
-            close(socket)
-            throw RawHTTPError.system("connect", errno)
-        }
+        // deinit closes the socket: it runs when an initializer throws after every stored property
+        // is set, so closing it here as well would close whatever reused the number meanwhile.
+        guard connected == 0 else { throw RawHTTPError.system("connect", errno) }
     }
 
     deinit {

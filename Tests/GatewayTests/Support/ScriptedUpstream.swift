@@ -24,18 +24,40 @@ final class ScriptedUpstream: Sendable {
     }
 
     let port: Int
-    private let listener: Int32
+    private let listener: Listener
     private let requests = RequestCount()
 
     private final class RequestCount: Sendable {
         let value = Atomic<Int>(0)
     }
 
+    /// The listening socket, closed once by whoever is last to use it: the accepting thread when
+    /// its script is done or accepting fails. `stop()` only shuts it down, which wakes a blocked
+    /// `accept`. Closed by `stop()` while the thread went on to `accept` on its number, it could
+    /// take a connection meant for a socket the process opened since under that number.
+    private final class Listener: Sendable {
+        let descriptor: Int32
+        private let open = Mutex(true)
+
+        init(_ descriptor: Int32) { self.descriptor = descriptor }
+
+        func shutDown() {
+            open.withLock { if $0 { _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR)) } }
+        }
+
+        func close() {
+            open.withLock {
+                if $0 { _ = Glibc.close(descriptor) }
+                $0 = false
+            }
+        }
+    }
+
     /// Starts listening on a free loopback port; connections follow `script` in the order they
     /// are accepted.
     init(_ script: [Connection]) throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.listener = listener
+        guard listener >= 0 else { throw RawHTTPError.system("socket", errno) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -50,8 +72,10 @@ final class ScriptedUpstream: Sendable {
             throw RawHTTPError.system("listen", errno)
         }
         port = Int(UInt16(bigEndian: address.sin_port))
-        let requests = requests
+        self.listener = Listener(listener)
+        let (requests, owned) = (requests, self.listener)
         Thread.detachNewThread {
+            defer { owned.close() }
             for step in script {
                 let connection = accept(listener, nil, nil)
                 guard connection >= 0 else { return }
@@ -60,7 +84,7 @@ final class ScriptedUpstream: Sendable {
                         for answer in step.raw {
                             guard Self.readRequest(connection) else { return }
                             requests.value.add(1, ordering: .relaxed)
-                            _ = answer.withCString { send(connection, $0, strlen($0), 0) }
+                            _ = answer.withCString { send(connection, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
                         }
                         close(connection)
                         return
@@ -69,7 +93,7 @@ final class ScriptedUpstream: Sendable {
                         guard Self.readRequest(connection) else { return }
                         requests.value.add(1, ordering: .relaxed)
                         let answer = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
-                        _ = answer.withCString { send(connection, $0, strlen($0), 0) }
+                        _ = answer.withCString { send(connection, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
                     }
                     if step.closesAfter, Self.readRequest(connection) {
                         requests.value.add(1, ordering: .relaxed)
@@ -85,8 +109,7 @@ final class ScriptedUpstream: Sendable {
 
     /// Stops accepting (connections already open stay until the process ends or they close).
     func stop() {
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        listener.shutDown()
     }
 
     /// Reads up to the blank line that ends a request's head; `false` when the peer closed.
