@@ -5,8 +5,9 @@ import TestSupport
 @Suite("Sign-in: indistinguishable failures and per-account limits", .serialized)
 struct SignInTests {
     @Test func unknownEmailAndWrongPasswordLookAndTakeTheSame() async throws {
-        // bcrypt cost 8 (about 15 ms) makes the hash the dominant cost, as it is in production.
-        try await AuthHarness.with(["AUTH_BCRYPT_COST": "8"]) { auth in
+        // bcrypt cost 10 (about 60 ms here) makes the hash the dominant cost, as it is in
+        // production, by far: the rest of a sign-in is a few milliseconds.
+        try await AuthHarness.with(["AUTH_BCRYPT_COST": "10"]) { auth in
             let session = try await auth.signUp()
             func attempt(_ email: String) async throws -> (TestResponse, Duration) {
                 let start = ContinuousClock.now
@@ -21,17 +22,20 @@ struct SignInTests {
 
             var wrongTimes: [Duration] = []
             var unknownTimes: [Duration] = []
-            for index in 0..<50 {
+            for index in 0..<30 {
                 // Interleaved, so drift on the machine hits both alike.
                 wrongTimes.append(try await attempt(session.email).1)
                 unknownTimes.append(try await attempt("nobody-\(index)@example.com").1)
             }
-            // The fastest fifth of each (the 10th of 50) is their cost with the least of the machine's
-            // other work in it; medians of a loaded machine (the suites run side by side) moved by
-            // 30 %. Skipping bcrypt for unknown emails would make them differ tenfold.
+            // The fastest fifth of each (the 6th of 30) is their cost with the least of the machine's
+            // other work in it. The suites run side by side and share the two cores and NIO's
+            // blocking pool (where bcrypt runs), so even that moves: at cost 8, 1.25 apart in two
+            // loaded runs, the medians too. What this guards against, skipping bcrypt for unknown
+            // emails, makes them differ more than tenfold at cost 10 (fourfold at cost 8), so the
+            // bound is a factor of 2 either way.
             let (wrongSorted, unknownSorted) = (wrongTimes.sorted(), unknownTimes.sorted())
-            let ratio = wrongSorted[10] / unknownSorted[10]
-            #expect(ratio > 0.8 && ratio < 1.25, "fastest fifth \(wrongSorted[10]) vs \(unknownSorted[10]); medians \(wrongSorted[25]) vs \(unknownSorted[25])")
+            let ratio = wrongSorted[6] / unknownSorted[6]
+            #expect(ratio > 0.5 && ratio < 2, "fastest fifth \(wrongSorted[6]) vs \(unknownSorted[6]); medians \(wrongSorted[15]) vs \(unknownSorted[15])")
         }
     }
 
