@@ -31,9 +31,15 @@ build: deps
 run: build
 	.build/debug/splash up
 
+# The run's log is kept in .build/test.log; when a test fails, its issues are repeated at the end,
+# where a truncated CI log still shows them.
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	@$(SWIFT) test --skip-build 2>&1 | tee .build/test.log; status=$${PIPESTATUS[0]}; \
+	if [ "$$status" -ne 0 ]; then \
+	  echo "=== make test failed (exit $$status); the failures, from .build/test.log:"; \
+	  grep -E -A4 '(✘|error: |Fatal error|signal code)' .build/test.log | grep -v 'Test run with' | tail -60; \
+	fi; exit $$status
 
 # make contract SERVICE=photo-catalog: only that service's ContractTests suite.
 contract: deps
