@@ -68,6 +68,11 @@ func buildApplication(_ config: RenderConfiguration, runtime: ServiceRuntime) as
     ]
     let signer = MediaSigner(secret: config.mediaKey, lifetime: config.mediaURLLifetime, publicBase: config.publicBase)
     let keys = KeySetCache(url: config.keySetURL, issuer: config.issuer, refreshInterval: .seconds(5), client: http, logger: logger)
+    if config.role.servesAPI {
+        // Fetched as the API starts and kept fresh, so no request waits for it; workers verify
+        // no tokens.
+        parts.services.append(keys)
+    }
     logger.info("edit-render starting", metadata: ["role": "\(config.role.rawValue)", "workers": "\(config.workers)"])
     return makeServiceApplication(parts, context: AppRequestContext.self) { router in
         guard config.role.servesAPI else { return }

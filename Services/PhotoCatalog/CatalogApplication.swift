@@ -46,7 +46,8 @@ func buildApplication(_ config: CatalogConfiguration, runtime: ServiceRuntime) a
 
     var parts = ServiceApplicationParts(name: "photo-catalog", http: config.http, logger: logger, metrics: runtime.metrics)
     parts.readiness = [.postgres(client)]
-    parts.services = [client, HTTPClientService(client: http), downloads]
+    // The key set is fetched as the service starts and kept fresh, so no request waits for it.
+    parts.services = [client, HTTPClientService(client: http), keys, downloads]
     // Every request to the catalog is a GET or a bodiless POST.
     parts.routePolicies = [RoutePolicy(pathPrefix: "/v1", maxBodySize: 16 << 10, timeout: config.http.requestTimeout)]
     return makeServiceApplication(parts, context: AppRequestContext.self) { router in
