@@ -259,6 +259,11 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
+            name: "KeySetClientTests",
+            dependencies: ["KeySetClient", "Identity", "TestSupport", asyncHTTPClient, hummingbird, logging],
+            path: "Tests/KeySetClientTests"
+        ),
+        .testTarget(
             name: "IdentityTests",
             dependencies: ["Identity"],
             path: "Tests/IdentityTests"

@@ -76,10 +76,23 @@ package struct AccessTokenVerifier: Sendable {
         let signingInput = token.utf8.prefix(parts[0].count + 1 + parts[1].count)
         guard key.isValidSignature(signature, for: Data(signingInput)) else { throw .badSignature }
         guard let claims = try? JSONDecoder().decode(AccessTokenClaims.self, from: claimsData) else { throw .malformed }
-        guard Double(claims.expiresAt + leeway) > now.timeIntervalSince1970 else { throw .expired }
+        guard isCurrent(claims, now: now) else { throw .expired }
         guard claims.audience == audience else { throw .wrongAudience }
         if let issuer, claims.issuer != issuer { throw .wrongIssuer }
         return claims
+    }
+
+    /// Whether claims this verifier accepted are still current at `now` (their `exp`, with the
+    /// leeway): checked again each time a cache hands them out.
+    package func isCurrent(_ claims: AccessTokenClaims, now: Date = Date()) -> Bool {
+        Double(claims.expiresAt + leeway) > now.timeIntervalSince1970
+    }
+
+    /// Whether it accepts exactly the tokens `other` accepts: the same keys under the same ids,
+    /// the same issuer, audience and leeway.
+    package func acceptsTheSameTokens(as other: AccessTokenVerifier) -> Bool {
+        issuer == other.issuer && audience == other.audience && leeway == other.leeway && keys.count == other.keys.count
+            && keys.allSatisfy { id, key in other.keys[id]?.rawRepresentation == key.rawRepresentation }
     }
 
     private struct Header: Decodable {
