@@ -36,6 +36,9 @@ let slices = max(1, seconds / sliceSeconds)
 let loads = BenchmarkArguments.integers("--loads", default: [32, 4, 1])
 let socketCount = BenchmarkArguments.integer("--sockets", default: 1_000)
 let broadcasts = BenchmarkArguments.integer("--broadcasts", default: 5)
+/// The proxied gateway's EVENT_LOOPS; 0 (the default): one per core, as a gateway starts unless
+/// told otherwise. nginx runs one worker process.
+let gatewayEventLoops = BenchmarkArguments.integer("--gateway-event-loops", default: 0)
 var logger = Logger(label: "bench")
 logger.logLevel = .error
 
@@ -63,15 +66,15 @@ let auth = try await ServiceProcess("auth", environment: common.merging([
 /// its cost per request runs with the default 100 ms, as against a real broker (which answers as
 /// soon as records arrive, so the wait costs no latency there), lest the embedded broker's polling
 /// (about 30 ms of CPU per second at 10 ms) be counted as the proxy's.
-func startGateway(fetchMaxWait: String) async throws -> ServiceProcess {
+func startGateway(fetchMaxWait: String, eventLoops: Int = 0) async throws -> ServiceProcess {
     try await ServiceProcess("gateway", environment: common.merging([
         "GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_JWT_ISSUER": issuer,
         "GATEWAY_RATE_LIMIT_AUTH": unlimited, "GATEWAY_RATE_LIMIT_REALTIME": unlimited,
         "GATEWAY_REALTIME_MAX_CONNECTIONS": String(socketCount * 2),
         "KAFKA_FETCH_MAX_WAIT": fetchMaxWait,
-    ]) { _, new in new })
+    ].merging(eventLoops > 0 ? ["EVENT_LOOPS": String(eventLoops)] : [:]) { _, new in new }) { _, new in new })
 }
-let gateway = try await startGateway(fetchMaxWait: "100ms")
+let gateway = try await startGateway(fetchMaxWait: "100ms", eventLoops: gatewayEventLoops)
 
 // nginx as a plain reverse proxy to auth: keep-alive upstream connections, forwarding headers.
 let nginxDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-nginx-\(getpid())")
@@ -271,7 +274,7 @@ func report(_ load: Int, _ note: String) -> String {
 delays.sort()
 print("""
 
-gateway benchmark — \(ProcessInfo.processInfo.activeProcessorCount) cores; authenticated GET /auth/v1/user (auth reads the user from Postgres); the gateway with KAFKA_FETCH_MAX_WAIT=100ms
+gateway benchmark — \(ProcessInfo.processInfo.activeProcessorCount) cores; authenticated GET /auth/v1/user (auth reads the user from Postgres); the gateway with KAFKA_FETCH_MAX_WAIT=100ms and \(gatewayEventLoops > 0 ? "EVENT_LOOPS=\(gatewayEventLoops)" : "an event loop per core"), nginx with one worker process
 \(loads.map { report($0, $0 >= 16 ? "saturating: the CPU is shared by wrk, auth, Postgres and the proxy" : $0 == 1 ? "one connection: nothing queues" : "moderate: the cores are already busy") }.joined(separator: "\n"))
 broadcast to \(socketCount) WebSocket clients on one gateway (Kafka publish → client receives; KAFKA_FETCH_MAX_WAIT=10ms), \(broadcasts) events:
   \(perEvent.joined(separator: "\n  "))

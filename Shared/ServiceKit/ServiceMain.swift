@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import Metrics
+import NIOCore
 import ServiceLifecycle
 
 /// What `ServiceMain` gives a service's `buildApplication`: its logger and metrics.
@@ -69,6 +70,10 @@ package enum ServiceMain {
             exit(failure.exitStatus)
         }
 
+        if let loops = config.http.eventLoops {
+            // Before anything creates the group.
+            NIOSingletons.groupLoopCountSuggestion = loops
+        }
         logSettings.bootstrapLoggingSystem()
         let metrics = ServiceMetrics()
         MetricsSystem.bootstrap(metrics.factory)

@@ -37,6 +37,15 @@ struct ConfigurationTests {
         #expect(configuration.http.maxBodySize == 25_000_000)
         #expect(configuration.http.requestTimeout == .milliseconds(250))
         #expect(configuration.http.shutdownGrace == .seconds(10))
+        #expect(configuration.http.eventLoops == nil)
+        #expect(try SampleConfiguration(from: ConfigurationReader(["SAMPLE_API_KEY": "k", "EVENT_LOOPS": "1"])).http.eventLoops == 1)
+    }
+
+    @Test func refusesAnEventLoopCountOutsideItsRange() {
+        for value in ["0", "257", "all"] {
+            let failure = ServiceMain.loadConfiguration("sample", SampleConfiguration.self, environment: ["SAMPLE_API_KEY": "k", "EVENT_LOOPS": value])
+            #expect(failure.failureValue?.message == "sample: configuration error: EVENT_LOOPS is \"\(value)\"; expected a whole number from 1 to 256")
+        }
     }
 
     @Test func namesTheMissingVariableAndTheFormItExpects() {

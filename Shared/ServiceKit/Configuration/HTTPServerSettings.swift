@@ -7,35 +7,41 @@
 /// | `HTTP_REQUEST_TIMEOUT` | `30s` | longest a handler may take before a 503 |
 /// | `HTTP_MAX_BODY_SIZE` | `1MiB` | largest request body outside routes with their own limit |
 /// | `SHUTDOWN_GRACE` | `10s` | how long in-flight work may finish after SIGTERM |
+/// | `EVENT_LOOPS` | one per core | threads of NIO's event loop group (sockets, timers, and the tasks of a service that runs them there) |
 package struct HTTPServerSettings: Sendable, Equatable {
     package var host: String
     package var port: Int
     package var requestTimeout: Duration
     package var maxBodySize: Int
     package var shutdownGrace: Duration
+    /// `nil`: one per core.
+    package var eventLoops: Int?
 
     package init(
         host: String = "127.0.0.1",
         port: Int,
         requestTimeout: Duration = .seconds(30),
         maxBodySize: Int = 1 << 20,
-        shutdownGrace: Duration = .seconds(10)
+        shutdownGrace: Duration = .seconds(10),
+        eventLoops: Int? = nil
     ) {
         self.host = host
         self.port = port
         self.requestTimeout = requestTimeout
         self.maxBodySize = maxBodySize
         self.shutdownGrace = shutdownGrace
+        self.eventLoops = eventLoops
     }
 
-    /// Reads the `HTTP_*` and `SHUTDOWN_GRACE` variables; `defaultPort` is the service's own port.
+    /// Reads the `HTTP_*`, `SHUTDOWN_GRACE` and `EVENT_LOOPS` variables; `defaultPort` is the service's own port.
     package init(from reader: ConfigurationReader, defaultPort: Int) throws(ConfigurationError) {
         self.init(
             host: try reader.string("HTTP_HOST", default: "127.0.0.1"),
             port: try reader.port("HTTP_PORT", default: defaultPort, allowEphemeral: true),
             requestTimeout: try reader.duration("HTTP_REQUEST_TIMEOUT", default: .seconds(30), minimum: .milliseconds(1)),
             maxBodySize: try reader.byteCount("HTTP_MAX_BODY_SIZE", default: 1 << 20),
-            shutdownGrace: try reader.duration("SHUTDOWN_GRACE", default: .seconds(10))
+            shutdownGrace: try reader.duration("SHUTDOWN_GRACE", default: .seconds(10)),
+            eventLoops: try reader.optionalValue("EVENT_LOOPS", expected: "a whole number from 1 to 256") { Int($0).flatMap { (1...256).contains($0) ? $0 : nil } }
         )
     }
 }
