@@ -228,7 +228,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "AuthBenchmark",
-            dependencies: ["Identity", "LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, bcrypt, crypto, logging, nioHTTP1],
+            dependencies: ["Identity", "KeySetClient", "LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, bcrypt, crypto, logging, nioHTTP1],
             path: "Benchmarks/Auth"
         ),
         .executableTarget(

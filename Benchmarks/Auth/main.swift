@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import HummingbirdBcrypt
 import Identity
+import KeySetClient
 import LocalStack
 import Logging
 import NIOCore
@@ -37,13 +38,14 @@ let local = LocalDatabase(name: database.name, port: database.port)
 try await local.provision(superuserPassword: nil, services: [LocalService("auth", port: 0, schema: "auth")], passwords: ["splash_auth": "bench"], logger: logger)
 let cluster = try await TestKafka.shared.running()
 let port = freePort()
+let authKey = SigningKey.generate()
 let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("auth")
 let process = ProcessCommand(executable, [], environment: ProcessInfo.processInfo.environment.merging([
     "DATABASE_URL": local.url(role: "splash_auth", password: "bench"),
     "DATABASE_POOL_SIZE": "16",
     "KAFKA_BROKERS": cluster.bootstrapServers,
     "KAFKA_CREATE_TOPICS": "false",
-    "AUTH_JWT_KEY": SigningKey.generate().pem,
+    "AUTH_JWT_KEY": authKey.pem,
     "AUTH_BCRYPT_COST": "12",
     "AUTH_RATE_LIMIT_TOKEN": "100000000/1m",
     "AUTH_RATE_LIMIT_SIGNUP": "100000000/1m",
@@ -142,7 +144,7 @@ let (refreshRate, refreshLatencies) = try await load { client in
 
 // MARK: 3. Token verification in-process
 
-let key = SigningKey.generate()
+let key = authKey
 let now = Int(Date().timeIntervalSince1970)
 let claims = AccessTokenClaims(
     issuer: "http://localhost:8080/auth/v1", subject: UUID().uuidString.lowercased(), expiresAt: now + 3_600, issuedAt: now,
@@ -177,6 +179,11 @@ func rate(tasks: Int, _ work: @escaping @Sendable () throws -> Void) async throw
 let verifyOne = try await rate(tasks: 1) { _ = try verifier.verify(token) }
 let verifyTwo = try await rate(tasks: 2) { _ = try verifier.verify(token) }
 let bareOne = try await rate(tasks: 1) { precondition(key.verificationKey.publicKey.isValidSignature(signature, for: signingInput)) }
+// What a service's KeySetCache (the gateway's edge) does with a token it verified before: auth's
+// key set fetched from the running auth, the token checked once, then found again.
+let keySet = KeySetCache(url: URL(string: base + "/auth/v1/.well-known/jwks.json")!, issuer: "http://localhost:8080/auth/v1", refreshInterval: .seconds(5), client: http, logger: logger)
+_ = try await keySet.verify(token)
+let rememberedOne = try await rate(tasks: 1) { precondition(keySet.verifyWithoutFetching(token) != nil) }
 
 try await http.shutdown()
 process.terminate()
@@ -197,5 +204,6 @@ auth benchmark — \(ProcessInfo.processInfo.activeProcessorCount) cores, \(clie
 3. access-token verification (AccessTokenVerifier.verify), in-process:
    1 task: \(format(verifyOne, 0))/s, 2 tasks: \(format(verifyTwo, 0))/s
    baseline, bare P-256 signature check, 1 task: \(format(bareOne, 0))/s
+   a token verified before, found again by KeySetCache (the gateway's edge), 1 task: \(format(rememberedOne, 0))/s
 """)
 exit(0)

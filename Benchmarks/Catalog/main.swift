@@ -48,12 +48,19 @@ let search = "/v1/search/photos?query=mountain%20lake&per_page=30"
 let first = try await HTTPClient.shared.get(url: catalog.baseURL + search).get()
 precondition(first.status.code == 200, "the warm-up search failed: \(first.status)")
 
-let targets = [("catalog directly", catalog.baseURL + search), ("through gateway", gateway.baseURL + search)]
+// Signed in, the call's token is checked at the gateway's edge (the catalog's routes take an
+// optional user): remembered after its first check, as an app sends one token for many calls.
+let signedIn = ["Authorization: Bearer \(try testAccessToken(key: unsplash.key, issuer: "http://localhost:8080/auth/v1"))"]
+let targets = [
+    ("catalog directly", catalog.baseURL + search, [String]()),
+    ("through gateway", gateway.baseURL + search, []),
+    ("gateway, signed in", gateway.baseURL + search, signedIn),
+]
 var results: [String: Wrk.Result] = [:]
 for load in [connections, lightConnections] {
-    for (name, url) in targets {
-        _ = try await Wrk.run(url, seconds: 2, connections: load)  // warm-up: connections, pools
-        let result = try await Wrk.run(url, seconds: seconds, connections: load)
+    for (name, url, headers) in targets {
+        _ = try await Wrk.run(url, seconds: 2, connections: load, headers: headers)  // warm-up: connections, pools
+        let result = try await Wrk.run(url, seconds: seconds, connections: load, headers: headers)
         results["\(name) c\(load)"] = result
         print("c\(load) \(name): \(format(result.requestsPerSecond, 0)) req/s, p50 \(format(result.p50)) ms, p90 \(format(result.p90)) ms, p99 \(format(result.p99)) ms\(result.errors.map { " — \($0)" } ?? "")")
     }
@@ -140,9 +147,11 @@ print("""
 wrk -t2 -c\(connections) -d\(seconds)s (saturating: wrk, the catalog, the gateway and Postgres share 2 cores):
 \(line("catalog directly", connections))
 \(line("through gateway", connections))
+\(line("gateway, signed in", connections))
 wrk -t2 -c\(lightConnections) -d\(seconds)s (light load):
 \(line("catalog directly", lightConnections))
 \(line("through gateway", lightConnections))
+\(line("gateway, signed in", lightConnections))
 Upstream search calls during the wrk runs: \(upstreamAfterWrk) (the warm-up's one).
 
 == Upstream calls saved: a replayed trace of \(traceLength) searches ==
