@@ -26,7 +26,7 @@ struct SplashUpTests {
         let postgresPort = freePort()
         let output = try CapturedOutput()
 
-        let process = ProcessCommand(Self.splash, ["up", "--data-dir", data.path, "--postgres-port", String(postgresPort)]).makeProcess()
+        let process = ProcessCommand(Self.splash, ["up", "--data-dir", data.path, "--postgres-port", String(postgresPort), "--exit-with-parent", String(getpid())]).makeProcess()
         process.standardOutput = .file(output.handle)
         process.standardError = .file(output.handle)
         let exited = OneShot<Int32>()

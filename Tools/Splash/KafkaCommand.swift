@@ -35,15 +35,7 @@ struct KafkaCommand: AsyncParsableCommand {
         }
         // Written last: its presence tells `splash up` that the broker and its topics are ready.
         try Data((cluster.bootstrapServers + "\n").utf8).write(to: bootstrapFile, options: .atomic)
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { _ = await waitForStopSignal() }
-            if let exitWithParent {
-                group.addTask { await ParentProcessWatch(parent: exitWithParent).run() }
-            }
-            // Whichever comes first: a signal, or the parent gone.
-            await group.next()
-            group.cancelAll()
-        }
+        await waitForStop(exitingWithParent: exitWithParent)
         try? FileManager.default.removeItem(at: bootstrapFile)
         cluster.shutdown()
         say("Kafka broker stopped")

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ServiceKit
 import UnixSignals
 
 /// Waits for the first SIGINT, SIGTERM or SIGHUP (Ctrl-C, `kill`, a closed terminal).
@@ -7,4 +11,17 @@ func waitForStopSignal() async -> UnixSignal? {
         return signal
     }
     return nil
+}
+
+/// Waits for the first stop signal or, with a `parent`, until that process is no longer ours
+/// (`--exit-with-parent`), whichever comes first.
+func waitForStop(exitingWithParent parent: pid_t?) async {
+    await withTaskGroup(of: Void.self) { group in
+        group.addTask { _ = await waitForStopSignal() }
+        if let parent {
+            group.addTask { await ParentProcessWatch(parent: parent).run() }
+        }
+        await group.next()
+        group.cancelAll()
+    }
 }

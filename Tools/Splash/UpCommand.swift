@@ -19,6 +19,9 @@ struct UpCommand: AsyncParsableCommand {
     @Option(help: "Port of the local Postgres (127.0.0.1 only).")
     var postgresPort: Int = 5433
 
+    @Option(help: "Stop everything when the process with this id is no longer our parent (a test run that starts splash up passes its own, so a run that crashes leaves no stack holding the ports).")
+    var exitWithParent: Int32?
+
     func run() async throws {
         bootstrapLogging()
         let plan = try LocalStackPlan(dataDirectory: data.dataDir, postgresPort: postgresPort)
@@ -46,7 +49,7 @@ struct UpCommand: AsyncParsableCommand {
                     try await waitUntilReady(service.executable, timeout: .seconds(60)) { acceptsConnections(port: service.port) }
                 }
                 printSummary(plan: plan, bootstrap: bootstrap, services: services.map(\.service))
-                _ = await waitForStopSignal()
+                await waitForStop(exitingWithParent: exitWithParent)
                 say("Stopping…")
             } catch {
                 failure = error
