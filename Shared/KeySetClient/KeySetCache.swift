@@ -131,7 +131,7 @@ package final class KeySetCache: Service, Sendable {
         return claims
     }
 
-    /// The verifier after a fetch, or `nil` when the fetch failed or (unless
+    /// The keys after a fetch, or `nil` when the fetch failed or (unless
     /// `evenIfRecentlyTried`) the last attempt was less than `refreshInterval` ago. A fetch in
     /// flight is shared.
     private func refreshed(evenIfRecentlyTried: Bool = false) async -> Keys? {
