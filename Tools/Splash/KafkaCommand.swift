@@ -2,7 +2,6 @@ import ArgumentParser
 import Contracts
 import Foundation
 import Kafka
-import ServiceKit
 
 /// `splash kafka`: the embedded Kafka-protocol broker, until Ctrl-C.
 struct KafkaCommand: AsyncParsableCommand {
