@@ -67,12 +67,14 @@ let auth = try await ServiceProcess("auth", environment: common.merging([
 /// soon as records arrive, so the wait costs no latency there), lest the embedded broker's polling
 /// (about 30 ms of CPU per second at 10 ms) be counted as the proxy's.
 func startGateway(fetchMaxWait: String, eventLoops: Int = 0) async throws -> ServiceProcess {
-    try await ServiceProcess("gateway", environment: common.merging([
+    var environment = common.merging([
         "GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_JWT_ISSUER": issuer,
         "GATEWAY_RATE_LIMIT_AUTH": unlimited, "GATEWAY_RATE_LIMIT_REALTIME": unlimited,
         "GATEWAY_REALTIME_MAX_CONNECTIONS": String(socketCount * 2),
         "KAFKA_FETCH_MAX_WAIT": fetchMaxWait,
-    ].merging(eventLoops > 0 ? ["EVENT_LOOPS": String(eventLoops)] : [:]) { _, new in new }) { _, new in new })
+    ]) { _, new in new }
+    if eventLoops > 0 { environment["EVENT_LOOPS"] = String(eventLoops) }
+    return try await ServiceProcess("gateway", environment: environment)
 }
 let gateway = try await startGateway(fetchMaxWait: "100ms", eventLoops: gatewayEventLoops)
 

@@ -84,6 +84,11 @@ package struct ConfigurationReader: Sendable {
         }
     }
 
+    /// A whole number in `range` when the variable is set; `nil` when it is not.
+    package func optionalInteger(_ name: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
+        raw(name) == nil ? nil : try integer(name, in: range)
+    }
+
     /// A TCP port, 1–65535 (0 when `allowEphemeral`, to let the system choose).
     package func port(_ name: String, default defaultValue: Int? = nil, allowEphemeral: Bool = false) throws(ConfigurationError) -> Int {
         try integer(name, default: defaultValue, in: (allowEphemeral ? 0 : 1)...65_535)

@@ -41,7 +41,7 @@ package struct HTTPServerSettings: Sendable, Equatable {
             requestTimeout: try reader.duration("HTTP_REQUEST_TIMEOUT", default: .seconds(30), minimum: .milliseconds(1)),
             maxBodySize: try reader.byteCount("HTTP_MAX_BODY_SIZE", default: 1 << 20),
             shutdownGrace: try reader.duration("SHUTDOWN_GRACE", default: .seconds(10)),
-            eventLoops: try reader.optionalValue("EVENT_LOOPS", expected: "a whole number from 1 to 256") { Int($0).flatMap { (1...256).contains($0) ? $0 : nil } }
+            eventLoops: try reader.optionalInteger("EVENT_LOOPS", in: 1...256)
         )
     }
 }
