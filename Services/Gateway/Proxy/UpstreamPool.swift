@@ -171,52 +171,69 @@ final class UpstreamPool: Sendable {
 
 /// Idle connections of one kind, a stack per event loop: the most recently parked is taken first,
 /// so the longest idle ones expire at the bottom.
-private final class ParkingLot<Connection: PooledConnection>: Sendable {
+final class ParkingLot<Connection: PooledConnection>: Sendable {
     private struct Parked {
         var connection: Connection
         var since: ContinuousClock.Instant
     }
 
+    /// One loop's parked connections, changed where they lie in the dictionary (through its
+    /// `default:` subscript): a copy of the stack, with a retain of every connection in it, on each
+    /// park and take would cost in proportion to how many are parked.
+    private struct Stack {
+        var parked: [Parked] = []
+
+        /// Puts `connection` on top, and takes from the bottom those over `limit` or idle longer
+        /// than `idleTimeout`.
+        mutating func push(_ connection: Parked, limit: Int, idleTimeout: Duration) -> [Connection] {
+            parked.append(connection)
+            var surplus = 0
+            while surplus < parked.count,
+                  parked.count - surplus > limit || connection.since - parked[surplus].since > idleTimeout {
+                surplus += 1
+            }
+            guard surplus > 0 else { return [] }
+            defer { parked.removeFirst(surplus) }
+            return parked[..<surplus].map(\.connection)
+        }
+
+        /// The most recently parked open connection, and the expired ones met on the way (which
+        /// leave the stack).
+        mutating func pop(now: ContinuousClock.Instant, idleTimeout: Duration) -> (found: Connection?, expired: [Connection]) {
+            while let last = parked.popLast() {
+                if now - last.since > idleTimeout {
+                    // Everything below it has waited longer still.
+                    defer { parked.removeAll(keepingCapacity: true) }
+                    return (nil, parked.map(\.connection) + [last.connection])
+                }
+                if last.connection.isOpen { return (last.connection, []) }
+            }
+            return (nil, [])
+        }
+    }
+
     private let idleTimeout: Duration
     private let maxIdlePerLoop: Int
-    private let stacks = Mutex<[ObjectIdentifier: [Parked]]>([:])
+    private let stacks = Mutex<[ObjectIdentifier: Stack]>([:])
 
     init(idleTimeout: Duration, maxIdlePerLoop: Int) {
         self.idleTimeout = idleTimeout
         self.maxIdlePerLoop = maxIdlePerLoop
     }
 
-    func park(_ connection: Connection) {
+    func park(_ connection: Connection, now: ContinuousClock.Instant = .now) {
         let key = ObjectIdentifier(connection.channel.eventLoop)
-        let now = ContinuousClock.now
-        let surplus: [Connection] = stacks.withLock { stacks in
-            var stack = stacks[key, default: []]
-            stack.append(Parked(connection: connection, since: now))
-            var surplus: [Connection] = []
-            while let oldest = stack.first, stack.count > maxIdlePerLoop || now - oldest.since > idleTimeout {
-                surplus.append(stack.removeFirst().connection)
-            }
-            stacks[key] = stack
-            return surplus
+        let parked = Parked(connection: connection, since: now)
+        let surplus = stacks.withLock { stacks in
+            stacks[key, default: Stack()].push(parked, limit: maxIdlePerLoop, idleTimeout: idleTimeout)
         }
         for connection in surplus { connection.close() }
     }
 
-    func take(on loop: any EventLoop) -> Connection? {
+    func take(on loop: any EventLoop, now: ContinuousClock.Instant = .now) -> Connection? {
         let key = ObjectIdentifier(loop)
-        let now = ContinuousClock.now
-        let (found, expired): (Connection?, [Connection]) = stacks.withLock { stacks in
-            guard var stack = stacks[key], !stack.isEmpty else { return (nil, []) }
-            defer { stacks[key] = stack }
-            while let last = stack.popLast() {
-                if now - last.since > idleTimeout {
-                    // Everything below it has waited longer still.
-                    defer { stack.removeAll() }
-                    return (nil, stack.map(\.connection) + [last.connection])
-                }
-                if last.connection.isOpen { return (last.connection, []) }
-            }
-            return (nil, [])
+        let (found, expired) = stacks.withLock { stacks in
+            stacks[key, default: Stack()].pop(now: now, idleTimeout: idleTimeout)
         }
         for connection in expired { connection.close() }
         return found
@@ -225,7 +242,7 @@ private final class ParkingLot<Connection: PooledConnection>: Sendable {
     func closeAll() {
         let all = stacks.withLock { stacks in
             defer { stacks.removeAll() }
-            return stacks.values.flatMap { $0.map(\.connection) }
+            return stacks.values.flatMap { $0.parked.map(\.connection) }
         }
         for connection in all { connection.close() }
     }
