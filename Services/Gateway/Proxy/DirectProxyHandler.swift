@@ -117,13 +117,22 @@ struct ClientRequest {
     }
 }
 
-/// A request the direct path forwards.
-struct DirectCall {
+/// A request the direct path forwards. A class: the exchange's steps each read it, and a copy
+/// of the struct it would be costs a retain of every reference in its request and route group.
+final class DirectCall {
     let request: ClientRequest
     let path: String
     let group: RouteGroup
     let pool: UpstreamPool
     let user: String?
+
+    init(request: ClientRequest, path: String, group: RouteGroup, pool: UpstreamPool, user: String?) {
+        self.request = request
+        self.path = path
+        self.group = group
+        self.pool = pool
+        self.user = user
+    }
 }
 
 /// Forwards the proxied GETs of one client connection to their service as bytes, on the
@@ -173,7 +182,8 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
         /// closed while idle, and never saw the call).
         var reused = false
         var requestID = ""
-        var rateLimitHeaders = HTTPFields()
+        /// The rate limit's answer to the call, for the `RateLimit-*` fields of the answer.
+        var rateLimit: (decision: RateLimitDecision, limit: RateLimit)?
         var answer = AnswerReader()
         var head: AnswerReader.Head?
         /// A small answer's body, kept until it has all come: until then a break-off can still be
@@ -211,8 +221,9 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
     /// The timer for the deadlines of this connection's calls, and the instant it is set for.
     private var deadlineTimer: Scheduled<Void>?
     private var armedFor: NIODeadline?
-    /// The client's address, as sent upstream and keyed for rate limits.
-    private var peer: (address: SocketAddress?, ip: String)?
+    /// The client's address as text, as sent upstream and keyed for rate limits (made once: it
+    /// costs a formatting of the address).
+    private var peerIP: String?
 
     init(_ direct: DirectProxy) {
         self.direct = direct
@@ -397,11 +408,9 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
 
     private func send(_ exchange: Exchange, over connection: DirectUpstreamConnection, reused: Bool, context: ChannelHandlerContext) {
         let call = exchange.call
-        let peer = peer(context)
+        let peerIP = peerIP(context)
         let forwardedFor = call.request.head.combined(.xForwardedFor)
-        let (decision, limit) = direct.checks.takeRateLimit(
-            for: call.group, user: call.user, peer: peer.address, forwardedFor: forwardedFor
-        )
+        let (decision, limit) = direct.checks.takeRateLimit(for: call.group, user: call.user, peerIP: peerIP, forwardedFor: forwardedFor)
         guard decision.allowed else {
             // The router answers the 429 (a refused take costs the bucket nothing).
             call.pool.releaseDirect(connection, reusable: true)
@@ -409,13 +418,13 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
         }
         direct.forwarded.increment()
         exchange.requestID = RequestIDGenerator.id(requested: call.request.head.combined(.xRequestID))
-        exchange.rateLimitHeaders = decision.headers(limit: limit, includeRetryAfter: false)
+        exchange.rateLimit = (decision, limit)
         exchange.connection = connection
         exchange.reused = reused
         connection.attach(self)
         exchange.deadline = .now() + .nanoseconds(call.group.timeout.totalNanoseconds)
         armDeadlineTimer(context: context)
-        connection.send(forwardedRequest(exchange, peer: peer.ip, forwardedFor: forwardedFor, allocator: context.channel.allocator))
+        connection.send(forwardedRequest(exchange, peer: peerIP, forwardedFor: forwardedFor, allocator: context.channel.allocator))
     }
 
     /// Leaves a call the direct path took up to the router (which may try it again).
@@ -447,11 +456,10 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
         resume(context: context)
     }
 
-    private func peer(_ context: ChannelHandlerContext) -> (address: SocketAddress?, ip: String) {
-        if let peer { return peer }
-        let address = context.channel.remoteAddress
-        let found = (address, address?.ipAddress ?? "unknown")
-        peer = found
+    private func peerIP(_ context: ChannelHandlerContext) -> String {
+        if let peerIP { return peerIP }
+        let found = ClientAddressResolver.text(of: context.channel.remoteAddress)
+        peerIP = found
         return found
     }
 
@@ -623,7 +631,9 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
         var bytes = allocator.buffer(capacity: head.bytes.readableBytes + 256)
         bytes.writeStatusLine(answer.status, reason: head.string(answer.reason))
         head.writeEndToEndFields(to: &bytes, dropping: [.xRequestID, .date, .server])
-        for field in exchange.rateLimitHeaders { bytes.writeField(field.name.rawName, field.value) }
+        if let rateLimit = exchange.rateLimit {
+            rateLimit.decision.forEachField(limit: rateLimit.limit, includeRetryAfter: false) { bytes.writeField($0.rawName, $1) }
+        }
         switch answer.body {
         case .none: direct.stamp(&bytes, requestID: exchange.requestID)
         case .length(let length): direct.stamp(&bytes, requestID: exchange.requestID, framing: "Content-Length", String(length))

@@ -180,7 +180,7 @@ struct ReverseProxy: Sendable {
         for field in ForwardedHeaders.endToEnd(request.headerFields) where !Self.gatewayOwned.contains(field.name) {
             headers.add(name: field.name.rawName, value: field.value)
         }
-        let forwarding = forwarding(peer: peer?.ipAddress ?? "unknown", forwardedFor: request.headerFields[.xForwardedFor], forwardedProto: request.headerFields[.xForwardedProto])
+        let forwarding = forwarding(peer: ClientAddressResolver.text(of: peer), forwardedFor: request.headerFields[.xForwardedFor], forwardedProto: request.headerFields[.xForwardedProto])
         headers.add(name: "X-Forwarded-For", value: forwarding.forwardedFor)
         headers.add(name: "X-Forwarded-Proto", value: forwarding.proto)
         if let host = request.authority {

@@ -47,8 +47,9 @@ struct EdgeChecks: Sendable {
 
     /// A token from the caller's bucket of `group` (the user's, or the client address's when
     /// anonymous), and the limit it was taken against.
-    func takeRateLimit(for group: RouteGroup, user: String?, peer: SocketAddress?, forwardedFor: String?) -> (decision: RateLimitDecision, limit: RateLimit) {
-        let caller = user.map { "user:\($0)" } ?? "ip:\(addresses.resolve(peer: peer, forwardedFor: forwardedFor))"
+    /// - Parameter peerIP: the client connection's address as `ClientAddressResolver.text(of:)` gives it.
+    func takeRateLimit(for group: RouteGroup, user: String?, peerIP: String, forwardedFor: String?) -> (decision: RateLimitDecision, limit: RateLimit) {
+        let caller = user.map { "user:\($0)" } ?? "ip:\(addresses.resolve(peerIP: peerIP, forwardedFor: forwardedFor))"
         let limiter = limiters[group.name]!
         return (limiter.take(caller), limiter.limit)
     }
@@ -73,7 +74,9 @@ struct EdgeMiddleware<Context: ServiceRequestContext>: RouterMiddleware {
         }
         context.coreContext.endpointPath.value = EdgeChecks.route(group)
         let user = try await checks.authenticate(request.headers, for: group)
-        let (decision, limit) = checks.takeRateLimit(for: group, user: user, peer: context.remoteAddress, forwardedFor: request.headers[.xForwardedFor])
+        let (decision, limit) = checks.takeRateLimit(
+            for: group, user: user, peerIP: ClientAddressResolver.text(of: context.remoteAddress), forwardedFor: request.headers[.xForwardedFor]
+        )
         guard decision.allowed else {
             throw GatewayProblem.rateLimited(
                 decision, limit: limit, title: "Too many requests",

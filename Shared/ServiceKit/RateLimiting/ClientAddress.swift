@@ -55,7 +55,12 @@ package struct ClientAddressResolver: Sendable {
     }
 
     package func resolve(peer: SocketAddress?, forwardedFor: String?) -> String {
-        guard let peerIP = peer?.ipAddress else { return "unknown" }
+        resolve(peerIP: Self.text(of: peer), forwardedFor: forwardedFor)
+    }
+
+    /// As `resolve(peer:forwardedFor:)`, for a peer address already made text by `text(of:)`: a
+    /// caller serving many requests over one connection makes it once.
+    package func resolve(peerIP: String, forwardedFor: String?) -> String {
         guard isTrusted(peerIP), let forwardedFor else { return peerIP }
         let chain = forwardedFor.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         for entry in chain.reversed() {
@@ -63,6 +68,11 @@ package struct ClientAddressResolver: Sendable {
             if !isTrusted(entry) { return entry }
         }
         return chain.first ?? peerIP
+    }
+
+    /// A peer's address as text; `unknown` (never trusted) for one without an IP address.
+    package static func text(of peer: SocketAddress?) -> String {
+        peer?.ipAddress ?? "unknown"
     }
 
     package func isTrusted(_ address: String) -> Bool {

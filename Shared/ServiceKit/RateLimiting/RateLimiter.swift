@@ -106,13 +106,19 @@ package struct RateLimitDecision: Sendable, Equatable {
     /// fields draft) and, for a refusal, `Retry-After`.
     package func headers(limit: RateLimit, includeRetryAfter: Bool) -> HTTPFields {
         var fields = HTTPFields()
-        fields[.rateLimitLimit] = String(limit.count)
-        fields[.rateLimitRemaining] = String(remaining)
-        fields[.rateLimitReset] = String(resetSeconds)
-        if includeRetryAfter, let retryAfter {
-            fields[.retryAfter] = String(retryAfter)
-        }
+        forEachField(limit: limit, includeRetryAfter: includeRetryAfter) { fields[$0] = $1 }
         return fields
+    }
+
+    /// The fields of `headers(limit:includeRetryAfter:)`, one by one, for a caller that writes
+    /// them out itself (the gateway's direct path writes heads as bytes).
+    package func forEachField(limit: RateLimit, includeRetryAfter: Bool, _ body: (HTTPField.Name, String) -> Void) {
+        body(.rateLimitLimit, String(limit.count))
+        body(.rateLimitRemaining, String(remaining))
+        body(.rateLimitReset, String(resetSeconds))
+        if includeRetryAfter, let retryAfter {
+            body(.retryAfter, String(retryAfter))
+        }
     }
 }
 
