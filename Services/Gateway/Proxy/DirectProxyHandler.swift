@@ -581,7 +581,7 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
         self.exchange = nil
         let logger = direct.logger.logLevel <= .info ? direct.logger(for: exchange.requestID) : direct.logger
         direct.requests.record(
-            method: .get, path: exchange.call.path, route: EdgeChecks.route(exchange.call.group),
+            method: .get, path: exchange.call.path, route: exchange.call.group.route,
             status: HTTPResponse.Status(code: status), elapsed: exchange.start.duration(to: .now), logger: logger
         )
         resume(context: context)

@@ -110,8 +110,9 @@ private final class DirectUpstreamHandler: ChannelInboundHandler, RemovableChann
 /// `Content-Length`, by chunks, or at the connection's end), so that the body's bytes pass on as
 /// they came.
 struct AnswerReader {
-    /// What the head of an answer says.
-    struct Head {
+    /// What the head of an answer says. A class: the proxy's steps each consult it, and a copy of
+    /// a struct would retain its bytes and fields each time.
+    final class Head {
         let message: MessageHead
         let status: Int
         /// The status line's reason phrase, as it came.
@@ -119,6 +120,14 @@ struct AnswerReader {
         let body: Body
         /// Whether the connection can carry another exchange after this answer.
         let keepAlive: Bool
+
+        init(message: MessageHead, status: Int, reason: Range<Int>, body: Body, keepAlive: Bool) {
+            self.message = message
+            self.status = status
+            self.reason = reason
+            self.body = body
+            self.keepAlive = keepAlive
+        }
 
         /// The answer is complete with its head.
         var endsWithHead: Bool { body == .none || body == .length(0) }

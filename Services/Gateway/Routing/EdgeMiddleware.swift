@@ -53,11 +53,6 @@ struct EdgeChecks: Sendable {
         let limiter = limiters[group.name]!
         return (limiter.take(caller), limiter.limit)
     }
-
-    /// The route template that names a group in metrics.
-    static func route(_ group: RouteGroup) -> String {
-        "\(group.pathPrefixes[0])/**"
-    }
 }
 
 /// The gateway's work for every routed request the direct path leaves to the router: find the
@@ -72,7 +67,7 @@ struct EdgeMiddleware<Context: ServiceRequestContext>: RouterMiddleware {
         guard let group = checks.routes.group(for: request.uri.path) else {
             return try await next(request, context)
         }
-        context.coreContext.endpointPath.value = EdgeChecks.route(group)
+        context.coreContext.endpointPath.value = group.route
         let user = try await checks.authenticate(request.headers, for: group)
         let (decision, limit) = checks.takeRateLimit(
             for: group, user: user, peerIP: ClientAddressResolver.text(of: context.remoteAddress), forwardedFor: request.headers[.xForwardedFor]

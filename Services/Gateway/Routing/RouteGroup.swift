@@ -11,18 +11,33 @@ enum EdgeAccess: String, Sendable {
     case user
 }
 
-/// One upstream service and the path prefixes the gateway routes to it.
-struct RouteGroup: Sendable {
+/// One upstream service and the path prefixes the gateway routes to it. A class, set once from
+/// configuration: every proxied call refers to its group, and a copy of a struct would retain
+/// each of its strings, arrays and URL.
+final class RouteGroup: Sendable {
     /// Names the group in configuration (`GATEWAY_RATE_LIMIT_<NAME>`), metrics and logs.
-    var name: String
-    var pathPrefixes: [String]
+    let name: String
+    let pathPrefixes: [String]
     /// The service's base URL; `nil` when this gateway has none configured (503).
-    var upstream: URL?
-    var access: EdgeAccess
-    var rateLimit: RateLimit
-    var maxBodySize: Int
+    let upstream: URL?
+    let access: EdgeAccess
+    let rateLimit: RateLimit
+    let maxBodySize: Int
     /// How long the upstream may take to start answering.
-    var timeout: Duration
+    let timeout: Duration
+    /// The route template that names the group in metrics (`/v1/photos/**`).
+    let route: String
+
+    init(name: String, pathPrefixes: [String], upstream: URL?, access: EdgeAccess, rateLimit: RateLimit, maxBodySize: Int, timeout: Duration) {
+        self.name = name
+        self.pathPrefixes = pathPrefixes
+        self.upstream = upstream
+        self.access = access
+        self.rateLimit = rateLimit
+        self.maxBodySize = maxBodySize
+        self.timeout = timeout
+        self.route = "\(pathPrefixes[0])/**"
+    }
 
     /// Whether `path` lies under one of the group's prefixes, on a segment boundary.
     func covers(_ path: String) -> Bool {
