@@ -39,6 +39,10 @@ let broadcasts = BenchmarkArguments.integer("--broadcasts", default: 5)
 /// The proxied gateway's EVENT_LOOPS; 0 (the default): one per core, as a gateway starts unless
 /// told otherwise. nginx runs one worker process.
 let gatewayEventLoops = BenchmarkArguments.integer("--gateway-event-loops", default: 0)
+/// Another gateway executable beside the benchmark's (a build of an earlier commit, copied there
+/// under another name), measured as a fourth way: a change's effect on the proxy's cost, with
+/// both builds taking turns in the same run.
+let comparedGateway = BenchmarkArguments.string("--compare-gateway")
 var logger = Logger(label: "bench")
 logger.logLevel = .error
 
@@ -66,7 +70,7 @@ let auth = try await ServiceProcess("auth", environment: common.merging([
 /// its cost per request runs with the default 100 ms, as against a real broker (which answers as
 /// soon as records arrive, so the wait costs no latency there), lest the embedded broker's polling
 /// (about 30 ms of CPU per second at 10 ms) be counted as the proxy's.
-func startGateway(fetchMaxWait: String, eventLoops: Int = 0) async throws -> ServiceProcess {
+func startGateway(_ executable: String = "gateway", fetchMaxWait: String, eventLoops: Int = 0) async throws -> ServiceProcess {
     var environment = common.merging([
         "GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_JWT_ISSUER": issuer,
         "GATEWAY_RATE_LIMIT_AUTH": unlimited, "GATEWAY_RATE_LIMIT_REALTIME": unlimited,
@@ -74,9 +78,14 @@ func startGateway(fetchMaxWait: String, eventLoops: Int = 0) async throws -> Ser
         "KAFKA_FETCH_MAX_WAIT": fetchMaxWait,
     ]) { _, new in new }
     if eventLoops > 0 { environment["EVENT_LOOPS"] = String(eventLoops) }
-    return try await ServiceProcess("gateway", environment: environment)
+    return try await ServiceProcess(executable, environment: environment)
 }
 let gateway = try await startGateway(fetchMaxWait: "100ms", eventLoops: gatewayEventLoops)
+let compared: ServiceProcess? = if let comparedGateway {
+    try await startGateway(comparedGateway, fetchMaxWait: "100ms", eventLoops: gatewayEventLoops)
+} else {
+    nil
+}
 
 // nginx as a plain reverse proxy to auth: keep-alive upstream connections, forwarding headers.
 let nginxDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-nginx-\(getpid())")
@@ -134,7 +143,7 @@ let targets: [(name: String, url: String, proxy: [pid_t])] = [
     ("auth directly", "\(auth.baseURL)/auth/v1/user", []),
     ("through gateway", "\(gateway.baseURL)/auth/v1/user", [gateway.pid]),
     ("through nginx", "http://127.0.0.1:\(nginxPort)/auth/v1/user", nginxWorkers),
-]
+] + (compared.map { [("through \($0.name)", "\($0.baseURL)/auth/v1/user", [$0.pid])] } ?? [])
 /// One way's wrk slices at one load, added up: every request's latency, and the CPU time auth,
 /// the proxy and the gateway spent meanwhile.
 struct Way {
@@ -191,6 +200,7 @@ extension Way {
 // MARK: 2. Broadcast to N WebSocket clients
 
 await gateway.stop()
+await compared?.stop()
 let realtimeGateway = try await startGateway(fetchMaxWait: "10ms")
 
 final class Arrivals: Sendable {
@@ -270,7 +280,7 @@ func report(_ load: Int, _ note: String) -> String {
     \(line("through gateway  ", "through gateway"))
     \(line("through nginx    ", "through nginx"))
       gateway/direct \(added("through gateway")) — goals: throughput ≥ 0.7, added p99 ≤ 2 ms
-      nginx/direct   \(added("through nginx"))
+      nginx/direct   \(added("through nginx"))\(compared.map { "\n    \(line("through \($0.name)  ", "through \($0.name)"))\n      \($0.name)/direct \(added("through \($0.name)"))" } ?? "")
     """
 }
 delays.sort()

@@ -21,4 +21,12 @@ package enum BenchmarkArguments {
         guard !numbers.isEmpty else { fatalError("\(name) takes whole numbers separated by commas") }
         return numbers
     }
+
+    /// The text after `name` (`--compare-gateway gateway-before`), or `nil` when `name` is not given.
+    package static func string(_ name: String) -> String? {
+        let arguments = CommandLine.arguments
+        guard let index = arguments.firstIndex(of: name) else { return nil }
+        guard index + 1 < arguments.count, !arguments[index + 1].hasPrefix("--") else { fatalError("\(name) takes a value") }
+        return arguments[index + 1]
+    }
 }
