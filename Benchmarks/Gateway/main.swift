@@ -43,6 +43,9 @@ let gatewayEventLoops = BenchmarkArguments.integer("--gateway-event-loops", defa
 /// under another name), measured as a fourth way: a change's effect on the proxy's cost, with
 /// both builds taking turns in the same run.
 let comparedGateway = BenchmarkArguments.string("--compare-gateway")
+/// The compared gateway's EVENT_LOOPS (by default the same as the other's): with the same build
+/// under both names, how the number of loops changes the cost.
+let comparedEventLoops = BenchmarkArguments.integer("--compare-event-loops", default: gatewayEventLoops)
 var logger = Logger(label: "bench")
 logger.logLevel = .error
 
@@ -82,7 +85,7 @@ func startGateway(_ executable: String = "gateway", fetchMaxWait: String, eventL
 }
 let gateway = try await startGateway(fetchMaxWait: "100ms", eventLoops: gatewayEventLoops)
 let compared: ServiceProcess? = if let comparedGateway {
-    try await startGateway(comparedGateway, fetchMaxWait: "100ms", eventLoops: gatewayEventLoops)
+    try await startGateway(comparedGateway, fetchMaxWait: "100ms", eventLoops: comparedEventLoops)
 } else {
     nil
 }
@@ -280,13 +283,14 @@ func report(_ load: Int, _ note: String) -> String {
     \(line("through gateway  ", "through gateway"))
     \(line("through nginx    ", "through nginx"))
       gateway/direct \(added("through gateway")) — goals: throughput ≥ 0.7, added p99 ≤ 2 ms
-      nginx/direct   \(added("through nginx"))\(compared.map { "\n    \(line("through \($0.name)  ", "through \($0.name)"))\n      \($0.name)/direct \(added("through \($0.name)"))" } ?? "")
+      nginx/direct   \(added("through nginx"))\(compared.map { "\n\(line("through \($0.name)  ", "through \($0.name)"))\n  \($0.name)/direct \(added("through \($0.name)"))" } ?? "")
     """
 }
 delays.sort()
+func loopsText(_ loops: Int) -> String { loops > 0 ? "EVENT_LOOPS=\(loops)" : "an event loop per core" }
 print("""
 
-gateway benchmark — \(ProcessInfo.processInfo.activeProcessorCount) cores; authenticated GET /auth/v1/user (auth reads the user from Postgres); the gateway with KAFKA_FETCH_MAX_WAIT=100ms and \(gatewayEventLoops > 0 ? "EVENT_LOOPS=\(gatewayEventLoops)" : "an event loop per core"), nginx with one worker process
+gateway benchmark — \(ProcessInfo.processInfo.activeProcessorCount) cores; authenticated GET /auth/v1/user (auth reads the user from Postgres); the gateway with KAFKA_FETCH_MAX_WAIT=100ms and \(loopsText(gatewayEventLoops))\(comparedGateway.map { ", \($0) with \(loopsText(comparedEventLoops))" } ?? ""), nginx with one worker process
 \(loads.map { report($0, $0 >= 16 ? "saturating: the CPU is shared by wrk, auth, Postgres and the proxy" : $0 == 1 ? "one connection: nothing queues" : "moderate: the cores are already busy") }.joined(separator: "\n"))
 broadcast to \(socketCount) WebSocket clients on one gateway (Kafka publish → client receives; KAFKA_FETCH_MAX_WAIT=10ms), \(broadcasts) events:
   \(perEvent.joined(separator: "\n  "))

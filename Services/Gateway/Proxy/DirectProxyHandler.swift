@@ -305,9 +305,12 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
         context.fireChannelRead(wrapInboundOut(bytes))
     }
 
+    /// The handlers behind hear of a read's end once bytes have gone on to them: on a connection
+    /// the direct path alone has served they have nothing to act on (their idle tracking counts
+    /// reads, which they do not see either), and the event would pass through each on every read.
     func channelReadComplete(context: ChannelHandlerContext) {
         firedSinceReadComplete = false
-        context.fireChannelReadComplete()
+        if passedOn { context.fireChannelReadComplete() }
     }
 
     func read(context: ChannelHandlerContext) {
