@@ -205,13 +205,18 @@ enum FieldKind: Equatable {
         ("transfer-encoding", .transferEncoding), ("upgrade", .upgrade), ("x-forwarded-for", .xForwardedFor),
         ("x-forwarded-host", .xForwardedHost), ("x-forwarded-proto", .xForwardedProto), ("x-request-id", .xRequestID),
     ]
-    /// The known names by length, as lowercase bytes.
-    private static let byLength: [Int: [([UInt8], FieldKind)]] = Dictionary(grouping: names.map { (Array($0.0.utf8), $0.1) }, by: \.0.count)
+    /// The known names as lowercase bytes, at the index of their length (an array, not a
+    /// dictionary: every field of every proxied head is looked up, and this spares the hashing).
+    private static let byLength: [[([UInt8], FieldKind)]] = {
+        var table = [[([UInt8], FieldKind)]](repeating: [], count: names.map(\.0.utf8.count).max()! + 1)
+        for (name, kind) in names { table[name.utf8.count].append((Array(name.utf8), kind)) }
+        return table
+    }()
 
     init(_ name: UnsafeRawBufferPointer) {
         self = .other
-        guard let candidates = Self.byLength[name.count] else { return }
-        for (known, kind) in candidates where zip(name, known).allSatisfy({ $0 | 0x20 == $1 || $0 == $1 }) {
+        guard name.count < Self.byLength.count else { return }
+        for (known, kind) in Self.byLength[name.count] where zip(name, known).allSatisfy({ $0 | 0x20 == $1 || $0 == $1 }) {
             self = kind
             return
         }
