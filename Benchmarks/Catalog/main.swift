@@ -69,17 +69,7 @@ let upstreamAfterWrk = unsplash.calls(to: "/search/photos")
 
 // MARK: 2. Upstream calls saved on a realistic trace
 
-/// SplitMix64: the same trace on every run.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+// The same trace on every run.
 var random = SeededRandom(state: 20_261_122)
 let words = ["mountain", "lake", "forest", "city", "night", "beach", "coffee", "dog", "cat", "flower", "snow", "desert",
              "portrait", "food", "car", "street", "sky", "ocean", "autumn", "winter", "sunset", "bridge", "train", "book", "rain"]

@@ -153,8 +153,8 @@ struct Way {
     var latency = LatencyHistogram()
     var seconds = 0.0
     var authCPU = 0.0, proxyCPU = 0.0, gatewayCPU = 0.0
-    /// Each slice's p99, in the order the slices ran.
-    var sliceP99: [Double] = []
+    /// Each slice's latencies, in the order the slices ran.
+    var slices: [LatencyHistogram] = []
     var errors: [String] = []
 
     var requestsPerSecond: Double { Double(latency.count) / seconds }
@@ -184,7 +184,7 @@ for load in loads {
     }
     for target in targets {
         let way = ways["\(target.name) c\(load)"]!
-        print("c\(load) \(target.name), p99 per slice: \(way.sliceP99.map { format($0, 1) }.joined(separator: " ")) ms\(way.errors.first.map { " — \($0)" } ?? "")")
+        print("c\(load) \(target.name), p99 per slice: \(way.slices.map { format($0.percentile(99), 1) }.joined(separator: " ")) ms\(way.errors.first.map { " — \($0)" } ?? "")")
     }
 }
 extension Way {
@@ -195,7 +195,7 @@ extension Way {
         self.authCPU += authCPU
         self.proxyCPU += proxyCPU
         self.gatewayCPU += gatewayCPU
-        sliceP99.append(result.p99)
+        slices.append(result.latency)
         if let error = result.errors { errors.append(error) }
     }
 }
@@ -254,10 +254,6 @@ for task in socketTasks { task.cancel() }
 // MARK: Report
 
 let allWays = ways
-func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-}
 func report(_ load: Int, _ note: String) -> String {
     func way(_ name: String) -> Way { allWays["\(name) c\(load)"]! }
     let direct = way("auth directly")
@@ -270,12 +266,14 @@ func report(_ load: Int, _ note: String) -> String {
     }
     func added(_ name: String) -> String {
         let proxied = way(name)
-        let added = { (percent: Double) in format(proxied.latency.percentile(percent) - direct.latency.percentile(percent)) }
-        // The same difference slice by slice (each beside the direct slice of its turn), for its spread.
-        let perSlice = zip(proxied.sliceP99, direct.sliceP99).map { $0 - $1 }.sorted()
-        let quartiles = "\(format(perSlice[perSlice.count / 4], 1))…\(format(perSlice[(perSlice.count * 3) / 4], 1))"
-        return "throughput \(format(proxied.requestsPerSecond / direct.requestsPerSecond)), added p50 \(added(50)) ms, added p99 \(added(99)) ms"
-            + " (per slice: median \(format(median(perSlice), 1)), middle half \(quartiles) ms)"
+        // With how sure each figure is: a 95 % interval by the bootstrap over the rounds of slices
+        // (the same draws on every run, for the same measurements).
+        var random = SeededRandom(state: 20_261_123)
+        let added = { (percent: Double) in
+            let (added, interval) = SlicedLatencies.addedPercentile(percent, proxied: SlicedLatencies(proxied.slices), direct: SlicedLatencies(direct.slices), using: &random)
+            return "\(format(added)) ms (95 % interval \(format(interval.lowerBound))…\(format(interval.upperBound)))"
+        }
+        return "throughput \(format(proxied.requestsPerSecond / direct.requestsPerSecond)), added p50 \(added(50)), added p99 \(added(99))"
     }
     return """
     wrk -t\(min(2, load)) -c\(load) (\(note)), \(slices) interleaved slices of \(sliceSeconds) s per way, percentiles over all their requests:

@@ -64,7 +64,7 @@ extension Wrk.Result {
 /// Latencies counted by the microsecond: one wrk run's, or several runs' merged, so a percentile
 /// can be read over all the requests of interleaved runs.
 package struct LatencyHistogram: Sendable {
-    private var counts: [Int: Int] = [:]
+    fileprivate var counts: [Int: Int] = [:]
     package private(set) var count = 0
 
     package init() {}
@@ -88,5 +88,91 @@ package struct LatencyHistogram: Sendable {
             if seen >= rank { return Double(microseconds) / 1_000 }
         }
         return Double(counts.keys.max()!) / 1_000
+    }
+}
+
+/// The latency histograms of a way's slices, kept apart: a percentile can be read over any draw of
+/// them (a slice may be drawn more than once) without merging, as the bootstrap needs.
+package struct SlicedLatencies: Sendable {
+    /// Each slice's distinct latencies in microseconds, ascending, and how many of its requests took
+    /// at most each.
+    private let slices: [(microseconds: [Int], atMost: [Int])]
+
+    package init(_ histograms: [LatencyHistogram]) {
+        slices = histograms.map { histogram in
+            let sorted = histogram.counts.sorted { $0.key < $1.key }
+            var total = 0
+            return (sorted.map(\.key), sorted.map { total += $0.value; return total })
+        }
+    }
+
+    package var count: Int { slices.count }
+
+    /// The latency, in milliseconds, that `percent` % of the requests of the slices at `indices`
+    /// (repeats counted each time) did not exceed; 0 when they hold no request. The same as the
+    /// percentile of those slices' histograms merged.
+    package func percentile(_ percent: Double, of indices: [Int]) -> Double {
+        let total = indices.reduce(0) { $0 + (slices[$1].atMost.last ?? 0) }
+        guard total > 0 else { return 0 }
+        let rank = max(1, Int((percent / 100 * Double(total)).rounded(.up)))
+        // The least latency that at least `rank` requests did not exceed: always one that occurred.
+        var low = 0
+        var high = indices.map { slices[$0].microseconds.last ?? 0 }.max()!
+        while low < high {
+            let middle = low + (high - low) / 2
+            if indices.reduce(0, { $0 + atMost(middle, in: $1) }) >= rank { high = middle } else { low = middle + 1 }
+        }
+        return Double(low) / 1_000
+    }
+
+    /// How many requests of slice `index` took at most `microseconds`.
+    private func atMost(_ microseconds: Int, in index: Int) -> Int {
+        let slice = slices[index]
+        var low = 0, high = slice.microseconds.count  // the first latency above `microseconds`
+        while low < high {
+            let middle = (low + high) / 2
+            if slice.microseconds[middle] <= microseconds { low = middle + 1 } else { high = middle }
+        }
+        return low == 0 ? 0 : slice.atMost[low - 1]
+    }
+
+    /// How much higher the `percent` percentile of `proxied` is than that of `direct`, over all their
+    /// slices, with an interval for it at `confidence` by the percentile bootstrap: rounds are drawn
+    /// with replacement, a round being the slices of the same index of both ways (they ran in turn,
+    /// so a slow spell of the machine falls on both).
+    /// - Returns: the difference over all the slices and the interval, in milliseconds.
+    package static func addedPercentile(
+        _ percent: Double, proxied: SlicedLatencies, direct: SlicedLatencies,
+        confidence: Double = 0.95, resamples: Int = 2_000, using generator: inout some RandomNumberGenerator
+    ) -> (added: Double, interval: ClosedRange<Double>) {
+        let rounds = min(proxied.count, direct.count)
+        precondition(rounds > 0 && resamples > 0, "no slices to compare")
+        let all = Array(0..<rounds)
+        let added = proxied.percentile(percent, of: all) - direct.percentile(percent, of: all)
+        let drawn = (0..<resamples).map { _ in
+            let indices = all.map { _ in Int.random(in: 0..<rounds, using: &generator) }
+            return proxied.percentile(percent, of: indices) - direct.percentile(percent, of: indices)
+        }.sorted()
+        let tail = (1 - confidence) / 2
+        let lower = drawn[Int((tail * Double(resamples - 1)).rounded())]
+        let upper = drawn[Int(((1 - tail) * Double(resamples - 1)).rounded())]
+        return (added, lower...upper)
+    }
+}
+
+/// SplitMix64: the same sequence for the same seed, so that a benchmark's draws repeat.
+package struct SeededRandom: RandomNumberGenerator {
+    package var state: UInt64
+
+    package init(state: UInt64) {
+        self.state = state
+    }
+
+    package mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
