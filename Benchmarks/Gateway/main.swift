@@ -269,8 +269,9 @@ func report(_ load: Int, _ note: String) -> String {
         // With how sure each figure is: a 95 % interval by the bootstrap over the rounds of slices
         // (the same draws on every run, for the same measurements).
         var random = SeededRandom(state: 20_261_123)
+        let (proxiedSlices, directSlices) = (SlicedLatencies(proxied.slices), SlicedLatencies(direct.slices))
         let added = { (percent: Double) in
-            let (added, interval) = SlicedLatencies.addedPercentile(percent, proxied: SlicedLatencies(proxied.slices), direct: SlicedLatencies(direct.slices), using: &random)
+            let (added, interval) = SlicedLatencies.addedPercentile(percent, proxied: proxiedSlices, direct: directSlices, using: &random)
             return "\(format(added)) ms (95 % interval \(format(interval.lowerBound))…\(format(interval.upperBound)))"
         }
         return "throughput \(format(proxied.requestsPerSecond / direct.requestsPerSecond)), added p50 \(added(50)), added p99 \(added(99))"
