@@ -69,6 +69,11 @@ package struct LatencyHistogram: Sendable {
 
     package init() {}
 
+    /// Which request, counted from the fastest (1 is the first), a percentile of `count` is.
+    fileprivate static func rank(_ percent: Double, of count: Int) -> Int {
+        max(1, Int((percent / 100 * Double(count)).rounded(.up)))
+    }
+
     package mutating func add(_ microseconds: Int, count: Int = 1) {
         counts[microseconds, default: 0] += count
         self.count += count
@@ -81,7 +86,7 @@ package struct LatencyHistogram: Sendable {
     /// The latency, in milliseconds, that `percent` % of the requests did not exceed (0 when empty).
     package func percentile(_ percent: Double) -> Double {
         guard count > 0 else { return 0 }
-        let rank = max(1, Int((percent / 100 * Double(count)).rounded(.up)))
+        let rank = Self.rank(percent, of: count)
         var seen = 0
         for microseconds in counts.keys.sorted() {
             seen += counts[microseconds]!
@@ -114,7 +119,7 @@ package struct SlicedLatencies: Sendable {
     package func percentile(_ percent: Double, of indices: [Int]) -> Double {
         let total = indices.reduce(0) { $0 + (slices[$1].atMost.last ?? 0) }
         guard total > 0 else { return 0 }
-        let rank = max(1, Int((percent / 100 * Double(total)).rounded(.up)))
+        let rank = LatencyHistogram.rank(percent, of: total)
         // The least latency that at least `rank` requests did not exceed: always one that occurred.
         var low = 0
         var high = indices.map { slices[$0].microseconds.last ?? 0 }.max()!
