@@ -37,15 +37,31 @@ package enum ServiceMain {
         package var exitStatus: Int32 { 2 }
     }
 
-    /// Reads the log settings and the service's configuration from `environment`.
+    /// Everything a service process reads from its environment.
+    package struct LoadedConfiguration<Configuration: ServiceConfiguration> {
+        package var log: LogSettings
+        /// `SPLASH_PARENT_PID`: set by `splash up`; the service stops when that process is no
+        /// longer its parent.
+        package var parentProcess: Int32?
+        package var service: Configuration
+    }
+
+    /// Reads the log settings, the parent process and the service's configuration from
+    /// `environment`, every variable through one `ConfigurationReader` (given `log`, it records
+    /// their names).
     package static func loadConfiguration<Configuration: ServiceConfiguration>(
         _ name: String,
         _ type: Configuration.Type,
-        environment: [String: String]
-    ) -> Result<(LogSettings, Configuration), ConfigurationFailure> {
-        let reader = ConfigurationReader(environment)
+        environment: [String: String],
+        log: ConfigurationReadLog? = nil
+    ) -> Result<LoadedConfiguration<Configuration>, ConfigurationFailure> {
+        let reader = ConfigurationReader(environment, log: log)
         do {
-            return .success((try LogSettings(from: reader), try Configuration(from: reader)))
+            return .success(LoadedConfiguration(
+                log: try LogSettings(from: reader),
+                parentProcess: try reader.optionalInteger("SPLASH_PARENT_PID", in: 1...Int(Int32.max)).map(Int32.init),
+                service: try Configuration(from: reader)
+            ))
         } catch {
             return .failure(ConfigurationFailure(message: "\(name): configuration error: \(error)"))
         }
@@ -60,21 +76,21 @@ package enum ServiceMain {
         tasksOnEventLoops: Bool = false,
         build: (Configuration, ServiceRuntime) async throws -> App
     ) async -> Never {
-        let logSettings: LogSettings
-        let config: Configuration
+        let loaded: LoadedConfiguration<Configuration>
         switch loadConfiguration(name, Configuration.self, environment: ProcessInfo.processInfo.environment) {
-        case .success(let loaded):
-            (logSettings, config) = loaded
+        case .success(let configuration):
+            loaded = configuration
         case .failure(let failure):
             FileHandle.standardError.write(Data((failure.message + "\n").utf8))
             exit(failure.exitStatus)
         }
 
+        let config = loaded.service
         if let loops = config.http.eventLoops {
             // Before anything creates the group.
             NIOSingletons.groupLoopCountSuggestion = loops
         }
-        logSettings.bootstrapLoggingSystem()
+        loaded.log.bootstrapLoggingSystem()
         let metrics = ServiceMetrics()
         MetricsSystem.bootstrap(metrics.factory)
         let logger = Logger(label: name)
@@ -82,7 +98,7 @@ package enum ServiceMain {
         do {
             let application = try await build(config, ServiceRuntime(name: name, logger: logger, metrics: metrics))
             var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: application)]
-            if let parent = ProcessInfo.processInfo.environment["SPLASH_PARENT_PID"].flatMap(pid_t.init) {
+            if let parent = loaded.parentProcess {
                 services.append(.init(service: ParentProcessWatch(parent: parent), successTerminationBehavior: .gracefullyShutdownGroup))
             }
             var groupConfiguration = ServiceGroupConfiguration(

@@ -84,6 +84,19 @@ struct ConfigurationTests {
         }
     }
 
+    @Test func recordsEveryVariableAServiceProcessAsksForSetOrNot() {
+        let log = ConfigurationReadLog()
+        let loaded = ServiceMain.loadConfiguration("sample", SampleConfiguration.self, environment: ["SAMPLE_API_KEY": "k", "SPLASH_PARENT_PID": "42"], log: log)
+        #expect(loaded.successValue?.parentProcess == 42)
+        // Set, unset with a default, and read by the shared parts (logging, the HTTP server).
+        #expect(log.namesRead.isSuperset(of: ["SAMPLE_API_KEY", "SAMPLE_WORKERS", "LOG_FORMAT", "HTTP_PORT", "EVENT_LOOPS", "SPLASH_PARENT_PID"]))
+        #expect(!log.namesRead.contains("DATABASE_URL"))
+
+        let secretLog = ConfigurationReadLog()
+        _ = try? ConfigurationReader([:], log: secretLog).optionalSecret("KEY", expected: "a key")
+        #expect(secretLog.namesRead == ["KEY", "KEY_FILE"])
+    }
+
     @Test func rejectsAnUnknownLogFormat() {
         let failure = ServiceMain.loadConfiguration("sample", SampleConfiguration.self, environment: ["SAMPLE_API_KEY": "k", "LOG_FORMAT": "xml"])
         #expect(failure.failureValue?.message == "sample: configuration error: LOG_FORMAT is \"xml\"; expected one of text, json")
@@ -117,5 +130,9 @@ extension Result {
     var failureValue: Failure? {
         if case .failure(let failure) = self { return failure }
         return nil
+    }
+
+    var successValue: Success? {
+        try? get()
     }
 }

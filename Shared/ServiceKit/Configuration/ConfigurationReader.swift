@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Reads typed settings from environment variables.
 ///
@@ -8,13 +9,18 @@ import Foundation
 /// configuration type; tests build readers from dictionaries.
 package struct ConfigurationReader: Sendable {
     private let environment: [String: String]
+    private let log: ConfigurationReadLog?
 
-    package init(_ environment: [String: String]) {
+    /// - Parameter log: records the name of every variable asked for, set or not (the check that
+    ///   each service documents what it reads); `nil` records nothing.
+    package init(_ environment: [String: String], log: ConfigurationReadLog? = nil) {
         self.environment = environment
+        self.log = log
     }
 
-    /// The raw value of `name`, or `nil` when it is unset or blank.
+    /// The raw value of `name`, or `nil` when it is unset or blank. Every accessor reads through it.
     package func raw(_ name: String) -> String? {
+        log?.record(name)
         guard let value = environment[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else {
             return nil
         }
@@ -135,6 +141,22 @@ package struct ConfigurationReader: Sendable {
             }
             return url
         }
+    }
+}
+
+/// The names of the variables a `ConfigurationReader` was asked for, whether they were set or not.
+package final class ConfigurationReadLog: Sendable {
+    private let names = Mutex<Set<String>>([])
+
+    package init() {}
+
+    fileprivate func record(_ name: String) {
+        names.withLock { _ = $0.insert(name) }
+    }
+
+    /// Every name asked for so far.
+    package var namesRead: Set<String> {
+        names.withLock { $0 }
     }
 }
 
