@@ -2,7 +2,8 @@ import Database
 import Foundation
 import ServiceKit
 
-/// Everything `photo-catalog` reads from its environment; see the README's configuration table.
+/// Everything `photo-catalog` reads from its environment; each variable is described in
+/// Services/PhotoCatalog/README.md, under "Configuration".
 struct CatalogConfiguration: ServiceConfiguration {
     var http: HTTPServerSettings
     var database: DatabaseSettings
@@ -53,15 +54,17 @@ struct UnsplashSettings: Sendable {
     /// How many upstream connections the pool keeps.
     var maxConnections: Int
 
-    /// `nil` when no access key is configured.
+    /// `nil` when no access key is configured. The other settings are read and checked either
+    /// way, so a malformed one is reported before the day a key is added.
     init?(from reader: ConfigurationReader) throws(ConfigurationError) {
-        guard let key = try reader.optionalSecret("UNSPLASH_ACCESS_KEY", expected: "an Unsplash access key") else { return nil }
-        accessKey = key
+        let key = try reader.optionalSecret("UNSPLASH_ACCESS_KEY", expected: "an Unsplash access key")
         baseURL = try reader.url("UNSPLASH_API_URL", schemes: ["http", "https"], default: URL(string: "https://api.unsplash.com/")!)
         timeout = try reader.duration("UNSPLASH_TIMEOUT", default: .seconds(10), minimum: .milliseconds(100))
         budgetReserve = try reader.integer("CATALOG_BUDGET_RESERVE", default: 10, in: 0...100_000)
         budgetWindow = try reader.duration("CATALOG_BUDGET_WINDOW", default: .seconds(3_600), minimum: .seconds(1))
         maxConnections = try reader.integer("UNSPLASH_MAX_CONNECTIONS", default: 16, in: 1...256)
+        guard let key else { return nil }
+        accessKey = key
     }
 }
 
