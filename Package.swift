@@ -160,8 +160,8 @@ let package = Package(
             path: "Shared/PixelKernels",
             cSettings: [.unsafeFlags(["-O2", "-fno-math-errno"])]
         ),
-        // libvips behind Swift types that own every libvips object: the filters of
-        // specs/filters.md, the render pipeline and its byte budget, a renderer on its own threads.
+        // libvips behind Swift types that own every libvips object: edit-render's filters, the
+        // render pipeline and its byte budget, a renderer on its own threads.
         .target(
             name: "Imaging",
             dependencies: ["CVips", "PixelKernels", "Contracts", nioPosix, serviceLifecycle],
@@ -280,7 +280,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DeploymentTests",
-            dependencies: ["Auth", "Gateway", "PhotoCatalog", "EditRender", "Identity", "Contracts", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, yams],
+            dependencies: ["Auth", "Gateway", "PhotoCatalog", "EditRender", "Identity", "Contracts", "Database", "EventBus", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, yams],
             path: "Tests/DeploymentTests"
         ),
     ] + services.flatMap(\.targets)

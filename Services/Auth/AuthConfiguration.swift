@@ -4,7 +4,8 @@ import Foundation
 import Identity
 import ServiceKit
 
-/// Everything `auth` reads from its environment; see the README's configuration table.
+/// Everything `auth` reads from its environment; each variable is described in
+/// Services/Auth/README.md, under "Configuration".
 struct AuthConfiguration: ServiceConfiguration {
     var http: HTTPServerSettings
     var database: DatabaseSettings

@@ -11,7 +11,8 @@ enum RenderRole: String, CaseIterable, Sendable {
     var runsWorkers: Bool { self != .api }
 }
 
-/// Everything `edit-render` reads from its environment; see the README's configuration table.
+/// Everything `edit-render` reads from its environment; each variable is described in
+/// Services/EditRender/README.md, under "Configuration".
 struct RenderConfiguration: ServiceConfiguration {
     var http: HTTPServerSettings
     var database: DatabaseSettings

@@ -1,7 +1,8 @@
 import Foundation
 import ServiceKit
 
-/// Everything `gateway` reads from its environment; see the README's configuration table.
+/// Everything `gateway` reads from its environment; each variable is described in
+/// Services/Gateway/README.md, under "Configuration".
 struct GatewayConfiguration: ServiceConfiguration {
     var http: HTTPServerSettings
     var routes: RouteTable

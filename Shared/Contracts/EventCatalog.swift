@@ -1,4 +1,4 @@
-/// Every event type Splash publishes, by its `ce_type` (DESIGN.md, "Events"). Each has a JSON
+/// Every event type Splash publishes, by its `ce_type` (docs/events.md). Each has a JSON
 /// Schema and an example under `Shared/Contracts/Schemas/`, named after the type.
 public enum EventCatalog {
     public static let all: [any DomainEvent.Type] = [

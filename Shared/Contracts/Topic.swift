@@ -1,4 +1,4 @@
-/// A Kafka topic of the Splash event catalog (DESIGN.md, "Events").
+/// A Kafka topic of the Splash event catalog (docs/events.md).
 public struct Topic: Sendable, Hashable, CustomStringConvertible {
     /// How the broker discards old records.
     public enum CleanupPolicy: String, Sendable {

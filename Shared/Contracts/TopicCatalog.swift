@@ -1,5 +1,5 @@
-/// Every topic Splash services publish to, with partition counts and retention (DESIGN.md,
-/// "Events"). The embedded broker creates these, `deploy/kafka/topics.txt` mirrors them for
+/// Every topic Splash services publish to, with partition counts and retention (docs/events.md).
+/// The embedded broker creates these, `deploy/kafka/topics.txt` mirrors them for
 /// docker-compose, and `DeploymentTests` checks that the two agree.
 public enum TopicCatalog {
     /// Keyed by user id: `auth.user.registered.v1`, `auth.profile.updated.v1`,

@@ -4,11 +4,7 @@ import PostgresNIO
 import ServiceKit
 
 /// How a service reaches its Postgres database.
-///
-/// | variable | default | meaning |
-/// |---|---|---|
-/// | `DATABASE_URL` | required | `postgres://user:password@host:port/database?sslmode=disable\|prefer\|require\|verify-full` |
-/// | `DATABASE_POOL_SIZE` | `10` | most connections the service keeps open |
+/// Each variable is described in docs/configuration.md.
 package struct DatabaseSettings: Sendable {
     package var client: PostgresClient.Configuration
 

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The claims of a Splash access token, as GoTrue issues them (`specs/auth-gotrue.md`).
+/// The claims of a Splash access token, as GoTrue issues them (Services/Auth/README.md).
 ///
 /// `role` is always `authenticated`; Splash's own role lives in `app_metadata.role`.
 package struct AccessTokenClaims: Sendable, Equatable, Codable {

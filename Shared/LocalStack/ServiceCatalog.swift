@@ -21,7 +21,7 @@ package struct LocalService: Sendable, Equatable {
     }
 }
 
-/// The services of DESIGN.md with their local ports. `splash up` starts those whose executable
+/// The services (docs/architecture.md) with their local ports. `splash up` starts those whose executable
 /// has been built; `splash postgres` creates a schema and a role for each one that owns a schema.
 package enum ServiceCatalog {
     package static let all: [LocalService] = [

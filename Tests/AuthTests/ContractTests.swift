@@ -5,8 +5,8 @@ import Yams
 import Testing
 import TestSupport
 
-/// Each endpoint of `specs/auth-gotrue.md` with its exact keys and types, and each error code with
-/// both error shapes. `make contract SERVICE=auth` runs this suite alone.
+/// Each endpoint of Services/Auth/openapi.yaml with its exact keys and types, and each error code
+/// with both error shapes. `make contract SERVICE=auth` runs this suite alone.
 @Suite("auth contract (GoTrue wire format)", .serialized)
 struct ContractTests {
     static let sessionKeys: Set<String> = ["access_token", "token_type", "expires_in", "expires_at", "refresh_token", "user"]

@@ -3,8 +3,8 @@ import Testing
 import TestSupport
 
 /// The memory a real `edit-render --role worker` process needs for the largest source of
-/// ../shared/fixtures/photos/SOURCE.md: the 5640×3172, 16 MB painting, twice at once (one job per
-/// core, as `RENDER_WORKERS` defaults to).
+/// `Fixtures/photos/SOURCE.md`: the 5640×3172, 16 MB painting, twice at once (one job per core, as
+/// `RENDER_WORKERS` defaults to).
 @Suite("Render worker memory") struct WorkerMemoryTests {
     @Test func aWorkerRenderingTheLargePaintingTwiceAtOnceStaysUnder400MB() async throws {
         let painting = Array(try Data(contentsOf: LargePainting.url))

@@ -4,7 +4,7 @@ import Foundation
 @testable import Imaging
 import Testing
 
-/// The property every filter of specs/filters.md promises, checked on every pixel of a real photo.
+/// The property every filter of Services/EditRender/README.md promises, checked on every pixel of a real photo.
 @Suite("Filter properties") struct FilterPropertyTests {
     let photo = "LadyBird"
 

@@ -5,7 +5,7 @@ import PixelKernels
 import Testing
 
 /// Splash's own pixel loops (`PixelKernels`): the fixed-point Lanczos-3 resampler and the fused
-/// point filters, held to their scalar code, to libvips and to the formulas of specs/filters.md.
+/// point filters, held to their scalar code, to libvips and to the formulas of Services/EditRender/README.md.
 @Suite("Pixel kernels") struct PixelKernelTests {
     /// A deterministic noise image: every value different from its neighbours, the worst case for
     /// a resampler's rounding.

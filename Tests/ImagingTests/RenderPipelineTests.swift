@@ -4,7 +4,7 @@ import Foundation
 @testable import Imaging
 import Testing
 
-/// specs/filters.md, "Output": size, colour, metadata and the byte budget.
+/// Services/EditRender/README.md, "Output": size, colour, metadata and the byte budget.
 @Suite("Render output") struct RenderOutputTests {
     static let sepiaVignette = try! FilterChain([FilterStep(name: "sepia"), FilterStep(name: "vignette", parameters: ["intensity": 0.6])])
 

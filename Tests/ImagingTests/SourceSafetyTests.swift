@@ -4,7 +4,8 @@ import Foundation
 @testable import Imaging
 import Testing
 
-/// specs/filters.md, "Safety": what a hostile or broken source gets.
+/// The source checks of Services/EditRender/README.md ("Pipeline"): what a hostile or broken
+/// source gets.
 @Suite("Source safety") struct SourceSafetyTests {
     let chain = try! FilterChain([FilterStep(name: "sepia")])
 

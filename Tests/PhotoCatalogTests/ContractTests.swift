@@ -5,7 +5,7 @@ import TestSupport
 import Yams
 
 /// The catalog's answers against `Services/PhotoCatalog/openapi.yaml` and Unsplash's shapes
-/// (`specs/unsplash.md`), online (a fake Unsplash) and offline (the fixture set).
+/// (Services/PhotoCatalog/openapi.yaml), online (a fake Unsplash) and offline (the fixture set).
 /// `make contract SERVICE=photo-catalog` runs this suite alone.
 @Suite("photo-catalog contract")
 struct ContractTests {

@@ -2,7 +2,7 @@
 """Pillow baseline for `make bench-render`: the same render as edit-render's benchmark case.
 
 A photo shrunk to fit 1080 px (JPEG draft mode, the shrink-on-load Pillow has), `sepia` as
-specs/filters.md defines it (a 3x3 colour matrix), `vignette` (intensity 0.6, radius 1:
+Services/EditRender/README.md defines it (a 3x3 colour matrix), `vignette` (intensity 0.6, radius 1:
 c * (1 - i * smoothstep(0.4 r, r, d)) with the mask computed per image, as edit-render does), then
 JPEG within 1 MB by the same rule (quality 92 if it fits, else bisection over 40..92).
 

@@ -1,7 +1,7 @@
 import Hummingbird
 import ServiceKit
 
-/// The errors of the GoTrue protocol that auth answers with (`specs/auth-gotrue.md`), each with its
+/// The errors of the GoTrue protocol that auth answers with (Services/Auth/README.md), each with its
 /// status and `error_code`. `GoTrueErrorRenderer` writes them in the shape the client asked for.
 enum AuthError: Error, Equatable {
     case validationFailed(String)

@@ -1,7 +1,7 @@
 import Foundation
 import Identity
 
-/// Mints access tokens for a user's session, with the claims of `specs/auth-gotrue.md`.
+/// Mints access tokens for a user's session, with GoTrue's claims.
 struct TokenIssuer: Sendable {
     let signer: AccessTokenSigner
     let issuer: String

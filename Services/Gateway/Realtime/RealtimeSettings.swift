@@ -2,7 +2,7 @@ import EventBus
 import Foundation
 import ServiceKit
 
-/// How the realtime endpoints behave; see the README's configuration table.
+/// How the realtime endpoints behave; each variable is described in Services/Gateway/README.md.
 struct RealtimeSettings: Sendable {
     /// Kafka, for the event feed (`KAFKA_BROKERS`, `KAFKA_FETCH_MAX_WAIT`, …).
     var events: EventBusSettings

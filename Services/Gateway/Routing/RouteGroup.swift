@@ -56,7 +56,7 @@ final class RouteGroup: Sendable {
     }
 }
 
-/// The gateway's routes, as in DESIGN.md's table of services.
+/// The gateway's routes, one group per service (docs/architecture.md, "Services").
 struct RouteTable: Sendable {
     let groups: [RouteGroup]
 

@@ -26,7 +26,7 @@ public enum EditSource: Codable, Sendable, Equatable {
 }
 
 /// One step of a filter chain, `{"name": "sepia", "intensity": 0.8}`: a name and its numeric
-/// parameters side by side, as the apps send them (specs/filters.md).
+/// parameters side by side, as the apps send them (Services/EditRender/README.md, "Filters").
 public struct FilterStep: Codable, Sendable, Equatable {
     public var name: String
     public var parameters: [String: Double]

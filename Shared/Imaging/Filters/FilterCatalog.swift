@@ -24,7 +24,7 @@ package struct FilterDefinition: Sendable, Equatable, Encodable {
     }
 }
 
-/// Every filter of specs/filters.md, in the order the spec lists them.
+/// Every filter of Services/EditRender/README.md ("Filters"), in the order listed there.
 package enum FilterCatalog {
     package static let all: [FilterDefinition] = [
         FilterDefinition(name: "sepia", coreImageName: "CISepiaTone", parameters: [

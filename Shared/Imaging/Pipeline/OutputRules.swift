@@ -1,6 +1,6 @@
 import Contracts
 
-/// How a render's file is made (specs/filters.md, "Output"): its format and longest edge, and the
+/// How a render's file is made (Services/EditRender/README.md: "Output" and the pipeline): its format and longest edge, and the
 /// byte budget the encoder's quality is bisected against.
 package struct OutputRules: Sendable, Equatable {
     package var format: EditOutput.Format

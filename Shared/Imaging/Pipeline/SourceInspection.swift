@@ -15,7 +15,7 @@ package struct SourceHeader: Sendable, Equatable {
     package var hasICCProfile: Bool
 }
 
-/// The limits a source is checked against (specs/filters.md, "Safety").
+/// The limits a source is checked against (Services/EditRender/README.md, "Pipeline").
 package struct SourceLimits: Sendable, Equatable {
     package var maxBytes: Int
     package var maxPixels: Int

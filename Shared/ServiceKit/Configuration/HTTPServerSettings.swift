@@ -1,13 +1,5 @@
 /// The HTTP server settings every service shares.
-///
-/// | variable | default | meaning |
-/// |---|---|---|
-/// | `HTTP_HOST` | `127.0.0.1` | address to bind (`0.0.0.0` in containers) |
-/// | `HTTP_PORT` | per service | port to bind |
-/// | `HTTP_REQUEST_TIMEOUT` | `30s` | longest a handler may take before a 503 |
-/// | `HTTP_MAX_BODY_SIZE` | `1MiB` | largest request body outside routes with their own limit |
-/// | `SHUTDOWN_GRACE` | `10s` | how long in-flight work may finish after SIGTERM |
-/// | `EVENT_LOOPS` | one per core | threads of NIO's event loop group (sockets, timers, and the tasks of a service that runs them there) |
+/// Each variable is described in docs/configuration.md.
 package struct HTTPServerSettings: Sendable, Equatable {
     package var host: String
     package var port: Int

@@ -1,12 +1,7 @@
 import Logging
 
 /// How a service writes its log lines.
-///
-/// | variable | default | meaning |
-/// |---|---|---|
-/// | `LOG_FORMAT` | `text` | `text`: readable lines; `json`: one JSON object per line |
-/// | `LOG_LEVEL` | `info` | `trace`, `debug`, `info`, `notice`, `warning`, `error`, `critical` |
-/// | `LOG_COLOR` | `auto` | colour text lines: `auto` (when writing to a terminal), `always`, `never` |
+/// Each variable is described in docs/configuration.md.
 package struct LogSettings: Sendable, Equatable {
     package enum Format: String, Sendable, CaseIterable {
         case text, json

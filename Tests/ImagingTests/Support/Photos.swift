@@ -4,7 +4,7 @@ import Foundation
 @testable import Imaging
 import TestSupport
 
-/// The real photographs of `Fixtures/photos` (from ../shared/fixtures/photos; see SOURCE.md there).
+/// The real photographs of `Fixtures/photos` (Debian's `mate-backgrounds`; see SOURCE.md there).
 enum Photos {
     static let directory = Bundle.module.resourceURL!.appendingPathComponent("Fixtures/photos")
 
