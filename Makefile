@@ -3,7 +3,8 @@ SHELL := /bin/bash
 SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 # What the build and the tests need from Debian; installed when missing.
-SYSTEM_PACKAGES := pkg-config librdkafka-dev libvips-dev mate-backgrounds kcat python3 python3-pip python3-jsonschema python3-yaml
+# curl and jq run the README's tour, which a test runs as written.
+SYSTEM_PACKAGES := pkg-config librdkafka-dev libvips-dev mate-backgrounds kcat curl jq python3 python3-pip python3-jsonschema python3-yaml
 # The official supabase client, which auth's tests drive unchanged (pinned to the version tested).
 SUPABASE_PY := supabase==2.34.1
 

@@ -16,7 +16,8 @@ struct ComposeFileTests {
         services = try #require(compose["services"] as? [String: [String: Any]])
     }
 
-    private func environment(of service: String) -> [String: String] {
+    /// A compose service's `environment`, as written (before interpolation).
+    func environment(of service: String) -> [String: String] {
         let raw = services[service]?["environment"]
         if let map = raw as? [String: Any] {
             return map.mapValues { "\($0)" }

@@ -14,7 +14,7 @@ import TestSupport
     let logger = Logger(label: "dlq-command-test")
 
     func splash(_ arguments: [String]) async throws -> String {
-        try await ProcessCommand(SplashUpTests.splash, arguments).runToCompletion()
+        try await ProcessCommand(SplashUp.executable, arguments).runToCompletion()
     }
 
     @Test func deadLettersAreListedAndReplayedOnceToTheirTopic() async throws {
@@ -49,7 +49,7 @@ import TestSupport
     /// Runs `splash` until its output contains `marker` (or 30 s pass), then interrupts it.
     func splash(_ arguments: [String], until marker: String) async throws -> String {
         let output = try CapturedOutput()
-        let process = ProcessCommand(SplashUpTests.splash, arguments).makeProcess()
+        let process = ProcessCommand(SplashUp.executable, arguments).makeProcess()
         process.standardOutput = .file(output.handle)
         process.standardError = .file(output.handle)
         try process.run()
