@@ -73,14 +73,14 @@ let services: [(product: Product, targets: [Target])] = [
     service(
         "photo-catalog",
         module: "PhotoCatalog",
-        dependencies: ["KeySetClient", "Identity", "Contracts", "AsyncSignals", asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, nioHTTP1, postgresNIO, logging, metrics, serviceLifecycle],
+        dependencies: ["KeySetClient", "Identity", "Contracts", "AsyncSignals", "ResourceAPI", asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, nioHTTP1, postgresNIO, logging, metrics, serviceLifecycle],
         testDependencies: ["Identity", "ServiceKit", "Database", asyncHTTPClient, hummingbird, httpTypes, nioCore, postgresNIO, logging, yams],
         extraResources: [.copy("Fixtures")]
     ),
     service(
         "edit-render",
         module: "EditRender",
-        dependencies: ["Imaging", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts", asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, nioFoundation, postgresNIO, logging, metrics, serviceLifecycle],
+        dependencies: ["Imaging", "Blobs", "ResourceAPI", "CatalogClient", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts", asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, nioFoundation, postgresNIO, logging, metrics, serviceLifecycle],
         testDependencies: ["Imaging", "Identity", "ServiceKit", "Database", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, httpTypes, nioCore, postgresNIO, logging, serviceLifecycle, yams],
         testResources: [.copy("Fixtures")]
     ),
@@ -137,6 +137,13 @@ let package = Package(
         // auth's published key set, fetched over HTTP and cached, and the 401s of a bad bearer token:
         // how a service verifies the tokens its requests carry.
         .target(name: "KeySetClient", dependencies: ["Identity", "ServiceKit", asyncHTTPClient, httpTypes, nioCore, nioFoundation, logging, serviceLifecycle], path: "Shared/KeySetClient"),
+        // The blob store the services share (a folder now) and the signed links to private blobs.
+        .target(name: "Blobs", dependencies: ["ServiceKit", crypto, nioCore], path: "Shared/Blobs"),
+        // The scaffolding of a service's resource API: JSON bodies, ETags, keyset pages,
+        // idempotency keys.
+        .target(name: "ResourceAPI", dependencies: ["ServiceKit", "Contracts", crypto, hummingbird, httpTypes, nioCore], path: "Shared/ResourceAPI"),
+        // photo-catalog as other services reach it: a photo by id, reports of a photo's use.
+        .target(name: "CatalogClient", dependencies: ["Contracts", asyncHTTPClient, logging, nioCore, nioFoundation], path: "Shared/CatalogClient"),
         // Signals tasks wait for (a value that arrives once, a wake-up call); no dependencies.
         .target(name: "AsyncSignals", path: "Shared/AsyncSignals"),
         .target(name: "Contracts", path: "Shared/Contracts", exclude: ["Schemas", "asyncapi.yaml"]),
@@ -262,6 +269,16 @@ let package = Package(
             name: "KeySetClientTests",
             dependencies: ["KeySetClient", "Identity", "TestSupport", asyncHTTPClient, hummingbird, logging],
             path: "Tests/KeySetClientTests"
+        ),
+        .testTarget(
+            name: "BlobsTests",
+            dependencies: ["Blobs", nioCore],
+            path: "Tests/BlobsTests"
+        ),
+        .testTarget(
+            name: "ResourceAPITests",
+            dependencies: ["ResourceAPI", "ServiceKit", hummingbird, hummingbirdTesting, httpTypes, nioCore],
+            path: "Tests/ResourceAPITests"
         ),
         .testTarget(
             name: "IdentityTests",

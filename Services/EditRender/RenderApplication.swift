@@ -1,4 +1,6 @@
 import AsyncHTTPClient
+import Blobs
+import CatalogClient
 import Contracts
 import Database
 import EventBus
@@ -42,7 +44,8 @@ func buildApplication(_ config: RenderConfiguration, runtime: ServiceRuntime) as
     let blobs = try FileBlobStore(root: config.blobDirectory)
     let metrics = RenderMetrics(factory: runtime.metrics.factory)
     let store = EditStore(client: client, outbox: outbox, logger: logger)
-    let sources = SourceFetcher(blobs: blobs, store: store, http: http, catalogURL: config.photoCatalogURL, allowedHosts: config.sourceHosts,
+    let catalog = PhotoCatalogClient(http: http, baseURL: config.photoCatalogURL, serviceToken: config.catalogServiceToken, logger: logger)
+    let sources = SourceFetcher(blobs: blobs, store: store, http: http, catalog: catalog, allowedHosts: config.sourceHosts,
                                 allowsPrivateHosts: config.allowsPrivateSources, maxBytes: config.maxUploadBytes, logger: logger)
 
     var parts = ServiceApplicationParts(name: "edit-render", http: config.http, logger: logger, metrics: runtime.metrics)
@@ -50,7 +53,7 @@ func buildApplication(_ config: RenderConfiguration, runtime: ServiceRuntime) as
     parts.services = [client, producer, relay, renderer, HTTPClientService(client: http)]
     if config.role.runsWorkers {
         let job = RenderJob(client: client, outbox: outbox, sources: sources, renderer: renderer, blobs: blobs,
-                            downloads: CatalogDownloads(http: http, catalogURL: config.photoCatalogURL, serviceToken: config.catalogServiceToken, logger: logger),
+                            catalog: catalog,
                             metrics: metrics, logger: logger, maxAttempts: config.events.retry.attempts)
         var registry = EventRegistry()
         registry.register(EditRequested.self)
@@ -66,7 +69,7 @@ func buildApplication(_ config: RenderConfiguration, runtime: ServiceRuntime) as
         RoutePolicy(pathPrefix: "/v1/uploads", maxBodySize: config.maxUploadBytes, timeout: .seconds(120)),
         RoutePolicy(pathPrefix: "/v1", maxBodySize: 64 << 10, timeout: config.http.requestTimeout),
     ]
-    let signer = MediaSigner(secret: config.mediaKey, lifetime: config.mediaURLLifetime, publicBase: config.publicBase)
+    let links = MediaLinks(secret: config.mediaKey, lifetime: config.mediaURLLifetime, publicBase: config.publicBase)
     let keys = KeySetCache(url: config.keySetURL, issuer: config.issuer, refreshInterval: .seconds(5), client: http, logger: logger)
     if config.role.servesAPI {
         // Fetched as the API starts and kept fresh, so no request waits for it; workers verify
@@ -77,8 +80,8 @@ func buildApplication(_ config: RenderConfiguration, runtime: ServiceRuntime) as
     return makeServiceApplication(parts, context: AppRequestContext.self) { router in
         guard config.role.servesAPI else { return }
         let group = router.group("v1")
-        EditsController(store: store, sources: sources, renderer: renderer, signer: signer, keys: keys, metrics: metrics).addRoutes(to: group)
-        UploadsController(store: store, blobs: blobs, keys: keys, signer: signer, maxBytes: config.maxUploadBytes).addRoutes(to: group)
-        MediaController(blobs: blobs, signer: signer).addRoutes(to: group)
+        EditsController(store: store, sources: sources, renderer: renderer, links: links, keys: keys, metrics: metrics).addRoutes(to: group)
+        UploadsController(store: store, blobs: blobs, keys: keys, links: links, maxBytes: config.maxUploadBytes).addRoutes(to: group)
+        MediaController(blobs: blobs, links: links).addRoutes(to: group)
     }
 }

@@ -54,14 +54,6 @@ struct UnitTests {
         #expect(Pagination(total: 0, page: 1, perPage: 10).lastPage == 1)
     }
 
-    @Test func ifNoneMatchUsesWeakComparison() {
-        #expect(CatalogController.matches("\"abc\"", "\"abc\""))
-        #expect(CatalogController.matches("W/\"abc\", \"x\"", "\"abc\""))
-        #expect(CatalogController.matches("*", "\"abc\""))
-        #expect(!CatalogController.matches("\"abcd\"", "\"abc\""))
-        #expect(!CatalogController.matches(nil, "\"abc\""))
-    }
-
     @Test func rateLimitingIsRecognisedInBothForms() {
         #expect(UnsplashClient.outcome(status: 429, body: ByteBuffer()) == .rateLimited)
         #expect(UnsplashClient.outcome(status: 403, body: ByteBuffer(string: "Rate Limit Exceeded\n")) == .rateLimited)

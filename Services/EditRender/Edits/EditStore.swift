@@ -1,10 +1,10 @@
 import Contracts
-import Crypto
-import ServiceKit
 import EventBus
 import Foundation
 import Logging
 import PostgresNIO
+import ResourceAPI
+import ServiceKit
 
 /// The `render` schema's uploads and edits. Every query runs in a transaction whose `app.user_id`
 /// is the owner, so row-level security keeps each user to their own rows even if a check here
@@ -14,27 +14,19 @@ struct EditStore: Sendable {
     let outbox: Outbox
     let logger: Logger
 
-    enum CreateOutcome: Equatable {
-        case created(Edit)
-        /// The same key and body as an earlier request: that request's edit.
-        case replayed(Edit)
-        /// The same key with a different body.
-        case keyReused
-    }
-
     /// Inserts the edit and its `render.edit.requested.v1` in one transaction — or finds the edit
     /// an earlier request with the same `Idempotency-Key` made.
-    func create(_ edit: Edit, idempotencyKey: String, requestHash: String) async throws -> CreateOutcome {
+    func create(_ edit: Edit, idempotency: IdempotencyKey) async throws -> IdempotencyKey.Outcome<Edit> {
         try await client.withUserTransaction(userID: edit.userID.lowercased, logger: logger) { connection in
             let inserted = try await connection.query("""
                 INSERT INTO edits (id, user_id, idempotency_key, request_hash, source, filters, output, created_at)
-                VALUES (\(edit.id), \(edit.userID), \(idempotencyKey), \(requestHash), \(try json(edit.source))::jsonb, \(try json(edit.filters))::jsonb, \(try json(edit.output))::jsonb, \(edit.createdAt))
+                VALUES (\(edit.id), \(edit.userID), \(idempotency.key), \(idempotency.requestHash), \(try JSONBody.text(edit.source))::jsonb, \(try JSONBody.text(edit.filters))::jsonb, \(try JSONBody.text(edit.output))::jsonb, \(edit.createdAt))
                 ON CONFLICT (user_id, idempotency_key) DO NOTHING
                 RETURNING id
                 """, logger: logger).collect()
             if inserted.isEmpty {
-                let rows = try await connection.query("SELECT request_hash, id FROM edits WHERE user_id = \(edit.userID) AND idempotency_key = \(idempotencyKey)", logger: logger).collect()
-                guard let (hash, id) = try rows.first?.decode((String, UUID).self), hash == requestHash else { return .keyReused }
+                let rows = try await connection.query("SELECT request_hash, id FROM edits WHERE user_id = \(edit.userID) AND idempotency_key = \(idempotency.key)", logger: logger).collect()
+                guard let (hash, id) = try rows.first?.decode((String, UUID).self), hash == idempotency.requestHash else { return .keyReused }
                 let earlier = try await connection.query("SELECT \(unescaped: Self.columns) FROM edits WHERE id = \(id)", logger: logger).collect()
                 return try earlier.first.map { .replayed(try Self.decode($0)) } ?? .keyReused
             }
@@ -49,11 +41,11 @@ struct EditStore: Sendable {
         }
     }
 
-    /// The user's edits, newest first, `limit` after the cursor `(createdAt, id)`.
-    func edits(of user: UUID, limit: Int, after cursor: (Date, UUID)?) async throws -> [Edit] {
+    /// The user's edits, newest first, `limit` after `cursor`.
+    func edits(of user: UUID, limit: Int, after cursor: PageCursor?) async throws -> [Edit] {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            let rows = if let (date, id) = cursor {
-                try await connection.query("SELECT \(unescaped: Self.columns) FROM edits WHERE (created_at, id) < (\(date), \(id)) ORDER BY created_at DESC, id DESC LIMIT \(limit)", logger: logger).collect()
+            let rows = if let cursor, let id = cursor.id {
+                try await connection.query("SELECT \(unescaped: Self.columns) FROM edits WHERE (created_at, id) < (\(cursor.time), \(id)) ORDER BY created_at DESC, id DESC LIMIT \(limit)", logger: logger).collect()
             } else {
                 try await connection.query("SELECT \(unescaped: Self.columns) FROM edits ORDER BY created_at DESC, id DESC LIMIT \(limit)", logger: logger).collect()
             }
@@ -133,13 +125,4 @@ struct EditStore: Sendable {
             result: result, failureReason: reason, createdAt: created, finishedAt: finished
         )
     }
-}
-
-func json(_ value: some Encodable) throws -> String {
-    String(decoding: try EventJSON.encoder.encode(value), as: UTF8.self)
-}
-
-/// SHA-256 of the request body as hex: tells a retry from a different request under the same key.
-func requestHash(_ body: [UInt8]) -> String {
-    SHA256.hash(data: body).hexEncoded
 }

@@ -1,3 +1,4 @@
+import Blobs
 import Contracts
 import Foundation
 import Hummingbird
@@ -46,7 +47,7 @@ struct EditBody: Encodable {
     var createdAt: Date
     var finishedAt: Date?
 
-    init(_ edit: Edit, signer: MediaSigner) {
+    init(_ edit: Edit, links: MediaLinks) {
         id = edit.id
         status = edit.status
         source = edit.source
@@ -57,7 +58,7 @@ struct EditBody: Encodable {
         finishedAt = edit.finishedAt
         switch (edit.source, edit.original) {
         case (.upload(let id), .upload(let upload)):
-            let signed = BlobKey(stored: upload.key).map { signer.sign($0) }
+            let signed = BlobKey(mediaPath: upload.key).map { links.sign($0) }
             original = OriginalBody(uploadId: id.lowercased, url: signed?.url, expiresAt: signed?.expiresAt, format: upload.format, width: upload.width, height: upload.height, bytes: upload.bytes)
         case (.unsplashPhoto(let id), let kept):
             var reference = OriginalBody(unsplashPhotoId: id)
@@ -67,8 +68,8 @@ struct EditBody: Encodable {
             // The upload was deleted; the edit stands on its own.
             original = nil
         }
-        if let stored = edit.result, let key = BlobKey(stored: stored.key) {
-            let signed = signer.sign(key)
+        if let stored = edit.result, let key = BlobKey(mediaPath: stored.key) {
+            let signed = links.sign(key)
             result = ResultBody(url: signed.url, expiresAt: signed.expiresAt, width: stored.width, height: stored.height, bytes: stored.bytes, quality: stored.quality, format: edit.output.format)
         }
     }
@@ -107,9 +108,4 @@ struct UploadBody: Encodable {
     var bytes: Int
     var url: String
     var expiresAt: Date
-}
-
-/// A JSON response in the events' encoding: camelCase keys, RFC 3339 dates.
-func jsonResponse(_ status: HTTPResponse.Status, _ body: some Encodable) throws -> Response {
-    Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: try EventJSON.encoder.encode(body))))
 }

@@ -1,3 +1,4 @@
+import Blobs
 import Contracts
 import Foundation
 import HTTPTypes
@@ -5,6 +6,7 @@ import Hummingbird
 import Imaging
 import KeySetClient
 import NIOCore
+import ResourceAPI
 import ServiceKit
 
 /// `/v1/filters`, `/v1/edits`, `/v1/edits/preview`: the filter catalog, live previews, and a
@@ -13,13 +15,13 @@ struct EditsController: Sendable {
     let store: EditStore
     let sources: SourceFetcher
     let renderer: Renderer
-    let signer: MediaSigner
+    let links: MediaLinks
     let keys: KeySetCache
     let metrics: RenderMetrics
 
     func addRoutes(to group: RouterGroup<AppRequestContext>) {
         group.get("filters") { _, _ in
-            try jsonResponse(.ok, FiltersBody(filters: FilterCatalog.all))
+            try JSONBody.response(.ok, FiltersBody(filters: FilterCatalog.all))
         }
         group.post("edits/preview") { request, context in
             let user = try await keys.authenticatedUser(request.headers)
@@ -38,14 +40,14 @@ struct EditsController: Sendable {
             guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)), let edit = try await store.edit(id, user: user) else {
                 throw Problem.editNotFound
             }
-            return try jsonResponse(.ok, EditBody(edit, signer: signer))
+            return try JSONBody.tagged(EditBody(edit, links: links), for: request)
         }
         group.delete("edits/:id") { request, context in
             let user = try await keys.authenticatedUser(request.headers)
             guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)), let edit = try await store.delete(id, user: user) else {
                 throw Problem.editNotFound
             }
-            if let key = edit.result.flatMap({ BlobKey(stored: $0.key) }) { try? await sources.blobs.delete(key) }
+            if let key = edit.result.flatMap({ BlobKey(mediaPath: $0.key) }) { try? await sources.blobs.delete(key) }
             return Response(status: .noContent)
         }
     }
@@ -54,21 +56,11 @@ struct EditsController: Sendable {
 
     private func create(_ request: Request, context: AppRequestContext, user: UUID) async throws -> Response {
         var request = request
-        guard let key = request.headers[.idempotencyKey]?.trimmingCharacters(in: .whitespaces), (1...255).contains(key.count) else {
-            throw Problem.validation([FieldError(.header("Idempotency-Key"), "send a unique key (1–255 characters) with every new edit; resend it to retry")])
-        }
         let body = Array(buffer: try await request.collectBody(upTo: context.maxUploadSize))
+        let key = try IdempotencyKey(request, body: body, what: "edit")
         let (edit, _) = try await validated(body, user: user, maxEdge: OutputRules.maxLongestEdge, defaultEdge: 1080)
-        switch try await store.create(edit, idempotencyKey: key, requestHash: requestHash(body)) {
-        case .created(let created):
-            return try jsonResponse(.accepted, EditBody(created, signer: signer))
-        case .replayed(let earlier):
-            var response = try jsonResponse(.accepted, EditBody(earlier, signer: signer))
-            response.headers[HTTPField.Name.idempotentReplayed] = "true"
-            return response
-        case .keyReused:
-            throw Problem(status: .unprocessableContent, type: "idempotency-key-reused", title: "Idempotency key reused",
-                          detail: "This Idempotency-Key was used for a different request; use a new key for a new edit.")
+        return try IdempotencyKey.response(try await store.create(edit, idempotency: key)) { edit in
+            try JSONBody.response(.accepted, EditBody(edit, links: links))
         }
     }
 
@@ -136,49 +128,13 @@ struct EditsController: Sendable {
     // MARK: List
 
     private func list(_ request: Request, user: UUID) async throws -> Response {
-        let query = request.uri.queryParameters
-        let limit = try query.get("limit").map { value -> Int in
-            guard let limit = Int(value), (1...100).contains(limit) else {
-                throw Problem.validation([FieldError(.parameter("limit"), "limit: a whole number from 1 to 100")])
-            }
-            return limit
-        } ?? 20
-        let cursor = try query.get("cursor").map { value -> (Date, UUID) in
-            guard let cursor = EditCursor(value) else { throw Problem.validation([FieldError(.parameter("cursor"), "cursor: pass back the nextCursor of a previous page")]) }
-            return (cursor.createdAt, cursor.id)
-        }
-        let edits = try await store.edits(of: user, limit: limit + 1, after: cursor)
-        let page = Array(edits.prefix(limit))
-        let next = edits.count > limit ? page.last.map { EditCursor(createdAt: $0.createdAt, id: $0.id).description } : nil
-        return try jsonResponse(.ok, EditPage(edits: page.map { EditBody($0, signer: signer) }, nextCursor: next))
+        let page = try PageRequest(request)
+        let edits = try await store.edits(of: user, limit: page.limit + 1, after: page.cursor)
+        let (items, next) = page.page(of: edits) { PageCursor(time: $0.createdAt, id: $0.id) }
+        return try JSONBody.tagged(EditPage(edits: items.map { EditBody($0, links: links) }, nextCursor: next?.description), for: request)
     }
-}
-
-/// A page position: the last edit's creation time (microseconds) and id.
-struct EditCursor: CustomStringConvertible {
-    var createdAt: Date
-    var id: UUID
-
-    init(createdAt: Date, id: UUID) {
-        self.createdAt = createdAt
-        self.id = id
-    }
-
-    init?(_ text: String) {
-        let parts = text.split(separator: "_")
-        guard parts.count == 2, let micros = Int64(parts[0]), let id = UUID(uuidString: String(parts[1])) else { return nil }
-        createdAt = Date(timeIntervalSince1970: Double(micros) / 1_000_000)
-        self.id = id
-    }
-
-    var description: String { "\(Int64((createdAt.timeIntervalSince1970 * 1_000_000).rounded()))_\(id.lowercased)" }
 }
 
 extension Problem {
     static let editNotFound = Problem(status: .notFound, type: "not-found", title: "Not found", detail: "No such edit of yours.")
-}
-
-extension HTTPField.Name {
-    static let idempotencyKey = Self("Idempotency-Key")!
-    static let idempotentReplayed = Self("Idempotent-Replayed")!
 }

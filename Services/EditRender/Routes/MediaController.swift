@@ -1,3 +1,4 @@
+import Blobs
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -8,15 +9,15 @@ import ServiceKit
 /// or altered URL gets 403; a blob that no longer exists, 404.
 struct MediaController: Sendable {
     let blobs: any BlobStore
-    let signer: MediaSigner
+    let links: MediaLinks
 
     func addRoutes(to group: RouterGroup<AppRequestContext>) {
         group.get("media/**") { request, context in
             let path = context.parameters.getCatchAll().joined(separator: "/")
             let query = request.uri.queryParameters
             let key: BlobKey
-            do throws(MediaSigner.Refusal) {
-                key = try signer.verify(path: path, expires: query.get("expires"), signature: query.get("signature"))
+            do throws(LinkRefusal) {
+                key = try links.verify(path: path, expires: query.get("expires"), signature: query.get("signature"))
             } catch {
                 let detail = error == .expired ? "This media link has expired; ask for the edit again for a fresh one." : "This media link is not valid."
                 throw Problem(status: .forbidden, type: "media-link-invalid", title: "Media link refused", detail: detail)

@@ -1,3 +1,5 @@
+import ResourceAPI
+import Blobs
 import Foundation
 import Hummingbird
 import Imaging
@@ -12,7 +14,7 @@ struct UploadsController: Sendable {
     let store: EditStore
     let blobs: FileBlobStore
     let keys: KeySetCache
-    let signer: MediaSigner
+    let links: MediaLinks
     let maxBytes: Int
 
     func addRoutes(to group: RouterGroup<AppRequestContext>) {
@@ -40,10 +42,10 @@ struct UploadsController: Sendable {
         }
         let key = BlobKey.upload(user: user, upload: id, format: header.format.rawValue)
         if key != pending {
-            try FileManager.default.moveItem(at: blobs.url(pending), to: blobs.url(key))
+            try blobs.move(pending, to: key)
         }
         try await store.insert(EditStore.Upload(id: id, userID: user, key: key.path, format: header.format.rawValue, width: header.width, height: header.height, bytes: bytes))
-        let signed = signer.sign(key)
-        return try jsonResponse(.created, UploadBody(uploadId: id.lowercased, format: header.format.rawValue, width: header.width, height: header.height, bytes: bytes, url: signed.url, expiresAt: signed.expiresAt))
+        let signed = links.sign(key)
+        return try JSONBody.response(.created, UploadBody(uploadId: id.lowercased, format: header.format.rawValue, width: header.width, height: header.height, bytes: bytes, url: signed.url, expiresAt: signed.expiresAt))
     }
 }

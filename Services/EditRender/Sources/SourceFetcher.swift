@@ -1,3 +1,5 @@
+import CatalogClient
+import Blobs
 import AsyncHTTPClient
 import Contracts
 import Foundation
@@ -28,7 +30,7 @@ struct SourceFetcher: Sendable {
     let blobs: any BlobStore
     let store: EditStore
     let http: HTTPClient
-    let catalogURL: URL
+    let catalog: PhotoCatalogClient
     let allowedHosts: Set<String>
     let allowsPrivateHosts: Bool
     let maxBytes: Int
@@ -41,7 +43,7 @@ struct SourceFetcher: Sendable {
         case .upload(let id):
             let upload: EditStore.Upload?
             do { upload = try await store.upload(id, user: user) } catch { throw .unavailable("\(error)") }
-            guard let upload, let key = BlobKey(stored: upload.key) else { throw .permanent(reason: "The uploaded photo no longer exists.") }
+            guard let upload, let key = BlobKey(mediaPath: upload.key) else { throw .permanent(reason: "The uploaded photo no longer exists.") }
             do {
                 guard let bytes = try await blobs.get(key) else { throw SourceError.permanent(reason: "The uploaded photo no longer exists.") }
                 return FetchedSource(bytes: bytes, unsplashURLs: nil)
@@ -60,23 +62,13 @@ struct SourceFetcher: Sendable {
         guard UnsplashPhotoID.isValid(id) else {
             throw .permanent(reason: "\(id) is not an Unsplash photo id.")
         }
-        let response: HTTPClientResponse
-        do {
-            response = try await http.execute(HTTPClientRequest(url: catalogURL.appendingPathComponent("v1/photos/\(id)").absoluteString), timeout: .seconds(15))
+        do throws(PhotoCatalogClient.LookupError) {
+            return try await catalog.photo(id).urls
         } catch {
-            throw .unavailable("photo-catalog: \(error)")
-        }
-        switch response.status.code {
-        case 200: break
-        case 404: throw .permanent(reason: "Unsplash has no photo \(id).")
-        default: throw .unavailable("photo-catalog answered \(response.status.code)")
-        }
-        do {
-            let body = try await response.body.collect(upTo: 1 << 20)
-            let photo = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
-            return (photo?["urls"] as? [String: String]) ?? [:]
-        } catch {
-            throw .unavailable("photo-catalog's answer could not be read: \(error)")
+            switch error {
+            case .notFound: throw .permanent(reason: "Unsplash has no photo \(id).")
+            case .unavailable(let detail): throw .unavailable(detail)
+            }
         }
     }
 

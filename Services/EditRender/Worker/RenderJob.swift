@@ -1,3 +1,6 @@
+import ResourceAPI
+import CatalogClient
+import Blobs
 import Contracts
 import EventBus
 import Foundation
@@ -19,7 +22,7 @@ struct RenderJob: Sendable {
     let sources: SourceFetcher
     let renderer: Renderer
     let blobs: any BlobStore
-    let downloads: CatalogDownloads
+    let catalog: PhotoCatalogClient
     let metrics: RenderMetrics
     let logger: Logger
     /// After this many attempts a source that stays unavailable fails the edit.
@@ -59,7 +62,7 @@ struct RenderJob: Sendable {
         let recorded = try await complete(job, key: key, rendered: rendered, unsplashURLs: source.unsplashURLs)
         metrics.rendered(seconds: started.duration(to: .now), bytes: rendered.bytes.count)
         if recorded, case .unsplashPhoto(let photo) = job.source {
-            await downloads.report(photo: photo, user: job.userId)
+            await catalog.reportUse(photo: photo, user: job.userId)
         }
     }
 
@@ -78,7 +81,7 @@ struct RenderJob: Sendable {
     /// Records the result (and an Unsplash original's reference) with its event; `false` when
     /// another delivery got there first.
     private func complete(_ job: EditRequested, key: BlobKey, rendered: RenderedImage, unsplashURLs: [String: String]?) async throws -> Bool {
-        let original = try unsplashURLs.map { try json(OriginalReference(urls: $0)) }
+        let original = try unsplashURLs.map { try JSONBody.text(OriginalReference(urls: $0)) }
         return try await client.withUserTransaction(userID: job.userId.lowercased, logger: logger) { connection in
             let rows = try await connection.query("""
                 UPDATE edits SET status = 'completed', result_key = \(key.path), width = \(rendered.width), height = \(rendered.height),

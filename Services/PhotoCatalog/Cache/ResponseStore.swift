@@ -1,5 +1,5 @@
-import Crypto
 import Foundation
+import ResourceAPI
 import Logging
 import NIOCore
 import PostgresNIO
@@ -38,12 +38,8 @@ struct CachedAnswer: Sendable {
         self.lastUsedAt = lastUsedAt
     }
 
-    /// `"<first 128 bits of the body's SHA-256, base64url>"`.
     static func etag(of body: ByteBuffer) -> String {
-        let digest = SHA256.hash(data: body.readableBytesView)
-        let encoded = Data(digest.prefix(16)).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        return "\"\(encoded)\""
+        EntityTag.of(body.readableBytesView)
     }
 
     func isFresh(at now: Date) -> Bool { now < freshUntil }

@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import ResourceAPI
 import HTTPTypes
 import Hummingbird
 import KeySetClient
@@ -65,7 +66,7 @@ struct CatalogController: Sendable {
                 let buffer = ByteBuffer(bytes: data)
                 let etag = CachedAnswer.etag(of: buffer)
                 var headers: HTTPFields = [.contentType: "image/jpeg", .eTag: etag, .cacheControl: "public, max-age=86400"]
-                if Self.matches(request.headers[.ifNoneMatch], etag) {
+                if EntityTag.matches(request.headers[.ifNoneMatch], etag) {
                     headers[.contentType] = nil
                     return Response(status: .notModified, headers: headers)
                 }
@@ -114,7 +115,7 @@ struct CatalogController: Sendable {
     private func json(_ body: ByteBuffer, etag: String, headers: HTTPFields, request: Request) -> Response {
         var headers = headers
         headers[.eTag] = etag
-        if Self.matches(request.headers[.ifNoneMatch], etag) {
+        if EntityTag.matches(request.headers[.ifNoneMatch], etag) {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentType] = "application/json"
@@ -129,16 +130,6 @@ struct CatalogController: Sendable {
         case .hit, .stored, .collapsed: "public, max-age=\(min(3_600, max(0, served.answer.ttl(at: Date()))))"
         case .fixtures: "public, max-age=300"
         case .staleWhileRevalidate, .staleIfError, .unavailable: "public, max-age=0, must-revalidate"
-        }
-    }
-
-    /// Whether an `If-None-Match` list names `etag` (weak comparison, as RFC 9110 asks for it).
-    static func matches(_ ifNoneMatch: String?, _ etag: String) -> Bool {
-        guard let ifNoneMatch else { return false }
-        let opaque = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
-        return ifNoneMatch.split(separator: ",").contains { candidate in
-            let trimmed = candidate.trimmingCharacters(in: .whitespaces)
-            return trimmed == "*" || (trimmed.hasPrefix("W/") ? String(trimmed.dropFirst(2)) : trimmed) == opaque
         }
     }
 

@@ -2,16 +2,17 @@ import Foundation
 import NIOCore
 
 /// Blobs as files under a root directory. Writes go to a temporary file in the same directory and
-/// are renamed into place, so a reader never sees half a blob and a crash leaves no partial one.
-struct FileBlobStore: BlobStore {
-    let root: URL
+/// are renamed into place, so a reader never sees half a blob and a crash leaves no partial one
+/// under the key (temporary files start with a dot, which no key's segment does).
+package struct FileBlobStore: BlobStore {
+    package let root: URL
 
-    init(root: URL) throws {
+    package init(root: URL) throws {
         self.root = root
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
     }
 
-    func put(_ key: BlobKey, bytes: [UInt8]) async throws {
+    package func put(_ key: BlobKey, bytes: [UInt8]) async throws {
         let (file, temporary) = try prepare(key)
         do {
             try Data(bytes).write(to: temporary)
@@ -22,7 +23,7 @@ struct FileBlobStore: BlobStore {
         }
     }
 
-    func put(_ key: BlobKey, streaming body: some AsyncSequence<ByteBuffer, any Error> & Sendable, limit: Int) async throws -> Int {
+    package func put(_ key: BlobKey, streaming body: some AsyncSequence<ByteBuffer, any Error> & Sendable, limit: Int) async throws -> Int {
         let (file, temporary) = try prepare(key)
         guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
         var written = 0
@@ -43,18 +44,26 @@ struct FileBlobStore: BlobStore {
         }
     }
 
-    func get(_ key: BlobKey) async throws -> [UInt8]? {
+    package func get(_ key: BlobKey) async throws -> [UInt8]? {
         let file = url(key)
         guard FileManager.default.fileExists(atPath: file.path) else { return nil }
         return Array(try Data(contentsOf: file))
     }
 
-    func delete(_ key: BlobKey) async throws {
+    package func delete(_ key: BlobKey) async throws {
         let file = url(key)
         if FileManager.default.fileExists(atPath: file.path) { try FileManager.default.removeItem(at: file) }
     }
 
-    func url(_ key: BlobKey) -> URL { root.appendingPathComponent(key.path) }
+    /// The file holding the blob under `key` (for readers that take a path, such as libvips).
+    package func url(_ key: BlobKey) -> URL { root.appendingPathComponent(key.path) }
+
+    /// Moves the blob under `from` to `to`, replacing what was there.
+    package func move(_ from: BlobKey, to: BlobKey) throws {
+        let destination = url(to)
+        try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try replace(destination, with: url(from))
+    }
 
     private func prepare(_ key: BlobKey) throws -> (file: URL, temporary: URL) {
         let file = url(key)

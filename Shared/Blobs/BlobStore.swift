@@ -1,0 +1,55 @@
+import Foundation
+import NIOCore
+
+/// Where uploaded photos, rendered edits and stored objects are kept: one store the services
+/// share, each under keys of its own shape (edit-render's start with the owner's id, social's with
+/// its bucket). The local file system implements it now; an S3-compatible store implements the
+/// same protocol when hosts share work.
+package protocol BlobStore: Sendable {
+    /// Stores `bytes` under `key`, replacing what was there; readers see the old or the new blob,
+    /// never a part.
+    func put(_ key: BlobKey, bytes: [UInt8]) async throws
+    /// Streams `body` to `key`, stopping with `BlobError.tooLarge` past `limit` bytes (nothing is
+    /// kept then). Returns the byte count.
+    func put(_ key: BlobKey, streaming body: some AsyncSequence<ByteBuffer, any Error> & Sendable, limit: Int) async throws -> Int
+    /// The blob's bytes, or `nil` when there is none.
+    func get(_ key: BlobKey) async throws -> [UInt8]?
+    /// Removes the blob; removing one that does not exist is not an error.
+    func delete(_ key: BlobKey) async throws
+}
+
+package enum BlobError: Error, Equatable {
+    case tooLarge(limit: Int)
+}
+
+/// A blob's key: a relative path whose every segment is a plain name, so a key can never climb
+/// out of its store, name a folder, or collide with the store's own temporary files.
+///
+/// Segments are 1–255 bytes of printable text without `/`, `\` or control characters, and do not
+/// start with a dot (so `.` and `..` are refused, as are hidden files); the whole key is at most
+/// 1,024 bytes.
+package struct BlobKey: Sendable, Hashable, CustomStringConvertible {
+    package let path: String
+
+    /// `nil` when `path` is not a safe key.
+    package init?(_ path: String) {
+        guard (1...1_024).contains(path.utf8.count) else { return nil }
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        for segment in segments {
+            guard (1...255).contains(segment.utf8.count), segment.first != ".",
+                  !segment.unicodeScalars.contains(where: { $0 == "\\" || $0.properties.generalCategory == .control })
+            else { return nil }
+        }
+        self.path = path
+    }
+
+    /// The key `segments` make, each checked.
+    package init?(segments: [String]) {
+        guard !segments.isEmpty, !segments.contains(where: { $0.contains("/") }) else { return nil }
+        self.init(segments.joined(separator: "/"))
+    }
+
+    package var segments: [Substring] { path.split(separator: "/") }
+
+    package var description: String { path }
+}

@@ -1,0 +1,30 @@
+import Contracts
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// JSON as Splash's APIs write it: the events' encoding (sorted camelCase keys, RFC 3339 dates with
+/// milliseconds), so a resource reads the same in a response and in an event.
+package enum JSONBody {
+    package static func encode(_ body: some Encodable) throws -> ByteBuffer {
+        ByteBuffer(bytes: try EventJSON.encoder.encode(body))
+    }
+
+    /// A JSON response with `status`.
+    package static func response(_ status: HTTPResponse.Status, _ body: some Encodable, headers: HTTPFields = [:]) throws -> Response {
+        var headers = headers
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: try encode(body)))
+    }
+
+    /// A 200 JSON response with its `ETag`, or 304 when the client already has it.
+    package static func tagged(_ body: some Encodable, for request: Request, headers: HTTPFields = [:]) throws -> Response {
+        EntityTag.response(to: request, body: try encode(body), headers: headers)
+    }
+
+    /// `value` as JSON text, for a `jsonb` parameter.
+    package static func text(_ value: some Encodable) throws -> String {
+        String(decoding: try EventJSON.encoder.encode(value), as: UTF8.self)
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import Hummingbird
+import ServiceKit
+
+/// `?limit=&cursor=` of a list endpoint: `limit` 1–100 (20 by default), `cursor` a `nextCursor` the
+/// API gave. A bad value is a 422 naming the parameter.
+package struct PageRequest: Sendable, Equatable {
+    package var limit: Int
+    package var cursor: PageCursor?
+
+    package init(limit: Int = 20, cursor: PageCursor? = nil) {
+        self.limit = limit
+        self.cursor = cursor
+    }
+
+    package init(_ request: Request, defaultLimit: Int = 20, maxLimit: Int = 100) throws {
+        let query = request.uri.queryParameters
+        var errors: [FieldError] = []
+        limit = defaultLimit
+        if let text = query.get("limit") {
+            if let value = Int(text), (1...maxLimit).contains(value) { limit = value } else {
+                errors.append(FieldError(.parameter("limit"), "limit: a whole number from 1 to \(maxLimit)"))
+            }
+        }
+        if let text = query.get("cursor"), !text.isEmpty {
+            cursor = PageCursor(text)
+            if cursor == nil { errors.append(FieldError(.parameter("cursor"), "cursor: pass back the nextCursor of a previous page")) }
+        }
+        if !errors.isEmpty { throw Problem.validation(errors) }
+    }
+
+    /// The page of `rows` (fetched with `limit + 1`, to learn whether more follow) and the cursor of
+    /// the next page, `nil` on the last.
+    package func page<Row>(of rows: [Row], position: (Row) -> PageCursor) -> (items: ArraySlice<Row>, next: PageCursor?) {
+        let items = rows.prefix(limit)
+        return (items, rows.count > limit ? items.last.map(position) : nil)
+    }
+}
+
+/// A page of a list: `{items, nextCursor}`, `nextCursor` null on the last page.
+package struct Page<Item: Encodable & Sendable>: Encodable, Sendable {
+    package var items: [Item]
+    package var nextCursor: String?
+
+    package init(items: [Item], nextCursor: PageCursor?) {
+        self.items = items
+        self.nextCursor = nextCursor?.description
+    }
+
+    private enum CodingKeys: String, CodingKey { case items, nextCursor }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(items, forKey: .items)
+        // Present and null on the last page, as clients test for it.
+        try container.encode(nextCursor, forKey: .nextCursor)
+    }
+}
