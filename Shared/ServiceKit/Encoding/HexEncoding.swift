@@ -1,14 +1,16 @@
+/// The hex digits, as ASCII bytes.
+private let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
 extension Sequence<UInt8> {
     /// The bytes as lowercase hexadecimal, two digits each (digests, signatures, generated secrets).
     package var hexEncoded: String {
-        var text = ""
-        text.reserveCapacity(underestimatedCount * 2)
-        for byte in self {
-            text.append(Self.digits[Int(byte >> 4)])
-            text.append(Self.digits[Int(byte & 0x0F)])
+        let bytes = Array(self)
+        return String(unsafeUninitializedCapacity: bytes.count * 2) { buffer in
+            for (index, byte) in bytes.enumerated() {
+                buffer[2 * index] = hexDigits[Int(byte >> 4)]
+                buffer[2 * index + 1] = hexDigits[Int(byte & 0x0F)]
+            }
+            return bytes.count * 2
         }
-        return text
     }
-
-    private static var digits: [Character] { Array("0123456789abcdef") }
 }
