@@ -41,7 +41,7 @@ public enum EventJSON {
 
     /// `2026-11-22T08:30:00.123Z`.
     public static func formatTimestamp(_ date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: true).timeSeparator(.colon).timeZone(separator: .omitted))
+        RFC3339.format(date)
     }
 
     /// Parses RFC 3339 timestamps with or without fractional seconds, in any offset.

@@ -85,3 +85,17 @@ import Yams
         try EventJSON.encoder.encode(try EventJSON.decoder.decode(Event.self, from: data))
     }
 }
+
+@Suite("RFC 3339 timestamps")
+struct RFC3339Tests {
+    @Test func timestampsAreUTCWithTheDigitsAsked() {
+        let date = Date(timeIntervalSince1970: 1_795_000_000.123456)
+        #expect(RFC3339.format(date) == "2026-11-18T11:06:40.123Z")
+        #expect(RFC3339.format(date, fractionalDigits: 6) == "2026-11-18T11:06:40.123456Z")
+        #expect(RFC3339.format(date, fractionalDigits: 0) == "2026-11-18T11:06:40Z")
+        #expect(RFC3339.format(Date(timeIntervalSince1970: -0.5), fractionalDigits: 3) == "1969-12-31T23:59:59.500Z")
+        // What the events' decoder reads back is the same instant, to the millisecond.
+        let read = EventJSON.parseTimestamp(RFC3339.format(date))
+        #expect(read.map { abs($0.timeIntervalSince(date)) < 0.001 } == true)
+    }
+}

@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import Hummingbird
 import Identity
@@ -5,18 +6,7 @@ import Identity
 /// RFC 3339 timestamps in UTC with microseconds, as GoTrue writes them (`2025-07-11T18:18:45.537123Z`).
 enum GoTrueTimestamp {
     static func format(_ date: Date) -> String {
-        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
-        // Floor division, so instants before 1970 keep a positive fraction.
-        var seconds = time_t(micros / 1_000_000)
-        var fraction = micros % 1_000_000
-        if fraction < 0 {
-            seconds -= 1
-            fraction += 1_000_000
-        }
-        var utc = tm()
-        gmtime_r(&seconds, &utc)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ",
-                      utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, fraction)
+        RFC3339.format(date, fractionalDigits: 6)
     }
 }
 
