@@ -28,21 +28,9 @@ extension PostgresClient {
         logger: Logger,
         _ body: @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        try await unwrappingTransactionErrors {
-            try await withUserTransaction(userID: userID.uuidString.lowercased(), logger: logger) { connection in
-                try await body(connection)
-            }
+        try await withUserTransaction(userID: userID.uuidString.lowercased(), logger: logger) { connection in
+            try await body(connection)
         }
-    }
-}
-
-/// PostgresNIO wraps what a transaction's closure throws; auth's flows throw `AuthError`s there and
-/// want them back as they are.
-private func unwrappingTransactionErrors<Result: Sendable>(_ body: () async throws -> Result) async throws -> Result {
-    do {
-        return try await body()
-    } catch let error as PostgresTransactionError {
-        throw error.closureError ?? error
     }
 }
 

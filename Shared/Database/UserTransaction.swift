@@ -7,16 +7,33 @@ extension PostgresClient {
     ///
     /// The setting is transaction-local (`set_config(…, true)`, the same as `SET LOCAL`), so it never
     /// leaks to the next user of the pooled connection; the value is bound as a parameter.
-    /// - Throws: the error of `body` (after rolling back), or the database's.
+    /// - Throws: the error of `body` as it was thrown (after rolling back), or the database's.
     package func withUserTransaction<Result>(
         userID: String,
         logger: Logger,
         isolation: isolated (any Actor)? = #isolation,
         _ body: (PostgresConnection) async throws -> sending Result
     ) async throws -> sending Result {
-        try await withTransaction(logger: logger, isolation: isolation) { connection in
-            try await connection.query("SELECT set_config('app.user_id', \(userID), true)", logger: logger)
-            return try await body(connection)
+        try await unwrappingTransactionErrors {
+            try await withTransaction(logger: logger, isolation: isolation) { connection in
+                try await connection.query("SELECT set_config('app.user_id', \(userID), true)", logger: logger)
+                return try await body(connection)
+            }
         }
+    }
+}
+
+/// Runs a transaction, giving back what its closure threw as it was thrown: PostgresNIO wraps it
+/// in `PostgresTransactionError`, and a service's domain errors (its problems) must reach the
+/// edge unchanged. A failed `BEGIN`, `COMMIT` or rollback comes out as PostgresNIO reports it.
+package func unwrappingTransactionErrors<Result>(
+    isolation: isolated (any Actor)? = #isolation,
+    _ body: () async throws -> sending Result
+) async throws -> sending Result {
+    do {
+        return try await body()
+    } catch let error as PostgresTransactionError {
+        guard let thrown = error.closureError, error.rollbackError == nil else { throw error }
+        throw thrown
     }
 }

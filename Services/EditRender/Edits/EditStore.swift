@@ -1,5 +1,6 @@
 import Contracts
 import EventBus
+import Database
 import Foundation
 import Logging
 import PostgresNIO
@@ -45,7 +46,7 @@ struct EditStore: Sendable {
     func edits(of user: UUID, limit: Int, after cursor: PageCursor?) async throws -> [Edit] {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
             let rows = if let cursor, let id = cursor.id {
-                try await connection.query("SELECT \(unescaped: Self.columns) FROM edits WHERE (created_at, id) < (\(cursor.time), \(id)) ORDER BY created_at DESC, id DESC LIMIT \(limit)", logger: logger).collect()
+                try await connection.query("SELECT \(unescaped: Self.columns) FROM edits WHERE (created_at, id) < (\(ExactTimestamp(microseconds: cursor.microseconds)), \(id)) ORDER BY created_at DESC, id DESC LIMIT \(limit)", logger: logger).collect()
             } else {
                 try await connection.query("SELECT \(unescaped: Self.columns) FROM edits ORDER BY created_at DESC, id DESC LIMIT \(limit)", logger: logger).collect()
             }
