@@ -4,7 +4,7 @@ public enum EventCatalog {
     public static let all: [any DomainEvent.Type] = [
         UserRegistered.self, ProfileUpdated.self, OnboardingCompleted.self,
         EditRequested.self, EditCompleted.self, EditFailed.self,
-        PhotoLiked.self, PhotoUnliked.self, PostCreated.self, CollectionChanged.self,
+        PhotoLiked.self, PhotoUnliked.self, PostCreated.self, PostDeleted.self, CollectionChanged.self,
         OrderPlaced.self, OrderStatusChanged.self, DriverAssigned.self, DriverLocationUpdated.self,
     ]
 }
