@@ -20,16 +20,18 @@ package final class ServiceProcess: Sendable {
 
     /// Starts `executable` with `environment` (plus `HTTP_HOST`/`HTTP_PORT`) and waits for its
     /// `/readyz`.
-    package init(_ executable: String, environment: [String: String], readyWithin timeout: Duration = .seconds(60)) async throws {
+    /// - Parameter port: the port to serve on (a free one when `nil`), for a service whose
+    ///   configuration names its own address.
+    package init(_ executable: String, environment: [String: String], port: Int? = nil, readyWithin timeout: Duration = .seconds(60)) async throws {
         let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
             .deletingLastPathComponent().appendingPathComponent(executable)
         guard FileManager.default.isExecutableFile(atPath: binary.path) else { throw ServiceProcessError.notBuilt(binary.path) }
         name = executable
-        port = freePort()
+        self.port = port ?? freePort()
         output = try CapturedOutput()
         var settings = environment
         settings["HTTP_HOST"] = "127.0.0.1"
-        settings["HTTP_PORT"] = String(port)
+        settings["HTTP_PORT"] = String(self.port)
         settings["LOG_FORMAT"] = "text"
         settings["LOG_COLOR"] = "never"
         // Stops with the test process, even if the test is killed.
@@ -40,7 +42,7 @@ package final class ServiceProcess: Sendable {
         let exited = self.exited
         process.terminationHandler = { exited.complete($0.terminationStatus) }
         try process.run()
-        let url = "http://127.0.0.1:\(port)/readyz"
+        let url = "http://127.0.0.1:\(self.port)/readyz"
         do {
             try await waitUntilReady(executable, timeout: timeout) {
                 guard !exited.isComplete else { return true }

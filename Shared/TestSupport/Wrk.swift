@@ -19,10 +19,18 @@ package enum Wrk {
 
     /// `wrk -t2 -c<connections> -d<seconds>s` on `url` (one thread for one connection: wrk wants at
     /// least a connection per thread), each request with `headers` (`Name: value`).
-    package static func run(_ url: String, seconds: Int, connections: Int, headers: [String] = []) async throws -> Result {
+    /// - Parameter requests: Lua defining wrk's `setup`, `init` or `request` (which requests to
+    ///   make), run with the script that reads every latency back.
+    package static func run(_ url: String, seconds: Int, connections: Int, headers: [String] = [], requests: String? = nil) async throws -> Result {
+        var script = try histogramScript.get()
+        if let requests {
+            let url = FileManager.default.temporaryDirectory.appendingPathComponent("wrk-requests-\(getpid())-\(UUID().uuidString.prefix(8)).lua")
+            try (requests + "\n" + String(contentsOfFile: script, encoding: .utf8)).write(to: url, atomically: true, encoding: .utf8)
+            script = url.path
+        }
         let output = try await ProcessCommand(
             URL(fileURLWithPath: "/usr/bin/wrk"),
-            ["-t\(min(2, connections))", "-c\(connections)", "-d\(seconds)s", "-s", try histogramScript.get()] + headers.flatMap { ["-H", $0] } + [url]
+            ["-t\(min(2, connections))", "-c\(connections)", "-d\(seconds)s", "-s", script] + headers.flatMap { ["-H", $0] } + [url]
         ).runToCompletion()
         return Result(report: output)
     }

@@ -155,42 +155,8 @@ struct AuthHarness: Sendable {
     /// Waits until the relay has published every outbox row, then reads `auth.users` from the
     /// beginning and returns the events keyed by `userID`, in order.
     func publishedEvents(of userID: String) async throws -> [EventEnvelope] {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while try await withDatabase({ client in
-            try await client.query("SELECT count(*) FROM auth.outbox WHERE published_at IS NULL AND failed_at IS NULL").collect().first?.decode(Int.self) ?? 0
-        }) > 0 {
-            guard ContinuousClock.now < deadline else { throw HarnessError.outboxNotPublished }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        var configuration = KafkaConsumerConfiguration(
-            bootstrapServers: kafka.bootstrapServers,
-            clientID: "auth-test-reader",
-            groupID: "auth-test-\(UUID())",
-            topics: [TopicCatalog.authUsers.name]
-        )
-        configuration.stopsAtEnd = true
-        configuration.commitsOffsets = false
-        var logger = Logger(label: "auth-test-reader")
-        logger.logLevel = .warning
-        let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
-        return try await withRunningServices([consumer], logger: logger) {
-            try await withThrowingTaskGroup(of: [EventEnvelope].self) { group in
-                for await partition in consumer.partitions {
-                    group.addTask {
-                        var events: [EventEnvelope] = []
-                        for await message in partition where message.key.map({ String(decoding: $0, as: UTF8.self) }) == userID {
-                            events.append(try EventEnvelope(message))
-                        }
-                        return events
-                    }
-                }
-                return try await group.reduce(into: []) { $0 += $1 }
-            }
-        }
-    }
-
-    enum HarnessError: Error {
-        case outboxNotPublished
+        try await database.waitUntilOutboxIsPublished(schema: "auth")
+        return try await TestKafka.shared.events(on: TopicCatalog.authUsers.name, key: userID)
     }
 }
 

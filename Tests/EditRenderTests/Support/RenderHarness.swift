@@ -16,7 +16,7 @@ import TestSupport
 /// serving real fixture photos, and `replicas` applications (each `--role all` unless told).
 struct RenderHarness: Sendable {
     let apps: [RunningApplication]
-    let catalog: FakeCatalog
+    let catalog: FakePhotoCatalog
     let database: TestDatabase
     let blobs: URL
     let logs: CapturedOutput
@@ -41,7 +41,7 @@ struct RenderHarness: Sendable {
         var images: [String: [UInt8]] = [:]
         for name in ["Aqua", "Storm", "FreshFlower"] { images["\(name).jpg"] = try photo(name) }
         images["Broken.jpg"] = Array(try photo("Storm").prefix(40_000))
-        let catalog = FakeCatalog(images: images)
+        let catalog = FakePhotoCatalog(images: images)
         try await catalog.start()
         let blobs = FileManager.default.temporaryDirectory.appendingPathComponent("render-blobs-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: blobs) }
@@ -56,7 +56,7 @@ struct RenderHarness: Sendable {
     }
 
     private static func run<Result: Sendable>(
-        _ overrides: [String: String], replicas: Int, catalog: FakeCatalog, blobs: URL,
+        _ overrides: [String: String], replicas: Int, catalog: FakePhotoCatalog, blobs: URL,
         _ body: @Sendable (RenderHarness) async throws -> Result
     ) async throws -> Result {
         let database = try await TestPostgres.shared.makeDatabase()

@@ -4,27 +4,26 @@ import Hummingbird
 import Identity
 import Logging
 import NIOCore
-import TestSupport
 import Synchronization
 
-/// photo-catalog as edit-render sees it, over real HTTP: `/v1/photos/{id}` answers with `urls`
+/// photo-catalog as edit-render and social see it, over real HTTP: `/v1/photos/{id}` answers with `urls`
 /// pointing at this server's `/images/{file}` (real photos from the fixtures) — or, for ids
 /// starting with `elsewhere`, at a host that is not allowed; `/v1/photos/{id}/download` counts
 /// reports; `/jwks.json` publishes the key test tokens are signed with.
-final class FakeCatalog: Sendable {
-    let key = SigningKey.generate()
+package final class FakePhotoCatalog: Sendable {
+    package let key = SigningKey.generate()
     private let images: [String: [UInt8]]
     private let state = Mutex<(server: TestServer?, reports: [String])>((nil, []))
 
-    init(images: [String: [UInt8]]) {
+    package init(images: [String: [UInt8]]) {
         self.images = images
     }
 
-    var port: Int { state.withLock { $0.server?.port ?? 0 } }
-    var baseURL: String { "http://127.0.0.1:\(port)" }
-    var reports: [String] { state.withLock { $0.reports } }
+    package var port: Int { state.withLock { $0.server?.port ?? 0 } }
+    package var baseURL: String { "http://127.0.0.1:\(port)" }
+    package var reports: [String] { state.withLock { $0.reports } }
 
-    func start() async throws {
+    package func start() async throws {
         let router = Router()
         router.get("jwks.json") { [key] _, _ -> Response in
             let body = try JSONEncoder().encode(JSONWebKeySet(keys: [key.verificationKey.jwk]))
@@ -36,7 +35,11 @@ final class FakeCatalog: Sendable {
             let file = id.split(separator: "-").first.map(String.init) ?? id
             let base = id.hasPrefix("elsewhere") ? "https://evil.example" : baseURL
             let urls = ["full": "\(base)/images/\(file).jpg?full", "regular": "\(base)/images/\(file).jpg?regular"]
-            let body = try JSONSerialization.data(withJSONObject: ["id": id, "urls": urls])
+            let body = try JSONSerialization.data(withJSONObject: [
+                "id": id, "urls": urls, "width": 2560, "height": 1600, "description": "A test photo",
+                "links": ["html": "https://unsplash.com/photos/\(id)"],
+                "user": ["name": "Test Photographer", "username": "tester", "links": ["html": "https://unsplash.com/@tester"]],
+            ] as [String: Any])
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
         }
         router.post("v1/photos/:id/download") { [self] request, context -> Response in
@@ -53,7 +56,7 @@ final class FakeCatalog: Sendable {
         state.withLock { $0.server = server }
     }
 
-    func stop() async {
+    package func stop() async {
         await state.withLock { $0.server }?.stop()
     }
 }

@@ -1,0 +1,67 @@
+import Contracts
+import EventBus
+import Foundation
+import Kafka
+import Logging
+import PostgresNIO
+import ServiceKit
+import ServiceLifecycle
+
+extension TestDatabase {
+    /// Waits until the relay has published every outbox row of `schema` (or marked it failed).
+    package func waitUntilOutboxIsPublished(schema: String, timeout: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while try await withClient({ client in
+            try await client.query(PostgresQuery(unsafeSQL: "SELECT count(*)::int FROM \(schema).outbox WHERE published_at IS NULL AND failed_at IS NULL"))
+                .collect().first?.decode(Int.self) ?? 0
+        }) > 0 {
+            guard ContinuousClock.now < deadline else { throw PublishedEventsError.outboxNotPublished(schema) }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+}
+
+package enum PublishedEventsError: Error {
+    case outboxNotPublished(String)
+}
+
+extension TestKafka {
+    /// The events on `topic` whose key is `key`, in order: the topic read from its beginning to
+    /// its end, in a consumer group of its own that commits nothing.
+    package func events(on topic: String, key: String) async throws -> [EventEnvelope] {
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: try running().bootstrapServers, clientID: "test-reader",
+                                                       groupID: "test-reader-\(UUID())", topics: [topic])
+        configuration.stopsAtEnd = true
+        configuration.commitsOffsets = false
+        var logger = Logger(label: "test-reader")
+        logger.logLevel = .warning
+        let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
+        return try await withRunningServices([consumer], logger: logger) {
+            try await withThrowingTaskGroup(of: [EventEnvelope].self) { group in
+                for await partition in consumer.partitions {
+                    group.addTask {
+                        var events: [EventEnvelope] = []
+                        for await message in partition where message.key.map({ String(decoding: $0, as: UTF8.self) }) == key {
+                            events.append(try EventEnvelope(message))
+                        }
+                        return events
+                    }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+        }
+    }
+
+    /// Publishes `events` as their services would (CloudEvents, keyed by aggregate), and waits for
+    /// every delivery report.
+    package func publish(_ events: [any DomainEvent], source: String) async throws {
+        var logger = Logger(label: "test-publisher")
+        logger.logLevel = .warning
+        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: try running().bootstrapServers, clientID: "test-publisher"), logger: logger)
+        try await withRunningServices([producer], logger: logger) {
+            for event in events {
+                _ = try await producer.send(try EventEnvelope(event, source: source).record(topic: type(of: event).topic.name))
+            }
+        }
+    }
+}
