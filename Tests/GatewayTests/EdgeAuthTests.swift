@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPTypes
 import Identity
 import LocalStack
 import Testing
@@ -44,6 +45,36 @@ import TestSupport
             #expect(try await gateway.get("/v1/edits", bearer: expired).json()["detail"] as? String == "The access token has expired; refresh it.")
             // None of them reached the service.
             #expect(gateway.upstream.requestCount == upstreamCalls)
+        }
+    }
+
+    @Test func storageNeedsAUserExceptToDownloadBySignedLinkOrFromAPublicBucket() async throws {
+        try await GatewayHarness.with(alsoRouting: ["GATEWAY_SOCIAL_URL"]) { gateway in
+            let anonKey = "an-anon-key"
+            let anonymous = [("apikey", anonKey), ("Authorization", "Bearer \(anonKey)")]
+            let before = gateway.upstream.requestCount
+            // Uploads, lists and private downloads need a user: the anon key (sent as the bearer
+            // by Supabase clients before sign-in) is not one, and no token at all is refused too.
+            for (method, path) in [(HTTPRequest.Method.post, "/storage/v1/object/posts/someone/a.jpg"),
+                                   (.post, "/storage/v1/object/list/posts"),
+                                   (.get, "/storage/v1/object/authenticated/posts/someone/a.jpg"),
+                                   (.get, "/storage/v1/object/posts/someone/a.jpg")] {
+                for headers in [anonymous, []] {
+                    let response = try await gateway.app.request(method, path, headers: headers)
+                    #expect(response.status == 401, "\(method) \(path) answered \(response.status)")
+                }
+            }
+            #expect(gateway.upstream.requestCount == before)
+            // A signed link and a public bucket are read without a user; so is their HEAD.
+            for (method, path) in [(HTTPRequest.Method.get, "/storage/v1/object/sign/posts/someone/a.jpg?token=t"),
+                                   (.head, "/storage/v1/object/sign/posts/someone/a.jpg?token=t"),
+                                   (.get, "/storage/v1/object/public/avatars/someone/me.png")] {
+                let response = try await gateway.app.request(method, path, headers: anonymous)
+                #expect(response.status == 200, "\(method) \(path) answered \(response.status)")
+            }
+            // A user's token passes, and a forged one is refused even where anonymous calls pass.
+            #expect(try await gateway.app.request(.post, "/storage/v1/object/list/posts", headers: [("apikey", anonKey), ("Authorization", "Bearer \(try gateway.token())")]).status == 200)
+            #expect(try await gateway.get("/storage/v1/object/public/avatars/someone/me.png", bearer: try gateway.token(key: .generate())).status == 401)
         }
     }
 

@@ -61,6 +61,10 @@ import Testing
         let id = { (uuid: UUID) in uuid.uuidString.lowercased() }
         #expect(try audience(ProfileUpdated(userId: user, username: "x", avatarUrl: nil, changed: [.username], updatedAt: Date()))?.channels == [.profiles, .user(id(user))])
         #expect(try audience(PhotoLiked(userId: user, photoId: "abc", likedAt: Date()))?.channels == [.user(id(user))])
+        // Posts reach everyone's feed and their author; a private collection's changes only its owner.
+        #expect(try audience(PostCreated(postId: UUID(), userId: user, photoKey: "unsplash:abc", caption: "", createdAt: Date()))?.channels == [.feed, .user(id(user))])
+        #expect(try audience(PostDeleted(postId: UUID(), userId: user, deletedAt: Date()))?.channels == [.feed, .user(id(user))])
+        #expect(try audience(CollectionChanged(userId: user, collectionId: UUID(), change: .created, private: true, changedAt: Date()))?.channels == [.user(id(user))])
         let parties = OrderParties(customerId: customer, restaurantId: restaurant, driverId: driver)
         let placed = try #require(try audience(OrderPlaced(orderId: order, parties: parties, items: [], totalCents: 100, placedAt: Date())))
         #expect(placed.channels == [.order(id(order)), .user(id(customer)), .user(id(restaurant)), .user(id(driver))])
@@ -90,6 +94,7 @@ import Testing
     @Test func channelNamesAreParsedAndMeIsTheViewersOwn() {
         #expect(RealtimeChannel(name: "profiles", user: "u") == .profiles)
         #expect(RealtimeChannel(name: "me", user: "u") == .user("u"))
+        #expect(RealtimeChannel(name: "feed", user: "u") == .feed)
         let order = UUID()
         #expect(RealtimeChannel(name: "orders:\(order.uuidString)", user: "u") == .order(order.uuidString.lowercased()))
         #expect(RealtimeChannel(name: "orders:42", user: "u") == nil)

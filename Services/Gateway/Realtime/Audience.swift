@@ -42,7 +42,10 @@ struct Audience: Equatable {
         case PhotoUnliked.type:
             self.init(user: try envelope.decode(PhotoUnliked.self).userId)
         case PostCreated.type:
-            self.init(user: try envelope.decode(PostCreated.self).userId)
+            // New posts appear in everyone's feed live.
+            self.init(channels: [.feed, .user(Self.id(try envelope.decode(PostCreated.self).userId))])
+        case PostDeleted.type:
+            self.init(channels: [.feed, .user(Self.id(try envelope.decode(PostDeleted.self).userId))])
         case CollectionChanged.type:
             self.init(user: try envelope.decode(CollectionChanged.self).userId)
         case OrderPlaced.type:

@@ -3,12 +3,15 @@ import Foundation
 /// What a realtime client subscribes to (README, "Live events").
 ///
 /// - `profiles`: every `auth.profile.updated.v1` (public fields only), for anyone signed in;
+/// - `feed`: every post created or deleted (`social.post.created.v1`, `social.post.deleted.v1`),
+///   for anyone signed in;
 /// - `me`: events about the signed-in user — their render results, their orders, their social
 ///   activity, their own profile;
 /// - `orders:{id}`: one order's status changes, driver assignment and driver positions, for its
 ///   customer, its driver, its restaurant and admins.
 enum RealtimeChannel: Hashable, Sendable, CustomStringConvertible {
     case profiles
+    case feed
     /// The `me` channel of one user.
     case user(String)
     case order(String)
@@ -17,6 +20,7 @@ enum RealtimeChannel: Hashable, Sendable, CustomStringConvertible {
     init?(name: String, user: String) {
         switch name {
         case "profiles": self = .profiles
+        case "feed": self = .feed
         case "me": self = .user(user)
         default:
             guard name.hasPrefix("orders:"), let id = UUID(uuidString: String(name.dropFirst("orders:".count))) else { return nil }
@@ -33,6 +37,7 @@ enum RealtimeChannel: Hashable, Sendable, CustomStringConvertible {
     var description: String {
         switch self {
         case .profiles: "profiles"
+        case .feed: "feed"
         case .user: "me"
         case .order(let id): "orders:\(id)"
         }

@@ -23,7 +23,7 @@ struct SubscriptionRefusal: Error, Equatable {
     let message: String
 
     static func unknownChannel(_ name: String) -> Self {
-        .init(code: "unknown_channel", message: "No channel is called \(name.prefix(80)); use profiles, me or orders:{order id}.")
+        .init(code: "unknown_channel", message: "No channel is called \(name.prefix(80)); use profiles, feed, me or orders:{order id}.")
     }
 
     static func forbidden(_ channel: RealtimeChannel) -> Self {

@@ -24,11 +24,18 @@ struct EdgeChecks: Sendable {
     /// The user id of a valid bearer token; `nil` for an anonymous call the group allows.
     /// - Throws: `TokenProblem`: 401 for a missing token the group requires or an invalid one, 503
     ///   when auth's keys cannot be had.
-    func authenticate(_ headers: HTTPFields, for group: RouteGroup) async throws -> String? {
+    func authenticate(_ headers: HTTPFields, method: HTTPRequest.Method, path: String, for group: RouteGroup) async throws -> String? {
         guard group.access != .passthrough else { return nil }
-        guard let token = headers.bearerToken else {
-            if group.access == .user { throw TokenProblem.missing }
-            return nil
+        var bearer = headers.bearerToken
+        if group.access == .storage, let key = headers[.apiKey], bearer == key {
+            bearer = nil
+        }
+        guard let token = bearer else {
+            switch group.access {
+            case .user: throw TokenProblem.missing
+            case .storage where !EdgeAccess.isAnonymousStorageDownload(method: method, path: path): throw TokenProblem.missing
+            default: return nil
+            }
         }
         do {
             return try await keys.verify(token).subject
@@ -41,7 +48,9 @@ struct EdgeChecks: Sendable {
     /// fetch or ends in a 401 (both for the router's path to handle).
     func acceptedWithoutWaiting(bearer: @autoclosure () -> String?, for group: RouteGroup) -> String?? {
         guard group.access != .passthrough else { return .some(nil) }
-        guard let token = bearer() else { return group.access == .user ? nil : .some(nil) }
+        // Without a token only an open group's call is settled here; `.storage`'s anonymous
+        // downloads take the router's path, which reads the method and the `apikey`.
+        guard let token = bearer() else { return group.access == .optionalUser ? .some(nil) : nil }
         return keys.verifyWithoutFetching(token).map { .some($0.subject) }
     }
 
@@ -68,7 +77,7 @@ struct EdgeMiddleware<Context: ServiceRequestContext>: RouterMiddleware {
             return try await next(request, context)
         }
         context.coreContext.endpointPath.value = group.route
-        let user = try await checks.authenticate(request.headers, for: group)
+        let user = try await checks.authenticate(request.headers, method: request.method, path: request.uri.path, for: group)
         let (decision, limit) = checks.takeRateLimit(
             for: group, user: user, peerIP: ClientAddressResolver.text(of: context.remoteAddress), forwardedFor: request.headers[.xForwardedFor]
         )
@@ -82,4 +91,9 @@ struct EdgeMiddleware<Context: ServiceRequestContext>: RouterMiddleware {
         response.headers.append(contentsOf: decision.headers(limit: limit, includeRetryAfter: false))
         return response
     }
+}
+
+extension HTTPField.Name {
+    /// The Supabase clients' project key, sent on every call.
+    static let apiKey = Self("apikey")!
 }

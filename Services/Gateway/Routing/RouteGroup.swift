@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import ServiceKit
 
 /// Who may call a route group, as the gateway checks it at the edge (services check again).
@@ -9,6 +10,17 @@ enum EdgeAccess: String, Sendable {
     case optionalUser
     /// A valid access token is required.
     case user
+    /// Supabase Storage: a valid access token is required, except to download through a signed
+    /// link (`GET|HEAD /storage/v1/object/sign/…`, the link's token is the credential) or from a
+    /// public bucket (`…/object/public/…`). A bearer equal to the request's `apikey` is the
+    /// client's anonymous key, not a user's token (Supabase clients send it before sign-in).
+    case storage
+
+    /// Whether an anonymous call to `path` with `method` is one `.storage` lets through.
+    static func isAnonymousStorageDownload(method: HTTPRequest.Method, path: String) -> Bool {
+        (method == .get || method == .head)
+            && (path.hasPrefix("/storage/v1/object/sign/") || path.hasPrefix("/storage/v1/object/public/"))
+    }
 }
 
 /// One upstream service and the path prefixes the gateway routes to it. A class, set once from
@@ -72,6 +84,8 @@ struct RouteTable: Sendable {
         ("edit_render", "GATEWAY_EDIT_RENDER_URL", ["/v1/filters", "/v1/edits", "/v1/uploads"], .user, RateLimit(count: 300, window: .seconds(60)), 26 << 20),
         ("media", "GATEWAY_EDIT_RENDER_URL", ["/v1/media"], .optionalUser, RateLimit(count: 1_200, window: .seconds(60)), 0),
         ("social", "GATEWAY_SOCIAL_URL", ["/v1/likes", "/v1/collections", "/v1/posts", "/v1/feed"], .user, RateLimit(count: 600, window: .seconds(60)), 1 << 20),
+        // Uploads up to 25 MB, plus a multipart envelope.
+        ("storage", "GATEWAY_SOCIAL_URL", ["/storage/v1"], .storage, RateLimit(count: 600, window: .seconds(60)), 26 << 20),
         ("tracking", "GATEWAY_TRACKING_URL", ["/v1/restaurants", "/v1/orders", "/v1/drivers"], .user, RateLimit(count: 1_200, window: .seconds(60)), 1 << 20),
     ]
 }

@@ -28,16 +28,20 @@ struct GatewayHarness: Sendable {
         var testDescription: String { rawValue }
     }
 
-    /// Runs a gateway whose upstreams are a fresh `FakeUpstream` (started and stopped here);
-    /// `overrides` replace or add variables.
+    /// Runs a gateway whose upstreams are a fresh `FakeUpstream` (started and stopped here):
+    /// auth, photo-catalog and edit-render, and the services named by `alsoRouting` (their URL
+    /// variables); `overrides` replace or add variables.
     static func with<Result: Sendable>(
         _ overrides: [String: String] = [:],
+        alsoRouting variables: [String] = [],
         mode: ProxyMode = .direct,
         _ body: @Sendable (GatewayHarness) async throws -> Result
     ) async throws -> Result {
         let upstream = FakeUpstream()
         try await upstream.start()
         do {
+            var overrides = overrides
+            for variable in variables { overrides[variable] = upstream.baseURL }
             let result = try await with(overrides, upstream: upstream, mode: mode, body)
             await upstream.stop()
             return result
