@@ -19,7 +19,8 @@ let authSchema = "auth"
 /// - Throws: when a migration does not apply or Kafka refuses to create the topic.
 func buildApplication(_ config: AuthConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
     let logger = runtime.logger
-    try await prepareStorage(config, logger: logger)
+    try await prepareServiceStorage(schema: authSchema, migrations: try Migration.load(bundle: .module), database: config.database,
+                                    events: config.events, topics: [TopicCatalog.authUsers], logger: logger)
 
     let client = PostgresClient(configuration: config.database.client, backgroundLogger: logger)
     let producer = try KafkaProducer(configuration: config.events.producer(clientID: "auth"), logger: logger)
@@ -38,17 +39,6 @@ func buildApplication(_ config: AuthConfiguration, runtime: ServiceRuntime) asyn
     }
 }
 
-/// Migrations, then topics; both are safe to run from several replicas at once.
-private func prepareStorage(_ config: AuthConfiguration, logger: Logger) async throws {
-    let migrations = try Migration.load(bundle: .module, subdirectory: "Migrations")
-    try await PostgresClient.withStartupClient(config.database.client, logger: logger) { client in
-        _ = try await MigrationRunner(schema: authSchema, migrations: migrations).run(on: client, logger: logger)
-        try await EventBusSchema(authSchema).migrate(on: client, logger: logger)
-    }
-    if config.events.createsTopics {
-        try await KafkaTopicAdministrator.ensureTopicsExist([TopicCatalog.authUsers], bootstrapServers: config.events.brokers, logger: logger)
-    }
-}
 
 /// Auth's controllers, wired to their dependencies.
 struct AuthRoutes: Sendable {

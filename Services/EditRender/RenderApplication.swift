@@ -23,14 +23,8 @@ let renderSchema = "render"
 /// - Throws: when a migration does not apply, Kafka refuses the topics, or libvips cannot start.
 func buildApplication(_ config: RenderConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
     let logger = runtime.logger
-    let migrations = try Migration.load(bundle: .module, subdirectory: "Migrations")
-    try await PostgresClient.withStartupClient(config.database.client, logger: logger) { client in
-        try await MigrationRunner(schema: renderSchema, migrations: migrations).run(on: client, logger: logger)
-        try await EventBusSchema(renderSchema).migrate(on: client, logger: logger)
-    }
-    if config.events.createsTopics {
-        try await KafkaTopicAdministrator.ensureTopicsExist([TopicCatalog.renderJobs, TopicCatalog.renderResults], bootstrapServers: config.events.brokers, logger: logger)
-    }
+    try await prepareServiceStorage(schema: renderSchema, migrations: try Migration.load(bundle: .module), database: config.database,
+                                    events: config.events, topics: [TopicCatalog.renderJobs, TopicCatalog.renderResults], logger: logger)
 
     let client = PostgresClient(configuration: config.database.client, backgroundLogger: logger)
     let producer = try KafkaProducer(configuration: config.events.producer(clientID: "edit-render"), logger: logger)
@@ -41,7 +35,7 @@ func buildApplication(_ config: RenderConfiguration, runtime: ServiceRuntime) as
     httpConfiguration.timeout = .init(connect: .seconds(5), read: .seconds(30))
     let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: httpConfiguration, backgroundActivityLogger: logger)
     let renderer = try Renderer(threads: config.workers)
-    let blobs = try FileBlobStore(root: config.blobDirectory)
+    let blobs = try FileBlobStore(root: config.media.blobDirectory)
     let metrics = RenderMetrics(factory: runtime.metrics.factory)
     let store = EditStore(client: client, outbox: outbox, logger: logger)
     let catalog = PhotoCatalogClient(http: http, baseURL: config.photoCatalogURL, serviceToken: config.catalogServiceToken, logger: logger)
@@ -69,8 +63,8 @@ func buildApplication(_ config: RenderConfiguration, runtime: ServiceRuntime) as
         RoutePolicy(pathPrefix: "/v1/uploads", maxBodySize: config.maxUploadBytes, timeout: .seconds(120)),
         RoutePolicy(pathPrefix: "/v1", maxBodySize: 64 << 10, timeout: config.http.requestTimeout),
     ]
-    let links = MediaLinks(secret: config.mediaKey, lifetime: config.mediaURLLifetime, publicBase: config.publicBase)
-    let keys = KeySetCache(url: config.keySetURL, issuer: config.issuer, refreshInterval: .seconds(5), client: http, logger: logger)
+    let links = config.media.links
+    let keys = KeySetCache(url: config.keys.url, issuer: config.keys.issuer, refreshInterval: .seconds(5), client: http, logger: logger)
     if config.role.servesAPI {
         // Fetched as the API starts and kept fresh, so no request waits for it; workers verify
         // no tokens.

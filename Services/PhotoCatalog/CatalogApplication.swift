@@ -25,7 +25,7 @@ func buildApplication(_ config: CatalogConfiguration, runtime: ServiceRuntime) a
     let client = PostgresClient(configuration: config.database.client, backgroundLogger: logger)
     let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: httpClientConfiguration(config), backgroundActivityLogger: logger)
     let metrics = CatalogMetrics(factory: runtime.metrics.factory)
-    let keys = KeySetCache(url: config.keySetURL, issuer: config.issuer, refreshInterval: .seconds(5), client: http, logger: logger)
+    let keys = KeySetCache(url: config.keys.url, issuer: config.keys.issuer, refreshInterval: .seconds(5), client: http, logger: logger)
 
     let source: PhotoSource
     let reporter: (any DownloadReporter)?

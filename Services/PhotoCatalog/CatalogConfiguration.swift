@@ -1,5 +1,6 @@
 import Database
 import Foundation
+import KeySetClient
 import ServiceKit
 
 /// Everything `photo-catalog` reads from its environment; each variable is described in
@@ -14,8 +15,7 @@ struct CatalogConfiguration: ServiceConfiguration {
     var unsplash: UnsplashSettings?
     var cache: CacheSettings
     /// Where auth publishes its verification keys, and the issuer its tokens carry.
-    var keySetURL: URL
-    var issuer: String
+    var keys: KeySetSettings
     /// Lets other Splash services report a photo's use for one of their users.
     var serviceToken: String?
     var downloads: DownloadTracker.Settings
@@ -23,13 +23,10 @@ struct CatalogConfiguration: ServiceConfiguration {
     init(from reader: ConfigurationReader) throws(ConfigurationError) {
         http = try HTTPServerSettings(from: reader, defaultPort: 8082)
         database = try DatabaseSettings(from: reader)
-        var publicBase = try reader.url("CATALOG_PUBLIC_URL", schemes: ["http", "https"], default: URL(string: "http://localhost:8080")!).absoluteString
-        while publicBase.hasSuffix("/") { publicBase.removeLast() }
-        self.publicBase = publicBase
+        publicBase = try reader.publicBase("CATALOG_PUBLIC_URL")
         unsplash = try UnsplashSettings(from: reader)
         cache = try CacheSettings(from: reader)
-        keySetURL = try reader.url("CATALOG_JWKS_URL", schemes: ["http", "https"], default: URL(string: "http://127.0.0.1:8081/auth/v1/.well-known/jwks.json")!)
-        issuer = try reader.string("CATALOG_JWT_ISSUER", default: "http://localhost:8080/auth/v1")
+        keys = try KeySetSettings(from: reader, prefix: "CATALOG")
         serviceToken = try reader.optionalSecret("CATALOG_SERVICE_TOKEN", expected: "a shared secret of at least 32 characters")
         downloads = DownloadTracker.Settings(
             retryBase: try reader.duration("CATALOG_DOWNLOAD_RETRY_BASE", default: .seconds(5), minimum: .milliseconds(10)),

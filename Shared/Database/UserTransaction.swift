@@ -8,15 +8,38 @@ extension PostgresClient {
     /// The setting is transaction-local (`set_config(…, true)`, the same as `SET LOCAL`), so it never
     /// leaks to the next user of the pooled connection; the value is bound as a parameter.
     /// - Throws: the error of `body` as it was thrown (after rolling back), or the database's.
+    @discardableResult
     package func withUserTransaction<Result>(
         userID: String,
         logger: Logger,
         isolation: isolated (any Actor)? = #isolation,
         _ body: (PostgresConnection) async throws -> sending Result
     ) async throws -> sending Result {
+        try await withTransaction(setting: "app.user_id", to: userID, logger: logger, isolation: isolation, body)
+    }
+
+    /// Runs `body` in a transaction done for the service itself, not for a user (projections,
+    /// collectors, a signed link's download): `app.service` is `on`, which the policies of a
+    /// schema that has such work let see every row. Transaction-local, as a user's setting is.
+    @discardableResult
+    package func withServiceTransaction<Result>(
+        logger: Logger,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (PostgresConnection) async throws -> sending Result
+    ) async throws -> sending Result {
+        try await withTransaction(setting: "app.service", to: "on", logger: logger, isolation: isolation, body)
+    }
+
+    private func withTransaction<Result>(
+        setting name: String,
+        to value: String,
+        logger: Logger,
+        isolation: isolated (any Actor)?,
+        _ body: (PostgresConnection) async throws -> sending Result
+    ) async throws -> sending Result {
         try await unwrappingTransactionErrors {
             try await withTransaction(logger: logger, isolation: isolation) { connection in
-                try await connection.query("SELECT set_config('app.user_id', \(userID), true)", logger: logger)
+                try await connection.query("SELECT set_config(\(name), \(value), true)", logger: logger)
                 return try await body(connection)
             }
         }

@@ -142,6 +142,14 @@ package struct ConfigurationReader: Sendable {
             return url
         }
     }
+
+    /// Where the apps reach Splash (the gateway), for links a service writes: an `http(s)` URL
+    /// without its trailing slashes, `http://localhost:8080` when `name` is unset.
+    package func publicBase(_ name: String) throws(ConfigurationError) -> String {
+        var base = try url(name, schemes: ["http", "https"], default: URL(string: "http://localhost:8080")!).absoluteString
+        while base.hasSuffix("/") { base.removeLast() }
+        return base
+    }
 }
 
 /// The names of the variables a `ConfigurationReader` was asked for, whether they were set or not.
