@@ -8,7 +8,7 @@ SYSTEM_PACKAGES := pkg-config librdkafka-dev libvips-dev mate-backgrounds kcat c
 # The official supabase client, which auth's tests drive unchanged (pinned to the version tested).
 SUPABASE_PY := supabase==2.34.1
 
-.PHONY: run test contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render
+.PHONY: run test contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social
 
 deps:
 	@missing=""; \
@@ -107,3 +107,13 @@ bench-render: deps
 	  || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages pillow
 	$(SWIFT) build -c release --product RenderBenchmark
 	.build/release/RenderBenchmark --seconds 10 --samples 60
+
+# social's figures, in release mode: the feed's first page with 100,000 posts and 1,000,000 likes
+# through the gateway, against the same query by hand in pgbench (and its plan); like toggles/s.
+bench-social: deps
+	@dpkg-query -W -f='$${Status}' wrk 2>/dev/null | grep -q 'install ok installed' \
+	  || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends wrk; }
+	$(SWIFT) build -c release --product social
+	$(SWIFT) build -c release --product gateway
+	$(SWIFT) build -c release --product SocialBenchmark
+	.build/release/SocialBenchmark --seconds 10 --connections 32

@@ -45,12 +45,12 @@ func service(
     ownsSchema: Bool = true
 ) -> (product: Product, targets: [Target]) {
     // A service that owns a schema has SQL migrations and its own HTTP contract; the gateway has
-    // neither (it fronts the others' contracts).
+    // neither (it fronts the others' contracts). Every service has its README.
     let target = Target.executableTarget(
         name: module,
         dependencies: ["ServiceKit"] + (ownsSchema ? ["Database"] : []) + dependencies,
         path: "Services/\(module)",
-        exclude: ownsSchema ? ["openapi.yaml"] : [],
+        exclude: ["README.md"] + (ownsSchema ? ["openapi.yaml"] : []),
         resources: (ownsSchema ? [.copy("Migrations")] : []) + extraResources
     )
     let tests = Target.testTarget(
@@ -82,6 +82,13 @@ let services: [(product: Product, targets: [Target])] = [
         module: "EditRender",
         dependencies: ["Imaging", "Blobs", "ResourceAPI", "CatalogClient", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts", asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, nioFoundation, postgresNIO, logging, metrics, serviceLifecycle],
         testDependencies: ["Imaging", "Identity", "ServiceKit", "Database", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, httpTypes, nioCore, postgresNIO, logging, serviceLifecycle, yams],
+        testResources: [.copy("Fixtures")]
+    ),
+    service(
+        "social",
+        module: "Social",
+        dependencies: ["Blobs", "ResourceAPI", "CatalogClient", "Imaging", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts", asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, postgresNIO, logging, metrics, serviceLifecycle],
+        testDependencies: ["Blobs", "ResourceAPI", "Imaging", "Identity", "ServiceKit", "Database", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, httpTypes, nioCore, nioHTTP1, postgresNIO, logging, serviceLifecycle, yams],
         testResources: [.copy("Fixtures")]
     ),
     service(
@@ -249,6 +256,11 @@ let package = Package(
             path: "Benchmarks/Catalog"
         ),
         .executableTarget(
+            name: "SocialBenchmark",
+            dependencies: ["LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, postgresNIO, logging],
+            path: "Benchmarks/Social"
+        ),
+        .executableTarget(
             name: "RenderBenchmark",
             dependencies: ["Imaging", "Contracts", "LocalStack", "ServiceKit", "TestSupport"],
             path: "Benchmarks/Render"
@@ -297,7 +309,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DeploymentTests",
-            dependencies: ["Auth", "Gateway", "PhotoCatalog", "EditRender", "Identity", "Contracts", "Database", "EventBus", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, yams],
+            dependencies: ["Auth", "Gateway", "PhotoCatalog", "EditRender", "Social", "Identity", "Contracts", "Database", "EventBus", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, yams],
             path: "Tests/DeploymentTests"
         ),
     ] + services.flatMap(\.targets)

@@ -53,9 +53,14 @@ package struct MediaLinks: Sendable {
     }
 
     package func sign(_ blob: BlobKey, now: Date = Date()) -> SignedLink {
-        let expires = Int(now.timeIntervalSince1970) + Int(lifetime.components.seconds)
-        return SignedLink(url: "\(publicBase)/v1/media/\(blob.path)?expires=\(expires)&signature=\(signer.signature(blob.path, expires: expires))",
-                          expiresAt: Date(timeIntervalSince1970: TimeInterval(expires)))
+        sign(blob, expires: Int(now.timeIntervalSince1970) + Int(lifetime.components.seconds))
+    }
+
+    /// A link that stops working at `expires` (unix seconds): for callers that round expiries so
+    /// a link stays the same for a while (and the answers holding it keep their entity tag).
+    package func sign(_ blob: BlobKey, expires: Int) -> SignedLink {
+        SignedLink(url: "\(publicBase)/v1/media/\(blob.path)?expires=\(expires)&signature=\(signer.signature(blob.path, expires: expires))",
+                   expiresAt: Date(timeIntervalSince1970: TimeInterval(expires)))
     }
 
     /// The blob a media request may read.

@@ -8,7 +8,12 @@ import NIOCore
 /// milliseconds), so a resource reads the same in a response and in an event.
 package enum JSONBody {
     package static func encode(_ body: some Encodable) throws -> ByteBuffer {
-        ByteBuffer(bytes: try EventJSON.encoder.encode(body))
+        if let writable = body as? any JSONWritable {
+            var writer = JSONWriter()
+            writable.write(to: &writer)
+            return ByteBuffer(bytes: writer.bytes)
+        }
+        return ByteBuffer(bytes: try EventJSON.encoder.encode(body))
     }
 
     /// A JSON response with `status`.

@@ -3,6 +3,7 @@
 @testable import Gateway
 @testable import PhotoCatalog
 import ServiceKit
+@testable import Social
 
 /// The configuration type of every service executable, by executable name. A service declared in
 /// Package.swift must be listed here, so its docker-compose environment is checked against what its
@@ -12,4 +13,5 @@ let serviceConfigurations: [String: any ServiceConfiguration.Type] = [
     "gateway": GatewayConfiguration.self,
     "photo-catalog": CatalogConfiguration.self,
     "edit-render": RenderConfiguration.self,
+    "social": SocialConfiguration.self,
 ]

@@ -114,11 +114,14 @@ struct LocalStackPlan {
             // A development signing key, generated once and kept with the other local secrets.
             environment["AUTH_JWT_KEY_FILE"] = try secrets.file(DevelopmentKeys.authSigningKeyFile) { SigningKey.generate().pem }.path
         }
-        if service.executable == "photo-catalog" || service.executable == "edit-render" {
-            // What edit-render presents to photo-catalog when it reports an Unsplash photo's use.
+        if ["photo-catalog", "edit-render", "social"].contains(service.executable) {
+            // What edit-render and social present to photo-catalog when they report an Unsplash
+            // photo's use.
             environment["CATALOG_SERVICE_TOKEN_FILE"] = try secrets.secretFile("catalog-service-token").path
         }
-        if service.executable == "edit-render" {
+        if service.executable == "edit-render" || service.executable == "social" {
+            // edit-render signs its media links with it; social its storage links and links to
+            // rendered edits.
             environment["RENDER_MEDIA_KEY_FILE"] = try secrets.secretFile("render-media-key").path
         }
         environment.merge(service.environment) { _, own in own }

@@ -1,0 +1,238 @@
+import AsyncHTTPClient
+import Foundation
+import LocalStack
+import Logging
+import PostgresNIO
+import ServiceKit
+import TestSupport
+
+// social's figures (`make bench-social`), each beside its baseline in the same run:
+//  1. the feed's first page (20 posts with their authors, like counts, likedByMe and signed media
+//     links) with 100,000 posts and 1,000,000 likes in the database: wrk at 32 connections through
+//     the gateway and straight to social, against the same query written by hand and run by
+//     pgbench as social's role, in a transaction with the viewer set (as PostgREST would) — our
+//     overhead over the database itself; and the query's plan, which must use no sequential scan;
+//  2. like toggles per second at 32 connections through the gateway (each a real change, with its
+//     outbox event), against the feed's rate in the same run.
+// social and the gateway run as their own processes (release builds) against the test support's
+// Postgres and embedded broker, with a fake photo-catalog publishing the token key; wrk and
+// pgbench share the same two cores.
+let seconds = BenchmarkArguments.integer("--seconds", default: 10)
+let connections = BenchmarkArguments.integer("--connections", default: 32)
+let postCount = BenchmarkArguments.integer("--posts", default: 100_000)
+let likesPerPost = BenchmarkArguments.integer("--likes-per-post", default: 10)
+// Postgres shares the two cores: a few connections serve it best (16 gave a p99 of 185 ms,
+// 6 one of 28 ms, at about the same throughput).
+let poolSize = BenchmarkArguments.integer("--pool", default: 6)
+
+func format(_ value: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f", value) }
+func note(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
+// MARK: The stack
+
+let catalog = FakePhotoCatalog(images: [:])
+try await catalog.start()
+let database = try await TestPostgres.shared.makeDatabase()
+let rolePassword = "bench"
+let (role, databaseURL) = try await database.makeServiceRole(schema: "social", password: rolePassword)
+let kafka = try await TestKafka.shared.running()
+let blobs = FileManager.default.temporaryDirectory.appendingPathComponent("social-bench-\(getpid())")
+let issuer = "http://localhost:8080/auth/v1"
+let social = try await ServiceProcess("social", environment: [
+    "DATABASE_URL": databaseURL, "DATABASE_POOL_SIZE": String(poolSize), "LOG_LEVEL": "error",
+    "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
+    "SOCIAL_JWKS_URL": catalog.baseURL + "/jwks.json", "SOCIAL_JWT_ISSUER": issuer,
+    "SOCIAL_BLOB_DIR": blobs.path, "RENDER_MEDIA_KEY": "media-signing-key-for-benchmarks-0123456789",
+    "SOCIAL_PHOTO_CATALOG_URL": catalog.baseURL, "SOCIAL_PROJECTION_GROUP": "social-bench-\(getpid())",
+])
+let unlimited = "100000000/1m"
+let gateway = try await ServiceProcess("gateway", environment: [
+    "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms", "LOG_LEVEL": "error",
+    "GATEWAY_AUTH_URL": catalog.baseURL, "GATEWAY_JWKS_URL": catalog.baseURL + "/jwks.json", "GATEWAY_JWT_ISSUER": issuer,
+    "GATEWAY_SOCIAL_URL": social.baseURL, "GATEWAY_RATE_LIMIT_SOCIAL": unlimited,
+])
+
+// MARK: The data
+
+/// The user id of person `n` (1…10,000).
+func person(_ n: Int) -> String { "00000000-0000-4000-8000-\(String(format: "%012x", n))" }
+let viewer = person(1)
+
+let seeding = ContinuousClock.now
+try await database.withClient { client in
+    let statements = [
+        // Counts are computed once below rather than by the trigger a million times.
+        "ALTER TABLE social.likes DISABLE TRIGGER likes_counted",
+        "INSERT INTO social.profiles (user_id, username, updated_at) SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, 'person' || g, now() FROM generate_series(1, 10000) g",
+        """
+        INSERT INTO social.objects (id, bucket, name, owner_id, state, blob_key, size, mime_type, width, height)
+        SELECT ('10000000-0000-4000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, 'posts',
+               '00000000-0000-4000-8000-' || lpad(to_hex(g % 1000 + 1), 12, '0') || '/photo-' || g || '.jpg',
+               ('00000000-0000-4000-8000-' || lpad(to_hex(g % 1000 + 1), 12, '0'))::uuid, 'attached',
+               'posts/' || g, 400000, 'image/jpeg', 1080, 720
+        FROM generate_series(1, \(postCount)) g
+        """,
+        """
+        INSERT INTO social.posts (id, user_id, photo, photo_key, object_id, media_width, media_height, caption, idempotency_key, request_hash, created_at)
+        SELECT ('20000000-0000-4000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, ('00000000-0000-4000-8000-' || lpad(to_hex(g % 1000 + 1), 12, '0'))::uuid,
+               jsonb_build_object('objectKey', 'posts/00000000-0000-4000-8000-' || lpad(to_hex(g % 1000 + 1), 12, '0') || '/photo-' || g || '.jpg'),
+               'post:20000000-0000-4000-8000-' || lpad(to_hex(g), 12, '0'), ('10000000-0000-4000-8000-' || lpad(to_hex(g), 12, '0'))::uuid,
+               1080, 720, 'Caption number ' || g, 'seed-' || g, 'seed', now() - (\(postCount) - g) * interval '1 second'
+        FROM generate_series(1, \(postCount)) g
+        """,
+        // Every post liked by \(likesPerPost) people; the viewer likes every third.
+        """
+        INSERT INTO social.likes (user_id, photo_key, created_at)
+        SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(CASE WHEN k = 0 AND g % 3 = 0 THEN 1 ELSE (g + k * 997) % 9999 + 2 END), 12, '0'))::uuid,
+               'post:20000000-0000-4000-8000-' || lpad(to_hex(g), 12, '0'), now()
+        FROM generate_series(1, \(postCount)) g, generate_series(0, \(likesPerPost - 1)) k
+        """,
+        "INSERT INTO social.like_counts (photo_key, likes) SELECT photo_key, count(*) FROM social.likes GROUP BY photo_key",
+        "ALTER TABLE social.likes ENABLE TRIGGER likes_counted",
+        "VACUUM ANALYZE",
+    ]
+    for statement in statements {
+        try await client.query(PostgresQuery(unsafeSQL: statement))
+    }
+}
+let (posts, likes) = try await (database.count("social.posts"), database.count("social.likes"))
+note("seeded \(posts) posts, \(likes) likes, 10,000 people in \(seeding.duration(to: .now))")
+
+// MARK: 1. The feed
+
+let token = try testAccessToken(user: UUID(uuidString: viewer)!, key: catalog.key, issuer: issuer)
+let feedPath = "/v1/feed?limit=20"
+let check = try await HTTPClient.shared.execute({ var r = HTTPClientRequest(url: gateway.baseURL + feedPath); r.headers.add(name: "Authorization", value: "Bearer \(token)"); return r }(), timeout: .seconds(10))
+let firstPage = try JSONSerialization.jsonObject(with: Data(buffer: try await check.body.collect(upTo: 1 << 20))) as? [String: Any]
+let items = firstPage?["items"] as? [[String: Any]] ?? []
+precondition(check.status.code == 200 && items.count == 20, "the feed answered \(check.status) with \(items.count) items")
+precondition(items.contains { $0["likedByMe"] as? Bool == true } && items.allSatisfy { ($0["likeCount"] as? Int ?? 0) >= likesPerPost },
+             "the seeded likes do not show")
+note("feed page: \(items.count) posts, first by \((items[0]["author"] as? [String: Any])?["username"] ?? "?"), \(items[0]["likeCount"] ?? 0) likes, media \(((items[0]["media"] as? [String: Any])?["url"] as? String)?.prefix(60) ?? "?")…")
+
+/// The feed's query as PostgREST would run it for the viewer: one transaction, the viewer set for
+/// row-level security, every join written by hand.
+let feedSQL = """
+    SELECT p.id, p.user_id, pr.username, pr.avatar_url, p.photo::text, p.photo_key, p.caption, p.unsplash_url, o.name,
+           p.media_width, p.media_height, coalesce(c.likes, 0), l.liked IS NOT NULL, p.created_at
+    FROM social.posts p
+    LEFT JOIN social.profiles pr ON pr.user_id = p.user_id
+    LEFT JOIN social.like_counts c ON c.photo_key = p.photo_key
+    LEFT JOIN social.objects o ON o.id = p.object_id
+    LEFT JOIN LATERAL (SELECT true AS liked FROM social.likes WHERE user_id = '\(viewer)' AND photo_key = p.photo_key LIMIT 1) l ON true
+    ORDER BY p.created_at DESC, p.id DESC LIMIT 21
+    """
+
+let environment = ["PGPASSWORD": rolePassword]
+let postgresBin = try PostgresBinaries.locate(environment: ProcessInfo.processInfo.environment).directory
+let psqlArguments = ["-h", "127.0.0.1", "-p", String(database.port), "-U", role, "-d", database.name, "-X", "-q", "-v", "ON_ERROR_STOP=1"]
+for (title, sql) in [("first page", feedSQL),
+                     ("a later page", feedSQL.replacingOccurrences(of: "ORDER BY", with: "WHERE (p.created_at, p.id) < (now() - interval '50000 seconds', '20000000-0000-4000-8000-000000000000') ORDER BY"))] {
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("explain-\(getpid()).sql")
+    try "BEGIN;\nSET LOCAL app.user_id = '\(viewer)';\nEXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) \(sql);\nCOMMIT;\n"
+        .write(to: file, atomically: true, encoding: .utf8)
+    let plan = try await ProcessCommand(postgresBin.appendingPathComponent("psql"), psqlArguments + ["-f", file.path], environment: environment).runToCompletion()
+    try? FileManager.default.removeItem(at: file)
+    note("\nEXPLAIN ANALYZE, the feed's \(title), as social's role with the viewer set:\n\(plan)")
+    precondition(!plan.contains("Seq Scan"), "the feed's plan has a sequential scan")
+}
+
+/// pgbench's per-transaction log lines: `client transaction latency-µs script epoch µs`.
+func pgbenchLatencies(_ directory: URL) throws -> LatencyHistogram {
+    var histogram = LatencyHistogram()
+    for file in try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil) {
+        for line in try String(contentsOf: file, encoding: .utf8).split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            if fields.count >= 3, let microseconds = Int(fields[2]) { histogram.add(microseconds) }
+        }
+    }
+    return histogram
+}
+
+func pgbench(seconds: Int, sql: String? = nil) async throws -> (tps: Double, latency: LatencyHistogram) {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pgbench-\(UUID().uuidString.prefix(8))")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let script = directory.appendingPathComponent("feed.sql")
+    try (sql.map { "\($0);\n" } ?? "BEGIN;\nSELECT set_config('app.user_id', '\(viewer)', true);\n\(feedSQL.split(separator: "\n").joined(separator: " "));\nCOMMIT;\n")
+        .write(to: script, atomically: true, encoding: .utf8)
+    let logs = directory.appendingPathComponent("log")
+    try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
+    let output = try await ProcessCommand(postgresBin.appendingPathComponent("pgbench"),
+        ["-h", "127.0.0.1", "-p", String(database.port), "-U", role, "-n", "-M", "prepared", "-c", String(connections), "-j", "2", "-T", String(seconds),
+         "-f", script.path, "-l", "--log-prefix", logs.appendingPathComponent("feed").path, database.name],
+        environment: environment).runToCompletion()
+    try FileManager.default.removeItem(at: script)
+    let tps = output.split(separator: "\n").first { $0.hasPrefix("tps = ") }.flatMap { Double($0.split(separator: " ")[2]) } ?? 0
+    return (tps, try pgbenchLatencies(logs))
+}
+
+let headers = ["Authorization: Bearer \(token)"]
+_ = try await Wrk.run(gateway.baseURL + feedPath, seconds: 2, connections: connections, headers: headers)  // warm-up
+let throughGateway = try await Wrk.run(gateway.baseURL + feedPath, seconds: seconds, connections: connections, headers: headers)
+let direct = try await Wrk.run(social.baseURL + feedPath, seconds: seconds, connections: connections, headers: headers)
+let database32 = try await pgbench(seconds: seconds)
+/// social's own statement for the first page, as `FeedStatement<FeedFirstPage>` writes it (keep the two
+/// alike): the viewer set in its first step.
+let socialSQL = """
+    SELECT page.* FROM (SELECT set_config('app.user_id', '\(viewer)', true) AS viewer) AS reader
+    CROSS JOIN LATERAL (SELECT p.*, l.liked IS NOT NULL FROM social.post_cards p
+        LEFT JOIN LATERAL (SELECT true AS liked FROM social.likes WHERE likes.user_id = '\(viewer)' AND likes.photo_key = p.photo_key LIMIT 1) l ON true
+        WHERE reader.viewer IS NOT NULL ORDER BY p.created_at DESC, p.id DESC LIMIT 21) AS page
+    """
+let statement32 = try await pgbench(seconds: seconds, sql: socialSQL.split(separator: "\n").joined(separator: " "))
+
+// MARK: 2. Like toggles
+
+/// 200 people, each toggling likes on the newest 2,000 posts: a PUT when the person does not like
+/// the post yet, a DELETE when they do — every request a real change. Each wrk thread has its own
+/// people, so no two connections toggle the same like at once.
+let people = (0..<200).map { _ in UUID() }
+let toggleTokens = try people.map { try testAccessToken(user: $0, key: catalog.key, issuer: issuer) }
+let keys = (0..<2_000).map { "post:20000000-0000-4000-8000-\(String(format: "%012x", postCount - $0))" }
+let toggles = """
+    local tokens = {\(toggleTokens.map { "\"\($0)\"" }.joined(separator: ","))}
+    local keys = {\(keys.map { "\"\($0)\"" }.joined(separator: ","))}
+    local threads = 0
+    setup = function(thread) thread:set("tid", threads); threads = threads + 1 end
+    local liked = {}
+    local n = 0
+    request = function()
+      n = n + 1
+      local person = (n % (#tokens / 2)) * 2 + 1 + tid
+      local key = math.random(#keys)
+      local id = person .. ":" .. key
+      local method = liked[id] and "DELETE" or "PUT"
+      liked[id] = not liked[id]
+      return wrk.format(method, "/v1/likes/" .. keys[key], { ["Authorization"] = "Bearer " .. tokens[person] })
+    end
+    """
+let eventsBefore = try await database.count("social.outbox")
+let toggled = try await Wrk.run(gateway.baseURL + "/v1/likes", seconds: seconds, connections: connections, requests: toggles)
+let eventsAfter = try await database.count("social.outbox")
+try await database.waitUntilOutboxIsPublished(schema: "social", timeout: .seconds(60))
+
+// MARK: Report
+
+note("""
+
+    == social: the feed's first page (20 posts), \(posts) posts and \(likes) likes in the database ==
+    wrk -t2 -c\(connections) -d\(seconds)s (wrk, the gateway, social and Postgres share 2 cores):
+      through gateway     \(format(throughGateway.requestsPerSecond, 0)) req/s   p50 \(format(throughGateway.p50)) ms   p90 \(format(throughGateway.p90)) ms   p99 \(format(throughGateway.p99)) ms\(throughGateway.errors.map { "  \($0)" } ?? "")
+      social directly     \(format(direct.requestsPerSecond, 0)) req/s   p50 \(format(direct.p50)) ms   p90 \(format(direct.p90)) ms   p99 \(format(direct.p99)) ms\(direct.errors.map { "  \($0)" } ?? "")
+    baseline, the same query by hand (pgbench -M prepared -c\(connections) -j2 -T\(seconds), a transaction with the viewer set, as social's role):
+      Postgres alone      \(format(database32.tps, 0)) tx/s    p50 \(format(database32.latency.percentile(50))) ms   p90 \(format(database32.latency.percentile(90))) ms   p99 \(format(database32.latency.percentile(99))) ms
+    social's own statement (one statement, the viewer set in its first step), by pgbench the same way:
+      social's statement     \(format(statement32.tps, 0)) tx/s    p50 \(format(statement32.latency.percentile(50))) ms   p90 \(format(statement32.latency.percentile(90))) ms   p99 \(format(statement32.latency.percentile(99))) ms
+    goal: p99 through the gateway ≤ 20 ms
+
+    == social: like toggles, 200 people on the newest 2,000 posts, through the gateway ==
+    wrk -t2 -c\(connections) -d\(seconds)s: \(format(toggled.requestsPerSecond, 0)) toggles/s   p50 \(format(toggled.p50)) ms   p99 \(format(toggled.p99)) ms\(toggled.errors.map { "  \($0)" } ?? "")
+      outbox events written meanwhile: \(eventsAfter - eventsBefore) (one per toggle: \(toggled.latency.count) toggles answered)
+    goal: ≥ 2,000 toggles/s, each with its event
+    """)
+
+await gateway.stop()
+await social.stop()
+await catalog.stop()
+try? FileManager.default.removeItem(at: blobs)

@@ -1,0 +1,167 @@
+import Contracts
+import EventBus
+import Database
+import Foundation
+import Logging
+import PostgresNIO
+import ResourceAPI
+import ServiceKit
+
+/// Named collections and their photos. A private collection is its owner's alone (404 to anyone
+/// else); a public one is readable by anyone signed in and changed by its owner only (403).
+/// Every change is one transaction with its `social.collection.changed.v1`.
+struct CollectionStore: Sendable {
+    let client: PostgresClient
+    let outbox: Outbox
+    let photos: PhotoResolver
+    let logger: Logger
+
+    struct Fields: Sendable {
+        var title: String?
+        var description: String?
+        var isPrivate: Bool?
+    }
+
+    static let notFound = Problem(status: .notFound, type: "not-found", title: "Not found", detail: "No such collection, or not one you may see.")
+    static let notYours = Problem(status: .forbidden, type: "forbidden", title: "Forbidden", detail: "Only the collection's owner may change it.")
+
+    private static let columns = "id, owner_id, title, description, private, created_at, updated_at, (SELECT count(*) FROM collection_photos p WHERE p.collection_id = collections.id)"
+
+    private static func body(_ row: PostgresRow) throws -> CollectionBody {
+        let (id, owner, title, description, isPrivate, created, updated, count) = try row.decode((UUID, UUID, String, String, Bool, Date, Date, Int).self)
+        return CollectionBody(id: id.lowercased, ownerId: owner.lowercased, title: title, description: description, private: isPrivate,
+                              photoCount: count, createdAt: created, updatedAt: updated)
+    }
+
+    func create(user: UUID, title: String, description: String, isPrivate: Bool) async throws -> CollectionBody {
+        try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            let row = try await connection.query("""
+                INSERT INTO collections (id, owner_id, title, description, private) VALUES (\(UUID()), \(user), \(title), \(description), \(isPrivate))
+                RETURNING \(unescaped: Self.columns)
+                """, logger: logger).collect()[0]
+            let created = try Self.body(row)
+            try await changed(created, .created, user: user, on: connection)
+            return created
+        }
+    }
+
+    /// The collection, if `user` may see it.
+    func collection(_ id: UUID, user: UUID) async throws -> CollectionBody? {
+        try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            try await visible(id, on: connection)
+        }
+    }
+
+    private func visible(_ id: UUID, on connection: PostgresConnection) async throws -> CollectionBody? {
+        try await connection.query("SELECT \(unescaped: Self.columns) FROM collections WHERE id = \(id)", logger: logger).collect().first.map(Self.body)
+    }
+
+    /// The collection, if `user` owns it. - Throws: 404 when they may not see it, 403 when they see
+    /// it but do not own it.
+    private func owned(_ id: UUID, user: UUID, on connection: PostgresConnection) async throws -> CollectionBody {
+        guard let collection = try await visible(id, on: connection) else { throw Self.notFound }
+        guard collection.ownerId == user.lowercased else { throw Self.notYours }
+        return collection
+    }
+
+    func update(_ id: UUID, user: UUID, fields: Fields) async throws -> CollectionBody {
+        try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            _ = try await owned(id, user: user, on: connection)
+            let row = try await connection.query("""
+                UPDATE collections SET title = coalesce(\(fields.title), title), description = coalesce(\(fields.description), description),
+                    private = coalesce(\(fields.isPrivate), private), updated_at = clock_timestamp()
+                WHERE id = \(id) RETURNING \(unescaped: Self.columns)
+                """, logger: logger).collect()[0]
+            let updated = try Self.body(row)
+            try await changed(updated, .updated, user: user, on: connection)
+            return updated
+        }
+    }
+
+    func delete(_ id: UUID, user: UUID) async throws {
+        try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            let collection = try await owned(id, user: user, on: connection)
+            try await connection.query("DELETE FROM collections WHERE id = \(id)", logger: logger)
+            try await changed(collection, .deleted, user: user, on: connection)
+        }
+    }
+
+    /// The collections of `owner` that `user` may see, newest first.
+    func collections(of owner: UUID, user: UUID, page: PageRequest) async throws -> Page<CollectionBody> {
+        try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            let rows = if let cursor = page.cursor, let id = cursor.id {
+                try await connection.query("""
+                    SELECT \(unescaped: Self.columns) FROM collections WHERE owner_id = \(owner) AND (created_at, id) < (\(ExactTimestamp(microseconds: cursor.microseconds)), \(id))
+                    ORDER BY created_at DESC, id DESC LIMIT \(page.limit + 1)
+                    """, logger: logger).collect()
+            } else {
+                try await connection.query("""
+                    SELECT \(unescaped: Self.columns) FROM collections WHERE owner_id = \(owner) ORDER BY created_at DESC, id DESC LIMIT \(page.limit + 1)
+                    """, logger: logger).collect()
+            }
+            let (items, next) = page.page(of: try rows.map(Self.body)) { PageCursor(time: $0.createdAt, key: $0.id) }
+            return Page(items: Array(items), nextCursor: next)
+        }
+    }
+
+    /// Adds `key` to the collection; `false` when it was there already. Collecting an Unsplash
+    /// photo is a use of it, reported to photo-catalog.
+    func add(_ key: PhotoKey, to id: UUID, user: UUID) async throws -> Bool {
+        let added = try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            let collection = try await owned(id, user: user, on: connection)
+            let inserted = try await connection.query("""
+                INSERT INTO collection_photos (collection_id, photo_key) VALUES (\(id), \(key.description)) ON CONFLICT DO NOTHING RETURNING 1
+                """, logger: logger).collect()
+            guard !inserted.isEmpty else { return false }
+            try await photos.checkUsable(key, on: connection)
+            try await changed(collection, .added, photo: key, user: user, on: connection)
+            return true
+        }
+        if added, case .unsplash(let photo) = key { await photos.catalog.reportUse(photo: photo, user: user) }
+        return added
+    }
+
+    /// Removes `key` from the collection; `false` when it was not there.
+    func remove(_ key: PhotoKey, from id: UUID, user: UUID) async throws -> Bool {
+        try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            let collection = try await owned(id, user: user, on: connection)
+            let deleted = try await connection.query("""
+                DELETE FROM collection_photos WHERE collection_id = \(id) AND photo_key = \(key.description) RETURNING 1
+                """, logger: logger).collect()
+            guard !deleted.isEmpty else { return false }
+            try await changed(collection, .removed, photo: key, user: user, on: connection)
+            return true
+        }
+    }
+
+    /// The collection's photos in the order they were added.
+    /// - Throws: 404 when `user` may not see the collection.
+    func photos(of id: UUID, user: UUID, page: PageRequest) async throws -> Page<CollectionPhotoBody> {
+        try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            guard try await visible(id, on: connection) != nil else { throw Self.notFound }
+            let rows = if let cursor = page.cursor {
+                try await connection.query("""
+                    SELECT photo_key, added_at FROM collection_photos WHERE collection_id = \(id) AND (added_at, photo_key) > (\(ExactTimestamp(microseconds: cursor.microseconds)), \(cursor.key))
+                    ORDER BY added_at, photo_key LIMIT \(page.limit + 1)
+                    """, logger: logger).collect()
+            } else {
+                try await connection.query("""
+                    SELECT photo_key, added_at FROM collection_photos WHERE collection_id = \(id) ORDER BY added_at, photo_key LIMIT \(page.limit + 1)
+                    """, logger: logger).collect()
+            }
+            let entries = try rows.compactMap { row -> (PhotoKey, String, Date)? in
+                let (text, at) = try row.decode((String, Date).self)
+                return PhotoKey(text).map { ($0, text, at) }
+            }
+            let (items, next) = page.page(of: entries) { PageCursor(time: $0.2, key: $0.1) }
+            let bodies = try await photos.bodies(items.map(\.0), on: connection)
+            return Page(items: items.map { CollectionPhotoBody(photoKey: $0.1, addedAt: $0.2, photo: bodies[$0.0]!) }, nextCursor: next)
+        }
+    }
+
+    private func changed(_ collection: CollectionBody, _ change: CollectionChanged.Change, photo: PhotoKey? = nil, user: UUID, on connection: PostgresConnection) async throws {
+        let event = CollectionChanged(userId: user, collectionId: UUID(uuidString: collection.id)!, change: change, photoId: photo?.description,
+                                      private: collection.private, changedAt: Date())
+        try await outbox.append(event, subject: user.lowercased, on: connection, logger: logger)
+    }
+}

@@ -1,0 +1,89 @@
+import Contracts
+import EventBus
+import Database
+import Foundation
+import Logging
+import PostgresNIO
+import ResourceAPI
+
+/// Likes and their counts. A like and its event are one transaction; the count is kept by the
+/// `likes_counted` trigger in it, so concurrent toggles of one photo end with the exact count and
+/// one event per real change (a repeated like or unlike changes nothing and publishes nothing).
+struct LikeStore: Sendable {
+    let client: PostgresClient
+    let outbox: Outbox
+    let photos: PhotoResolver
+    let logger: Logger
+
+    struct State: Sendable, Equatable {
+        var count: Int
+        var likedByMe: Bool
+    }
+
+    /// Likes `key` for `user`; `changed` is false when it was liked already. A new like of an
+    /// Unsplash photo is reported to photo-catalog as a use (Unsplash's rule).
+    /// - Throws: 404 `photo-not-found` for a photo the user may not like.
+    func like(_ key: PhotoKey, user: UUID) async throws -> (changed: Bool, state: State) {
+        let liked: (changed: Bool, state: State) = try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            let inserted = try await connection.query("""
+                INSERT INTO likes (user_id, photo_key) VALUES (\(user), \(key.description))
+                ON CONFLICT DO NOTHING RETURNING created_at
+                """, logger: logger).collect().first.map { try $0.decode(Date.self) }
+            if let likedAt = inserted {
+                // Checked only for a new like: the check may ask photo-catalog once.
+                try await photos.checkUsable(key, on: connection)
+                try await outbox.append(PhotoLiked(userId: user, photoId: key.description, likedAt: likedAt), subject: user.lowercased, on: connection, logger: logger)
+            }
+            return (inserted != nil, State(count: try await count(key, on: connection), likedByMe: true))
+        }
+        if liked.changed, case .unsplash(let photo) = key { await photos.catalog.reportUse(photo: photo, user: user) }
+        return liked
+    }
+
+    /// Takes the like back; `changed` is false when there was none.
+    func unlike(_ key: PhotoKey, user: UUID) async throws -> Bool {
+        try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            let deleted = try await connection.query("""
+                DELETE FROM likes WHERE user_id = \(user) AND photo_key = \(key.description) RETURNING 1
+                """, logger: logger).collect()
+            guard !deleted.isEmpty else { return false }
+            try await outbox.append(PhotoUnliked(userId: user, photoId: key.description, unlikedAt: Date()), subject: user.lowercased, on: connection, logger: logger)
+            return true
+        }
+    }
+
+    func state(_ key: PhotoKey, user: UUID) async throws -> State {
+        try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            let mine = try await connection.query("SELECT 1 FROM likes WHERE user_id = \(user) AND photo_key = \(key.description)", logger: logger).collect()
+            return State(count: try await count(key, on: connection), likedByMe: !mine.isEmpty)
+        }
+    }
+
+    private func count(_ key: PhotoKey, on connection: PostgresConnection) async throws -> Int {
+        try await connection.query("SELECT likes FROM like_counts WHERE photo_key = \(key.description)", logger: logger)
+            .collect().first.map { try $0.decode(Int.self) } ?? 0
+    }
+
+    /// "My Collection": the user's likes, newest first, with each photo's data.
+    func liked(by user: UUID, page: PageRequest) async throws -> Page<LikedPhotoBody> {
+        try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            let rows = if let cursor = page.cursor {
+                try await connection.query("""
+                    SELECT photo_key, created_at FROM likes WHERE user_id = \(user) AND (created_at, photo_key) < (\(ExactTimestamp(microseconds: cursor.microseconds)), \(cursor.key))
+                    ORDER BY created_at DESC, photo_key DESC LIMIT \(page.limit + 1)
+                    """, logger: logger).collect()
+            } else {
+                try await connection.query("""
+                    SELECT photo_key, created_at FROM likes WHERE user_id = \(user) ORDER BY created_at DESC, photo_key DESC LIMIT \(page.limit + 1)
+                    """, logger: logger).collect()
+            }
+            let likes = try rows.compactMap { row -> (PhotoKey, String, Date)? in
+                let (text, at) = try row.decode((String, Date).self)
+                return PhotoKey(text).map { ($0, text, at) }
+            }
+            let (items, next) = page.page(of: likes) { PageCursor(time: $0.2, key: $0.1) }
+            let bodies = try await photos.bodies(items.map(\.0), on: connection)
+            return Page(items: items.map { LikedPhotoBody(photoKey: $0.0.description, likedAt: $0.2, photo: bodies[$0.0]!) }, nextCursor: next)
+        }
+    }
+}

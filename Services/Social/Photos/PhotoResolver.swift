@@ -1,0 +1,136 @@
+import Blobs
+import CatalogClient
+import Contracts
+import Foundation
+import Logging
+import PostgresNIO
+import ResourceAPI
+import ServiceKit
+
+/// Which photos a user may like or collect, and how a photo is shown in their lists.
+///
+/// - `unsplash:<id>`: any Unsplash photo photo-catalog knows (its data is kept, for the lists,
+///   the first time someone uses it);
+/// - `edit:<uuid>`: a completed edit of the user's own, or any edit a post shows;
+/// - `post:<uuid>`: any post's photo.
+struct PhotoResolver: Sendable {
+    let catalog: PhotoCatalogClient
+    let mediaLinks: MediaLinks
+    let storageLinks: StorageLinks
+    /// How long the links in lists work (before rounding up to the link bucket).
+    let mediaLifetime: Duration
+    let logger: Logger
+
+    static let notFound = Problem(status: .notFound, type: "photo-not-found", title: "Photo not found",
+                                  detail: "No such photo, or not one you may use: an edit must be yours (or posted), a post must exist.")
+
+    /// Checks `key` may be used by the user whose transaction `connection` is in.
+    /// - Throws: 404 `photo-not-found`.
+    func checkUsable(_ key: PhotoKey, on connection: PostgresConnection) async throws {
+        switch key {
+        case .unsplash(let id):
+            let known = try await connection.query("SELECT 1 FROM unsplash_photos WHERE photo_id = \(id)", logger: logger).collect()
+            guard known.isEmpty else { return }
+            let photo: CatalogPhoto
+            do throws(PhotoCatalogClient.LookupError) {
+                photo = try await catalog.photo(id, timeout: .seconds(5))
+            } catch {
+                switch error {
+                case .notFound: throw Self.notFound
+                case .unavailable(let detail):
+                    // The like stands; the photo's data is fetched when a list shows it.
+                    logger.warning("photo-catalog could not describe a photo now", metadata: ["photo": "\(id)", "error": "\(detail)"])
+                    return
+                }
+            }
+            try await Self.keep(photo, on: connection, logger: logger)
+        case .edit(let id):
+            let rows = try await connection.query("""
+                SELECT 1 FROM edits WHERE edit_id = \(id)
+                UNION ALL SELECT 1 FROM posts WHERE photo_key = \(key.description) LIMIT 1
+                """, logger: logger).collect()
+            guard !rows.isEmpty else { throw Self.notFound }
+        case .post(let id):
+            guard try await !connection.query("SELECT 1 FROM posts WHERE id = \(id)", logger: logger).collect().isEmpty else { throw Self.notFound }
+        }
+    }
+
+    /// Keeps an Unsplash photo's data for the lists.
+    static func keep(_ photo: CatalogPhoto, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("""
+            INSERT INTO unsplash_photos (photo_id, photo) VALUES (\(photo.id), \(try JSONBody.text(photo))::jsonb)
+            ON CONFLICT (photo_id) DO UPDATE SET photo = excluded.photo, fetched_at = now()
+            """, logger: logger)
+    }
+
+    /// How each of `keys` is shown to the user whose transaction `connection` is in.
+    func bodies(_ keys: [PhotoKey], on connection: PostgresConnection, now: Date = Date()) async throws -> [PhotoKey: PhotoBody] {
+        let expires = storageLinks.expiry(lifetime: Int(mediaLifetime.components.seconds), now: now)
+        var bodies: [PhotoKey: PhotoBody] = [:]
+        var unsplash: [String] = [], edits: [UUID] = [], posts: [UUID] = []
+        for key in keys {
+            switch key {
+            case .unsplash(let id): unsplash.append(id)
+            case .edit(let id): edits.append(id)
+            case .post(let id): posts.append(id)
+            }
+            bodies[key] = PhotoBody(photoKey: key.description, kind: Self.kind(key))
+        }
+        if !unsplash.isEmpty {
+            let rows = try await connection.query("SELECT photo_id, photo::text FROM unsplash_photos WHERE photo_id = ANY(\(unsplash))", logger: logger).collect()
+            var known: Set<String> = []
+            for row in rows {
+                let (id, json) = try row.decode((String, String).self)
+                known.insert(id)
+                bodies[.unsplash(id)]?.unsplash = try? JSONDecoder().decode(CatalogPhoto.self, from: Data(json.utf8))
+            }
+            for id in unsplash where !known.contains(id) {
+                // Liked while the catalog could not answer: ask again now.
+                if let photo = try? await catalog.photo(id, timeout: .seconds(5)) {
+                    try await Self.keep(photo, on: connection, logger: logger)
+                    bodies[.unsplash(id)]?.unsplash = photo
+                }
+            }
+        }
+        if !edits.isEmpty {
+            // The user's own edits, through edit-render's media links.
+            let rows = try await connection.query("SELECT edit_id, user_id, format, width, height FROM edits WHERE edit_id = ANY(\(edits))", logger: logger).collect()
+            for row in rows {
+                let (edit, owner, format, width, height) = try row.decode((UUID, UUID, String, Int, Int).self)
+                let link = mediaLinks.sign(.edited(user: owner, edit: edit, format: format), expires: expires)
+                bodies[.edit(edit)]?.media = MediaBody(url: link.url, width: width, height: height, expiresAt: link.expiresAt)
+            }
+        }
+        // Posts' photos, and others' edits a post shows: the post's image.
+        let postKeys = posts.map { PhotoKey.post($0).description } + edits.filter { bodies[.edit($0)]?.media == nil }.map { PhotoKey.edit($0).description }
+        if !postKeys.isEmpty {
+            let rows = try await connection.query("""
+                SELECT DISTINCT ON (p.photo_key) p.photo_key, p.unsplash_url, o.name, p.media_width, p.media_height
+                FROM posts p LEFT JOIN objects o ON o.id = p.object_id
+                WHERE p.photo_key = ANY(\(postKeys)) ORDER BY p.photo_key, p.created_at
+                """, logger: logger).collect()
+            for row in rows {
+                let (keyText, unsplashURL, name, width, height) = try row.decode((String, String?, String?, Int, Int).self)
+                guard let key = PhotoKey(keyText) else { continue }
+                bodies[key]?.media = media(unsplashURL: unsplashURL, objectName: name, width: width, height: height, expires: expires)
+            }
+        }
+        return bodies
+    }
+
+    /// A post's image: the Unsplash URL, or a signed link to its object.
+    func media(unsplashURL: String?, objectName: String?, width: Int, height: Int, expires: Int) -> MediaBody? {
+        if let unsplashURL { return MediaBody(url: unsplashURL, width: width, height: height, expiresAt: nil) }
+        guard let objectName, let path = ObjectPath(stored: objectName, bucket: .posts) else { return nil }
+        let signed = storageLinks.sign(path, expires: expires)
+        return MediaBody(url: signed.absolute(storageLinks.publicBase), width: width, height: height, expiresAt: signed.expiresAt)
+    }
+
+    static func kind(_ key: PhotoKey) -> String {
+        switch key {
+        case .unsplash: "unsplash"
+        case .edit: "edit"
+        case .post: "post"
+        }
+    }
+}

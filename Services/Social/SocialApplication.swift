@@ -1,0 +1,77 @@
+import AsyncHTTPClient
+import Blobs
+import CatalogClient
+import Contracts
+import Database
+import EventBus
+import Foundation
+import Hummingbird
+import Imaging
+import Kafka
+import KeySetClient
+import Logging
+import NIOPosix
+import PostgresNIO
+import ServiceKit
+
+/// Builds social: its API (`/v1/likes`, `/v1/collections`, `/v1/posts`, `/v1/feed`) and Storage
+/// (`/storage/v1`), the projections of `auth.users` and `render.results` (through the inbox), the
+/// outbox relay of `social.activity`, and the orphan collector.
+/// - Throws: when a migration does not apply, Kafka refuses the topics, or libvips cannot start.
+func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
+    let logger = runtime.logger
+    try await prepareServiceStorage(schema: socialSchema, migrations: try Migration.load(bundle: .module), database: config.database,
+                                    events: config.events, topics: [TopicCatalog.socialActivity] + Projections.topics, logger: logger)
+
+    let client = PostgresClient(configuration: config.database.client, backgroundLogger: logger)
+    let producer = try KafkaProducer(configuration: config.events.producer(clientID: "social"), logger: logger)
+    let relay = try OutboxRelay(schema: socialSchema, client: client, producer: producer, configuration: config.events.outbox, logger: logger)
+    let outbox = try Outbox(schema: socialSchema, service: "social")
+    let inbox = try Inbox(schema: socialSchema, client: client, logger: logger)
+    var httpConfiguration = HTTPClient.Configuration()
+    httpConfiguration.redirectConfiguration = .disallow
+    httpConfiguration.timeout = .init(connect: .seconds(5), read: .seconds(30))
+    let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: httpConfiguration, backgroundActivityLogger: logger)
+    let renderer = try Renderer(threads: config.imageWorkers)
+    let blobs = try FileBlobStore(root: config.media.blobDirectory)
+    let keys = KeySetCache(url: config.keys.url, issuer: config.keys.issuer, refreshInterval: .seconds(5), client: http, logger: logger)
+    let catalog = PhotoCatalogClient(http: http, baseURL: config.photoCatalogURL, serviceToken: config.catalogServiceToken, logger: logger)
+
+    let storageLinks = StorageLinks(secret: config.media.key, bucket: config.signedURLBucket, publicBase: config.media.publicBase)
+    let photos = PhotoResolver(catalog: catalog, mediaLinks: config.media.links,
+                               storageLinks: storageLinks, mediaLifetime: config.media.linkLifetime, logger: logger)
+    let objects = ObjectStore(client: client, blobs: blobs, logger: logger, maxBytes: config.maxUploadBytes)
+    let likes = LikeStore(client: client, outbox: outbox, photos: photos, logger: logger)
+    let collections = CollectionStore(client: client, outbox: outbox, photos: photos, logger: logger)
+    let posts = PostStore(client: client, outbox: outbox, objects: objects, catalog: catalog, photos: photos, renderer: renderer, logger: logger)
+    let projections = Projections(logger: logger)
+
+    var parts = ServiceApplicationParts(name: "social", http: config.http, logger: logger, metrics: runtime.metrics)
+    parts.readiness = [.postgres(client), .kafka(producer)]
+    parts.problemRenderer = StorageErrorRenderer.renderer
+    parts.services = [
+        client, producer, relay, renderer, HTTPClientService(client: http), keys,
+        EventConsumer(
+            configuration: config.events.consumer(clientID: "social", group: config.projectionGroup, topics: Projections.topics),
+            registry: Projections.registry, deadLetters: producer, retry: config.events.retry, logger: logger,
+            handler: inbox.handler(consumer: Projections.consumer) { received, connection in
+                try await projections.apply(received.event, on: connection)
+            }
+        ),
+        OrphanCollector(client: client, objects: objects, orphanTTL: config.orphanTTL, interval: config.collectorInterval, logger: logger),
+    ]
+    parts.routePolicies = [
+        // An upload: the image, plus a multipart envelope.
+        RoutePolicy(pathPrefix: "/storage/v1", maxBodySize: config.maxUploadBytes + (1 << 20), timeout: .seconds(120)),
+        RoutePolicy(pathPrefix: "/v1/posts", maxBodySize: 64 << 10, timeout: .seconds(60)),
+        RoutePolicy(pathPrefix: "/v1", maxBodySize: 64 << 10, timeout: config.http.requestTimeout),
+    ]
+    logger.info("social starting", metadata: ["blobs": "\(config.media.blobDirectory.path)"])
+    return makeServiceApplication(parts, context: AppRequestContext.self) { router in
+        let group = router.group("v1")
+        LikesController(likes: likes, keys: keys).addRoutes(to: group)
+        CollectionsController(collections: collections, keys: keys).addRoutes(to: group)
+        PostsController(posts: posts, keys: keys).addRoutes(to: group)
+        StorageController(objects: objects, links: storageLinks, keys: keys).addRoutes(to: router)
+    }
+}

@@ -1,0 +1,2 @@
+/// The schema social owns.
+let socialSchema = "social"

@@ -1,0 +1,205 @@
+import Blobs
+import Foundation
+import Hummingbird
+import Imaging
+import Logging
+import NIOCore
+import PostgresNIO
+import ServiceKit
+
+/// Storage objects: their rows in `objects` and their bytes in the blob store, kept so that no row
+/// ever points at a blob that is not whole, and no blob outlives its row for long.
+///
+/// Every blob an object uses is written under a fresh key (`{bucket}/{owner}/{version id}`), listed
+/// in `blob_intents` before the write; the row is pointed at it only once it is whole and checked.
+/// A replaced or deleted object's old blob is listed for deletion in the transaction that lets go
+/// of it, and deleted after the commit. A crash anywhere leaves only listed blobs, which
+/// `OrphanCollector` deletes.
+struct ObjectStore: Sendable {
+    let client: PostgresClient
+    let blobs: FileBlobStore
+    let logger: Logger
+    let maxBytes: Int
+
+    /// How an upload names what it replaces.
+    enum Mode: Sendable {
+        /// `POST`: a new object; with `upsert`, replacing one of the same name.
+        case create(upsert: Bool)
+        /// `PUT`: replacing an existing object.
+        case replace
+    }
+
+    /// The bytes of an upload: streamed from the request, or already in memory (a multipart part).
+    enum Body: Sendable {
+        case stream(RequestBody)
+        case bytes([UInt8])
+    }
+
+    /// Stores an upload under `path`, checked to be a JPEG, PNG or WebP of at most `maxBytes` and
+    /// 50 megapixels; nothing is kept of a refused one, and an object it would replace is untouched.
+    /// - Throws: `StorageError`s: 409 `Duplicate` (a `create` without upsert of a name in use) or
+    ///   `object-attached`, 404 (a `replace` of nothing), 413, 415.
+    func upload(_ path: ObjectPath, user: UUID, mode: Mode, body: Body, cacheControl: String) async throws -> StoredObject {
+        // Refuse early what is sure to be refused, before reading a byte of the body.
+        let existing = try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            try await connection.query("SELECT state FROM objects WHERE bucket = \(path.bucket.rawValue) AND name = \(path.name)", logger: logger)
+                .collect().first.map { try $0.decode(String.self) }
+        }
+        try Self.check(existing: existing, mode: mode)
+
+        let version = UUID()
+        let key = BlobKey(segments: [path.bucket.rawValue, path.owner.lowercased, version.lowercased])!
+        try await intend(.upload, key)
+        do {
+            let header: SourceHeader
+            let size: Int
+            switch body {
+            case .stream(let stream):
+                size = try await blobs.put(key, streaming: stream, limit: maxBytes)
+                header = try inspect { () throws(ImagingError) in try SourceInspection.inspect(fileAt: blobs.url(key).path, limits: SourceLimits(maxBytes: maxBytes)) }
+            case .bytes(let bytes):
+                guard bytes.count <= maxBytes else { throw BlobError.tooLarge(limit: maxBytes) }
+                header = try inspect { () throws(ImagingError) in try SourceInspection.inspect(bytes, limits: SourceLimits(maxBytes: maxBytes)) }
+                try await blobs.put(key, bytes: bytes)
+                size = bytes.count
+            }
+            let (stored, released) = try await record(path, user: user, mode: mode, key: key, size: size, header: header, cacheControl: cacheControl)
+            if let released { await deleteBlob(released) }
+            return stored
+        } catch {
+            await deleteBlob(key)
+            if case BlobError.tooLarge(let limit) = error { throw StorageError.tooLarge(limit: limit) }
+            throw error
+        }
+    }
+
+    private static func check(existing state: String?, mode: Mode) throws {
+        switch (mode, state) {
+        case (.create(upsert: false), _?): throw StorageError.duplicate
+        case (.replace, nil): throw StorageError.notFound
+        case (_, StoredObject.State.attached.rawValue?): throw StorageError.attached
+        default: break
+        }
+    }
+
+    private func inspect(_ read: () throws(ImagingError) -> SourceHeader) throws -> SourceHeader {
+        do {
+            return try read()
+        } catch {
+            throw StorageError.notAnImage("Only JPEG, PNG and WebP images up to 50 megapixels can be stored: \(error.description)")
+        }
+    }
+
+    /// Points the row at the new blob (inserting or replacing it) and returns the blob it let go of.
+    private func record(_ path: ObjectPath, user: UUID, mode: Mode, key: BlobKey, size: Int, header: SourceHeader, cacheControl: String) async throws -> (StoredObject, BlobKey?) {
+        let mime = "image/\(header.format.rawValue)"
+        return try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            let current = try await connection.query("""
+                SELECT id, state, blob_key FROM objects WHERE bucket = \(path.bucket.rawValue) AND name = \(path.name) FOR UPDATE
+                """, logger: logger).collect().first.map { try $0.decode((UUID, String, String).self) }
+            try Self.check(existing: current?.1, mode: mode)
+            let row: PostgresRow
+            if let (id, _, oldKey) = current {
+                row = try await connection.query("""
+                    UPDATE objects SET blob_key = \(key.path), size = \(size), mime_type = \(mime), width = \(header.width), height = \(header.height),
+                        cache_control = \(cacheControl), updated_at = clock_timestamp()
+                    WHERE id = \(id) RETURNING \(unescaped: StoredObject.columns)
+                    """, logger: logger).collect()[0]
+                try await Self.intend(.delete, BlobKey(oldKey), on: connection, logger: logger)
+            } else {
+                let state: StoredObject.State = path.bucket == .posts ? .pending : .stored
+                row = try await connection.query("""
+                    INSERT INTO objects (id, bucket, name, owner_id, state, blob_key, size, mime_type, width, height, cache_control)
+                    VALUES (\(UUID()), \(path.bucket.rawValue), \(path.name), \(user), \(state.rawValue), \(key.path), \(size), \(mime),
+                            \(header.width), \(header.height), \(cacheControl))
+                    RETURNING \(unescaped: StoredObject.columns)
+                    """, logger: logger).collect()[0]
+            }
+            try await connection.query("DELETE FROM blob_intents WHERE blob_key = \(key.path)", logger: logger)
+            return (try StoredObject(row), current.flatMap { BlobKey($0.2) })
+        }
+    }
+
+    /// The object `path` names, if `user` may read it (their own; any attached one; any avatar).
+    func object(_ path: ObjectPath, user: UUID) async throws -> StoredObject? {
+        try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            try await Self.object(path, on: connection, logger: logger)
+        }
+    }
+
+    /// The object `path` names, whoever owns it: for a signed link's or a public bucket's download.
+    func object(_ path: ObjectPath) async throws -> StoredObject? {
+        try await client.withServiceTransaction(logger: logger) { connection in
+            try await Self.object(path, on: connection, logger: logger)
+        }
+    }
+
+    static func object(_ path: ObjectPath, on connection: PostgresConnection, logger: Logger) async throws -> StoredObject? {
+        try await connection.query("""
+            SELECT \(unescaped: StoredObject.columns) FROM objects WHERE bucket = \(path.bucket.rawValue) AND name = \(path.name)
+            """, logger: logger).collect().first.map(StoredObject.init)
+    }
+
+    /// The bytes of `object`, or `nil` when its blob is gone (it was deleted meanwhile).
+    func bytes(of object: StoredObject) async throws -> [UInt8]? {
+        try await blobs.get(object.blobKey)
+    }
+
+    /// The user's objects of `bucket` whose names start with `prefix`.
+    func objects(of user: UUID, in bucket: Bucket, prefix: String) async throws -> [StoredObject] {
+        try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            try await connection.query("""
+                SELECT \(unescaped: StoredObject.columns) FROM objects
+                WHERE owner_id = \(user) AND bucket = \(bucket.rawValue) AND starts_with(name, \(prefix))
+                ORDER BY name
+                """, logger: logger).collect().map(StoredObject.init)
+        }
+    }
+
+    /// Deletes the user's objects named `names` in `bucket`, except those a post shows; returns
+    /// the ones deleted.
+    func delete(_ names: [String], in bucket: Bucket, user: UUID) async throws -> [StoredObject] {
+        let deleted = try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            let rows = try await connection.query("""
+                DELETE FROM objects WHERE owner_id = \(user) AND bucket = \(bucket.rawValue) AND name = ANY(\(names)) AND state <> 'attached'
+                RETURNING \(unescaped: StoredObject.columns)
+                """, logger: logger).collect().map(StoredObject.init)
+            for object in rows { try await Self.intend(.delete, object.blobKey, on: connection, logger: logger) }
+            return rows
+        }
+        for object in deleted { await deleteBlob(object.blobKey) }
+        return deleted
+    }
+
+    // MARK: Blob intents
+
+    enum Intent: String { case upload, delete }
+
+    func intend(_ intent: Intent, _ key: BlobKey) async throws {
+        try await client.withServiceTransaction(logger: logger) { connection in
+            try await Self.intend(intent, key, on: connection, logger: logger)
+        }
+    }
+
+    /// Lists `key` for `intent`, in the caller's transaction.
+    static func intend(_ intent: Intent, _ key: BlobKey?, on connection: PostgresConnection, logger: Logger) async throws {
+        guard let key else { return }
+        try await connection.query("""
+            INSERT INTO blob_intents (blob_key, action) VALUES (\(key.path), \(intent.rawValue))
+            ON CONFLICT (blob_key) DO UPDATE SET action = excluded.action
+            """, logger: logger)
+    }
+
+    /// Deletes a blob no row points at, then its intent. Best effort: what fails stays listed, for
+    /// the collector.
+    func deleteBlob(_ key: BlobKey) async {
+        do {
+            try await blobs.delete(key)
+            try await client.withServiceTransaction(logger: logger) { connection in
+                try await connection.query("DELETE FROM blob_intents WHERE blob_key = \(key.path)", logger: logger)
+            }
+        } catch {
+            logger.warning("A blob could not be deleted now; the collector will", metadata: ["blob": "\(key.path)", "error": "\(error)"])
+        }
+    }
+}

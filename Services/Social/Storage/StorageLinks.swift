@@ -1,0 +1,66 @@
+import Blobs
+import Foundation
+import ServiceKit
+
+/// Signed links to storage objects: `/object/sign/{bucket}/{name}?token=<expires>.<signature>`, the
+/// token signing `storage:{bucket}/{name}` and its expiry with `LinkSigner`. The expiry is rounded
+/// up to a multiple of `bucket`, so the same object signed twice within one bucket gets the same
+/// link, and caches (the app's, a CDN's) hit.
+struct StorageLinks: Sendable {
+    let signer: LinkSigner
+    let bucket: Duration
+    /// The gateway's public base URL, for absolute links (feeds, posts).
+    let publicBase: String
+
+    /// The longest a client may ask a link to last.
+    static let maxLifetime = 7 * 86_400
+
+    init(secret: [UInt8], bucket: Duration, publicBase: String) {
+        signer = LinkSigner(secret: secret)
+        self.bucket = bucket
+        self.publicBase = publicBase
+    }
+
+    struct Signed: Sendable, Equatable {
+        /// Relative to the storage URL (`/object/sign/…`), as Supabase answers.
+        var path: String
+        var expiresAt: Date
+
+        func absolute(_ publicBase: String) -> String { "\(publicBase)/storage/v1\(path)" }
+    }
+
+    /// `seconds` from `now`, rounded up to the bucket.
+    func expiry(lifetime seconds: Int, now: Date = Date()) -> Int {
+        let step = max(1, Int(bucket.components.seconds))
+        let wanted = Int(now.timeIntervalSince1970) + seconds
+        return (wanted + step - 1) / step * step
+    }
+
+    func sign(_ object: ObjectPath, lifetime seconds: Int, now: Date = Date()) -> Signed {
+        sign(object, expires: expiry(lifetime: seconds, now: now))
+    }
+
+    /// A link that stops working at `expires` (unix seconds).
+    func sign(_ object: ObjectPath, expires: Int) -> Signed {
+        let token = "\(expires).\(signer.signature(Self.name(object), expires: expires))"
+        return Signed(path: "/object/sign/\(object.bucket.rawValue)/\(Self.encoded(object.name))?token=\(token)",
+                      expiresAt: Date(timeIntervalSince1970: TimeInterval(expires)))
+    }
+
+    /// - Throws: `LinkRefusal` unless `token` is a live signature of `object`.
+    func verify(_ object: ObjectPath, token: String?, now: Date = Date()) throws(LinkRefusal) {
+        guard let token, let dot = token.firstIndex(of: "."), let expires = Int(token[..<dot]) else { throw .malformed }
+        try signer.verify(Self.name(object), expires: expires, signature: String(token[token.index(after: dot)...]), now: now)
+    }
+
+    private static func name(_ object: ObjectPath) -> String { "storage:\(object.description)" }
+
+    /// The name as a URL path: each segment percent-encoded (most names need none).
+    static func encoded(_ name: String) -> String {
+        let plain = name.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x7E || byte == 0x2F
+        }
+        guard !plain else { return name }
+        return name.split(separator: "/").map { $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? String($0) }.joined(separator: "/")
+    }
+}

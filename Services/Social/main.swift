@@ -1,0 +1,3 @@
+import ServiceKit
+
+await ServiceMain.run("social", configuration: SocialConfiguration.self, build: buildApplication)

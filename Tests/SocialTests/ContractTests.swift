@@ -1,0 +1,95 @@
+@testable import Social
+import Contracts
+import Foundation
+import ResourceAPI
+import HTTPTypes
+import Testing
+import TestSupport
+import Yams
+
+/// social's answers against `Services/Social/openapi.yaml`.
+/// `make contract SERVICE=social` runs this suite alone.
+@Suite("social contract")
+struct ContractTests {
+    static func document() throws -> [String: Any] {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Services/Social/openapi.yaml")
+        return try #require(try Yams.load(yaml: String(contentsOf: url, encoding: .utf8)) as? [String: Any])
+    }
+
+    static func required(_ name: String) throws -> Set<String> {
+        let schemas = (try document()["components"] as? [String: Any])?["schemas"] as? [String: Any]
+        return Set((schemas?[name] as? [String: Any])?["required"] as? [String] ?? [])
+    }
+
+    @Test func everyDocumentedOperationIsServedAndErrorsHaveTheirPrefixsShape() async throws {
+        let paths = try #require(try Self.document()["paths"] as? [String: [String: Any]])
+        #expect(paths.count == 16)
+        let operations = paths.flatMap { path, methods in methods.keys.filter { $0 != "parameters" }.map { (path, $0) } }
+        try await SocialHarness.with { social in
+            let user = UUID()
+            for (path, method) in operations {
+                let concrete = path.replacingOccurrences(of: "{id}", with: UUID().uuidString).replacingOccurrences(of: "{photoKey}", with: "unsplash:missing-1")
+                    .replacingOccurrences(of: "{bucket}", with: "posts").replacingOccurrences(of: "{name}", with: "\(user.uuidString)/none.jpg")
+                let response = try await social.call(HTTPRequest.Method(method.uppercased())!, concrete, user: user, headers: [("Idempotency-Key", "contract")], json: "{}")
+                #expect(response.status != 405 && response.status < 500, "\(method) \(path): \(response.status) \(response.text)")
+                guard response.status >= 400, method != "head" else { continue }
+                if path.hasPrefix("/storage") {
+                    #expect(Set(try response.json().keys) == (try Self.required("StorageError")), "\(method) \(path)")
+                } else {
+                    #expect(response.headers["content-type"] == "application/problem+json", "\(method) \(path)")
+                    #expect(Set(try response.json().keys).isSuperset(of: try Self.required("Problem")))
+                }
+            }
+        }
+    }
+
+    @Test func postsLikesCollectionsAndFilesHaveTheDocumentedShapes() async throws {
+        try await SocialHarness.with { social in
+            let user = UUID()
+            let post = try await social.post(#"{"photo":{"unsplashPhotoId":"Aqua-1"},"caption":"c"}"#, user: user).json()
+            #expect(Set(post.keys) == (try Self.required("Post")))
+            #expect(Set((post["media"] as? [String: Any] ?? [:]).keys) == (try Self.required("Media")))
+            let feed = try await social.call(.get, "/v1/feed", user: user).json()
+            #expect(Set(feed.keys) == (try Self.required("PostPage")))
+            let like = try await social.call(.put, "/v1/likes/unsplash:Aqua-1", user: user).json()
+            #expect(Set(like.keys) == (try Self.required("LikeState")))
+            let liked = try await social.call(.get, "/v1/likes", user: user).json()
+            let item = try #require((liked["items"] as? [[String: Any]])?.first)
+            #expect(Set(item.keys) == (try Self.required("LikedPhoto")))
+            #expect(Set((item["photo"] as? [String: Any] ?? [:]).keys).isSuperset(of: try Self.required("Photo")))
+            let collection = try await social.call(.post, "/v1/collections", user: user, json: #"{"title":"t","private":false}"#).json()
+            #expect(Set(collection.keys) == (try Self.required("Collection")))
+            #expect(try await social.upload(try SocialHarness.photo("FreshFlower"), name: "\(user.uuidString)/f.jpg", user: user).status == 200)
+            let files = try await social.call(.post, "/storage/v1/object/list/posts", user: user, json: #"{"prefix":"\#(user.uuidString)"}"#)
+            let file = try #require((try JSONSerialization.jsonObject(with: files.body) as? [[String: Any]])?.first)
+            #expect(Set(file.keys).isSuperset(of: try Self.required("FileObject")))
+            let info = try await social.call(.get, "/storage/v1/object/info/posts/\(user.uuidString)/f.jpg", user: user).json()
+            #expect(Set(info.keys).isSuperset(of: try Self.required("ObjectInfo")))
+        }
+    }
+}
+
+/// The feed's bodies write their own JSON; it must be exactly what the encoder writes.
+@Suite("Written JSON")
+struct WrittenJSONTests {
+    @Test func aPostPageWritesWhatTheEncoderWrites() throws {
+        let tricky = "quote \" backslash \\ slash / newline \n tab \t bell \u{07} nul-ish \u{01} emoji 👩🏾‍💻 ñ \u{2028}"
+        let posts = [
+            PostBody(id: UUID().lowercased, author: .init(id: UUID().lowercased, username: tricky, avatarUrl: nil), photo: .unsplash("Aqua-1"),
+                     photoKey: "unsplash:Aqua-1", caption: tricky, media: MediaBody(url: "https://images.unsplash.com/a?w=1080&q=80", width: 1080, height: 720, expiresAt: nil),
+                     likeCount: 12, likedByMe: true, createdAt: Date(timeIntervalSince1970: 1_795_000_000.123456)),
+            PostBody(id: UUID().lowercased, author: .init(id: UUID().lowercased, username: nil, avatarUrl: "https://a.test/x.png"), photo: .object("posts/u/a b.jpg"),
+                     photoKey: "post:\(UUID().lowercased)", caption: "", media: MediaBody(url: "https://s.test/storage/v1/object/sign/posts/u/a%20b.jpg?token=1.ab", width: 1, height: 2, expiresAt: Date(timeIntervalSince1970: 1_795_000_300)),
+                     likeCount: 0, likedByMe: false, createdAt: Date(timeIntervalSince1970: 0)),
+            PostBody(id: UUID().lowercased, author: .init(id: UUID().lowercased, username: "ana", avatarUrl: nil), photo: .edit(UUID()),
+                     photoKey: "edit:\(UUID().lowercased)", caption: "x", media: MediaBody(url: "u", width: 3, height: 4, expiresAt: nil),
+                     likeCount: Int.max, likedByMe: false, createdAt: Date(timeIntervalSince1970: -1.5)),
+        ]
+        for page in [Page(items: posts, nextCursor: PageCursor(time: Date(), key: "k")), Page(items: [], nextCursor: nil)] {
+            var writer = JSONWriter()
+            page.write(to: &writer)
+            #expect(String(decoding: writer.bytes, as: UTF8.self) == String(decoding: try EventJSON.encoder.encode(page), as: UTF8.self))
+        }
+    }
+}

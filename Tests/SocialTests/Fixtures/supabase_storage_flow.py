@@ -1,0 +1,41 @@
+"""supabase-py's storage client against Splash's gateway, unchanged: sign in, upload, sign, download.
+
+Usage: supabase_storage_flow.py <gateway URL> <anon key> <email> <password> <image file>
+Prints "all steps passed" when every step did what Supabase Storage does.
+"""
+import sys
+
+import httpx
+from supabase import create_client
+
+url, key, email, password, image = sys.argv[1:6]
+original = open(image, "rb").read()
+client = create_client(url, key)
+session = client.auth.sign_in_with_password({"email": email, "password": password})
+uid = session.user.id
+bucket = client.storage.from_("posts")
+
+uploaded = bucket.upload(f"{uid}/from-python.jpg", original, {"content-type": "image/jpeg"})
+assert uploaded.full_path == f"posts/{uid}/from-python.jpg", uploaded.full_path
+print("uploaded", uploaded.full_path)
+
+assert bucket.download(f"{uid}/from-python.jpg") == original
+print("downloaded with the session")
+
+signed = bucket.create_signed_url(f"{uid}/from-python.jpg", 600)
+link = signed["signedURL"]
+assert link.startswith(f"{url}/storage/v1/object/sign/posts/{uid}/from-python.jpg?token="), link
+answer = httpx.get(link)
+assert answer.status_code == 200 and answer.content == original, (answer.status_code, answer.text[:200])
+print("downloaded through the signed link, without a token")
+
+many = bucket.create_signed_urls([f"{uid}/from-python.jpg", f"{uid}/missing.jpg"], 600)
+assert many[0]["error"] is None and many[0]["signedURL"], many
+assert many[1]["error"] and many[1]["signedURL"] is None, many
+
+listed = [entry["name"] for entry in bucket.list(uid)]
+assert "from-python.jpg" in listed and listed == sorted(listed), listed
+
+removed = bucket.remove([f"{uid}/from-python.jpg"])
+assert len(removed) == 1, removed
+print("all steps passed")

@@ -1,0 +1,171 @@
+import Foundation
+import Testing
+import TestSupport
+
+@Suite("Storage") struct StorageTests {
+    @Test func rawAndMultipartUploadsAreStoredReadAndReplacedOnlyWhenAsked() async throws {
+        try await SocialHarness.with { social in
+            let (ana, ben) = (UUID(), UUID())
+            let aqua = try SocialHarness.photo("Aqua"), flower = try SocialHarness.photo("FreshFlower")
+            let name = "\(ana.uuidString)/one.jpg"
+            let created = try await social.upload(aqua, name: name, user: ana)
+            #expect(created.status == 200)
+            #expect(try created.json()["Key"] as? String == "posts/\(name)")
+            #expect(UUID(uuidString: try created.json()["Id"] as? String ?? "") != nil)
+            let read = try await social.call(.get, "/storage/v1/object/posts/\(name)", user: ana)
+            #expect(read.status == 200 && Array(read.body) == aqua && read.headers["content-type"] == "image/jpeg")
+            #expect(read.headers["cache-control"] == "max-age=3600")
+
+            // The name is taken: refused in Storage's shape, the object untouched.
+            let duplicate = try await social.upload(flower, name: name, user: ana)
+            #expect(duplicate.status == 409)
+            let error = try duplicate.json()
+            #expect(error["statusCode"] as? String == "409" && error["error"] as? String == "Duplicate" && error["message"] is String)
+            #expect(Array(try await social.call(.get, "/storage/v1/object/posts/\(name)", user: ana).body) == aqua)
+            // With x-upsert, and with PUT, it is replaced; PUT of nothing is 404.
+            #expect(try await social.upload(flower, name: name, user: ana, headers: [("x-upsert", "true")]).status == 200)
+            #expect(Array(try await social.call(.get, "/storage/v1/object/posts/\(name)", user: ana).body) == flower)
+            #expect(try await social.call(.put, "/storage/v1/object/posts/\(name)", user: ana, headers: [("Content-Type", "image/jpeg")], bytes: aqua).status == 200)
+            #expect(try await social.call(.put, "/storage/v1/object/posts/\(ana.uuidString)/none.jpg", user: ana, bytes: aqua).status == 404)
+            #expect(try await social.count("objects") == 1)
+
+            // Multipart, as supabase-swift sends it: an unnamed field, a text/plain content type.
+            let boundary = "splash-boundary-1"
+            var form = Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"cacheControl\"\r\n\r\n600\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"\"; filename=\"two.jpg\"\r\nContent-Type: text/plain;charset=UTF-8\r\n\r\n".utf8)
+            form += flower + Array("\r\n--\(boundary)--\r\n".utf8)
+            let multipart = try await social.call(.post, "/storage/v1/object/avatars/\(ana.uuidString)/two.jpg", user: ana, headers: [("Content-Type", "multipart/form-data; boundary=\(boundary)")], bytes: form)
+            #expect(multipart.status == 200, "\(multipart.text)")
+            let avatar = try await social.call(.get, "/storage/v1/object/avatars/\(ana.uuidString)/two.jpg", user: ben)
+            #expect(Array(avatar.body) == flower && avatar.headers["cache-control"] == "max-age=600")
+            let info = try await social.call(.get, "/storage/v1/object/info/avatars/\(ana.uuidString)/two.jpg", user: ana).json()
+            #expect(info["size"] as? Int == flower.count && info["content_type"] as? String == "image/jpeg")
+            let head = try await social.call(.head, "/storage/v1/object/avatars/\(ana.uuidString)/two.jpg", user: ana)
+            #expect(head.status == 200 && head.body.isEmpty && head.headers["content-length"] == String(flower.count))
+
+            // Ben cannot read Ana's pending upload, nor write under her id.
+            #expect(try await social.call(.get, "/storage/v1/object/posts/\(name)", user: ben).status == 404)
+            let foreign = try await social.upload(flower, name: "\(ana.uuidString)/ben.jpg", user: ben)
+            #expect(try foreign.status == 403 && foreign.json()["statusCode"] as? String == "403")
+            #expect(try await social.call(.post, "/storage/v1/object/posts/\(name)", user: nil, bytes: flower).status == 401)
+        }
+    }
+
+    @Test func avatarsArePublicAndPostsAreNot() async throws {
+        try await SocialHarness.with { social in
+            let ana = UUID()
+            let flower = try SocialHarness.photo("FreshFlower")
+            #expect(try await social.upload(flower, bucket: "avatars", name: "\(ana.uuidString)/me.jpg", user: ana).status == 200)
+            #expect(try await social.upload(flower, name: "\(ana.uuidString)/me.jpg", user: ana).status == 200)
+            #expect(try await social.call(.get, "/storage/v1/object/public/avatars/\(ana.uuidString)/me.jpg", user: nil).status == 200)
+            #expect(try await social.call(.get, "/storage/v1/object/public/posts/\(ana.uuidString)/me.jpg", user: nil).status == 404)
+            #expect(try await social.call(.get, "/storage/v1/object/public/photos/\(ana.uuidString)/me.jpg", user: nil).status == 404)
+            // Avatars are not collected as orphans; an unposted posts object is pending.
+            #expect(try await social.count("objects", where: "bucket = 'avatars' AND state = 'stored'") == 1)
+        }
+    }
+
+    @Test func signedLinksAreBucketedDownloadWithoutATokenAndRefuseTampering() async throws {
+        try await SocialHarness.with { social in
+            let (ana, ben) = (UUID(), UUID())
+            let name = "\(ana.uuidString)/signed.jpg"
+            let aqua = try SocialHarness.photo("Aqua")
+            #expect(try await social.upload(aqua, name: name, user: ana).status == 200)
+            let signed = try await social.call(.post, "/storage/v1/object/sign/posts/\(name)", user: ana, json: #"{"expiresIn":"600"}"#)
+            #expect(signed.status == 200, "\(signed.text)")
+            let link = try #require(try signed.json()["signedURL"] as? String)
+            #expect(link.hasPrefix("/object/sign/posts/\(name)?token="))
+            // The same object signed again within the bucket: the same link.
+            #expect(try await social.call(.post, "/storage/v1/object/sign/posts/\(name)", user: ana, json: #"{"expiresIn":600}"#).json()["signedURL"] as? String == link)
+
+            let download = try await social.call(.get, "/storage/v1" + link, user: nil)
+            #expect(download.status == 200 && Array(download.body) == aqua)
+            let tampered = link.replacingOccurrences(of: "token=", with: "token=1")
+            #expect(try await social.call(.get, "/storage/v1" + tampered, user: nil).status == 400)
+            let other = "/object/sign/posts/\(ana.uuidString)/other.jpg?" + link.split(separator: "?")[1]
+            #expect(try await social.call(.get, "/storage/v1" + other, user: nil).status == 400)
+            // Ben may not sign Ana's pending upload.
+            #expect(try await social.call(.post, "/storage/v1/object/sign/posts/\(name)", user: ben, json: #"{"expiresIn":60}"#).status == 404)
+            #expect(try await social.call(.post, "/storage/v1/object/sign/posts/\(name)", user: ana, json: #"{"expiresIn":0}"#).status == 400)
+
+            let batch = try await social.call(.post, "/storage/v1/object/sign/posts", user: ana, json: #"{"expiresIn":60,"paths":["\#(name)","\#(ana.uuidString)/missing.jpg"]}"#)
+            let items = try #require(try JSONSerialization.jsonObject(with: batch.body) as? [[String: Any]])
+            #expect(items.count == 2)
+            #expect(items[0]["error"] is NSNull && (items[0]["signedURL"] as? String)?.hasPrefix("/object/sign/posts/") == true)
+            #expect(items[1]["error"] is String && items[1]["signedURL"] is NSNull && items[1]["path"] as? String == "\(ana.uuidString)/missing.jpg")
+        }
+    }
+
+    @Test func anExpiredLinkIsRefused() async throws {
+        try await SocialHarness.with(["SOCIAL_SIGNED_URL_BUCKET": "1s"]) { social in
+            let ana = UUID()
+            let name = "\(ana.uuidString)/brief.jpg"
+            let flower = try SocialHarness.photo("FreshFlower")
+            #expect(try await social.upload(flower, name: name, user: ana).status == 200)
+            let link = try #require(try await social.call(.post, "/storage/v1/object/sign/posts/\(name)", user: ana, json: #"{"expiresIn":1}"#).json()["signedURL"] as? String)
+            try await Task.sleep(for: .milliseconds(2_100))
+            let expired = try await social.call(.get, "/storage/v1" + link, user: nil)
+            #expect(expired.status == 400 && expired.text.contains("expired"))
+        }
+    }
+
+    @Test func listingShowsFoldersAndFilesAndRemovingDeletesBlobsToo() async throws {
+        try await SocialHarness.with { social in
+            let ana = UUID()
+            let photo = try SocialHarness.photo("FreshFlower")
+            for name in ["a/b.jpg", "a/c.jpg", "d.jpg"] {
+                #expect(try await social.upload(photo, name: "\(ana.uuidString)/\(name)", user: ana).status == 200)
+            }
+            let top = try await social.call(.post, "/storage/v1/object/list/posts", user: ana, json: #"{"prefix":"\#(ana.uuidString)","limit":100,"offset":0,"sortBy":{"column":"name","order":"asc"}}"#)
+            let entries = try #require(try JSONSerialization.jsonObject(with: top.body) as? [[String: Any]])
+            #expect(entries.map { $0["name"] as? String } == ["a", "d.jpg"])
+            #expect(entries[0]["id"] is NSNull && (entries[1]["metadata"] as? [String: Any])?["size"] as? Int == photo.count)
+            let inner = try await social.call(.post, "/storage/v1/object/list/posts", user: ana, json: #"{"prefix":"\#(ana.uuidString)/a/","sortBy":{"column":"name","order":"desc"}}"#)
+            #expect((try JSONSerialization.jsonObject(with: inner.body) as? [[String: Any]])?.map { $0["name"] as? String } == ["c.jpg", "b.jpg"])
+            // Someone else sees none of it.
+            let strangers = try await social.call(.post, "/storage/v1/object/list/posts", user: UUID(), json: #"{"prefix":"\#(ana.uuidString)"}"#)
+            #expect(strangers.text == "[]")
+
+            let removed = try await social.call(.delete, "/storage/v1/object/posts", user: ana, json: #"{"prefixes":["\#(ana.uuidString)/d.jpg","\#(ana.uuidString)/a/b.jpg"]}"#)
+            #expect((try JSONSerialization.jsonObject(with: removed.body) as? [[String: Any]])?.count == 2)
+            #expect(try await social.count("objects") == 1)
+            #expect(social.blobFiles().count == 1)
+            #expect(try await social.count("blob_intents") == 0)
+        }
+    }
+
+    /// A JPEG whose header declares `width`×`height` over a small picture.
+    static func bomb(width: Int, height: Int) throws -> [UInt8] {
+        var bytes = try SocialHarness.photo("FreshFlower")
+        let sof = try #require((0..<bytes.count - 1).first { bytes[$0] == 0xFF && (bytes[$0 + 1] == 0xC0 || bytes[$0 + 1] == 0xC2) })
+        bytes[sof + 5] = UInt8(height >> 8); bytes[sof + 6] = UInt8(height & 0xFF)
+        bytes[sof + 7] = UInt8(width >> 8); bytes[sof + 8] = UInt8(width & 0xFF)
+        return bytes
+    }
+
+    @Test func hostileUploadsAreRefusedCleanlyAndLeaveNothing() async throws {
+        try await SocialHarness.with { social in
+            let ana = UUID()
+            let id = ana.uuidString
+            let text = try await social.upload(Array("just some text, not a photo\n".utf8), name: "\(id)/note.jpg", user: ana)
+            #expect(try text.status == 415 && text.json()["error"] as? String == "invalid_mime_type")
+            let bombBytes = try Self.bomb(width: 10_000, height: 6_000)
+            let bomb = try await social.upload(bombBytes, name: "\(id)/bomb.jpg", user: ana)
+            #expect(bomb.status == 415 && bomb.text.contains("megapixels"))
+            let flower = try SocialHarness.photo("FreshFlower")
+            for path in ["\(id)/../\(UUID().uuidString)/x.jpg", "\(id)/a%2Fb.jpg", "\(id)/%2e%2e/x.jpg", "\(id)/.hidden.jpg", "\(id)//x.jpg", "not-a-user/x.jpg"] {
+                let response = try await social.call(.post, "/storage/v1/object/posts/\(path)", user: ana, bytes: flower)
+                #expect(response.status == 400, "\(path): \(response.status) \(response.text)")
+                #expect((try? response.json())?["error"] as? String == "InvalidKey", "\(path)")
+            }
+            let huge = [UInt8](repeating: 0xFF, count: 30 << 20)
+            let tooLarge = try await social.upload(huge, name: "\(id)/huge.jpg", user: ana)
+            #expect(tooLarge.status == 413, "\(tooLarge.text)")
+            #expect(try await social.call(.post, "/storage/v1/object/sign/posts/\(id)/x.jpg", user: ana, json: "{oops").status == 400)
+            #expect(try await social.call(.post, "/storage/v1/object/list/posts", user: ana, json: "[1,2]").status == 400)
+
+            #expect(try await social.count("objects") == 0)
+            #expect(try await social.count("blob_intents") == 0)
+            #expect(social.blobFiles().isEmpty, "\(social.blobFiles())")
+        }
+    }
+}
