@@ -8,7 +8,7 @@ SYSTEM_PACKAGES := pkg-config librdkafka-dev libvips-dev mate-backgrounds kcat c
 # The official supabase client, which auth's tests drive unchanged (pinned to the version tested).
 SUPABASE_PY := supabase==2.34.1
 
-.PHONY: run test contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social
+.PHONY: run test contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-routing
 
 deps:
 	@missing=""; \
@@ -117,3 +117,11 @@ bench-social: deps
 	$(SWIFT) build -c release --product gateway
 	$(SWIFT) build -c release --product SocialBenchmark
 	.build/release/SocialBenchmark --seconds 10 --connections 32
+
+# Route computation on the Helsinki road graph, in release mode, against networkx's astar_path
+# (PyPI) over the same pairs; the two must agree on every route's time.
+bench-routing:
+	@python3 -c 'import networkx' 2>/dev/null || python3 -m pip install --quiet --disable-pip-version-check networkx \
+	  || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages networkx
+	$(SWIFT) build -c release --product RoutingBenchmark
+	.build/release/RoutingBenchmark --pairs 2000 --rounds 5

@@ -146,6 +146,8 @@ let package = Package(
         .target(name: "KeySetClient", dependencies: ["Identity", "ServiceKit", asyncHTTPClient, httpTypes, nioCore, nioFoundation, logging, serviceLifecycle], path: "Shared/KeySetClient"),
         // The blob store the services share (a folder now) and the signed links to private blobs.
         .target(name: "Blobs", dependencies: ["ServiceKit", crypto, nioCore], path: "Shared/Blobs"),
+        // The road network of central Helsinki (© OpenStreetMap contributors, ODbL) and routes over it.
+        .target(name: "RoadNetwork", path: "Shared/RoadNetwork", exclude: ["Resources/SOURCE.md", "Resources/extract-roads.py"], resources: [.copy("Resources/helsinki-drive.json")]),
         // The scaffolding of a service's resource API: JSON bodies, ETags, keyset pages,
         // idempotency keys.
         .target(name: "ResourceAPI", dependencies: ["ServiceKit", "Contracts", crypto, hummingbird, httpTypes, nioCore], path: "Shared/ResourceAPI"),
@@ -256,6 +258,11 @@ let package = Package(
             path: "Benchmarks/Catalog"
         ),
         .executableTarget(
+            name: "RoutingBenchmark",
+            dependencies: ["RoadNetwork", "ServiceKit", "TestSupport"],
+            path: "Benchmarks/Routing"
+        ),
+        .executableTarget(
             name: "SocialBenchmark",
             dependencies: ["LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, postgresNIO, logging],
             path: "Benchmarks/Social"
@@ -281,6 +288,11 @@ let package = Package(
             name: "KeySetClientTests",
             dependencies: ["KeySetClient", "Identity", "TestSupport", asyncHTTPClient, hummingbird, logging],
             path: "Tests/KeySetClientTests"
+        ),
+        .testTarget(
+            name: "RoadNetworkTests",
+            dependencies: ["RoadNetwork"],
+            path: "Tests/RoadNetworkTests"
         ),
         .testTarget(
             name: "BlobsTests",
