@@ -14,47 +14,79 @@ package final class ServiceProcess: Sendable {
     package let port: Int
     package let output: CapturedOutput
     private let process: ChildProcess
-    private let exited = OneShot<Int32>()
+    private let exited: OneShot<Int32>
 
     package var baseURL: String { "http://127.0.0.1:\(port)" }
 
     /// Starts `executable` with `environment` (plus `HTTP_HOST`/`HTTP_PORT`) and waits for its
     /// `/readyz`.
     /// - Parameter port: the port to serve on (a free one when `nil`), for a service whose
-    ///   configuration names its own address.
+    ///   configuration names its own address. A free port may be taken by another test before the
+    ///   service binds it: then the service is started again on another, up to three times.
     package init(_ executable: String, environment: [String: String], port: Int? = nil, readyWithin timeout: Duration = .seconds(60)) async throws {
         let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
             .deletingLastPathComponent().appendingPathComponent(executable)
         guard FileManager.default.isExecutableFile(atPath: binary.path) else { throw ServiceProcessError.notBuilt(binary.path) }
         name = executable
-        self.port = port ?? freePort()
-        output = try CapturedOutput()
+        var attempt = 1
+        while true {
+            let started = try await Self.start(binary, environment: environment, port: port ?? freePort(), readyWithin: timeout)
+            if case .lostItsPort = started.outcome, port == nil, attempt < 3 {
+                attempt += 1
+                continue
+            }
+            (self.port, output, process, exited) = (started.port, started.output, started.process, started.exited)
+            switch started.outcome {
+            case .ready: return
+            case .lostItsPort(let text), .exited(let text): throw ServiceProcessError.exited(executable, text)
+            case .failed(let error): throw error
+            }
+        }
+    }
+
+    private enum Outcome {
+        case ready
+        case lostItsPort(String)
+        case exited(String)
+        case failed(any Error)
+    }
+
+    private static func start(_ binary: URL, environment: [String: String], port: Int, readyWithin timeout: Duration) async throws
+        -> (port: Int, output: CapturedOutput, process: ChildProcess, exited: OneShot<Int32>, outcome: Outcome)
+    {
+        let output = try CapturedOutput()
         var settings = environment
         settings["HTTP_HOST"] = "127.0.0.1"
-        settings["HTTP_PORT"] = String(self.port)
+        settings["HTTP_PORT"] = String(port)
         settings["LOG_FORMAT"] = "text"
         settings["LOG_COLOR"] = "never"
         // Stops with the test process, even if the test is killed.
         settings["SPLASH_PARENT_PID"] = String(getpid())
-        process = ProcessCommand(binary, [], environment: settings).makeProcess()
+        let process = ProcessCommand(binary, [], environment: settings).makeProcess()
         process.standardOutput = .file(output.handle)
         process.standardError = .file(output.handle)
-        let exited = self.exited
+        let exited = OneShot<Int32>()
         process.terminationHandler = { exited.complete($0.terminationStatus) }
         try process.run()
-        let url = "http://127.0.0.1:\(self.port)/readyz"
+        let url = "http://127.0.0.1:\(port)/readyz"
+        let outcome: Outcome
         do {
-            try await waitUntilReady(executable, timeout: timeout) {
+            try await waitUntilReady(binary.lastPathComponent, timeout: timeout) {
                 guard !exited.isComplete else { return true }
                 return (try? await HTTPClient.shared.get(url: url).get().status.code) == 200
             }
-            if exited.isComplete { throw ServiceProcessError.exited(executable, output.text) }
+            if exited.isComplete {
+                let text = output.text
+                outcome = text.contains("Address already in use") ? .lostItsPort(text) : .exited(text)
+            } else {
+                outcome = .ready
+            }
         } catch {
-            await stop()
-            throw error
+            outcome = .failed(error)
         }
+        if case .ready = outcome {} else { await stop(process, exited: exited) }
+        return (port, output, process, exited, outcome)
     }
-
     /// The process id, for /proc readings such as `ProcessCPU`.
     package var pid: pid_t { process.processIdentifier }
 
@@ -79,6 +111,10 @@ package final class ServiceProcess: Sendable {
 
     /// SIGTERM, then SIGKILL after ten seconds.
     package func stop() async {
+        await Self.stop(process, exited: exited)
+    }
+
+    private static func stop(_ process: ChildProcess, exited: OneShot<Int32>) async {
         guard process.isRunning else { return }
         Glibc.kill(process.processIdentifier, SIGTERM)
         if await !exited.arrives(within: .seconds(10)) {
