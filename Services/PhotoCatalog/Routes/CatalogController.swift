@@ -139,7 +139,7 @@ struct CatalogController: Sendable {
     /// service holding the service token — the `X-Splash-User-Id` it names.
     private func caller(_ headers: HTTPFields) async throws(Problem) -> UUID {
         if let presented = headers[.splashServiceToken] {
-            guard let serviceToken, constantTimeEquals(presented, serviceToken) else {
+            guard let serviceToken, ServiceToken(serviceToken).matches(presented) else {
                 throw Problem(status: .unauthorized, type: "invalid-service-token", title: "Invalid service token", detail: "The service token is not valid.")
             }
             guard let user = headers[.splashUserID].flatMap(UUID.init(uuidString:)) else {
@@ -148,14 +148,6 @@ struct CatalogController: Sendable {
             return user
         }
         return try await keys.authenticatedUser(headers)
-    }
-
-    private func constantTimeEquals(_ a: String, _ b: String) -> Bool {
-        let left = Array(a.utf8), right = Array(b.utf8)
-        guard left.count == right.count else { return false }
-        var difference: UInt8 = 0
-        for index in left.indices { difference |= left[index] ^ right[index] }
-        return difference == 0
     }
 }
 
@@ -170,6 +162,4 @@ extension HTTPField.Name {
     static let xTotal = Self("X-Total")!
     static let xPerPage = Self("X-Per-Page")!
     static let link = Self("Link")!
-    static let splashServiceToken = Self("X-Splash-Service-Token")!
-    static let splashUserID = Self("X-Splash-User-Id")!
 }

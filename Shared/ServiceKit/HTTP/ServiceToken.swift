@@ -1,0 +1,28 @@
+import HTTPTypes
+
+/// A secret shared between Splash services, presented in `X-Splash-Service-Token` by one service
+/// calling another for work no user token covers (reporting a photo's use for a user, creating
+/// accounts). Compared in constant time.
+package struct ServiceToken: Sendable {
+    package let secret: String
+
+    package init(_ secret: String) {
+        self.secret = secret
+    }
+
+    /// Whether `presented` is this secret; the time taken depends on its length only.
+    package func matches(_ presented: String) -> Bool {
+        let left = Array(presented.utf8), right = Array(secret.utf8)
+        guard left.count == right.count else { return false }
+        var difference: UInt8 = 0
+        for index in left.indices { difference |= left[index] ^ right[index] }
+        return difference == 0
+    }
+}
+
+extension HTTPField.Name {
+    /// The service token a Splash service presents to another.
+    package static let splashServiceToken = Self("X-Splash-Service-Token")!
+    /// The user another service acts for, beside its service token.
+    package static let splashUserID = Self("X-Splash-User-Id")!
+}
