@@ -6,5 +6,6 @@ public enum EventCatalog {
         EditRequested.self, EditCompleted.self, EditFailed.self,
         PhotoLiked.self, PhotoUnliked.self, PostCreated.self, PostDeleted.self, CollectionChanged.self,
         OrderPlaced.self, OrderStatusChanged.self, DriverAssigned.self, DriverLocationUpdated.self,
+        OrderPlacedV1.self, OrderStatusChangedV1.self, DriverAssignedV1.self, DriverLocationUpdatedV1.self,
     ]
 }

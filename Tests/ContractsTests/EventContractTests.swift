@@ -99,3 +99,28 @@ struct RFC3339Tests {
         #expect(read.map { abs($0.timeIntervalSince(date)) < 0.001 } == true)
     }
 }
+
+@Suite("tracking's v1 events beside v2")
+struct TrackingV1CompatibilityTests {
+    @Test func aWholeDeliveryReachesV1ConsumersAsTheMovesTheyKnowEachOnce() {
+        let parties = OrderParties(customerId: UUID(), restaurantId: UUID(), restaurantOwnerId: UUID(), driverId: UUID())
+        let path: [OrderStatus] = [.placed, .accepted, .preparing, .readyForPickup, .driverAssigned, .readyForPickup, .driverAssigned,
+                                   .enrouteToPickup, .arrivedAtPickup, .pickedUp, .enrouteToDropoff, .arrivedAtDropoff, .delivered]
+        var v1Status = OrderStatusV1.placed
+        var seen: [OrderStatusV1] = []
+        for (version, (previous, status)) in zip(path, path.dropFirst()).enumerated() {
+            let move = OrderStatusChanged(orderId: UUID(), parties: parties, status: status, previousStatus: previous,
+                                          by: .init(userId: nil, role: .dispatch), reason: nil, version: version + 2, changedAt: Date())
+            if let twin = move.v1(after: v1Status) {
+                #expect(twin.previousStatus == v1Status)
+                #expect(twin.parties.restaurantId == parties.restaurantId)
+                seen.append(twin.status)
+                v1Status = twin.status
+            }
+        }
+        #expect(seen == [.accepted, .preparing, .ready, .pickedUp, .delivered])
+        // Every status has a v1 meaning or none; a rejection ends the order for v1 as a cancellation.
+        #expect(OrderStatusV1(.rejected) == .cancelled)
+        #expect(OrderStatus.allCases.compactMap(OrderStatusV1.init).count == 8)
+    }
+}

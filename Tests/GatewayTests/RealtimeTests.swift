@@ -96,17 +96,19 @@ import TestSupport
     @Test func ordersAreFollowedOnlyByTheirPartiesAndAdminsAndOthersGetAnErrorFrame() async throws {
         try await GatewayHarness.with { gateway in
             try await gateway.waitForEventFeed()
-            let (customer, stranger, driver, restaurant) = (UUID(), UUID(), UUID(), UUID())
+            let (customer, stranger, driver, owner) = (UUID(), UUID(), UUID(), UUID())
             let order = UUID()
             let channel = "orders:\(order.uuidString.lowercased())"
             try await EventPublisher.with(gateway.kafka) { publisher in
-                let parties = OrderParties(customerId: customer, restaurantId: restaurant, driverId: nil)
-                try await publisher.publish(OrderPlaced(orderId: order, parties: parties, items: [.init(name: "Soup", quantity: 2)], totalCents: 1_800, placedAt: Date()))
+                let parties = OrderParties(customerId: customer, restaurantId: UUID(), restaurantOwnerId: owner, driverId: nil)
+                try await publisher.publish(OrderPlaced(orderId: order, parties: parties, items: [.init(menuItemId: "m1", name: "Soup", quantity: 2, unitPriceCents: 900)],
+                                                        totalCents: 1_800, dropoff: .init(address: "Aleksanterinkatu 1", lat: 60.17, lng: 24.95), etaSeconds: nil, placedAt: Date()))
 
                 let theirs = RealtimeSocket(url: gateway.webSocketURL, token: try gateway.token(user: customer))
                 let others = RealtimeSocket(url: gateway.webSocketURL, token: try gateway.token(user: stranger))
                 let admin = RealtimeSocket(url: gateway.webSocketURL, token: try gateway.token(role: "admin"))
-                let kitchen = RealtimeSocket(url: gateway.webSocketURL, token: try gateway.token(user: restaurant, role: "restaurant"))
+                // The restaurant signs in as its owner's account.
+                let kitchen = RealtimeSocket(url: gateway.webSocketURL, token: try gateway.token(user: owner, role: "restaurant"))
                 defer { Task { for socket in [theirs, others, admin, kitchen] { await socket.disconnect() } } }
                 for socket in [theirs, others, admin, kitchen] {
                     try await socket.send(#"{"op":"subscribe","channel":"\#(channel)","ref":"o"}"#)
@@ -121,10 +123,16 @@ import TestSupport
 
                 var assigned = parties
                 assigned.driverId = driver
-                let status = try await publisher.publish(OrderStatusChanged(orderId: order, parties: assigned, status: .pickedUp, previousStatus: .ready, changedAt: Date()))
-                let position = try await publisher.publish(DriverLocationUpdated(driverId: driver, orderId: order, latitude: 52.52, longitude: 13.40, heading: 90, speed: 8, recordedAt: Date()))
+                let move = OrderStatusChanged(orderId: order, parties: assigned, status: .pickedUp, previousStatus: .arrivedAtPickup,
+                                              by: .init(userId: driver, role: .driver), reason: nil, version: 9, changedAt: Date())
+                // The v1 twin (published beside it for v1 consumers) is not pushed: the v2 one is.
+                let twin = try await publisher.publish(try #require(move.v1(after: .ready)))
+                let status = try await publisher.publish(move)
+                let position = try await publisher.publish(DriverLocationUpdated(driverId: driver, orderId: order, latitude: 60.17, longitude: 24.94, heading: 90,
+                                                                                 speedMps: 8, accuracyM: 5, etaSeconds: 300, recordedAt: Date()))
                 for socket in [theirs, admin, kitchen] {
-                    _ = try await socket.message { $0["id"] as? String == status }
+                    let pushed = try await socket.message { $0["id"] as? String == status || $0["id"] as? String == twin }
+                    #expect(pushed["id"] as? String == status)
                     let moved = try await socket.message { $0["id"] as? String == position }
                     #expect(moved["channel"] as? String == channel)
                 }
@@ -284,14 +292,14 @@ import TestSupport
             try await gateway.waitForEventFeed()
             let customer = UUID()
             let order = UUID()
-            let parties = OrderParties(customerId: customer, restaurantId: UUID(), driverId: UUID())
+            let parties = OrderParties(customerId: customer, restaurantId: UUID(), restaurantOwnerId: UUID(), driverId: UUID())
             let stuck = RealtimeSocket(url: gateway.webSocketURL + "?channels=me", token: try gateway.token(user: customer), reads: false)
             try await Task.sleep(for: .milliseconds(500))
             // Until the socket buffers (the gateway's capped at 4 KiB, the client's receive buffer,
             // NIO's outbound buffer) and the 16-frame queue are full. Order events are never
             // dropped; these carry 16 KiB each, so some dozens do it.
-            let items = (0..<8).map { OrderPlaced.Item(name: "Soup \($0) " + String(repeating: "with extra croutons ", count: 100), quantity: 1) }
-            let placed = OrderPlaced(orderId: order, parties: parties, items: items, totalCents: 8_000, placedAt: Date())
+            let items = (0..<8).map { OrderItem(menuItemId: "m\($0)", name: "Soup \($0) " + String(repeating: "with extra croutons ", count: 100), quantity: 1, unitPriceCents: 1_000) }
+            let placed = OrderPlaced(orderId: order, parties: parties, items: items, totalCents: 8_000, dropoff: .init(address: "Mannerheimintie 1", lat: 60.17, lng: 24.94), etaSeconds: nil, placedAt: Date())
             let batch = try (0..<25).map { _ in try EventEnvelope(placed, source: "/splash/tracking").record(topic: TopicCatalog.trackingOrders.name) }
             @Sendable func disconnectedAsSlow() async -> Bool {
                 let metrics = (try? await gateway.get("/metrics").text) ?? ""

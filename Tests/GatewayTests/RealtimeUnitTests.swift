@@ -65,15 +65,20 @@ import Testing
         #expect(try audience(PostCreated(postId: UUID(), userId: user, photoKey: "unsplash:abc", caption: "", createdAt: Date()))?.channels == [.feed, .user(id(user))])
         #expect(try audience(PostDeleted(postId: UUID(), userId: user, deletedAt: Date()))?.channels == [.feed, .user(id(user))])
         #expect(try audience(CollectionChanged(userId: user, collectionId: UUID(), change: .created, private: true, changedAt: Date()))?.channels == [.user(id(user))])
-        let parties = OrderParties(customerId: customer, restaurantId: restaurant, driverId: driver)
-        let placed = try #require(try audience(OrderPlaced(orderId: order, parties: parties, items: [], totalCents: 100, placedAt: Date())))
-        #expect(placed.channels == [.order(id(order)), .user(id(customer)), .user(id(restaurant)), .user(id(driver))])
+        let owner = UUID()
+        let parties = OrderParties(customerId: customer, restaurantId: restaurant, restaurantOwnerId: owner, driverId: driver)
+        let placed = try #require(try audience(OrderPlaced(orderId: order, parties: parties, items: [], totalCents: 100,
+                                                           dropoff: .init(address: "", lat: 60, lng: 25), etaSeconds: nil, placedAt: Date())))
+        // The restaurant is reached through its owner's account.
+        #expect(placed.channels == [.order(id(order)), .user(id(customer)), .user(id(owner)), .user(id(driver))])
+        // The v1 twins are not pushed.
+        #expect(try audience(OrderPlaced(orderId: order, parties: parties, items: [], totalCents: 100, dropoff: .init(address: "", lat: 60, lng: 25), etaSeconds: nil, placedAt: Date()).v1) == nil)
         #expect(placed.supersedingKey == nil)
         #expect(placed.order?.parties == parties)
-        let moved = try #require(try audience(DriverLocationUpdated(driverId: driver, orderId: order, latitude: 1, longitude: 2, heading: nil, speed: nil, recordedAt: Date())))
+        let moved = try #require(try audience(DriverLocationUpdated(driverId: driver, orderId: order, latitude: 1, longitude: 2, heading: nil, speedMps: nil, accuracyM: nil, etaSeconds: 60, recordedAt: Date())))
         #expect(moved.channels == [.order(id(order))])
         #expect(moved.supersedingKey == "\(id(driver))/\(id(order))")
-        #expect(try audience(DriverLocationUpdated(driverId: driver, orderId: nil, latitude: 1, longitude: 2, heading: nil, speed: nil, recordedAt: Date())) == nil)
+        #expect(try audience(DriverLocationUpdated(driverId: driver, orderId: nil, latitude: 1, longitude: 2, heading: nil, speedMps: nil, accuracyM: nil, etaSeconds: nil, recordedAt: Date())) == nil)
         #expect(try audience(EditRequested(editId: UUID(), userId: user, source: .upload(id: UUID()), filters: [], output: .init(format: .jpeg, longestEdge: 1080), requestedAt: Date())) == nil)
     }
 
@@ -104,13 +109,16 @@ import Testing
     @Test func theOrderDirectoryAdmitsPartiesAndAdminsAndForgetsTheOldestPastCapacity() async {
         let directory = OrderDirectory(capacity: 2, lookupWait: .milliseconds(100))
         let (a, b, c) = (UUID(), UUID(), UUID())
-        let parties = OrderParties(customerId: a, restaurantId: b, driverId: nil)
+        let restaurant = UUID()
+        let parties = OrderParties(customerId: a, restaurantId: restaurant, restaurantOwnerId: b, driverId: nil)
         directory.record(order: "o1", parties: parties)
         #expect(await directory.mayFollow(order: "o1", user: a.uuidString.lowercased(), role: "customer"))
         #expect(await directory.mayFollow(order: "o1", user: b.uuidString.lowercased(), role: "restaurant"))
+        // The restaurant's own id is not an account.
+        #expect(await !directory.mayFollow(order: "o1", user: restaurant.uuidString.lowercased(), role: "restaurant"))
         #expect(await !directory.mayFollow(order: "o1", user: c.uuidString.lowercased(), role: "driver"))
         #expect(await directory.mayFollow(order: "unknown", user: c.uuidString.lowercased(), role: "admin"))
-        directory.record(order: "o1", parties: OrderParties(customerId: a, restaurantId: b, driverId: c))
+        directory.record(order: "o1", parties: OrderParties(customerId: a, restaurantId: restaurant, restaurantOwnerId: b, driverId: c))
         #expect(await directory.mayFollow(order: "o1", user: c.uuidString.lowercased(), role: "driver"))
         directory.record(order: "o2", parties: parties)
         directory.record(order: "o3", parties: parties)

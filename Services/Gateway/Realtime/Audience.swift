@@ -63,6 +63,7 @@ struct Audience: Equatable {
             guard let order = event.orderId else { return nil }
             self.init(channels: [.order(Self.id(order))], supersedingKey: "\(Self.id(event.driverId))/\(Self.id(order))")
         default:
+            // Among them the v1 twins of tracking's v2 events: the v2 one is pushed instead.
             return nil
         }
     }

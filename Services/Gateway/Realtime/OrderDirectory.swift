@@ -42,8 +42,8 @@ final class OrderDirectory: Sendable {
     }
 
     /// Whether `user` (with role `role`) may follow `order`: admins always; otherwise its
-    /// customer, its driver and its restaurant (a restaurant signs in as its own account, so its
-    /// user id is the order's `restaurantId`). An order the directory does not know is refused.
+    /// customer, its driver and its restaurant's owner (the account a restaurant signs in with,
+    /// `restaurantOwnerId`). An order the directory does not know is refused.
     func mayFollow(order: String, user: String, role: String?) async -> Bool {
         if role == UserRole.admin.rawValue { return true }
         let deadline = ContinuousClock.now + lookupWait
