@@ -79,7 +79,7 @@ struct AuthRoutes: Sendable {
         )
         user = UserController(accounts: accounts, sessions: sessions, authenticator: authenticator)
         publicRoutes = PublicController(accounts: accounts, keys: JSONWebKeySet(keys: config.verificationKeys.map(\.jwk)))
-        admin = AdminController(accounts: accounts, authenticator: authenticator)
+        admin = AdminController(accounts: accounts, authenticator: authenticator, serviceToken: config.serviceToken)
     }
 
     func add(to group: RouterGroup<AppRequestContext>) {

@@ -24,6 +24,8 @@ struct AuthConfiguration: ServiceConfiguration {
     var signUpRateLimit: RateLimit
     var failedSignInLimit: RateLimit
     var trustedProxies: [IPRange]
+    /// Lets other Splash services create accounts (`POST /admin/users`) without an admin's token.
+    var serviceToken: ServiceToken?
 
     init(from reader: ConfigurationReader) throws(ConfigurationError) {
         http = try HTTPServerSettings(from: reader, defaultPort: 8081)
@@ -50,6 +52,12 @@ struct AuthConfiguration: ServiceConfiguration {
         signUpRateLimit = try reader.rateLimit("AUTH_RATE_LIMIT_SIGNUP", default: RateLimit(count: 30, window: .seconds(300)))
         failedSignInLimit = try reader.rateLimit("AUTH_RATE_LIMIT_FAILED_SIGN_INS", default: RateLimit(count: 10, window: .seconds(900)))
         trustedProxies = try reader.ipRanges("AUTH_TRUSTED_PROXIES")
+        if let token = try reader.optionalSecret("AUTH_SERVICE_TOKEN", expected: "a shared secret of at least 32 characters") {
+            guard token.utf8.count >= 32 else {
+                throw ConfigurationError(variable: "AUTH_SERVICE_TOKEN", expected: "a shared secret of at least 32 characters", problem: .invalid(value: nil))
+            }
+            serviceToken = ServiceToken(token)
+        }
     }
 
     /// A PEM key from `<name>` (the PEM itself, newlines possibly written as `\n`) or `<name>_FILE`

@@ -336,6 +336,66 @@ struct ContractTests {
         }
     }
 
+    @Test func anAdminOrAServiceWithItsTokenCreatesAccountsWithTheirRoleAndNoOneElseDoes() async throws {
+        let serviceToken = String(repeating: "s", count: 40)
+        try await AuthHarness.with(["AUTH_SERVICE_TOKEN": serviceToken]) { auth in
+            let admin = try await auth.signUp()
+            let someone = try await auth.signUp()
+            try await auth.makeAdmin(admin.userID)
+            let kitchen = AuthHarness.uniqueEmail("kitchen")
+            let username = "kitchen_\(UUID().uuidString.prefix(6))"
+            @Sendable func body() -> [String: Any] {
+                ["email": kitchen, "password": "correct horse 2", "email_confirm": true, "user_metadata": ["username": username], "app_metadata": ["role": "restaurant"]]
+            }
+            // Neither a customer's token, nor none, nor a wrong service token.
+            try await expectError(403, "not_admin") { version in
+                try await auth.call(.post, "/admin/users", json: body(), bearer: someone.accessToken, apiVersion: version)
+            }
+            #expect(try await auth.call(.post, "/admin/users", json: body()).status == 401)
+            try await expectError(403, "not_admin") { version in
+                try await auth.call(.post, "/admin/users", json: body(), apiVersion: version, headers: [("X-Splash-Service-Token", String(repeating: "x", count: 40))])
+            }
+            #expect(try await auth.count("users") == 2)
+
+            // An admin: the account has its role, is not signed in, and can sign in with its password.
+            let created = try await auth.call(.post, "/admin/users", json: body(), bearer: admin.accessToken)
+            #expect(created.status == 200, "\(created.text)")
+            let user = try created.json()
+            #expect((user["app_metadata"] as? [String: Any])?["role"] as? String == "restaurant")
+            #expect(user["email_confirmed_at"] is String)
+            #expect(user["last_sign_in_at"] == nil || user["last_sign_in_at"] is NSNull)
+            let signedIn = try Session(try await auth.signIn(kitchen, password: "correct horse 2"))
+            #expect(try auth.verifier.verify(signedIn.accessToken).splashRole == "restaurant")
+            let events = try await auth.publishedEvents(of: try #require(user["id"] as? String))
+            #expect(events.map(\.type) == ["auth.user.registered.v1"])
+            try await expectError(422, "email_exists") { version in
+                try await auth.call(.post, "/admin/users", json: body(), bearer: admin.accessToken, apiVersion: version)
+            }
+
+            // A service with the token, choosing the id, without a password: it cannot sign in with one.
+            let id = UUID()
+            let owner = AuthHarness.uniqueEmail("owner")
+            let service = try await auth.call(.post, "/admin/users", json: ["id": id.uuidString, "email": owner, "email_confirm": true, "app_metadata": ["role": "restaurant"]],
+                                              headers: [("X-Splash-Service-Token", serviceToken)])
+            #expect(service.status == 200, "\(service.text)")
+            #expect(try service.json()["id"] as? String == id.uuidString.lowercased())
+            for password in ["", "correct horse 1", "anything at all"] {
+                #expect(try await auth.signIn(owner, password: password).status == 400)
+            }
+            // The same id again is taken, whatever the email.
+            try await expectError(422, "email_exists") { version in
+                try await auth.call(.post, "/admin/users", json: ["id": id.uuidString, "email": AuthHarness.uniqueEmail()], apiVersion: version,
+                                    headers: [("X-Splash-Service-Token", serviceToken)])
+            }
+            try await expectError(400, "validation_failed") { version in
+                try await auth.call(.post, "/admin/users", json: ["email": AuthHarness.uniqueEmail(), "app_metadata": ["role": "emperor"]], bearer: admin.accessToken, apiVersion: version)
+            }
+            try await expectError(400, "validation_failed") { version in
+                try await auth.call(.post, "/admin/users", json: ["email": "not an email"], bearer: admin.accessToken, apiVersion: version)
+            }
+        }
+    }
+
     @Test func rateLimitsAnswer429WithRetryAfter() async throws {
         try await AuthHarness.with(["AUTH_RATE_LIMIT_SIGNUP": "2/5m"]) { auth in
             _ = try await auth.signUp()
@@ -353,7 +413,7 @@ struct ContractTests {
             .deletingLastPathComponent().appendingPathComponent("Services/Auth/openapi.yaml")
         let document = try #require(try Yams.load(yaml: String(contentsOf: url, encoding: .utf8)) as? [String: Any])
         let paths = try #require(document["paths"] as? [String: [String: Any]])
-        #expect(paths.count == 9)
+        #expect(paths.count == 10)
         let operations = paths.flatMap { path, methods in methods.keys.map { (path, $0) } }
         try await AuthHarness.with { auth in
             for (path, method) in operations {

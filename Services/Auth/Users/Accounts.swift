@@ -27,36 +27,80 @@ struct Accounts: Sendable {
     /// - Throws: `AuthError.validationFailed`, `.weakPassword`, `.userAlreadyExists` (the email, in
     ///   any case) or `.usernameTaken`.
     func signUp(email: String, password: String, metadata: [String: JSONValue], userAgent: String?) async throws -> (IssuedTokens, UserRecord) {
-        guard let email = EmailAddress.normalized(email)?.lowercased() else {
-            throw AuthError.validationFailed("Unable to validate email address: invalid format")
+        let account = try await NewAccount(email: email, password: password, metadata: metadata, policy: passwordPolicy, hasher: hasher)
+        return try await insert(account, role: nil, confirmed: true, signsIn: true, duplicateEmail: .userAlreadyExists) { [sessions] user, connection in
+            try await sessions.start(for: user, userAgent: userAgent, on: connection)
         }
-        try passwordPolicy.check(password)
-        let metadata = try UserMetadata.merge(metadata, into: [:])
-        let passwordHash = try await hasher.hash(password)
-        let metadataJSON = try String(decoding: JSONEncoder().encode(metadata), as: UTF8.self)
-        let id = UUID()
+    }
+
+    /// What an admin (or another Splash service) asks for in `POST /admin/users`.
+    struct AdminCreation: Sendable {
+        var id: UUID?
+        var email: String
+        /// An account without one cannot sign in with a password until one is set.
+        var password: String?
+        var confirmed: Bool
+        var metadata: [String: JSONValue]
+        var role: UserRole?
+    }
+
+    /// Creates a user without signing them in, as `POST /admin/users` does, with the id, role and
+    /// confirmation asked for.
+    /// - Throws: as `signUp`, but `.emailExists` for a taken email or id.
+    func create(_ creation: AdminCreation) async throws -> UserRecord {
+        var account = try await NewAccount(email: creation.email, password: creation.password, metadata: creation.metadata, policy: passwordPolicy, hasher: hasher)
+        account.id = creation.id ?? account.id
+        return try await insert(account, role: creation.role, confirmed: creation.confirmed, signsIn: false, duplicateEmail: .emailExists) { _, _ in () }.1
+    }
+
+    /// A user's row, checked and hashed, before it is written.
+    private struct NewAccount: Sendable {
+        var id = UUID()
+        var email: String
+        var passwordHash: String?
+        var metadataJSON: String
+
+        init(email: String, password: String?, metadata: [String: JSONValue], policy: PasswordPolicy, hasher: PasswordHasher) async throws {
+            guard let email = EmailAddress.normalized(email)?.lowercased() else {
+                throw AuthError.validationFailed("Unable to validate email address: invalid format")
+            }
+            self.email = email
+            if let password { try policy.check(password) }
+            metadataJSON = try String(decoding: JSONEncoder().encode(try UserMetadata.merge(metadata, into: [:])), as: UTF8.self)
+            passwordHash = if let password { try await hasher.hash(password) } else { nil }
+        }
+    }
+
+    /// Writes `account` with its email identity and its `auth.user.registered.v1` event, then
+    /// `then` in the same transaction (`signsIn`: the account is signed in as it is made).
+    private func insert<Extra: Sendable>(
+        _ account: NewAccount, role: UserRole?, confirmed: Bool, signsIn: Bool, duplicateEmail: AuthError,
+        then: @escaping @Sendable (UserRecord, PostgresConnection) async throws -> Extra
+    ) async throws -> (Extra, UserRecord) {
+        let id = account.id
         let identity: [String: JSONValue] = [
-            "email": .string(email), "email_verified": .bool(true), "phone_verified": .bool(false), "sub": .string(id.uuidString.lowercased()),
+            "email": .string(account.email), "email_verified": .bool(confirmed), "phone_verified": .bool(false), "sub": .string(id.uuidString.lowercased()),
         ]
         let identityJSON = try String(decoding: JSONEncoder().encode(identity), as: UTF8.self)
         do {
             return try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
                 try await connection.query("""
-                    INSERT INTO users (id, email, encrypted_password, user_metadata, email_confirmed_at, last_sign_in_at)
-                    VALUES (\(id), \(email), \(passwordHash), \(metadataJSON)::jsonb, now(), now())
+                    INSERT INTO users (id, email, encrypted_password, user_metadata, role, email_confirmed_at, last_sign_in_at)
+                    VALUES (\(id), \(account.email), \(account.passwordHash), \(account.metadataJSON)::jsonb, \((role ?? .customer).rawValue),
+                            CASE WHEN \(confirmed) THEN now() END, CASE WHEN \(signsIn) THEN now() END)
                     """, logger: logger)
                 try await connection.query("""
                     INSERT INTO identities (id, user_id, provider, provider_id, identity_data, last_sign_in_at)
                     VALUES (\(UUID()), \(id), 'email', \(id.uuidString.lowercased()), \(identityJSON)::jsonb, now())
                     """, logger: logger)
                 guard let user = try await connection.user(id: id, logger: logger) else { throw AuthError.userNotFound }
-                let tokens = try await sessions.start(for: user, userAgent: userAgent, on: connection)
+                let extra = try await then(user, connection)
                 let event = UserRegistered(userId: id, username: user.username, role: user.role, registeredAt: user.createdAt)
                 try await outbox.append(event, subject: event.aggregateID, on: connection, logger: logger)
-                return (tokens, user)
+                return (extra, user)
             }
-        } catch let error where error.violatedUniqueIndex == "users_email_key" {
-            throw AuthError.userAlreadyExists
+        } catch let error where error.violatedUniqueIndex == "users_email_key" || error.violatedUniqueIndex == "users_pkey" {
+            throw duplicateEmail
         } catch let error where error.violatedUniqueIndex == "users_username_key" {
             throw AuthError.usernameTaken
         }
@@ -66,15 +110,15 @@ struct Accounts: Sendable {
     /// the same bcrypt work.
     /// - Throws: `AuthError.invalidCredentials`.
     func signIn(email: String, password: String, userAgent: String?) async throws -> (IssuedTokens, UserRecord) {
-        let found: (UserRecord, String)? = try await client.withAuthFlowTransaction(logger: logger) { [logger] connection in
+        let found: (UserRecord, String?)? = try await client.withAuthFlowTransaction(logger: logger) { [logger] connection in
             let rows = try await connection.query("""
                 SELECT \(unescaped: UserRecord.columns), u.encrypted_password FROM \(unescaped: UserRecord.source)
                 WHERE lower(u.email) = lower(\(email.trimmingCharacters(in: .whitespaces)))
                 """, logger: logger)
             guard let row = try await rows.collect().first else { return nil }
-            return (try UserRecord(row: row), try row.makeRandomAccess()[14].decode(String.self))
+            return (try UserRecord(row: row), try row.makeRandomAccess()[14].decode(String?.self))
         }
-        guard try await hasher.verify(password, against: found?.1), let userID = found?.0.id else {
+        guard try await hasher.verify(password, against: found?.1 ?? nil), let userID = found?.0.id else {
             throw AuthError.invalidCredentials
         }
         return try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
@@ -106,12 +150,13 @@ struct Accounts: Sendable {
         var passwordHash: String?
         if let password = changes.password {
             try passwordPolicy.check(password)
-            let current: String? = try await client.withUserTransaction(user: userID, logger: logger) { [logger] connection in
+            // An account made by an admin may have no password yet: any first one is new.
+            let current: String?? = try await client.withUserTransaction(user: userID, logger: logger) { [logger] connection in
                 let rows = try await connection.query("SELECT encrypted_password FROM users WHERE id = \(userID)", logger: logger)
-                return try await rows.collect().first?.decode(String.self)
+                return try await rows.collect().first?.decode(String?.self)
             }
             guard let current else { throw AuthError.userNotFound }
-            if try await hasher.verify(password, against: current) { throw AuthError.samePassword }
+            if current != nil, try await hasher.verify(password, against: current) { throw AuthError.samePassword }
             passwordHash = try await hasher.hash(password)
         }
         do {
@@ -170,9 +215,7 @@ struct Accounts: Sendable {
     /// - Throws: `AuthError.notAdmin`, `.userNotFound`.
     func setRole(_ role: UserRole, of target: UUID, by admin: AuthenticatedSession) async throws -> UserRecord {
         try await client.withAuthFlowTransaction(logger: logger) { [logger] connection in
-            let callerRole = try await connection.query("SELECT role FROM users WHERE id = \(admin.userID)", logger: logger)
-                .collect().first?.decode(String.self)
-            guard callerRole == UserRole.admin.rawValue else { throw AuthError.notAdmin("User not allowed") }
+            try await connection.requireAdmin(admin, logger: logger)
             let updated = try await connection.query("""
                 UPDATE users SET role = \(role.rawValue), updated_at = now() WHERE id = \(target) RETURNING id
                 """, logger: logger).collect()
@@ -200,6 +243,14 @@ struct Accounts: Sendable {
             try await connection.query("SELECT count(*) FROM users", logger: logger).collect().first?.decode(Int.self) ?? 0
         }
     }
+
+    /// - Throws: `AuthError.notAdmin` unless the session's user is an admin now (not when the
+    ///   token was issued).
+    func requireAdmin(_ session: AuthenticatedSession) async throws {
+        try await client.withAuthFlowTransaction(logger: logger) { [logger] connection in
+            try await connection.requireAdmin(session, logger: logger)
+        }
+    }
 }
 
 /// One entry of the public list of recent sign-ups: never an email.
@@ -210,5 +261,12 @@ struct RecentSignUp: Sendable, Codable, Equatable {
     private enum CodingKeys: String, CodingKey {
         case username
         case createdAt = "created_at"
+    }
+}
+
+extension PostgresConnection {
+    fileprivate func requireAdmin(_ session: AuthenticatedSession, logger: Logger) async throws {
+        let role = try await query("SELECT role FROM users WHERE id = \(session.userID)", logger: logger).collect().first?.decode(String.self)
+        guard role == UserRole.admin.rawValue else { throw AuthError.notAdmin("User not allowed") }
     }
 }
