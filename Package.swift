@@ -150,7 +150,7 @@ let package = Package(
         .target(name: "RoadNetwork", path: "Shared/RoadNetwork", exclude: ["Resources/SOURCE.md", "Resources/extract-roads.py"], resources: [.copy("Resources/helsinki-drive.json")]),
         // The scaffolding of a service's resource API: JSON bodies, ETags, keyset pages,
         // idempotency keys.
-        .target(name: "ResourceAPI", dependencies: ["ServiceKit", "Contracts", crypto, hummingbird, httpTypes, nioCore], path: "Shared/ResourceAPI"),
+        .target(name: "ResourceAPI", dependencies: ["ServiceKit", "Contracts", "Identity", crypto, hummingbird, httpTypes, nioCore], path: "Shared/ResourceAPI"),
         // photo-catalog as other services reach it: a photo by id, reports of a photo's use.
         .target(name: "CatalogClient", dependencies: ["Contracts", asyncHTTPClient, logging, nioCore, nioFoundation], path: "Shared/CatalogClient"),
         // Signals tasks wait for (a value that arrives once, a wake-up call); no dependencies.

@@ -94,3 +94,27 @@ struct IdempotencyKeyTests {
         #expect(throws: Problem.self) { try IdempotencyKey.response(IdempotencyKey.Outcome<Int>.keyReused) { _ in Response(status: .created) } }
     }
 }
+
+@Suite("JSON object bodies")
+struct JSONObjectTests {
+    @Test func eachBadFieldIsNamedAndGoodOnesAreRead() throws {
+        var body = try JSONObject(Array(#"{"name":"Soup","count":3,"lat":60.17,"whole":2.0,"big":101,"frac":1.5,"nan":"x","flag":"yes"}"#.utf8))
+        #expect(body.text("name", required: true, maxCharacters: 10) == "Soup")
+        #expect(body.integer("count", required: true, in: 1...100) == 3)
+        #expect(body.integer("whole", required: true, in: 1...100) == 2)
+        #expect(body.number("lat", required: true, in: -90...90) == 60.17)
+        #expect(body.number("count", required: true, in: 0...10) == 3)
+        #expect(body.integer("absent", required: false, in: 1...2) == nil)
+        #expect(body.errors.isEmpty)
+        #expect(body.integer("big", required: true, in: 1...100) == nil)
+        #expect(body.integer("frac", required: true, in: 1...100) == nil)
+        #expect(body.number("nan", required: true, in: 0...1) == nil)
+        #expect(body.bool("flag", required: true) == nil)
+        #expect(body.integer("missing", required: true, in: 1...2) == nil)
+        #expect(body.errors.compactMap { error -> String? in
+            if case .body(let pointer) = error.location { return pointer } else { return nil }
+        } == ["/big", "/frac", "/nan", "/flag", "/missing"])
+        #expect(throws: Problem.self) { try body.validate() }
+        #expect(throws: Problem.self) { try JSONObject(Array("[1,2]".utf8)) }
+    }
+}

@@ -4,11 +4,11 @@ import ServiceKit
 
 /// A request's JSON object body, read field by field so that each bad field is a 422 naming it
 /// (and a body that is no JSON object a 400).
-struct JSONObject {
-    let fields: [String: JSONValue]
-    private(set) var errors: [FieldError] = []
+package struct JSONObject {
+    package let fields: [String: JSONValue]
+    package private(set) var errors: [FieldError] = []
 
-    init(_ body: [UInt8]) throws {
+    package init(_ body: [UInt8]) throws {
         guard case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: Data(body)) else {
             throw Problem(status: .badRequest, type: "malformed-body", title: "Malformed request body", detail: "the body is not a JSON object")
         }
@@ -17,7 +17,7 @@ struct JSONObject {
 
     /// A text field of at most `maxCharacters` characters — grapheme clusters, as people count
     /// them (an emoji with a skin tone is one).
-    mutating func text(_ name: String, required: Bool, maxCharacters: Int, allowEmpty: Bool = true) -> String? {
+    package mutating func text(_ name: String, required: Bool, maxCharacters: Int, allowEmpty: Bool = true) -> String? {
         guard let value = fields[name], value != .null else {
             if required { errors.append(FieldError(.body(pointer: "/\(name)"), "\(name) is required")) }
             return nil
@@ -37,7 +37,7 @@ struct JSONObject {
         return text
     }
 
-    mutating func bool(_ name: String, required: Bool) -> Bool? {
+    package mutating func bool(_ name: String, required: Bool) -> Bool? {
         guard let value = fields[name], value != .null else {
             if required { errors.append(FieldError(.body(pointer: "/\(name)"), "\(name) is required")) }
             return nil
@@ -49,12 +49,48 @@ struct JSONObject {
         return flag
     }
 
-    mutating func fail(_ name: String, _ detail: String) {
+    /// A whole number in `range`.
+    package mutating func integer(_ name: String, required: Bool, in range: ClosedRange<Int>) -> Int? {
+        guard let value = fields[name], value != .null else {
+            if required { errors.append(FieldError(.body(pointer: "/\(name)"), "\(name) is required")) }
+            return nil
+        }
+        let whole: Int? = switch value {
+        case .int(let integer): integer
+        case .double(let number): Int(exactly: number)
+        default: nil
+        }
+        guard let whole, range.contains(whole) else {
+            errors.append(FieldError(.body(pointer: "/\(name)"), "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)"))
+            return nil
+        }
+        return whole
+    }
+
+    /// A finite number in `range`.
+    package mutating func number(_ name: String, required: Bool, in range: ClosedRange<Double>) -> Double? {
+        guard let value = fields[name], value != .null else {
+            if required { errors.append(FieldError(.body(pointer: "/\(name)"), "\(name) is required")) }
+            return nil
+        }
+        let number: Double? = switch value {
+        case .int(let integer): Double(integer)
+        case .double(let number): number
+        default: nil
+        }
+        guard let number, number.isFinite, range.contains(number) else {
+            errors.append(FieldError(.body(pointer: "/\(name)"), "\(name) must be a number from \(range.lowerBound) to \(range.upperBound)"))
+            return nil
+        }
+        return number
+    }
+
+    package mutating func fail(_ name: String, _ detail: String) {
         errors.append(FieldError(.body(pointer: "/\(name)"), detail))
     }
 
     /// - Throws: 422 listing every field that failed.
-    func validate() throws {
+    package func validate() throws {
         if !errors.isEmpty { throw Problem.validation(errors) }
     }
 }
