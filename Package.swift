@@ -207,7 +207,7 @@ let package = Package(
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["Identity", "LocalStack", "Kafka", "EventBus", "Contracts", "Database", "ServiceKit", "AsyncSignals", hummingbird, hummingbirdCore, httpTypes, asyncHTTPClient, postgresNIO, serviceLifecycle, logging, crypto, nioCore, nioPosix],
+            dependencies: ["Identity", "LocalStack", "Kafka", "EventBus", "Contracts", "Database", "ServiceKit", "AsyncSignals", hummingbird, hummingbirdCore, httpTypes, asyncHTTPClient, postgresNIO, serviceLifecycle, logging, crypto, nioCore, nioPosix, yams],
             path: "Shared/TestSupport"
         ),
 

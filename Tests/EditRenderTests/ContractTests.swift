@@ -8,16 +8,11 @@ import Yams
 /// `make contract SERVICE=edit-render` runs this suite alone.
 @Suite("edit-render contract")
 struct ContractTests {
-    static func document() throws -> [String: Any] {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Services/EditRender/openapi.yaml")
-        return try #require(try Yams.load(yaml: String(contentsOf: url, encoding: .utf8)) as? [String: Any])
-    }
+    static let contract = try! OpenAPIDocument(service: "EditRender")
 
-    static func required(_ name: String) throws -> Set<String> {
-        let schemas = (try document()["components"] as? [String: Any])?["schemas"] as? [String: Any]
-        return Set((schemas?[name] as? [String: Any])?["required"] as? [String] ?? [])
-    }
+    static func document() throws -> [String: Any] { try contract.load() }
+
+    static func required(_ name: String) throws -> Set<String> { try contract.required(name) }
 
     @Test func everyDocumentedOperationIsServedAndErrorsAreProblems() async throws {
         let paths = try #require(try Self.document()["paths"] as? [String: [String: Any]])
