@@ -224,7 +224,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LocalStackTests",
-            dependencies: ["LocalStack", "TestSupport", "Kafka", "Contracts"],
+            dependencies: ["LocalStack", "TestSupport", "ServiceKit", "Kafka", "Contracts"],
             path: "Tests/LocalStackTests"
         ),
         .executableTarget(

@@ -1,3 +1,4 @@
+import ServiceKit
 import Testing
 import TestSupport
 
