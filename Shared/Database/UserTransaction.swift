@@ -37,9 +37,28 @@ extension PostgresClient {
         isolation: isolated (any Actor)?,
         _ body: (PostgresConnection) async throws -> sending Result
     ) async throws -> sending Result {
+        try await withTransaction(settings: [(name, value)], logger: logger, isolation: isolation, body)
+    }
+
+    /// Runs `body` in a transaction with each of `settings` (name, value) set transaction-locally,
+    /// in one round trip: for policies that read more than the user (a role, say).
+    @discardableResult
+    package func withTransaction<Result>(
+        settings: [(name: String, value: String)],
+        logger: Logger,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (PostgresConnection) async throws -> sending Result
+    ) async throws -> sending Result {
         try await unwrappingTransactionErrors {
             try await withTransaction(logger: logger, isolation: isolation) { connection in
-                try await connection.query("SELECT set_config(\(name), \(value), true)", logger: logger)
+                var bindings = PostgresBindings()
+                var calls: [String] = []
+                for (index, setting) in settings.enumerated() {
+                    bindings.append(setting.name)
+                    bindings.append(setting.value)
+                    calls.append("set_config($\(2 * index + 1), $\(2 * index + 2), true)")
+                }
+                try await connection.query(PostgresQuery(unsafeSQL: "SELECT " + calls.joined(separator: ", "), binds: bindings), logger: logger)
                 return try await body(connection)
             }
         }

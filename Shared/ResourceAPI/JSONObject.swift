@@ -7,31 +7,67 @@ import ServiceKit
 package struct JSONObject {
     package let fields: [String: JSONValue]
     package private(set) var errors: [FieldError] = []
+    /// Where this object is in the body, as a JSON Pointer (empty for the body itself).
+    private let pointer: String
 
     package init(_ body: [UInt8]) throws {
         guard case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: Data(body)) else {
             throw Problem(status: .badRequest, type: "malformed-body", title: "Malformed request body", detail: "the body is not a JSON object")
         }
         fields = object
+        pointer = ""
+    }
+
+    /// An object inside a body, at `pointer` (`/items/0`): its errors name their full place.
+    package init(fields: [String: JSONValue], at pointer: String) {
+        self.fields = fields
+        self.pointer = pointer
+    }
+
+    /// The object field `name`, to be read field by field; give it back to `absorb` after.
+    package mutating func object(_ name: String, required: Bool) -> JSONObject? {
+        guard let value = fields[name], value != .null else {
+            if required { fail(name, "\(name) is required") }
+            return nil
+        }
+        guard case .object(let object) = value else {
+            fail(name, "\(name) must be an object")
+            return nil
+        }
+        return JSONObject(fields: object, at: "\(pointer)/\(name)")
+    }
+
+    /// Takes on the errors of an object read from inside this one.
+    package mutating func absorb(_ inner: JSONObject) {
+        errors += inner.errors
+    }
+
+    package mutating func uuid(_ name: String, required: Bool) -> UUID? {
+        guard let text = self.text(name, required: required, maxCharacters: 36) else { return nil }
+        guard let id = UUID(uuidString: text) else {
+            fail(name, "\(name) must be a UUID")
+            return nil
+        }
+        return id
     }
 
     /// A text field of at most `maxCharacters` characters — grapheme clusters, as people count
     /// them (an emoji with a skin tone is one).
     package mutating func text(_ name: String, required: Bool, maxCharacters: Int, allowEmpty: Bool = true) -> String? {
         guard let value = fields[name], value != .null else {
-            if required { errors.append(FieldError(.body(pointer: "/\(name)"), "\(name) is required")) }
+            if required { errors.append(FieldError(.body(pointer: "\(pointer)/\(name)"), "\(name) is required")) }
             return nil
         }
         guard case .string(let text) = value else {
-            errors.append(FieldError(.body(pointer: "/\(name)"), "\(name) must be a string"))
+            errors.append(FieldError(.body(pointer: "\(pointer)/\(name)"), "\(name) must be a string"))
             return nil
         }
         if !allowEmpty, text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-            errors.append(FieldError(.body(pointer: "/\(name)"), "\(name) must not be empty"))
+            errors.append(FieldError(.body(pointer: "\(pointer)/\(name)"), "\(name) must not be empty"))
             return nil
         }
         guard text.count <= maxCharacters else {
-            errors.append(FieldError(.body(pointer: "/\(name)"), "\(name) is \(text.count) characters long; at most \(maxCharacters)"))
+            errors.append(FieldError(.body(pointer: "\(pointer)/\(name)"), "\(name) is \(text.count) characters long; at most \(maxCharacters)"))
             return nil
         }
         return text
@@ -39,11 +75,11 @@ package struct JSONObject {
 
     package mutating func bool(_ name: String, required: Bool) -> Bool? {
         guard let value = fields[name], value != .null else {
-            if required { errors.append(FieldError(.body(pointer: "/\(name)"), "\(name) is required")) }
+            if required { errors.append(FieldError(.body(pointer: "\(pointer)/\(name)"), "\(name) is required")) }
             return nil
         }
         guard case .bool(let flag) = value else {
-            errors.append(FieldError(.body(pointer: "/\(name)"), "\(name) must be true or false"))
+            errors.append(FieldError(.body(pointer: "\(pointer)/\(name)"), "\(name) must be true or false"))
             return nil
         }
         return flag
@@ -52,7 +88,7 @@ package struct JSONObject {
     /// A whole number in `range`.
     package mutating func integer(_ name: String, required: Bool, in range: ClosedRange<Int>) -> Int? {
         guard let value = fields[name], value != .null else {
-            if required { errors.append(FieldError(.body(pointer: "/\(name)"), "\(name) is required")) }
+            if required { errors.append(FieldError(.body(pointer: "\(pointer)/\(name)"), "\(name) is required")) }
             return nil
         }
         let whole: Int? = switch value {
@@ -61,7 +97,7 @@ package struct JSONObject {
         default: nil
         }
         guard let whole, range.contains(whole) else {
-            errors.append(FieldError(.body(pointer: "/\(name)"), "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)"))
+            errors.append(FieldError(.body(pointer: "\(pointer)/\(name)"), "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)"))
             return nil
         }
         return whole
@@ -70,7 +106,7 @@ package struct JSONObject {
     /// A finite number in `range`.
     package mutating func number(_ name: String, required: Bool, in range: ClosedRange<Double>) -> Double? {
         guard let value = fields[name], value != .null else {
-            if required { errors.append(FieldError(.body(pointer: "/\(name)"), "\(name) is required")) }
+            if required { errors.append(FieldError(.body(pointer: "\(pointer)/\(name)"), "\(name) is required")) }
             return nil
         }
         let number: Double? = switch value {
@@ -79,14 +115,14 @@ package struct JSONObject {
         default: nil
         }
         guard let number, number.isFinite, range.contains(number) else {
-            errors.append(FieldError(.body(pointer: "/\(name)"), "\(name) must be a number from \(range.lowerBound) to \(range.upperBound)"))
+            errors.append(FieldError(.body(pointer: "\(pointer)/\(name)"), "\(name) must be a number from \(range.lowerBound) to \(range.upperBound)"))
             return nil
         }
         return number
     }
 
     package mutating func fail(_ name: String, _ detail: String) {
-        errors.append(FieldError(.body(pointer: "/\(name)"), detail))
+        errors.append(FieldError(.body(pointer: "\(pointer)/\(name)"), detail))
     }
 
     /// - Throws: 422 listing every field that failed.

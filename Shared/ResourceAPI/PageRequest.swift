@@ -17,16 +17,29 @@ package struct PageRequest: Sendable, Equatable {
         let query = request.uri.queryParameters
         var errors: [FieldError] = []
         limit = defaultLimit
-        if let text = query.get("limit") {
-            if let value = Int(text), (1...maxLimit).contains(value) { limit = value } else {
-                errors.append(FieldError(.parameter("limit"), "limit: a whole number from 1 to \(maxLimit)"))
-            }
-        }
+        if let error = Self.readLimit(request, into: &limit, maxLimit: maxLimit) { errors.append(error) }
         if let text = query.get("cursor"), !text.isEmpty {
             cursor = PageCursor(text)
             if cursor == nil { errors.append(FieldError(.parameter("cursor"), "cursor: pass back the nextCursor of a previous page")) }
         }
         if !errors.isEmpty { throw Problem.validation(errors) }
+    }
+
+    /// `?limit=` alone, for a list whose cursor is of another kind.
+    /// - Throws: 422 naming `limit` when it is not 1…`maxLimit`.
+    package static func limit(_ request: Request, defaultLimit: Int = 20, maxLimit: Int = 100) throws -> Int {
+        var limit = defaultLimit
+        if let error = readLimit(request, into: &limit, maxLimit: maxLimit) { throw Problem.validation([error]) }
+        return limit
+    }
+
+    private static func readLimit(_ request: Request, into limit: inout Int, maxLimit: Int) -> FieldError? {
+        guard let text = request.uri.queryParameters.get("limit") else { return nil }
+        guard let value = Int(text), (1...maxLimit).contains(value) else {
+            return FieldError(.parameter("limit"), "limit: a whole number from 1 to \(maxLimit)")
+        }
+        limit = value
+        return nil
     }
 
     /// The page of `rows` (fetched with `limit + 1`, to learn whether more follow) and the cursor of

@@ -17,6 +17,9 @@ package struct Problem: Error, Sendable, Equatable {
     package var errors: [FieldError]
     /// Extra response headers, such as `Retry-After`.
     package var headers: HTTPFields
+    /// Extension members of the problem document (RFC 9457 §3.2), for a client to read what the
+    /// detail says in words: an order's `currentStatus`, say.
+    package var extensions: [String: String]
 
     package init(
         status: HTTPResponse.Status,
@@ -24,7 +27,8 @@ package struct Problem: Error, Sendable, Equatable {
         title: String? = nil,
         detail: String? = nil,
         errors: [FieldError] = [],
-        headers: HTTPFields = [:]
+        headers: HTTPFields = [:],
+        extensions: [String: String] = [:]
     ) {
         self.type = slug.map { "urn:splash:problem:\($0)" } ?? "about:blank"
         self.title = title ?? status.reasonPhrase
@@ -32,6 +36,7 @@ package struct Problem: Error, Sendable, Equatable {
         self.detail = detail
         self.errors = errors
         self.headers = headers
+        self.extensions = extensions
     }
 
     /// A 422 listing every field that failed validation.

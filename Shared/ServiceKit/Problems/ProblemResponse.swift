@@ -11,6 +11,13 @@ struct ProblemDocument: Encodable {
         case type, title, status, detail, instance, errors, requestId
     }
 
+    private struct ExtensionKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(problem.type, forKey: .type)
@@ -23,6 +30,10 @@ struct ProblemDocument: Encodable {
         }
         if !requestID.isEmpty {
             try container.encode(requestID, forKey: .requestId)
+        }
+        var extensions = encoder.container(keyedBy: ExtensionKey.self)
+        for (name, value) in problem.extensions.sorted(by: { $0.key < $1.key }) {
+            try extensions.encode(value, forKey: ExtensionKey(stringValue: name))
         }
     }
 }
