@@ -92,6 +92,12 @@ let services: [(product: Product, targets: [Target])] = [
         testResources: [.copy("Fixtures")]
     ),
     service(
+        "tracking",
+        module: "Tracking",
+        dependencies: ["RoadNetwork", "ResourceAPI", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts", asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, postgresNIO, logging, metrics, serviceLifecycle],
+        testDependencies: ["RoadNetwork", "ResourceAPI", "Identity", "ServiceKit", "Database", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, httpTypes, nioCore, nioFoundation, postgresNIO, logging, serviceLifecycle, yams]
+    ),
+    service(
         "auth",
         module: "Auth",
         dependencies: ["Identity", "EventBus", "Kafka", "Contracts", bcrypt, crypto, nioPosix, hummingbird, httpTypes, postgresNIO, logging, metrics, serviceLifecycle],
@@ -321,7 +327,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DeploymentTests",
-            dependencies: ["Auth", "Gateway", "PhotoCatalog", "EditRender", "Social", "Identity", "Contracts", "Database", "EventBus", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, yams],
+            dependencies: ["Auth", "Gateway", "PhotoCatalog", "EditRender", "Social", "Tracking", "Identity", "Contracts", "Database", "EventBus", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, yams],
             path: "Tests/DeploymentTests"
         ),
     ] + services.flatMap(\.targets)

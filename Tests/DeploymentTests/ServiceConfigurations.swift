@@ -4,6 +4,7 @@
 @testable import PhotoCatalog
 import ServiceKit
 @testable import Social
+@testable import Tracking
 
 /// The configuration type of every service executable, by executable name. A service declared in
 /// Package.swift must be listed here, so its docker-compose environment is checked against what its
@@ -14,4 +15,5 @@ let serviceConfigurations: [String: any ServiceConfiguration.Type] = [
     "photo-catalog": CatalogConfiguration.self,
     "edit-render": RenderConfiguration.self,
     "social": SocialConfiguration.self,
+    "tracking": TrackingConfiguration.self,
 ]

@@ -119,6 +119,10 @@ struct LocalStackPlan {
             // photo's use.
             environment["CATALOG_SERVICE_TOKEN_FILE"] = try secrets.secretFile("catalog-service-token").path
         }
+        if service.executable == "auth" || service.executable == "tracking" {
+            // What tracking presents to auth's admin API to make its restaurants' owner accounts.
+            environment["AUTH_SERVICE_TOKEN_FILE"] = try secrets.secretFile("auth-service-token").path
+        }
         if service.executable == "edit-render" || service.executable == "social" {
             // edit-render signs its media links with it; social its storage links and links to
             // rendered edits.

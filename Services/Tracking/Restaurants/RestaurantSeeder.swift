@@ -1,0 +1,91 @@
+import AsyncHTTPClient
+import Crypto
+import Database
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import RoadNetwork
+import ServiceKit
+
+/// Seeds the fixture's 350 places on an empty restaurants table: each with a menu from
+/// `MenuGenerator` and an owner account made through auth's admin API (no password: an admin sets
+/// one to sign in as it). Ids come from the OpenStreetMap node, so two replicas seeding at once,
+/// or a seed cut short and run again, make each restaurant and account once.
+struct RestaurantSeeder: Sendable {
+    let client: PostgresClient
+    let http: HTTPClient
+    let authURL: URL
+    let serviceToken: String
+    let logger: Logger
+
+    struct SeedFailure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    func seedIfEmpty(_ graph: RoadGraph) async throws {
+        let empty = try await client.withServiceTransaction(logger: logger) { [logger] connection in
+            try await connection.query("SELECT NOT EXISTS (SELECT 1 FROM restaurants)", logger: logger).collect().first!.decode(Bool.self)
+        }
+        guard empty else { return }
+        let started = ContinuousClock.now
+        for place in graph.places {
+            try await createOwner(place)
+        }
+        try await client.withServiceTransaction(logger: logger) { [logger] connection in
+            for place in graph.places {
+                let menu = try String(decoding: JSONEncoder().encode(MenuGenerator.menu(amenity: place.amenity, cuisine: place.cuisine, osmNode: place.osmNode)), as: UTF8.self)
+                try await connection.query("""
+                    INSERT INTO restaurants (id, owner_id, osm_node, name, amenity, cuisine, address, lat, lng, menu)
+                    VALUES (\(Self.restaurantID(place.osmNode)), \(Self.ownerID(place.osmNode)), \(place.osmNode), \(place.name), \(place.amenity),
+                            \(place.cuisine), 'Helsinki', \(place.lat), \(place.lng), \(menu)::jsonb)
+                    ON CONFLICT (osm_node) DO NOTHING
+                    """, logger: logger)
+            }
+        }
+        logger.info("seeded the fixture's restaurants", metadata: ["count": "\(graph.places.count)", "seconds": "\((ContinuousClock.now - started).seconds)"])
+    }
+
+    /// The owner's account; one made by an earlier seed is fine. auth may still be starting (splash
+    /// up starts the services together): unreachable, it is asked again for up to a minute.
+    private func createOwner(_ place: RoadGraph.Place) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while true {
+            do {
+                return try await askForOwner(place)
+            } catch let error as HTTPClientError where ContinuousClock.now < deadline {
+                logger.info("auth is not answering yet; asking again", metadata: ["error": "\(error)"])
+                try await Task.sleep(for: .milliseconds(500))
+            }
+        }
+    }
+
+    private func askForOwner(_ place: RoadGraph.Place) async throws {
+        var request = HTTPClientRequest(url: authURL.appendingPathComponent("auth/v1/admin/users").absoluteString)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "X-Splash-Service-Token", value: serviceToken)
+        let body: [String: Any] = [
+            "id": Self.ownerID(place.osmNode).lowercased, "email": "owner-\(place.osmNode)@restaurants.splash.example", "email_confirm": true,
+            "user_metadata": ["restaurant": place.name], "app_metadata": ["role": "restaurant"],
+        ]
+        request.body = .bytes(ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body)))
+        let response = try await http.execute(request, timeout: .seconds(10))
+        let text = String(buffer: try await response.body.collect(upTo: 64 << 10))
+        guard response.status == .ok || (response.status == .unprocessableEntity && text.contains("email_exists")) else {
+            throw SeedFailure(description: "auth refused the owner account of \(place.name): \(response.status.code) \(text.prefix(200))")
+        }
+    }
+
+    static func restaurantID(_ node: Int64) -> UUID { derivedID("splash:restaurant:\(node)") }
+    static func ownerID(_ node: Int64) -> UUID { derivedID("splash:restaurant-owner:\(node)") }
+
+    /// A UUID (version 4 layout) from the first bytes of `name`'s SHA-256.
+    private static func derivedID(_ name: String) -> UUID {
+        var bytes = Array(SHA256.hash(data: Data(name.utf8)).prefix(16))
+        bytes[6] = (bytes[6] & 0x0F) | 0x40
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+    }
+}

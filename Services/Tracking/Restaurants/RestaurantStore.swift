@@ -1,0 +1,194 @@
+import Contracts
+import Database
+import Foundation
+import Logging
+import PostgresNIO
+import ResourceAPI
+import ServiceKit
+
+/// Restaurants and their menus.
+struct RestaurantStore: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    static func notFound(_ id: UUID) -> Problem {
+        Problem(status: .notFound, type: "restaurant-not-found", title: "Restaurant not found", detail: "No restaurant has the id \(id.lowercased).")
+    }
+
+    /// What a list asks for.
+    struct Query: Sendable {
+        var near: Restaurant.Location?
+        var radiusMetres: Double?
+        var cuisine: String?
+        var open: Bool?
+        var limit: Int
+        var cursor: ListCursor?
+    }
+
+    /// A page position: after a restaurant (its creation time or its distance, and its id).
+    struct ListCursor: Sendable, Equatable, CustomStringConvertible {
+        var order: Double
+        var id: UUID
+
+        init(order: Double, id: UUID) {
+            self.order = order
+            self.id = id
+        }
+
+        init?(_ text: String) {
+            guard let data = Data(base64Encoded: text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/") + String(repeating: "=", count: (4 - text.count % 4) % 4)),
+                  let decoded = String(data: data, encoding: .utf8), let bar = decoded.firstIndex(of: "|"),
+                  let order = Double(decoded[..<bar]), order.isFinite, let id = UUID(uuidString: String(decoded[decoded.index(after: bar)...]))
+            else { return nil }
+            self.order = order
+            self.id = id
+        }
+
+        var description: String {
+            Data("\(order)|\(id.lowercased)".utf8).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        }
+    }
+
+    /// Great-circle metres from ($1, $2) to the row's position, in SQL.
+    private static let distanceSQL = """
+        6371008.8 * 2 * asin(least(1, sqrt(power(sin(radians(lat - $1) / 2), 2) + cos(radians($1)) * cos(radians(lat)) * power(sin(radians(lng - $2) / 2), 2))))
+        """
+
+    func list(_ query: Query, caller: Caller) async throws -> (items: [Restaurant], next: ListCursor?) {
+        try await client.withTransaction(settings: caller.settings, logger: logger) { [logger] connection in
+            var bindings = PostgresBindings()
+            var conditions: [String] = []
+            let order: String
+            if let near = query.near {
+                bindings.append(near.lat)
+                bindings.append(near.lng)
+                order = "(\(Self.distanceSQL))"
+                if let radius = query.radiusMetres {
+                    bindings.append(radius)
+                    conditions.append("\(order) <= $\(bindings.count)")
+                }
+            } else {
+                order = "extract(epoch FROM created_at)"
+            }
+            if let cuisine = query.cuisine {
+                bindings.append(cuisine.lowercased())
+                conditions.append("lower(cuisine) = $\(bindings.count)")
+            }
+            if let open = query.open {
+                bindings.append(open)
+                conditions.append("is_open = $\(bindings.count)")
+            }
+            if let cursor = query.cursor {
+                bindings.append(cursor.order)
+                bindings.append(cursor.id)
+                conditions.append("(\(order), id) > ($\(bindings.count - 1), $\(bindings.count))")
+            }
+            bindings.append(query.limit + 1)
+            let sql = """
+                SELECT \(Restaurant.columns), \(order) AS ordering FROM restaurants
+                \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
+                ORDER BY ordering, id LIMIT $\(bindings.count)
+                """
+            var items: [Restaurant] = []
+            var orders: [Double] = []
+            for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger) {
+                let ordering = try row.makeRandomAccess()[14].decode(Double.self)
+                items.append(try Restaurant(row: row, distance: query.near == nil ? nil : ordering))
+                orders.append(ordering)
+            }
+            guard items.count > query.limit else { return (items, nil) }
+            items.removeLast()
+            return (items, ListCursor(order: orders[query.limit - 1], id: items[query.limit - 1].id))
+        }
+    }
+
+    func restaurant(_ id: UUID, caller: Caller) async throws -> Restaurant {
+        try await client.withTransaction(settings: caller.settings, logger: logger) { [logger] connection in
+            guard let row = try await connection.query("SELECT \(unescaped: Restaurant.columns) FROM restaurants WHERE id = \(id)", logger: logger).collect().first else {
+                throw Self.notFound(id)
+            }
+            return try Restaurant(row: row)
+        }
+    }
+
+    /// What a restaurant is made with or changed to; `nil` leaves a field as it is.
+    struct Fields: Sendable {
+        var ownerId: UUID?
+        var name: String?
+        var cuisine: String??
+        var address: String?
+        var location: Restaurant.Location?
+        var imageUrl: String??
+        var openingHours: [String: String]??
+        var isOpen: Bool?
+        var menu: [MenuItem]?
+    }
+
+    /// An admin makes a restaurant for an owner.
+    func create(_ fields: Fields, caller: Caller) async throws -> Restaurant {
+        try caller.require(.admin, to: "create restaurants")
+        guard let owner = fields.ownerId, let name = fields.name, let location = fields.location else {
+            throw Problem.validation([FieldError(.body(pointer: "/ownerId"), "ownerId, name and location are required")])
+        }
+        let menu = try String(decoding: JSONEncoder().encode(fields.menu ?? []), as: UTF8.self)
+        let hours = try (fields.openingHours ?? nil).map { try String(decoding: JSONEncoder().encode($0), as: UTF8.self) }
+        return try await client.withTransaction(settings: caller.settings, logger: logger) { [logger] connection in
+            let row = try await connection.query("""
+                INSERT INTO restaurants (id, owner_id, name, cuisine, address, lat, lng, image_url, opening_hours, is_open, menu)
+                VALUES (\(UUID()), \(owner), \(name), \(fields.cuisine ?? nil), \(fields.address ?? ""), \(location.lat), \(location.lng),
+                        \(fields.imageUrl ?? nil), \(hours)::jsonb, \(fields.isOpen ?? true), \(menu)::jsonb)
+                RETURNING \(unescaped: Restaurant.columns)
+                """, logger: logger).collect().first
+            return try Restaurant(row: row!)
+        }
+    }
+
+    /// The owner or an admin changes a restaurant at the version they read (`If-Match`).
+    func update(_ id: UUID, _ fields: Fields, expecting version: Int, caller: Caller) async throws -> Restaurant {
+        let menu = try fields.menu.map { try String(decoding: JSONEncoder().encode($0), as: UTF8.self) }
+        let hours: String?? = try fields.openingHours.map { try $0.map { try String(decoding: JSONEncoder().encode($0), as: UTF8.self) } }
+        return try await client.withTransaction(settings: caller.settings, logger: logger) { [logger] connection in
+            // Read without a lock (only its owner and admins may lock it); the update below
+            // applies only at the version read.
+            guard let current = try await connection.query("SELECT owner_id, version FROM restaurants WHERE id = \(id)", logger: logger)
+                .collect().first?.decode((UUID, Int).self)
+            else { throw Self.notFound(id) }
+            guard current.0 == caller.id || caller.isAdmin else {
+                throw Problem(status: .forbidden, type: "not-the-owner", title: "Not your restaurant", detail: "Only the restaurant's owner or an admin may change it.")
+            }
+            guard current.1 == version else { throw Problem.stale(current: current.1) }
+            let row = try await connection.query("""
+                UPDATE restaurants SET
+                    name = coalesce(\(fields.name), name),
+                    cuisine = CASE WHEN \(fields.cuisine != nil) THEN \(fields.cuisine ?? nil) ELSE cuisine END,
+                    address = coalesce(\(fields.address), address),
+                    lat = coalesce(\(fields.location?.lat), lat), lng = coalesce(\(fields.location?.lng), lng),
+                    image_url = CASE WHEN \(fields.imageUrl != nil) THEN \(fields.imageUrl ?? nil) ELSE image_url END,
+                    opening_hours = CASE WHEN \(hours != nil) THEN \(hours ?? nil)::jsonb ELSE opening_hours END,
+                    is_open = coalesce(\(fields.isOpen), is_open),
+                    menu = coalesce(\(menu)::jsonb, menu),
+                    version = version + 1, updated_at = clock_timestamp()
+                WHERE id = \(id) AND version = \(version)
+                RETURNING \(unescaped: Restaurant.columns)
+                """, logger: logger).collect().first
+            // Changed by someone else between the read and the update.
+            guard let row else { throw Problem.stale(current: version + 1) }
+            return try Restaurant(row: row)
+        }
+    }
+}
+
+extension Problem {
+    /// 412: the resource changed since the version the request names.
+    static func stale(current: Int) -> Problem {
+        Problem(status: .preconditionFailed, type: "version-mismatch", title: "Changed meanwhile",
+                detail: "It is at version \(current) now; read it again and retry with If-Match: \"\(current)\".")
+    }
+
+    /// 428: a change without `If-Match`.
+    static var versionRequired: Problem {
+        Problem(status: .preconditionRequired, type: "if-match-required", title: "If-Match required",
+                detail: "Send If-Match with the ETag you read, so that changes made meanwhile are not lost.")
+    }
+}

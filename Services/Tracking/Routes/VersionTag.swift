@@ -1,0 +1,39 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import ResourceAPI
+import ServiceKit
+
+/// Entity tags that are a resource's version (`"7"`): what a client sends back in `If-Match` to
+/// change the resource only if no one else has since (optimistic concurrency), and in
+/// `If-None-Match` to learn it has not changed.
+enum VersionTag {
+    static func tag(_ version: Int) -> String { "\"\(version)\"" }
+
+    /// `body` at `version` with its `ETag`; for a read, 304 when `If-None-Match` names it.
+    static func response(_ body: some Encodable, status: HTTPResponse.Status = .ok, version: Int, request: Request? = nil,
+                         headers: HTTPFields = [:]) throws -> Response {
+        var headers = headers
+        headers[.eTag] = tag(version)
+        if let request, EntityTag.matches(request.headers[.ifNoneMatch], tag(version)) {
+            return Response(status: .notModified, headers: headers)
+        }
+        return try JSONBody.response(status, body, headers: headers)
+    }
+
+    /// The version `If-Match` names.
+    /// - Throws: 428 without `If-Match`; 412 when it names no version (it cannot match).
+    static func expected(_ request: Request) throws -> Int {
+        guard let header = request.headers[.ifMatch]?.trimmingCharacters(in: .whitespaces), !header.isEmpty else {
+            throw Problem.versionRequired
+        }
+        var text = Substring(header)
+        if text.hasPrefix("W/") { text = text.dropFirst(2) }
+        if text.hasPrefix("\""), text.hasSuffix("\""), text.count >= 2 { text = text.dropFirst().dropLast() }
+        guard let version = Int(text), version > 0 else {
+            throw Problem(status: .preconditionFailed, type: "version-mismatch", title: "Changed meanwhile",
+                          detail: "If-Match must be the ETag you read (a version such as \"3\").")
+        }
+        return version
+    }
+}

@@ -1,0 +1,55 @@
+import AsyncHTTPClient
+import Contracts
+import Database
+import EventBus
+import Foundation
+import Hummingbird
+import Kafka
+import KeySetClient
+import Logging
+import NIOPosix
+import PostgresNIO
+import RoadNetwork
+import ServiceKit
+
+/// Builds tracking: restaurants (seeded from the Helsinki fixture on an empty table), orders and
+/// their state machine, with the outbox relay of `tracking.orders`.
+/// - Throws: when a migration does not apply, Kafka refuses the topics, or the road graph cannot
+///   be read.
+func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
+    let logger = runtime.logger
+    try await prepareServiceStorage(schema: trackingSchema, migrations: try Migration.load(bundle: .module), database: config.database,
+                                    events: config.events, topics: [TopicCatalog.trackingOrders, TopicCatalog.trackingLocations], logger: logger)
+    let graph = try RoadGraph.helsinki()
+
+    let client = PostgresClient(configuration: config.database.client, backgroundLogger: logger)
+    let producer = try KafkaProducer(configuration: config.events.producer(clientID: "tracking"), logger: logger)
+    let relay = try OutboxRelay(schema: trackingSchema, client: client, producer: producer, configuration: config.events.outbox, logger: logger)
+    let outbox = try Outbox(schema: trackingSchema, service: "tracking")
+    var httpConfiguration = HTTPClient.Configuration()
+    httpConfiguration.redirectConfiguration = .disallow
+    httpConfiguration.timeout = .init(connect: .seconds(5), read: .seconds(30))
+    let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: httpConfiguration, backgroundActivityLogger: logger)
+    let keys = KeySetCache(url: config.keys.url, issuer: config.keys.issuer, refreshInterval: .seconds(5), client: http, logger: logger)
+
+    let restaurants = RestaurantStore(client: client, logger: logger)
+    let orders = OrderStore(client: client, outbox: outbox, graph: graph, logger: logger)
+
+    var parts = ServiceApplicationParts(name: "tracking", http: config.http, logger: logger, metrics: runtime.metrics)
+    parts.readiness = [.postgres(client), .kafka(producer)]
+    parts.services = [client, producer, relay, HTTPClientService(client: http), keys]
+    if config.seeds, let token = config.authServiceToken {
+        // Before the first request: the app has restaurants to show from the start.
+        let seeder = RestaurantSeeder(client: client, http: http, authURL: config.authURL, serviceToken: token, logger: logger)
+        parts.beforeServerStarts.append { try await seeder.seedIfEmpty(graph) }
+    }
+    parts.routePolicies = [
+        RoutePolicy(pathPrefix: "/v1", maxBodySize: 256 << 10, timeout: config.http.requestTimeout),
+    ]
+    logger.info("tracking starting", metadata: ["places": "\(graph.places.count)", "roads": "\(graph.edges.count)"])
+    return makeServiceApplication(parts, context: AppRequestContext.self) { router in
+        let group = router.group("v1")
+        RestaurantsController(restaurants: restaurants, keys: keys).addRoutes(to: group)
+        OrdersController(orders: orders, keys: keys).addRoutes(to: group)
+    }
+}

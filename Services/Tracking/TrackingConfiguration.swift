@@ -1,0 +1,34 @@
+import Database
+import EventBus
+import Foundation
+import KeySetClient
+import ServiceKit
+
+/// Everything `tracking` reads from its environment; each variable is described in
+/// Services/Tracking/README.md, under "Configuration".
+struct TrackingConfiguration: ServiceConfiguration {
+    var http: HTTPServerSettings
+    var database: DatabaseSettings
+    var events: EventBusSettings
+    /// Where auth publishes its verification keys, and the issuer its tokens carry.
+    var keys: KeySetSettings
+    /// Seeds the fixture's restaurants, each with an owner account made through auth's admin API,
+    /// when the restaurants table is empty.
+    var seeds: Bool
+    /// auth, for its admin API (`POST /auth/v1/admin/users`).
+    var authURL: URL
+    var authServiceToken: String?
+
+    init(from reader: ConfigurationReader) throws(ConfigurationError) {
+        http = try HTTPServerSettings(from: reader, defaultPort: 8085)
+        database = try DatabaseSettings(from: reader)
+        events = try EventBusSettings(from: reader)
+        keys = try KeySetSettings(from: reader, prefix: "TRACKING")
+        seeds = try reader.bool("TRACKING_SEED", default: true)
+        authURL = try reader.url("TRACKING_AUTH_URL", schemes: ["http", "https"], default: URL(string: "http://127.0.0.1:8081")!)
+        authServiceToken = try reader.optionalSecret("AUTH_SERVICE_TOKEN", expected: "auth's service token")
+        if seeds, authServiceToken == nil {
+            throw ConfigurationError(variable: "AUTH_SERVICE_TOKEN", expected: "auth's service token (or AUTH_SERVICE_TOKEN_FILE), to make the seeded restaurants' owner accounts; or TRACKING_SEED=false", problem: .missing)
+        }
+    }
+}

@@ -1,0 +1,2 @@
+/// The schema tracking owns.
+let trackingSchema = "tracking"

@@ -1,0 +1,3 @@
+import ServiceKit
+
+await ServiceMain.run("tracking", configuration: TrackingConfiguration.self, build: buildApplication)

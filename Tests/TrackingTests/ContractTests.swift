@@ -1,0 +1,53 @@
+@testable import Tracking
+import Foundation
+import HTTPTypes
+import Testing
+import TestSupport
+import Yams
+
+/// tracking's answers against `Services/Tracking/openapi.yaml`.
+/// `make contract SERVICE=tracking` runs this suite alone.
+@Suite("tracking contract")
+struct ContractTests {
+    static let contract = try! OpenAPIDocument(service: "Tracking")
+
+    static func document() throws -> [String: Any] { try contract.load() }
+
+    static func required(_ name: String) throws -> Set<String> { try contract.required(name) }
+
+    @Test func everyDocumentedOperationIsServedAndErrorsAreProblems() async throws {
+        let paths = try #require(try Self.document()["paths"] as? [String: [String: Any]])
+        #expect(paths.count == 6)
+        let operations = paths.flatMap { path, methods in methods.keys.filter { $0 != "parameters" }.map { (path, $0) } }
+        #expect(operations.count == 10)
+        try await TrackingHarness.with { tracking in
+            let someone = TrackingHarness.Person(role: .customer)
+            for (path, method) in operations {
+                let concrete = path.replacingOccurrences(of: "{id}", with: UUID().uuidString)
+                let response = try await tracking.call(HTTPRequest.Method(method.uppercased())!, concrete, as: someone,
+                                                       headers: [("Idempotency-Key", "contract"), ("If-Match", "\"1\"")], json: "{}")
+                #expect(response.status != 405 && response.status < 500, "\(method) \(path): \(response.status) \(response.text)")
+                if response.status >= 400 {
+                    #expect(response.headers["content-type"] == "application/problem+json", "\(method) \(path)")
+                }
+                let anonymous = try await tracking.call(HTTPRequest.Method(method.uppercased())!, concrete, as: nil, json: "{}")
+                #expect(anonymous.status == 401, "\(method) \(path) without a token: \(anonymous.status)")
+            }
+        }
+    }
+
+    @Test func restaurantsAndOrdersCarryWhatTheDocumentRequires() async throws {
+        try await TrackingHarness.with { tracking in
+            let owner = TrackingHarness.Person(role: .restaurant), customer = TrackingHarness.Person(role: .customer)
+            let restaurant = try await tracking.restaurant(owner: owner)
+            #expect(Set(restaurant.keys).isSuperset(of: try Self.required("Restaurant")))
+            let id = try #require(restaurant["id"] as? String)
+            let order = try await tracking.place(at: id, as: customer).json()
+            #expect(Set(order.keys).isSuperset(of: try Self.required("Order")))
+            let listing = try await tracking.call(.get, "/v1/orders", as: customer).json()
+            #expect(Set(listing.keys) == (try Self.required("OrderListing")))
+            let page = try await tracking.call(.get, "/v1/restaurants?near=60.17,24.94", as: customer).json()
+            #expect(Set(page.keys) == (try Self.required("RestaurantPage")))
+        }
+    }
+}

@@ -1,0 +1,78 @@
+@testable import Tracking
+import Foundation
+import RoadNetwork
+import Testing
+import TestSupport
+
+@Suite("Restaurants") struct RestaurantsTests {
+    typealias Person = TrackingHarness.Person
+
+    @Test func theNearestComeFirstWithTheirDistanceAndPagesDoNotRepeat() async throws {
+        try await TrackingHarness.with { tracking in
+            let owner = Person(role: .restaurant), customer = Person(role: .customer)
+            // The railway station, Stockmann, the cathedral; asked from the station.
+            for (lat, lng) in [(60.1719, 24.9414), (60.1685, 24.9420), (60.1702, 24.9523)] {
+                _ = try await tracking.restaurant(owner: owner, lat: lat, lng: lng)
+            }
+            let first = try await tracking.call(.get, "/v1/restaurants?near=60.1719,24.9414&limit=2", as: customer).json()
+            let items = try #require(first["items"] as? [[String: Any]])
+            let distances = items.compactMap { $0["distanceM"] as? Int }
+            #expect(distances.count == 2 && distances[0] == 0 && distances[1] > 300 && distances[1] < 450)
+            let cursor = try #require(first["nextCursor"] as? String)
+            let second = try await tracking.call(.get, "/v1/restaurants?near=60.1719,24.9414&limit=2&cursor=\(cursor)", as: customer).json()
+            let rest = try #require(second["items"] as? [[String: Any]])
+            #expect(rest.count == 1)
+            #expect((rest[0]["distanceM"] as? Int ?? 0) > distances[1])
+            #expect(second["nextCursor"] is NSNull)
+            // Within a radius; bad parameters are named.
+            let near = try await tracking.call(.get, "/v1/restaurants?near=60.1719,24.9414&radius=100", as: customer).json()
+            #expect((near["items"] as? [Any])?.count == 1)
+            for (query, parameter) in [("near=91,0", "near"), ("radius=5", "radius"), ("open=maybe", "open"), ("cursor=zz", "cursor"), ("limit=0", "limit")] {
+                let response = try await tracking.call(.get, "/v1/restaurants?\(query)", as: customer)
+                #expect(response.status == 422 && response.text.contains(parameter), "\(query)")
+            }
+        }
+    }
+
+    @Test func onlyTheOwnerOrAnAdminChangesARestaurantAtTheVersionTheyRead() async throws {
+        try await TrackingHarness.with { tracking in
+            let owner = Person(role: .restaurant), other = Person(role: .restaurant), customer = Person(role: .customer)
+            let id = try #require(try await tracking.restaurant(owner: owner)["id"] as? String)
+            #expect(try await tracking.call(.post, "/v1/restaurants", as: owner, json: "{}").status == 403)
+            #expect(try await tracking.call(.patch, "/v1/restaurants/\(id)", as: owner, json: #"{"isOpen":false}"#).status == 428)
+            #expect(try await tracking.call(.patch, "/v1/restaurants/\(id)", as: other, headers: [("If-Match", "\"1\"")], json: #"{"isOpen":false}"#).status == 403)
+            #expect(try await tracking.call(.patch, "/v1/restaurants/\(id)", as: customer, headers: [("If-Match", "\"1\"")], json: #"{"isOpen":false}"#).status == 403)
+            let closed = try await tracking.call(.patch, "/v1/restaurants/\(id)", as: owner, headers: [("If-Match", "\"1\"")], json: #"{"isOpen":false,"openingHours":{"mon":"10-22"}}"#)
+            #expect(closed.status == 200)
+            #expect(closed.headers["etag"] == "\"2\"")
+            #expect(try closed.json()["isOpen"] as? Bool == false)
+            #expect((try closed.json()["openingHours"] as? [String: String]) == ["mon": "10-22"])
+            #expect(try await tracking.call(.patch, "/v1/restaurants/\(id)", as: owner, headers: [("If-Match", "\"1\"")], json: #"{"isOpen":true}"#).status == 412)
+            // The menu, replaced whole; each bad item named.
+            let menu = try await tracking.call(.put, "/v1/restaurants/\(id)/menu", as: tracking.adminPerson, headers: [("If-Match", "\"2\"")],
+                                               json: #"[{"id":"s1","name":"Soup","priceCents":900},{"id":"s2","name":"Bread","priceCents":300,"available":false}]"#)
+            #expect(menu.status == 200)
+            #expect((try menu.json()["menu"] as? [[String: Any]])?.map { $0["id"] as? String } == ["s1", "s2"])
+            let bad = try await tracking.call(.put, "/v1/restaurants/\(id)/menu", as: owner, headers: [("If-Match", "\"3\"")],
+                                              json: #"[{"id":"s1","name":"Soup","priceCents":-1},{"id":"s1","name":"","priceCents":1}]"#)
+            #expect(bad.status == 422)
+            #expect(bad.text.contains("/0/priceCents") && bad.text.contains("/1/name") && bad.text.contains("/1/id"))
+            #expect(try await tracking.call(.get, "/v1/restaurants/\(id)", as: customer).headers["etag"] == "\"3\"")
+        }
+    }
+
+    @Test func seededMenusFitThePlaceAndAreTheSameEveryTime() throws {
+        let graph = try RoadGraph.helsinki()
+        for place in graph.places {
+            let menu = MenuGenerator.menu(amenity: place.amenity, cuisine: place.cuisine, osmNode: place.osmNode)
+            #expect((6...12).contains(menu.count), "\(place.name)")
+            #expect(menu.allSatisfy { $0.available && $0.priceCents > 0 && $0.priceCents % 10 == 0 })
+            #expect(Set(menu.map(\.name)).count == menu.count)
+            #expect(menu == MenuGenerator.menu(amenity: place.amenity, cuisine: place.cuisine, osmNode: place.osmNode))
+        }
+        let cafe = try #require(graph.places.first { $0.amenity == "cafe" && $0.cuisine == nil })
+        let coffee = ["Cappuccino", "Caffè latte", "Espresso", "Filter coffee", "Tea", "Cinnamon bun", "Blueberry pie", "Croissant",
+                      "Cheese sandwich", "Salmon sandwich", "Karelian pie", "Chocolate cake", "Hot chocolate"]
+        #expect(MenuGenerator.menu(amenity: cafe.amenity, cuisine: nil, osmNode: cafe.osmNode).allSatisfy { coffee.contains($0.name) })
+    }
+}

@@ -1,0 +1,122 @@
+@testable import Tracking
+import AsyncHTTPClient
+import Contracts
+import EventBus
+import Foundation
+import HTTPTypes
+import Identity
+import LocalStack
+import Logging
+import NIOCore
+import ServiceKit
+import TestSupport
+
+/// tracking for one test: its own database (as the role owning only `tracking`), the test Kafka
+/// cluster, a key server for test tokens (the fake photo-catalog publishes one), and the
+/// application on a free port. No seeding: tests make the restaurants they need as an admin.
+struct TrackingHarness: Sendable {
+    let app: RunningApplication
+    let keys: FakePhotoCatalog
+    let database: TestDatabase
+
+    static let issuer = "http://auth.test/auth/v1"
+    let admin = UUID()
+
+    static func with<Result: Sendable>(_ overrides: [String: String] = [:], _ body: @Sendable (TrackingHarness) async throws -> Result) async throws -> Result {
+        let keys = FakePhotoCatalog(images: [:])
+        try await keys.start()
+        do {
+            let result = try await run(overrides, keys: keys, body)
+            await keys.stop()
+            return result
+        } catch {
+            await keys.stop()
+            throw error
+        }
+    }
+
+    static func environment(keys: FakePhotoCatalog, databaseURL: String) async throws -> [String: String] {
+        [
+            "HTTP_PORT": "0",
+            "DATABASE_URL": databaseURL,
+            "DATABASE_POOL_SIZE": "8",
+            "KAFKA_BROKERS": try await TestKafka.shared.running().bootstrapServers,
+            "KAFKA_CREATE_TOPICS": "false",
+            "KAFKA_FETCH_MAX_WAIT": "10ms",
+            "OUTBOX_POLL_INTERVAL": "100ms",
+            "TRACKING_JWKS_URL": keys.baseURL + "/jwks.json",
+            "TRACKING_JWT_ISSUER": issuer,
+            "TRACKING_SEED": "false",
+        ]
+    }
+
+    private static func run<Result: Sendable>(_ overrides: [String: String], keys: FakePhotoCatalog, _ body: @Sendable (TrackingHarness) async throws -> Result) async throws -> Result {
+        let database = try await TestPostgres.shared.makeDatabase()
+        let (_, databaseURL) = try await database.makeServiceRole(schema: "tracking", password: "tracking-test-role")
+        var environment = try await environment(keys: keys, databaseURL: databaseURL)
+        environment.merge(overrides) { _, override in override }
+        var logger = Logger(label: "tracking")
+        logger.logLevel = .warning
+        let configuration = try TrackingConfiguration(from: ConfigurationReader(environment))
+        let application = try await buildApplication(configuration, runtime: ServiceRuntime(name: "tracking", logger: logger, metrics: ServiceMetrics()))
+        return try await withRunningApplication(application) { app in
+            try await body(TrackingHarness(app: app, keys: keys, database: database))
+        }
+    }
+
+    // MARK: Calls
+
+    /// Someone signed in with a role.
+    struct Person: Sendable {
+        var id = UUID()
+        var role: UserRole
+    }
+
+    func call(_ method: HTTPRequest.Method, _ path: String, as person: Person?, headers: [(String, String)] = [], json: String? = nil) async throws -> TestResponse {
+        var all = headers
+        if let person {
+            all.append(("Authorization", "Bearer \(try testAccessToken(user: person.id, role: person.role.rawValue, key: keys.key, issuer: Self.issuer))"))
+        }
+        if json != nil { all.append(("Content-Type", "application/json")) }
+        return try await app.request(method, path, headers: all, body: json.map { .bytes(ByteBuffer(string: $0)) })
+    }
+
+    var adminPerson: Person { Person(id: admin, role: .admin) }
+
+    /// A restaurant owned by `owner`, made by an admin, with a menu of three items (the third
+    /// unavailable) at Helsinki's railway square unless told otherwise.
+    func restaurant(owner: Person, lat: Double = 60.1710, lng: Double = 24.9414, isOpen: Bool = true) async throws -> [String: Any] {
+        let response = try await call(.post, "/v1/restaurants", as: adminPerson, json: """
+            {"ownerId":"\(owner.id.lowercased)","name":"Kitchen \(UUID().uuidString.prefix(4))","cuisine":"pizza","address":"Kaivokatu 1",
+             "location":{"lat":\(lat),"lng":\(lng)},"isOpen":\(isOpen),
+             "menu":[{"id":"m1","name":"Margherita","priceCents":1290,"available":true},
+                     {"id":"m2","name":"Tiramisu","priceCents":650,"available":true},
+                     {"id":"m3","name":"Calzone","priceCents":1490,"available":false}]}
+            """)
+        guard response.status == 201 else { throw HarnessFailure(description: "restaurant: \(response.status) \(response.text)") }
+        return try response.json()
+    }
+
+    /// Places an order at `restaurant` as `customer`.
+    func place(at restaurant: String, as customer: Person, key: String = UUID().uuidString,
+               items: String = #"[{"menuItemId":"m1","quantity":2},{"menuItemId":"m2","quantity":1}]"#) async throws -> TestResponse {
+        try await call(.post, "/v1/orders", as: customer, headers: [("Idempotency-Key", key)], json: """
+            {"restaurantId":"\(restaurant)","items":\(items),"dropoff":{"address":"Mannerheimintie 22","lat":60.1727,"lng":24.9335},"notes":"Door code 1234"}
+            """)
+    }
+
+    /// One move at `version` (the order's ETag).
+    func move(_ order: String, to status: String, as person: Person, version: String?, extra: String = "") async throws -> TestResponse {
+        try await call(.post, "/v1/orders/\(order)/transitions", as: person, headers: version.map { [("If-Match", $0)] } ?? [], json: #"{"to":"\#(status)"\#(extra)}"#)
+    }
+
+    /// tracking's events about `order`, in order, once the outbox has published them.
+    func published(about order: String) async throws -> [EventEnvelope] {
+        try await database.waitUntilOutboxIsPublished(schema: "tracking")
+        return try await TestKafka.shared.events(on: TopicCatalog.trackingOrders.name, key: order)
+    }
+
+    struct HarnessFailure: Error, CustomStringConvertible {
+        var description: String
+    }
+}
