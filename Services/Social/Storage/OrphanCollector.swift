@@ -2,6 +2,7 @@ import Blobs
 import Foundation
 import Logging
 import PostgresNIO
+import ServiceKit
 import ServiceLifecycle
 
 /// Deletes what no one will use: posts objects still pending (never attached to a post) past the
@@ -19,19 +20,12 @@ struct OrphanCollector: Service {
     var abandonedUpload: Duration { min(orphanTTL, .seconds(600)) }
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    let collected = try await self.collect()
-                    if collected.objects + collected.blobs > 0 {
-                        self.logger.info("Collected orphans", metadata: ["objects": "\(collected.objects)", "blobs": "\(collected.blobs)"])
-                    }
-                } catch {
-                    self.logger.warning("Collecting orphans failed; trying again next round", metadata: ["error": "\(error)"])
-                }
-                try? await Task.sleep(for: self.interval)
+        try await RepeatingTask("Collecting orphans", every: interval, logger: logger) {
+            let collected = try await self.collect()
+            if collected.objects + collected.blobs > 0 {
+                self.logger.info("Collected orphans", metadata: ["objects": "\(collected.objects)", "blobs": "\(collected.blobs)"])
             }
-        }
+        }.run()
     }
 
     /// One round: returns how many pending objects and listed blobs it deleted.
