@@ -13,7 +13,8 @@ import RoadNetwork
 import ServiceKit
 
 /// Builds tracking: restaurants (seeded from the Helsinki fixture on an empty table), orders and
-/// their state machine, with the outbox relay of `tracking.orders`.
+/// their state machine with the outbox relay of `tracking.orders`, the dispatcher, and drivers'
+/// positions straight to `tracking.locations`.
 /// - Throws: when a migration does not apply, Kafka refuses the topics, or the road graph cannot
 ///   be read.
 func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
@@ -34,10 +35,16 @@ func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) 
 
     let restaurants = RestaurantStore(client: client, logger: logger)
     let orders = OrderStore(client: client, outbox: outbox, graph: graph, logger: logger)
+    let positions = PositionIngest(client: client, producer: producer, graph: graph, logger: logger)
+    let dispatcher = Dispatcher(client: client, orders: orders, graph: graph, logger: logger)
 
     var parts = ServiceApplicationParts(name: "tracking", http: config.http, logger: logger, metrics: runtime.metrics)
     parts.readiness = [.postgres(client), .kafka(producer)]
-    parts.services = [client, producer, relay, HTTPClientService(client: http), keys]
+    parts.services = [
+        client, producer, relay, HTTPClientService(client: http), keys,
+        RepeatingTask("Writing drivers' latest positions", every: .seconds(1), logger: logger) { try await positions.flush() },
+        RepeatingTask("Dispatching", every: config.dispatchInterval, logger: logger) { try await dispatcher.round() },
+    ]
     if config.seeds, let token = config.authServiceToken {
         // Before the first request: the app has restaurants to show from the start.
         let seeder = RestaurantSeeder(client: client, http: http, authURL: config.authURL, serviceToken: token, logger: logger)
@@ -50,6 +57,7 @@ func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) 
     return makeServiceApplication(parts, context: AppRequestContext.self) { router in
         let group = router.group("v1")
         RestaurantsController(restaurants: restaurants, keys: keys).addRoutes(to: group)
-        OrdersController(orders: orders, keys: keys).addRoutes(to: group)
+        OrdersController(orders: orders, positions: positions, keys: keys).addRoutes(to: group)
+        DriversController(client: client, positions: positions, keys: keys, logger: logger).addRoutes(to: group)
     }
 }

@@ -18,6 +18,8 @@ struct TrackingConfiguration: ServiceConfiguration {
     /// auth, for its admin API (`POST /auth/v1/admin/users`).
     var authURL: URL
     var authServiceToken: String?
+    /// How often the dispatcher looks for orders ready for a driver.
+    var dispatchInterval: Duration
 
     init(from reader: ConfigurationReader) throws(ConfigurationError) {
         http = try HTTPServerSettings(from: reader, defaultPort: 8085)
@@ -27,6 +29,7 @@ struct TrackingConfiguration: ServiceConfiguration {
         seeds = try reader.bool("TRACKING_SEED", default: true)
         authURL = try reader.url("TRACKING_AUTH_URL", schemes: ["http", "https"], default: URL(string: "http://127.0.0.1:8081")!)
         authServiceToken = try reader.optionalSecret("AUTH_SERVICE_TOKEN", expected: "auth's service token")
+        dispatchInterval = try reader.duration("TRACKING_DISPATCH_INTERVAL", default: .milliseconds(500), minimum: .milliseconds(50))
         if seeds, authServiceToken == nil {
             throw ConfigurationError(variable: "AUTH_SERVICE_TOKEN", expected: "auth's service token (or AUTH_SERVICE_TOKEN_FILE), to make the seeded restaurants' owner accounts; or TRACKING_SEED=false", problem: .missing)
         }

@@ -103,6 +103,15 @@ struct OrderStore: Sendable {
         }
     }
 
+    /// Where `order` is picked up: its restaurant.
+    func pickup(of order: Order) async throws -> Coordinate {
+        try await client.withServiceTransaction(logger: logger) { [logger] connection in
+            let (lat, lng) = try await connection.query("SELECT lat, lng FROM restaurants WHERE id = \(order.restaurantId)", logger: logger)
+                .collect().first!.decode((Double, Double).self)
+            return Coordinate(lat: lat, lng: lng)
+        }
+    }
+
     /// What a list asks for.
     struct ListQuery: Sendable {
         /// Whose orders: as customer, as restaurant owner, as driver; `nil` for an admin's all.

@@ -4,12 +4,14 @@ import Hummingbird
 import Identity
 import KeySetClient
 import ResourceAPI
+import RoadNetwork
 import ServiceKit
 
 /// `/v1/orders`: placing (`Idempotency-Key`), reading, listing with delta sync, the moves of the
 /// state machine and edits, both at the version the caller read (`If-Match`).
 struct OrdersController: Sendable {
     let orders: OrderStore
+    let positions: PositionIngest
     let keys: KeySetCache
 
     static let maxNotes = 500
@@ -36,6 +38,13 @@ struct OrdersController: Sendable {
             let caller = try await keys.caller(request.headers)
             let order = try await orders.order(try Self.id(context), caller: caller)
             return try VersionTag.response(order, version: order.version, request: request)
+        }
+        group.get("orders/:id/route") { request, context in
+            let caller = try await keys.caller(request.headers)
+            let order = try await orders.order(try Self.id(context), caller: caller)
+            let pickup = try await orders.pickup(of: order)
+            let route = try await positions.remainingRoute(of: order, pickup: pickup)
+            return try JSONBody.response(.ok, RemainingRoute(route))
         }
         group.post("orders/:id/transitions") { request, context in
             let caller = try await keys.caller(request.headers)
@@ -133,5 +142,23 @@ struct OrdersController: Sendable {
         }
         if !errors.isEmpty { throw Problem.validation(errors) }
         return query
+    }
+}
+
+/// `GET /v1/orders/{id}/route`: the way left, as a polyline of `[lat, lng]` pairs.
+struct RemainingRoute: Encodable, Sendable {
+    var routing: String
+    var points: [[Double]]
+    /// Each segment's speed limit, metres per second (one fewer than the points).
+    var speedsMps: [Double]
+    var remainingMetres: Int
+    var remainingSeconds: Int
+
+    init(_ route: Route) {
+        routing = route.kind.rawValue
+        points = route.points.map { [$0.lat, $0.lng] }
+        speedsMps = route.speeds
+        remainingMetres = Int(route.metres.rounded())
+        remainingSeconds = Int(route.seconds.rounded())
     }
 }

@@ -18,6 +18,8 @@ struct TrackingHarness: Sendable {
     let app: RunningApplication
     let keys: FakePhotoCatalog
     let database: TestDatabase
+    /// The service role's URL, for another replica.
+    let databaseURL: String
 
     static let issuer = "http://auth.test/auth/v1"
     let admin = UUID()
@@ -60,7 +62,7 @@ struct TrackingHarness: Sendable {
         let configuration = try TrackingConfiguration(from: ConfigurationReader(environment))
         let application = try await buildApplication(configuration, runtime: ServiceRuntime(name: "tracking", logger: logger, metrics: ServiceMetrics()))
         return try await withRunningApplication(application) { app in
-            try await body(TrackingHarness(app: app, keys: keys, database: database))
+            try await body(TrackingHarness(app: app, keys: keys, database: database, databaseURL: databaseURL))
         }
     }
 
@@ -114,6 +116,19 @@ struct TrackingHarness: Sendable {
     func published(about order: String) async throws -> [EventEnvelope] {
         try await database.waitUntilOutboxIsPublished(schema: "tracking")
         return try await TestKafka.shared.events(on: TopicCatalog.trackingOrders.name, key: order)
+    }
+
+    /// One position of `driver`, recorded now.
+    func position(of driver: Person, lat: Double, lng: Double) async throws {
+        let response = try await call(.post, "/v1/drivers/me/positions", as: driver,
+                                      json: #"[{"lat":\#(lat),"lng":\#(lng),"recordedAt":"\#(EventJSON.formatTimestamp(Date()))"}]"#)
+        guard response.status == 200, (try response.json()["accepted"] as? Int) == 1 else {
+            throw HarnessFailure(description: "position: \(response.status) \(response.text)")
+        }
+    }
+
+    static func waitFor(_ what: String, timeout: Duration = .seconds(20), _ condition: @Sendable () async throws -> Bool) async throws {
+        try await waitUntilReady(what, timeout: timeout) { (try? await condition()) ?? false }
     }
 
     struct HarnessFailure: Error, CustomStringConvertible {

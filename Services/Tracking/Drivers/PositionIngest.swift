@@ -1,0 +1,204 @@
+import Contracts
+import Database
+import EventBus
+import Foundation
+import Kafka
+import Logging
+import PostgresNIO
+import RoadNetwork
+import ServiceKit
+import Synchronization
+
+/// One point a driver's phone sends.
+struct PositionReport: Sendable, Equatable {
+    var coordinate: Coordinate
+    var heading: Double?
+    var speedMps: Double?
+    var accuracyM: Double?
+    var recordedAt: Date
+}
+
+/// A point refused, by its index in the batch.
+struct RefusedPoint: Encodable, Sendable, Equatable {
+    var index: Int
+    var field: String
+    var detail: String
+}
+
+/// Driver positions, the hot path: checked point by point, published straight to
+/// `tracking.locations` (key: the driver; the idempotent producer, not the outbox: telemetry is
+/// not state), with the order the driver is on and its ETA only while the order's parties may see
+/// the car (from `driver_assigned` until it ends). The latest point of each driver is kept in
+/// memory and written to `drivers` at most once a second (`flush`), for the dispatcher.
+final class PositionIngest: Sendable {
+    let client: PostgresClient
+    let producer: KafkaProducer
+    let graph: RoadGraph
+    let logger: Logger
+    /// How old a point may be.
+    static let maxAge: TimeInterval = 600
+    /// How far ahead of the server's clock a point may claim to be (phones' clocks drift).
+    static let maxSkew: TimeInterval = 30
+
+    private struct Latest {
+        var points: [UUID: PositionReport] = [:]
+        var dirty: Set<UUID> = []
+        /// Recent points per driver, for their observed speed.
+        var trail: [UUID: [PositionReport]] = [:]
+    }
+
+    private let latest = Mutex(Latest())
+
+    init(client: PostgresClient, producer: KafkaProducer, graph: RoadGraph, logger: Logger) {
+        self.client = client
+        self.producer = producer
+        self.graph = graph
+        self.logger = logger
+    }
+
+    /// Each point checked: the good ones, and why the others were refused.
+    static func check(_ points: [PositionReport?], fields: [[String]], now: Date = Date()) -> (accepted: [(Int, PositionReport)], refused: [RefusedPoint]) {
+        var accepted: [(Int, PositionReport)] = []
+        var refused: [RefusedPoint] = []
+        for (index, point) in points.enumerated() {
+            if let field = fields[index].first {
+                refused.append(RefusedPoint(index: index, field: field, detail: "\(field) is missing, not a number, or out of range"))
+                continue
+            }
+            guard let point else { continue }
+            if point.recordedAt.timeIntervalSince(now) > maxSkew {
+                refused.append(RefusedPoint(index: index, field: "recordedAt", detail: "recordedAt is in the future"))
+            } else if now.timeIntervalSince(point.recordedAt) > maxAge {
+                refused.append(RefusedPoint(index: index, field: "recordedAt", detail: "recordedAt is more than 10 minutes old"))
+            } else {
+                accepted.append((index, point))
+            }
+        }
+        return (accepted, refused)
+    }
+
+    /// The order `driver` is on while its parties may see the car, with what its ETA needs.
+    struct ActiveOrder: Sendable {
+        var id: UUID
+        var status: OrderStatus
+        var pickup: Coordinate
+        var dropoff: Coordinate
+    }
+
+    func activeOrder(of driver: UUID) async throws -> ActiveOrder? {
+        try await client.withServiceTransaction(logger: logger) { [logger] connection in
+            let statuses = OrderMachine.withDriver.map(\.rawValue)
+            let row = try await connection.query("""
+                SELECT o.id, o.status, r.lat, r.lng, o.dropoff_lat, o.dropoff_lng FROM orders o JOIN restaurants r ON r.id = o.restaurant_id
+                WHERE o.driver_id = \(driver) AND o.status = ANY(\(statuses))
+                """, logger: logger).collect().first
+            guard let (id, status, lat, lng, dropoffLat, dropoffLng) = try row?.decode((UUID, String, Double, Double, Double, Double).self),
+                  let status = OrderStatus(rawValue: status) else { return nil }
+            return ActiveOrder(id: id, status: status, pickup: Coordinate(lat: lat, lng: lng), dropoff: Coordinate(lat: dropoffLat, lng: dropoffLng))
+        }
+    }
+
+    /// The road time from `position` to the order's dropoff (through its pickup before it is
+    /// picked up), at the edges' speeds scaled by how fast the driver has been going.
+    func eta(from position: Coordinate, for order: ActiveOrder, driver: UUID) -> Int {
+        let route = OrderMachine.beforePickup.contains(order.status)
+            ? graph.route(from: position, to: order.pickup).followed(by: graph.route(from: order.pickup, to: order.dropoff))
+            : graph.route(from: position, to: order.dropoff)
+        return Int((route.seconds / pace(of: driver, expected: route)).rounded())
+    }
+
+    /// How much faster (above 1) or slower than the roads' speeds the driver has been moving over
+    /// their last minute of points; 1 when they have not been moving or not for long.
+    func pace(of driver: UUID, expected route: Route) -> Double {
+        let trail = latest.withLock { $0.trail[driver] ?? [] }
+        guard let first = trail.first, let last = trail.last, last.recordedAt.timeIntervalSince(first.recordedAt) >= 5 else { return 1 }
+        var metres = 0.0
+        for (a, b) in zip(trail, trail.dropFirst()) { metres += a.coordinate.metres(to: b.coordinate) }
+        let observed = metres / last.recordedAt.timeIntervalSince(first.recordedAt)
+        guard observed > 1, route.seconds > 0 else { return 1 }
+        let roads = route.metres / route.seconds
+        return min(20, max(0.2, observed / roads))
+    }
+
+    /// Publishes the accepted points of `driver`, in the order recorded, each with its order and
+    /// ETA while the order's parties may see the car.
+    func publish(_ points: [PositionReport], driver: UUID) async throws {
+        let sorted = points.sorted { $0.recordedAt < $1.recordedAt }
+        guard let newest = sorted.last else { return }
+        remember(sorted, driver: driver)
+        let order = try await activeOrder(of: driver)
+        // One route for the batch: earlier points' ETAs add the time between them and the newest.
+        let newestETA = order.map { eta(from: newest.coordinate, for: $0, driver: driver) }
+        var records: [KafkaRecord] = []
+        for point in sorted {
+            let eta = newestETA.map { $0 + Int(newest.recordedAt.timeIntervalSince(point.recordedAt).rounded()) }
+            let event = DriverLocationUpdated(driverId: driver, orderId: order?.id, latitude: point.coordinate.lat, longitude: point.coordinate.lng,
+                                              heading: point.heading, speedMps: point.speedMps, accuracyM: point.accuracyM, etaSeconds: eta,
+                                              recordedAt: point.recordedAt)
+            records.append(try EventEnvelope(event, source: "/splash/tracking", subject: event.aggregateID).record(topic: TopicCatalog.trackingLocations.name))
+        }
+        for result in await producer.send(records) {
+            if case .failure(let error) = result { throw error }
+        }
+    }
+
+    private func remember(_ points: [PositionReport], driver: UUID) {
+        latest.withLock { state in
+            guard let newest = points.last else { return }
+            if (state.points[driver]?.recordedAt ?? .distantPast) < newest.recordedAt {
+                state.points[driver] = newest
+                state.dirty.insert(driver)
+            }
+            var trail = (state.trail[driver] ?? []) + points
+            trail.sort { $0.recordedAt < $1.recordedAt }
+            trail.removeAll { newest.recordedAt.timeIntervalSince($0.recordedAt) > 60 }
+            state.trail[driver] = Array(trail.suffix(120))
+        }
+    }
+
+    /// The latest point of `driver`: this replica's own, or the one written to `drivers` (at most
+    /// a second behind another replica's).
+    func latestPosition(of driver: UUID) async throws -> Coordinate? {
+        if let point = latest.withLock({ $0.points[driver] }) { return point.coordinate }
+        return try await client.withServiceTransaction(logger: logger) { [logger] connection in
+            try await connection.query("SELECT lat, lng FROM drivers WHERE user_id = \(driver) AND lat IS NOT NULL", logger: logger)
+                .collect().first.map { row in
+                    let (lat, lng) = try row.decode((Double, Double).self)
+                    return Coordinate(lat: lat, lng: lng)
+                }
+        }
+    }
+
+    /// What is left of an order's way: from its driver's latest point (through the restaurant
+    /// until picked up), or from the restaurant while no driver is on it.
+    func remainingRoute(of order: Order, pickup: Coordinate) async throws -> Route {
+        let dropoff = Coordinate(lat: order.dropoff.lat, lng: order.dropoff.lng)
+        if let driver = order.driverId, OrderMachine.withDriver.contains(order.status), let position = try await latestPosition(of: driver) {
+            return OrderMachine.beforePickup.contains(order.status)
+                ? graph.route(from: position, to: pickup).followed(by: graph.route(from: pickup, to: dropoff))
+                : graph.route(from: position, to: dropoff)
+        }
+        return graph.route(from: pickup, to: dropoff)
+    }
+
+    /// Writes the latest point of every driver who moved since the last flush, in one statement.
+    func flush() async throws {
+        let points = latest.withLock { state in
+            let points = state.dirty.compactMap { driver in state.points[driver].map { (driver, $0) } }
+            state.dirty.removeAll()
+            return points
+        }
+        guard !points.isEmpty else { return }
+        try await client.withServiceTransaction(logger: logger) { [logger] connection in
+            try await connection.query("""
+                INSERT INTO drivers (user_id, lat, lng, speed_mps, position_at)
+                SELECT driver, lat, lng, nullif(speed, -1), at
+                FROM unnest(\(points.map(\.0))::uuid[], \(points.map(\.1.coordinate.lat))::float8[], \(points.map(\.1.coordinate.lng))::float8[],
+                            \(points.map { $0.1.speedMps ?? -1 })::float8[], \(points.map(\.1.recordedAt))::timestamptz[]) AS point(driver, lat, lng, speed, at)
+                ON CONFLICT (user_id) DO UPDATE SET lat = excluded.lat, lng = excluded.lng,
+                    speed_mps = excluded.speed_mps, position_at = excluded.position_at, updated_at = clock_timestamp()
+                WHERE drivers.position_at IS NULL OR drivers.position_at < excluded.position_at
+                """, logger: logger)
+        }
+    }
+}

@@ -1,0 +1,132 @@
+@testable import Tracking
+import Contracts
+import EventBus
+import Foundation
+import LocalStack
+import RoadNetwork
+import Testing
+import TestSupport
+
+@Suite("Drivers, positions and dispatch") struct DriversTests {
+    typealias Person = TrackingHarness.Person
+
+    @Test func badPointsAreRefusedByIndexABatchOf100IsOneRequestAndOnlyDriversSend() async throws {
+        try await TrackingHarness.with { tracking in
+            let driver = Person(role: .driver)
+            let now = Date()
+            func at(_ offset: TimeInterval) -> String { EventJSON.formatTimestamp(now.addingTimeInterval(offset)) }
+            let batch = """
+                [{"lat":60.17,"lng":24.94,"recordedAt":"\(at(-2))","speedMps":8.5,"heading":90},
+                 {"lat":"NaN","lng":24.94,"recordedAt":"\(at(-2))"},
+                 {"lat":95,"lng":24.94,"recordedAt":"\(at(-2))"},
+                 {"lat":60.17,"lng":24.94,"recordedAt":"\(at(3_600))"},
+                 {"lat":60.17,"lng":24.94,"recordedAt":"\(at(-3_600))"},
+                 {"lat":60.17,"lng":24.94},
+                 {"lat":60.171,"lng":24.941,"recordedAt":"\(at(-1))","accuracyM":4}]
+                """
+            let response = try await tracking.call(.post, "/v1/drivers/me/positions", as: driver, json: batch)
+            #expect(response.status == 200, "\(response.text)")
+            let body = try response.json()
+            #expect(body["accepted"] as? Int == 2)
+            let refused = try #require(body["refused"] as? [[String: Any]])
+            #expect(refused.map { $0["index"] as? Int } == [1, 2, 3, 4, 5])
+            #expect(refused.map { $0["field"] as? String } == ["lat", "lat", "recordedAt", "recordedAt", "recordedAt"])
+            // The accepted ones are on tracking.locations, with no order (this driver has none).
+            try await TrackingHarness.waitFor("the positions on tracking.locations") {
+                try await TestKafka.shared.events(on: TopicCatalog.trackingLocations.name, key: driver.id.lowercased).count == 2
+            }
+            let published = try await TestKafka.shared.events(on: TopicCatalog.trackingLocations.name, key: driver.id.lowercased)
+                .map { try $0.decode(DriverLocationUpdated.self) }
+            #expect(published.allSatisfy { $0.orderId == nil && $0.etaSeconds == nil })
+            #expect(published.map(\.latitude) == [60.17, 60.171])
+
+            let hundred = "[" + (0..<100).map { #"{"lat":60.17,"lng":24.94,"recordedAt":"\#(at(-Double($0) / 10))"}"# }.joined(separator: ",") + "]"
+            #expect(try await tracking.call(.post, "/v1/drivers/me/positions", as: driver, json: hundred).json()["accepted"] as? Int == 100)
+            let tooMany = "[" + Array(repeating: #"{"lat":60.17,"lng":24.94,"recordedAt":"\#(at(-1))"}"#, count: 101).joined(separator: ",") + "]"
+            for bad in [tooMany, "[]", #"{"lat":1}"#, "nonsense"] {
+                #expect(try await tracking.call(.post, "/v1/drivers/me/positions", as: driver, json: bad).status == 422, "\(bad.prefix(20))")
+            }
+            let customer = try await tracking.call(.post, "/v1/drivers/me/positions", as: Person(role: .customer), json: batch)
+            #expect(customer.status == 403)
+            // The latest position reaches the drivers table within a second or so.
+            try await TrackingHarness.waitFor("the latest position written") {
+                try await tracking.database.count("tracking.drivers", where: "user_id = '\(driver.id.lowercased)' AND lat IS NOT NULL") == 1
+            }
+        }
+    }
+
+    @Test func theNearestFreeDriverByRoadGetsTheOrderAndItsPositionsThenCarryItsETA() async throws {
+        try await TrackingHarness.with(["TRACKING_DISPATCH_INTERVAL": "100ms"]) { tracking in
+            let owner = Person(role: .restaurant), customer = Person(role: .customer)
+            // Restaurant at the railway station; drivers at the cathedral, Kamppi and far south.
+            let restaurant = try #require(try await tracking.restaurant(owner: owner, lat: 60.1710, lng: 24.9414)["id"] as? String)
+            let drivers = [(Person(role: .driver), 60.1702, 24.9523), (Person(role: .driver), 60.1690, 24.9330), (Person(role: .driver), 60.1650, 24.9450)]
+            for (driver, lat, lng) in drivers {
+                #expect(try await tracking.call(.post, "/v1/drivers/me/shift", as: driver, json: #"{"onShift":true}"#).status == 200)
+                try await tracking.position(of: driver, lat: lat, lng: lng)
+            }
+            try await TrackingHarness.waitFor("the drivers' positions written") {
+                try await tracking.database.count("tracking.drivers", where: "lat IS NOT NULL AND on_shift") == 3
+            }
+            let order = try #require(try await tracking.place(at: restaurant, as: customer).json()["id"] as? String)
+            for (index, status) in ["accepted", "preparing", "ready_for_pickup"].enumerated() {
+                #expect(try await tracking.move(order, to: status, as: owner, version: "\"\(index + 1)\"").status == 200)
+            }
+            try await TrackingHarness.waitFor("the dispatcher") {
+                try await tracking.call(.get, "/v1/orders/\(order)", as: customer).json()["status"] as? String == "driver_assigned"
+            }
+            let assigned = try await tracking.call(.get, "/v1/orders/\(order)", as: customer).json()
+            // By road, the nearest of the three (the test's own routing says which).
+            let graph = try RoadGraph.helsinki()
+            let pickup = Coordinate(lat: 60.1710, lng: 24.9414)
+            let nearest = try #require(drivers.min { graph.route(from: .init(lat: $0.1, lng: $0.2), to: pickup).seconds < graph.route(from: .init(lat: $1.1, lng: $1.2), to: pickup).seconds })
+            #expect(assigned["driverId"] as? String == nearest.0.id.lowercased)
+            #expect(((assigned["statusHistory"] as? [[String: Any]])?.last?["by"] as? [String: Any])?["role"] as? String == "dispatch")
+
+            // Its positions now carry the order and an ETA; the route is there for its parties.
+            try await tracking.position(of: nearest.0, lat: nearest.1, lng: nearest.2)
+            try await TrackingHarness.waitFor("a position with the order") {
+                try await TestKafka.shared.events(on: TopicCatalog.trackingLocations.name, key: nearest.0.id.lowercased)
+                    .contains { (try? $0.decode(DriverLocationUpdated.self))?.orderId?.lowercased == order }
+            }
+            let located = try #require(try await TestKafka.shared.events(on: TopicCatalog.trackingLocations.name, key: nearest.0.id.lowercased)
+                .compactMap { try? $0.decode(DriverLocationUpdated.self) }.last { $0.orderId != nil })
+            #expect((located.etaSeconds ?? 0) > 0)
+            let route = try await tracking.call(.get, "/v1/orders/\(order)/route", as: customer).json()
+            #expect(route["routing"] as? String == "road")
+            #expect(((route["points"] as? [[Double]])?.count ?? 0) > 2)
+            #expect(abs((route["remainingSeconds"] as? Int ?? 0) - (located.etaSeconds ?? 0)) <= 2)
+            #expect(try await tracking.call(.get, "/v1/orders/\(order)/route", as: Person(role: .customer)).status == 404)
+        }
+    }
+
+    @Test func twoDispatcherReplicasGiveOneFreeDriverOneOrderOnly() async throws {
+        try await TrackingHarness.with(["TRACKING_DISPATCH_INTERVAL": "50ms"]) { tracking in
+            // A second replica on the same database, dispatching as often.
+            var environment = try await TrackingHarness.environment(keys: tracking.keys, databaseURL: tracking.databaseURL)
+            environment["TRACKING_DISPATCH_INTERVAL"] = "50ms"
+            let replica = try await ServiceProcess("tracking", environment: environment)
+            let owner = Person(role: .restaurant), customer = Person(role: .customer), driver = Person(role: .driver)
+            let restaurant = try #require(try await tracking.restaurant(owner: owner)["id"] as? String)
+            var orders: [String] = []
+            for _ in 0..<2 {
+                let order = try #require(try await tracking.place(at: restaurant, as: customer).json()["id"] as? String)
+                for (index, status) in ["accepted", "preparing", "ready_for_pickup"].enumerated() {
+                    #expect(try await tracking.move(order, to: status, as: owner, version: "\"\(index + 1)\"").status == 200)
+                }
+                orders.append(order)
+            }
+            #expect(try await tracking.call(.post, "/v1/drivers/me/shift", as: driver, json: #"{"onShift":true}"#).status == 200)
+            try await tracking.position(of: driver, lat: 60.1702, lng: 24.9523)
+            try await TrackingHarness.waitFor("an assignment") {
+                try await tracking.database.count("tracking.orders", where: "status = 'driver_assigned'") == 1
+            }
+            // Both replicas keep trying for a while: still one.
+            try await Task.sleep(for: .seconds(2))
+            #expect(try await tracking.database.count("tracking.orders", where: "status = 'driver_assigned'") == 1)
+            #expect(try await tracking.database.count("tracking.orders", where: "status = 'ready_for_pickup'") == 1)
+            #expect(try await tracking.database.count("tracking.orders", where: "driver_id = '\(driver.id.lowercased)'") == 1)
+            await replica.stop()
+        }
+    }
+}
