@@ -8,22 +8,24 @@ import TestSupport
 
 @Suite("Orphans") struct OrphanCollectorTests {
     @Test func aPendingUploadIsCollectedPastItsLifetimeAndNothingElseIs() async throws {
-        // The lifetime leaves room for the kept upload's post (a re-encode) on a loaded machine:
-        // past it, the collector would rightly take that upload too and the post would fail.
-        try await SocialHarness.with(["SOCIAL_ORPHAN_TTL": "8s", "SOCIAL_COLLECTOR_INTERVAL": "200ms"]) { social in
+        // A lifetime no step of the test comes near, however slow the machine: what is to be
+        // collected is made old by hand below (a kept upload must never be taken before its post).
+        try await SocialHarness.with(["SOCIAL_ORPHAN_TTL": "1h", "SOCIAL_COLLECTOR_INTERVAL": "200ms"]) { social in
             let ana = UUID()
             let flower = try SocialHarness.photo("FreshFlower")
             #expect(try await social.upload(flower, name: "\(ana.uuidString)/kept.jpg", user: ana).status == 200)
             #expect(try await social.post(#"{"photo":{"objectKey":"posts/\#(ana.uuidString)/kept.jpg"}}"#, user: ana).status == 201)
             #expect(try await social.upload(flower, bucket: "avatars", name: "\(ana.uuidString)/me.jpg", user: ana).status == 200)
             #expect(try await social.upload(flower, name: "\(ana.uuidString)/forgotten.jpg", user: ana).status == 200)
-            // A blob whose upload died before its row was written: only its intent says so.
+            // A blob whose upload died before its row was written, an hour ago: only its intent says so.
             let interrupted = BlobKey("posts/\(ana.uuidString.lowercased())/\(UUID().uuidString.lowercased())")!
             try await FileBlobStore(root: social.blobs).put(interrupted, bytes: flower)
-            try await social.database.withClient { client in
-                try await client.query("INSERT INTO social.blob_intents (blob_key, action) VALUES (\(interrupted.path), 'upload')")
-            }
             #expect(social.blobFiles().count == 4)
+            try await social.database.withClient { client in
+                try await client.query("INSERT INTO social.blob_intents (blob_key, action, created_at) VALUES (\(interrupted.path), 'upload', now() - interval '1 hour')")
+                // The forgotten upload, pending for two hours now.
+                try await client.query("UPDATE social.objects SET updated_at = now() - interval '2 hours' WHERE name LIKE '%/forgotten.jpg'")
+            }
 
             try await social.waitFor("the orphans to be collected", timeout: .seconds(40)) {
                 let objects = try await social.count("objects"), intents = try await social.count("blob_intents")
