@@ -113,6 +113,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "splash", targets: ["Splash"]),
+        .executable(name: "tracking-simulator", targets: ["TrackingSimulator"]),
     ] + services.map(\.product),
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
@@ -205,6 +206,11 @@ let package = Package(
             name: "LocalStack",
             dependencies: ["Database", "ServiceKit", "AsyncSignals", postgresNIO, crypto, logging],
             path: "Shared/LocalStack"
+        ),
+        .executableTarget(
+            name: "TrackingSimulator",
+            dependencies: ["RoadNetwork", "Contracts", "ServiceKit", argumentParser, asyncHTTPClient, crypto, nioCore, nioPosix, nioHTTP1, nioFoundation, logging],
+            path: "Tools/TrackingSimulator"
         ),
         .executableTarget(
             name: "Splash",

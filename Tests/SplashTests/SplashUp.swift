@@ -33,7 +33,9 @@ final class SplashUp: Sendable {
         dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("splash-up-\(UUID().uuidString.prefix(8))")
         postgresPort = freePort()
         output = try CapturedOutput()
-        process = ProcessCommand(Self.executable, ["up", "--data-dir", dataDirectory.path, "--postgres-port", String(postgresPort), "--exit-with-parent", String(getpid())]).makeProcess()
+        // No simulated deliveries: these tests look at the stack itself.
+        process = ProcessCommand(Self.executable, ["up", "--data-dir", dataDirectory.path, "--postgres-port", String(postgresPort), "--exit-with-parent", String(getpid())],
+                                 environment: ["SPLASH_SIMULATOR": "off"]).makeProcess()
         process.standardOutput = .file(output.handle)
         process.standardError = .file(output.handle)
         let exited = exited

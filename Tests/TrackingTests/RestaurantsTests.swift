@@ -27,6 +27,16 @@ import TestSupport
             // Within a radius; bad parameters are named.
             let near = try await tracking.call(.get, "/v1/restaurants?near=60.1719,24.9414&radius=100", as: customer).json()
             #expect((near["items"] as? [Any])?.count == 1)
+            // Without near: oldest first, every one once over the pages.
+            var seen: [String] = []
+            var after: String? = nil
+            repeat {
+                let page = try await tracking.call(.get, "/v1/restaurants?limit=2" + (after.map { "&cursor=\($0)" } ?? ""), as: customer).json()
+                seen += (page["items"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+                after = page["nextCursor"] as? String
+            } while after != nil
+            #expect(seen.count == 3 && Set(seen).count == 3)
+            #expect(try await tracking.call(.get, "/v1/restaurants?open=false", as: customer).json()["items"] as? [Any] != nil)
             for (query, parameter) in [("near=91,0", "near"), ("radius=5", "radius"), ("open=maybe", "open"), ("cursor=zz", "cursor"), ("limit=0", "limit")] {
                 let response = try await tracking.call(.get, "/v1/restaurants?\(query)", as: customer)
                 #expect(response.status == 422 && response.text.contains(parameter), "\(query)")

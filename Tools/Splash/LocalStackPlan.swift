@@ -131,4 +131,20 @@ struct LocalStackPlan {
         environment.merge(service.environment) { _, own in own }
         return SupervisedProcess.Specification(name: service.executable, command: ProcessCommand(executable, [], environment: environment))
     }
+
+    /// `tracking-simulator` through the gateway, when it is built and the gateway and tracking run:
+    /// five drivers and two customers with a kitchen, `speed` times real time.
+    func simulator(services: [LocalService], speed: Double, colored: Bool) throws -> SupervisedProcess.Specification? {
+        let executable = Self.executable.deletingLastPathComponent().appendingPathComponent("tracking-simulator")
+        guard FileManager.default.isExecutableFile(atPath: executable.path),
+              let gateway = services.first(where: { $0.executable == "gateway" }), services.contains(where: { $0.executable == "tracking" })
+        else { return nil }
+        let environment = [
+            "AUTH_SERVICE_TOKEN_FILE": try secrets.secretFile("auth-service-token").path,
+            "LOG_COLOR": colored ? "always" : "never",
+        ]
+        return SupervisedProcess.Specification(name: "simulator", command: ProcessCommand(executable, [
+            "--gateway", "http://127.0.0.1:\(gateway.port)", "--drivers", "5", "--customers", "2", "--speed", String(speed),
+        ], environment: environment))
+    }
 }

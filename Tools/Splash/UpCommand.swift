@@ -48,6 +48,13 @@ struct UpCommand: AsyncParsableCommand {
                     group.addTask { await child.run() }
                     try await waitUntilReady(service.executable, timeout: .seconds(60)) { acceptsConnections(port: service.port) }
                 }
+                // Deliveries moving through Helsinki with nothing else to do; SPLASH_SIMULATOR=off for none.
+                let settings = ProcessInfo.processInfo.environment
+                if settings["SPLASH_SIMULATOR"] != "off",
+                   let simulator = try plan.simulator(services: services.map(\.service), speed: Double(settings["SPLASH_SIMULATOR_SPEED"] ?? "") ?? 1, colored: colored) {
+                    let child = await supervisor.add(simulator)
+                    group.addTask { await child.run() }
+                }
                 printSummary(plan: plan, bootstrap: bootstrap, services: services.map(\.service))
                 await waitForStop(exitingWithParent: exitWithParent)
                 say("Stopping…")

@@ -69,7 +69,7 @@ struct RestaurantStore: Sendable {
                     conditions.append("\(order) <= $\(bindings.count)")
                 }
             } else {
-                order = "extract(epoch FROM created_at)"
+                order = "extract(epoch FROM created_at)::float8"
             }
             if let cuisine = query.cuisine {
                 bindings.append(cuisine.lowercased())

@@ -1,0 +1,152 @@
+import Contracts
+import Foundation
+import Logging
+import NIOHTTP1
+import RoadNetwork
+import ServiceKit
+
+/// One driver: on shift at a random junction, sending a position every interval; given an order,
+/// it drives the road route to the restaurant and on to the dropoff at the roads' speeds (with
+/// jitter and short stops at junctions), `speed` times faster than real time, and makes each move
+/// of the delivery as it gets there.
+struct SimulatedDriver: Sendable {
+    let account: SimulatedAccount
+    let gateway: GatewayClient
+    let graph: RoadGraph
+    let interval: Duration
+    let speed: Double
+    let seed: UInt64
+    let logger: Logger
+
+    /// The moves before and after each leg.
+    static let active: Set<String> = ["driver_assigned", "enroute_to_pickup", "arrived_at_pickup", "picked_up", "enroute_to_dropoff", "arrived_at_dropoff"]
+
+    func run() async {
+        var random = SeededRandom(state: seed)
+        let routable = graph.isRoutable.indices.filter { graph.isRoutable[$0] }
+        var position = graph.nodes[routable.randomElement(using: &random)!]
+        while !Task.isCancelled {
+            do {
+                let token = try await account.accessToken()
+                _ = try await gateway.expect([200], .POST, "/v1/drivers/me/shift", token: token, json: ["onShift": true])
+                while !Task.isCancelled {
+                    if let order = try await activeOrder() {
+                        position = try await deliver(order, from: position, random: &random)
+                    } else {
+                        try await send(position, heading: nil, speedMps: 0)
+                        try await Task.sleep(for: interval)
+                    }
+                }
+            } catch is CancellationError {
+                return
+            } catch {
+                logger.warning("driver \(account.email) stumbled; starting over", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: .seconds(2))
+            }
+        }
+    }
+
+    private func activeOrder() async throws -> [String: Any]? {
+        let listing = try await gateway.expect([200], .GET, "/v1/orders?role=driver&limit=5", token: try await account.accessToken()).json()
+        return (listing["items"] as? [[String: Any]] ?? []).first { Self.active.contains($0["status"] as? String ?? "") }
+    }
+
+    /// Drives `order` from wherever it is to its end; returns where the driver is then.
+    private func deliver(_ order: [String: Any], from start: Coordinate, random: inout SeededRandom) async throws -> Coordinate {
+        guard let id = order["id"] as? String, let restaurantID = order["restaurantId"] as? String,
+              let dropoff = order["dropoff"] as? [String: Any], let dropLat = dropoff["lat"] as? Double, let dropLng = dropoff["lng"] as? Double
+        else { return start }
+        var version = order["version"] as? Int ?? 1
+        var status = order["status"] as? String ?? ""
+        let restaurant = try await gateway.expect([200], .GET, "/v1/restaurants/\(restaurantID)", token: try await account.accessToken()).json()
+        let location = restaurant["location"] as? [String: Any]
+        let pickup = Coordinate(lat: location?["lat"] as? Double ?? start.lat, lng: location?["lng"] as? Double ?? start.lng)
+        var position = start
+
+        func move(_ to: String) async throws -> Bool {
+            let answer = try await gateway.call(.POST, "/v1/orders/\(id)/transitions", token: try await account.accessToken(), json: ["to": to],
+                                                headers: [("If-Match", "\"\(version)\"")])
+            guard answer.status == 200 else {
+                logger.info("driver \(account.email) could not move \(id) to \(to): \(answer.status)")
+                return false
+            }
+            version = answer.json()["version"] as? Int ?? version + 1
+            status = to
+            return true
+        }
+
+        if status == "driver_assigned" { guard try await move("enroute_to_pickup") else { return position } }
+        if status == "enroute_to_pickup" {
+            position = try await drive(graph.route(from: position, to: pickup), random: &random)
+            guard try await move("arrived_at_pickup") else { return position }
+        }
+        if status == "arrived_at_pickup" {
+            try await pause(seconds: 20)
+            guard try await move("picked_up") else { return position }
+        }
+        if status == "picked_up" { guard try await move("enroute_to_dropoff") else { return position } }
+        if status == "enroute_to_dropoff" {
+            position = try await drive(graph.route(from: position, to: Coordinate(lat: dropLat, lng: dropLng)), random: &random)
+            guard try await move("arrived_at_dropoff") else { return position }
+        }
+        if status == "arrived_at_dropoff" {
+            try await pause(seconds: 15)
+            _ = try await move("delivered")
+        }
+        return position
+    }
+
+    /// Follows `route`, a position every interval, `speed` times faster than real time.
+    private func drive(_ route: Route, random: inout SeededRandom) async throws -> Coordinate {
+        let step = interval.seconds * speed
+        var segment = 0, along = 0.0
+        var stop = 0.0
+        let lengths = route.segmentMetres
+        guard !lengths.isEmpty else { return route.points.last ?? route.points[0] }
+        var jitter = Double.random(in: 0.85...1.15, using: &random)
+        while segment < lengths.count {
+            var time = step
+            // A stop at a junction takes its time first.
+            let waited = min(stop, time)
+            stop -= waited
+            time -= waited
+            while time > 0, segment < lengths.count {
+                let metresPerSecond = route.speeds[segment] * jitter
+                let left = lengths[segment] - along
+                if left <= metresPerSecond * time {
+                    time -= left / metresPerSecond
+                    segment += 1
+                    along = 0
+                    jitter = Double.random(in: 0.85...1.15, using: &random)
+                    if Double.random(in: 0..<1, using: &random) < 0.1 {
+                        stop = Double.random(in: 1...4, using: &random)
+                        let waited = min(stop, time)
+                        stop -= waited
+                        time -= waited
+                    }
+                } else {
+                    along += metresPerSecond * time
+                    time = 0
+                }
+            }
+            let here = segment < lengths.count
+                ? route.points[segment].interpolated(to: route.points[segment + 1], fraction: along / max(lengths[segment], 0.001))
+                : route.points[route.points.count - 1]
+            let heading = segment < lengths.count ? route.points[segment].bearing(to: route.points[segment + 1]) : nil
+            try await send(here, heading: heading, speedMps: stop > 0 || segment >= lengths.count ? 0 : route.speeds[min(segment, lengths.count - 1)] * jitter * speed)
+            if segment < lengths.count { try await Task.sleep(for: interval) }
+        }
+        return route.points[route.points.count - 1]
+    }
+
+    private func pause(seconds: Double) async throws {
+        try await Task.sleep(for: .milliseconds(Int(seconds / speed * 1_000)))
+    }
+
+    private func send(_ position: Coordinate, heading: Double?, speedMps: Double) async throws {
+        var point: [String: Any] = ["lat": position.lat, "lng": position.lng, "speedMps": min(speedMps, 150),
+                                    "recordedAt": EventJSON.formatTimestamp(Date()), "accuracyM": 5]
+        if let heading { point["heading"] = heading }
+        _ = try await gateway.expect([200], .POST, "/v1/drivers/me/positions", token: try await account.accessToken(), json: [point])
+    }
+}
