@@ -33,8 +33,9 @@ struct SimulatedDriver: Sendable {
                     if let order = try await activeOrder() {
                         position = try await deliver(order, from: position, random: &random)
                     } else {
+                        // Waiting for an order: a position and a look at the orders every second.
                         try await send(position, heading: nil, speedMps: 0)
-                        try await Task.sleep(for: interval)
+                        try await Task.sleep(for: max(interval, .seconds(1)))
                     }
                 }
             } catch is CancellationError {

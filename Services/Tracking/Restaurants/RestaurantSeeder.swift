@@ -29,8 +29,14 @@ struct RestaurantSeeder: Sendable {
         }
         guard empty else { return }
         let started = ContinuousClock.now
-        for place in graph.places {
-            try await createOwner(place)
+        // Eight accounts at a time: auth answers each in a few milliseconds, but one by one the
+        // round trips add up to seconds before tracking can serve.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, place) in graph.places.enumerated() {
+                if index >= 8 { try await group.next() }
+                group.addTask { try await createOwner(place) }
+            }
+            try await group.waitForAll()
         }
         try await client.withServiceTransaction(logger: logger) { [logger] connection in
             for place in graph.places {

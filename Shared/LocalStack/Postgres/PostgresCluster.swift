@@ -68,7 +68,8 @@ package struct PostgresCluster: Sendable {
             "listen_addresses": "127.0.0.1",
             "port": String(port),
             "unix_socket_directories": "",
-            "max_connections": "300",
+            // The test suite runs many services' pools side by side on one throwaway cluster.
+            "max_connections": durability == .throwaway ? "800" : "300",
             "log_line_prefix": "%m [%p] ",
         ]
         if durability == .throwaway {

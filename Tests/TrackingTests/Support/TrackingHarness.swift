@@ -41,7 +41,7 @@ struct TrackingHarness: Sendable {
         [
             "HTTP_PORT": "0",
             "DATABASE_URL": databaseURL,
-            "DATABASE_POOL_SIZE": "8",
+            "DATABASE_POOL_SIZE": "4",
             "KAFKA_BROKERS": try await TestKafka.shared.running().bootstrapServers,
             "KAFKA_CREATE_TOPICS": "false",
             "KAFKA_FETCH_MAX_WAIT": "10ms",
