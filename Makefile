@@ -8,7 +8,7 @@ SYSTEM_PACKAGES := pkg-config librdkafka-dev libvips-dev mate-backgrounds kcat c
 # The official supabase client, which auth's tests drive unchanged (pinned to the version tested).
 SUPABASE_PY := supabase==2.34.1
 
-.PHONY: run test contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-routing
+.PHONY: run test contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-routing bench-tracking
 
 deps:
 	@missing=""; \
@@ -125,3 +125,14 @@ bench-routing:
 	  || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages networkx
 	$(SWIFT) build -c release --product RoutingBenchmark
 	.build/release/RoutingBenchmark --pairs 2000 --rounds 5
+
+# tracking's figures, in release mode: position ingest at 64 connections (batches of 10) through
+# the gateway and straight to tracking, a position's way to the customer's WebSocket under that
+# load and idle, order transitions with their events.
+bench-tracking: deps
+	@dpkg-query -W -f='$${Status}' wrk 2>/dev/null | grep -q 'install ok installed' \
+	  || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends wrk; }
+	$(SWIFT) build -c release --product tracking
+	$(SWIFT) build -c release --product gateway
+	$(SWIFT) build -c release --product TrackingBenchmark
+	.build/release/TrackingBenchmark --seconds 10 --connections 64

@@ -270,6 +270,11 @@ let package = Package(
             path: "Benchmarks/Catalog"
         ),
         .executableTarget(
+            name: "TrackingBenchmark",
+            dependencies: ["Contracts", "LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, nioCore, nioHTTP1, nioFoundation, logging],
+            path: "Benchmarks/Tracking"
+        ),
+        .executableTarget(
             name: "RoutingBenchmark",
             dependencies: ["RoadNetwork", "ServiceKit", "TestSupport"],
             path: "Benchmarks/Routing"

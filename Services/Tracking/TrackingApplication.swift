@@ -35,13 +35,14 @@ func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) 
 
     let restaurants = RestaurantStore(client: client, logger: logger)
     let orders = OrderStore(client: client, outbox: outbox, graph: graph, logger: logger)
-    let positions = PositionIngest(client: client, producer: producer, graph: graph, logger: logger)
+    let serviceReads = PostgresClient(configuration: config.database.serviceSessions(maximumConnections: 4), backgroundLogger: logger)
+    let positions = PositionIngest(client: client, serviceReads: serviceReads, producer: producer, graph: graph, logger: logger)
     let dispatcher = Dispatcher(client: client, orders: orders, graph: graph, logger: logger)
 
     var parts = ServiceApplicationParts(name: "tracking", http: config.http, logger: logger, metrics: runtime.metrics)
     parts.readiness = [.postgres(client), .kafka(producer)]
     parts.services = [
-        client, producer, relay, HTTPClientService(client: http), keys,
+        client, serviceReads, producer, relay, HTTPClientService(client: http), keys,
         RepeatingTask("Writing drivers' latest positions", every: .seconds(1), logger: logger) { try await positions.flush() },
         RepeatingTask("Dispatching", every: config.dispatchInterval, logger: logger) { try await dispatcher.round() },
     ]

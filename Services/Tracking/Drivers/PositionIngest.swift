@@ -32,6 +32,8 @@ struct RefusedPoint: Encodable, Sendable, Equatable {
 /// memory and written to `drivers` at most once a second (`flush`), for the dispatcher.
 final class PositionIngest: Sendable {
     let client: PostgresClient
+    /// Sessions acting for the service: the active-order lookup is one round trip.
+    let serviceReads: PostgresClient
     let producer: KafkaProducer
     let graph: RoadGraph
     let logger: Logger
@@ -49,8 +51,9 @@ final class PositionIngest: Sendable {
 
     private let latest = Mutex(Latest())
 
-    init(client: PostgresClient, producer: KafkaProducer, graph: RoadGraph, logger: Logger) {
+    init(client: PostgresClient, serviceReads: PostgresClient, producer: KafkaProducer, graph: RoadGraph, logger: Logger) {
         self.client = client
+        self.serviceReads = serviceReads
         self.producer = producer
         self.graph = graph
         self.logger = logger
@@ -86,16 +89,14 @@ final class PositionIngest: Sendable {
     }
 
     func activeOrder(of driver: UUID) async throws -> ActiveOrder? {
-        try await client.withServiceTransaction(logger: logger) { [logger] connection in
-            let statuses = OrderMachine.withDriver.map(\.rawValue)
-            let row = try await connection.query("""
-                SELECT o.id, o.status, r.lat, r.lng, o.dropoff_lat, o.dropoff_lng FROM orders o JOIN restaurants r ON r.id = o.restaurant_id
-                WHERE o.driver_id = \(driver) AND o.status = ANY(\(statuses))
-                """, logger: logger).collect().first
-            guard let (id, status, lat, lng, dropoffLat, dropoffLng) = try row?.decode((UUID, String, Double, Double, Double, Double).self),
-                  let status = OrderStatus(rawValue: status) else { return nil }
-            return ActiveOrder(id: id, status: status, pickup: Coordinate(lat: lat, lng: lng), dropoff: Coordinate(lat: dropoffLat, lng: dropoffLng))
-        }
+        let statuses = OrderMachine.withDriver.map(\.rawValue)
+        let row = try await serviceReads.query("""
+            SELECT o.id, o.status, r.lat, r.lng, o.dropoff_lat, o.dropoff_lng FROM orders o JOIN restaurants r ON r.id = o.restaurant_id
+            WHERE o.driver_id = \(driver) AND o.status = ANY(\(statuses))
+            """, logger: logger).collect().first
+        guard let (id, status, lat, lng, dropoffLat, dropoffLng) = try row?.decode((UUID, String, Double, Double, Double, Double).self),
+              let status = OrderStatus(rawValue: status) else { return nil }
+        return ActiveOrder(id: id, status: status, pickup: Coordinate(lat: lat, lng: lng), dropoff: Coordinate(lat: dropoffLat, lng: dropoffLng))
     }
 
     /// The road time from `position` to the order's dropoff (through its pickup before it is
