@@ -125,6 +125,12 @@ package final class RoadGraph: Sendable {
         return (best, nodes[best].metres(to: point))
     }
 
+    /// The speed limit (metres per second) of the fastest road leaving the routable node nearest
+    /// to `point`: what a car there may be expected to do.
+    package func speedLimit(near point: Coordinate) -> Double {
+        edges(from: nearestRoutableNode(to: point).node).map(\.speedMps).max() ?? topSpeedMps
+    }
+
     /// Kosaraju's algorithm, iteratively: the largest set of nodes each reachable from every other.
     private static func largestStronglyConnectedPart(nodeCount: Int, offsets: [Int], edges: [Edge]) -> [Bool] {
         // Finish order of a depth-first search over the edges.

@@ -119,7 +119,8 @@ struct SimulatedDriver: Sendable {
                     segment += 1
                     along = 0
                     jitter = Double.random(in: 0.85...1.15, using: &random)
-                    if Double.random(in: 0..<1, using: &random) < 0.1 {
+                    // A short stop at one node in thirty (the graph's nodes include a road's bends).
+                    if Double.random(in: 0..<1, using: &random) < 1.0 / 30 {
                         stop = Double.random(in: 1...4, using: &random)
                         let waited = min(stop, time)
                         stop -= waited

@@ -45,8 +45,9 @@ final class PositionIngest: Sendable {
     private struct Latest {
         var points: [UUID: PositionReport] = [:]
         var dirty: Set<UUID> = []
-        /// Recent points per driver, for their observed speed.
-        var trail: [UUID: [PositionReport]] = [:]
+        /// Recent points per driver on an order, each with the speed limit where it was, for
+        /// their pace.
+        var trail: [UUID: [(point: PositionReport, limit: Double)]] = [:]
     }
 
     private let latest = Mutex(Latest())
@@ -108,17 +109,22 @@ final class PositionIngest: Sendable {
         return Int((route.seconds / pace(of: driver, expected: route)).rounded())
     }
 
-    /// How much faster (above 1) or slower than the roads' speeds the driver has been moving over
-    /// their last minute of points; 1 when they have not been moving or not for long.
+    /// How much faster (above 1) or slower than the roads' speed limits the driver has been
+    /// moving over their last minute: the time the roads they covered take at their limits over
+    /// the time they took, counting only the stretches where they moved (a wait at the restaurant
+    /// or a red light says nothing of how fast they drive); 1 until they have moved for 3 s.
     func pace(of driver: UUID, expected route: Route) -> Double {
         let trail = latest.withLock { $0.trail[driver] ?? [] }
-        guard let first = trail.first, let last = trail.last, last.recordedAt.timeIntervalSince(first.recordedAt) >= 5 else { return 1 }
-        var metres = 0.0
-        for (a, b) in zip(trail, trail.dropFirst()) { metres += a.coordinate.metres(to: b.coordinate) }
-        let observed = metres / last.recordedAt.timeIntervalSince(first.recordedAt)
-        guard observed > 1, route.seconds > 0 else { return 1 }
-        let roads = route.metres / route.seconds
-        return min(20, max(0.2, observed / roads))
+        var roadSeconds = 0.0, elapsed = 0.0
+        for (a, b) in zip(trail, trail.dropFirst()) {
+            let metres = a.point.coordinate.metres(to: b.point.coordinate)
+            let seconds = b.point.recordedAt.timeIntervalSince(a.point.recordedAt)
+            guard metres >= 1, seconds > 0 else { continue }
+            roadSeconds += metres / b.limit
+            elapsed += seconds
+        }
+        guard elapsed >= 3 else { return 1 }
+        return min(20, max(0.2, roadSeconds / elapsed))
     }
 
     /// Publishes the accepted points of `driver`, in the order recorded, each with its order and
@@ -126,8 +132,8 @@ final class PositionIngest: Sendable {
     func publish(_ points: [PositionReport], driver: UUID) async throws {
         let sorted = points.sorted { $0.recordedAt < $1.recordedAt }
         guard let newest = sorted.last else { return }
-        remember(sorted, driver: driver)
         let order = try await activeOrder(of: driver)
+        remember(sorted, driver: driver, onOrder: order != nil)
         // One route for the batch: earlier points' ETAs add the time between them and the newest.
         let newestETA = order.map { eta(from: newest.coordinate, for: $0, driver: driver) }
         var records: [KafkaRecord] = []
@@ -143,17 +149,24 @@ final class PositionIngest: Sendable {
         }
     }
 
-    private func remember(_ points: [PositionReport], driver: UUID) {
+    /// Keeps the newest point of `driver` (for the database and the route) and, while they are on
+    /// an order, their last minute of points with the speed limits there (for their pace).
+    private func remember(_ points: [PositionReport], driver: UUID, onOrder: Bool) {
+        let limited = onOrder ? points.map { ($0, graph.speedLimit(near: $0.coordinate)) } : []
         latest.withLock { state in
             guard let newest = points.last else { return }
             if (state.points[driver]?.recordedAt ?? .distantPast) < newest.recordedAt {
                 state.points[driver] = newest
                 state.dirty.insert(driver)
             }
-            var trail = (state.trail[driver] ?? []) + points
-            trail.sort { $0.recordedAt < $1.recordedAt }
-            trail.removeAll { newest.recordedAt.timeIntervalSince($0.recordedAt) > 60 }
-            state.trail[driver] = Array(trail.suffix(120))
+            guard onOrder else {
+                state.trail[driver] = nil
+                return
+            }
+            var trail = (state.trail[driver] ?? []) + limited
+            trail.sort { $0.point.recordedAt < $1.point.recordedAt }
+            trail.removeAll { newest.recordedAt.timeIntervalSince($0.point.recordedAt) > 60 }
+            state.trail[driver] = Array(trail.suffix(240))
         }
     }
 
