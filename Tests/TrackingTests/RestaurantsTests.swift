@@ -71,6 +71,42 @@ import TestSupport
         }
     }
 
+    @Test func openingHoursAreHelsinkiTimeAndClosedDaysAreClosed() throws {
+        // Wednesday 25 November 2026, 12:00 in Helsinki (10:00 UTC); and 01:00 the next night.
+        let noon = Date(timeIntervalSince1970: 1_795_600_800)
+        let lateNight = noon.addingTimeInterval(13 * 3_600)
+        #expect(OpeningHours.isOpen(nil, at: noon))
+        #expect(OpeningHours.isOpen(["wed": "10-22"], at: noon))
+        #expect(!OpeningHours.isOpen(["wed": "13-22"], at: noon))
+        #expect(!OpeningHours.isOpen(["thu": "00-24"], at: noon))
+        #expect(OpeningHours.isOpen(["wed": "11:30-12:30,17-23"], at: noon))
+        // Past midnight: Wednesday's 18-02 still holds at Thursday 01:00.
+        #expect(OpeningHours.isOpen(["wed": "18-02"], at: lateNight))
+        #expect(!OpeningHours.isOpen(["wed": "18-23"], at: lateNight))
+        #expect(OpeningHours.ranges("25-26") == nil && OpeningHours.ranges("10") == nil && OpeningHours.ranges("9:75-10") == nil)
+    }
+
+    @Test func anOrderOutsideTheOpeningHoursIsRefusedAndBadHoursAreNamed() async throws {
+        try await TrackingHarness.with { tracking in
+            let owner = Person(role: .restaurant), customer = Person(role: .customer)
+            let id = try #require(try await tracking.restaurant(owner: owner)["id"] as? String)
+            // Open one minute a day, at 03:00 Helsinki time: closed now, unless the test runs then.
+            let hours = OpeningHours.days.map { "\"\($0)\":\"03:00-03:01\"" }.joined(separator: ",")
+            #expect(try await tracking.call(.patch, "/v1/restaurants/\(id)", as: owner, headers: [("If-Match", "\"1\"")], json: "{\"openingHours\":{\(hours)}}").status == 200)
+            if !OpeningHours.isOpen(Dictionary(uniqueKeysWithValues: OpeningHours.days.map { ($0, "03:00-03:01") }), at: Date()) {
+                let refused = try await tracking.place(at: id, as: customer)
+                #expect(refused.status == 409)
+                #expect(try refused.json()["type"] as? String == "urn:splash:problem:restaurant-closed")
+            }
+            let bad = try await tracking.call(.patch, "/v1/restaurants/\(id)", as: owner, headers: [("If-Match", "\"2\"")], json: #"{"openingHours":{"monday":"10-22","tue":"late"}}"#)
+            #expect(bad.status == 422)
+            #expect(bad.text.contains("/openingHours/monday") && bad.text.contains("/openingHours/tue"))
+            // Always open again.
+            #expect(try await tracking.call(.patch, "/v1/restaurants/\(id)", as: owner, headers: [("If-Match", "\"2\"")], json: #"{"openingHours":null}"#).status == 200)
+            #expect(try await tracking.place(at: id, as: customer).status == 201)
+        }
+    }
+
     @Test func seededMenusFitThePlaceAndAreTheSameEveryTime() throws {
         let graph = try RoadGraph.helsinki()
         for place in graph.places {

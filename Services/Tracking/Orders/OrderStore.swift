@@ -39,12 +39,13 @@ struct OrderStore: Sendable {
             }
             // The menu as it is now: the order is priced from what the customer saw.
             let service = try await connection.query("""
-                SELECT owner_id, is_open, menu::text, lat, lng, name FROM restaurants WHERE id = \(placement.restaurantId)
+                SELECT owner_id, is_open, menu::text, lat, lng, name, opening_hours::text FROM restaurants WHERE id = \(placement.restaurantId)
                 """, logger: logger).collect().first
-            guard let (owner, isOpen, menuText, lat, lng, name) = try service?.decode((UUID, Bool, String, Double, Double, String).self) else {
+            guard let (owner, isOpen, menuText, lat, lng, name, hoursText) = try service?.decode((UUID, Bool, String, Double, Double, String, String?).self) else {
                 throw Problem.validation([FieldError(.body(pointer: "/restaurantId"), "restaurantId names no restaurant")])
             }
-            guard isOpen else {
+            let hours = try hoursText.map { try JSONDecoder().decode([String: String].self, from: Data($0.utf8)) }
+            guard isOpen, OpeningHours.isOpen(hours, at: Date()) else {
                 throw Problem(status: .conflict, type: "restaurant-closed", title: "Restaurant closed", detail: "\(name) does not take orders now.")
             }
             let menu = Dictionary(try JSONDecoder().decode([MenuItem].self, from: Data(menuText.utf8)).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })

@@ -116,8 +116,11 @@ struct RestaurantsController: Sendable {
             case .object(let days):
                 var parsed: [String: String] = [:]
                 for (day, value) in days {
-                    if case .string(let text) = value, day.count <= 20, text.count <= 100 { parsed[day] = text } else {
-                        body.fail("openingHours", "openingHours: an object of short texts by day (\"mon\": \"10-22\"), or null for always open")
+                    // Days mon…sun, each ranges of Helsinki time ("10-22", "11:30-14:00,17-23").
+                    if case .string(let text) = value, OpeningHours.days.contains(day), text.count <= 100, OpeningHours.ranges(text) != nil {
+                        parsed[day] = text
+                    } else {
+                        body.fail("openingHours/\(day.prefix(20))", "openingHours: mon…sun, each ranges of Helsinki time such as \"10-22\" or \"11:30-14:00,17-23\"; null is always open")
                     }
                 }
                 fields.openingHours = .some(parsed)
