@@ -40,9 +40,7 @@ struct Dispatcher: Sendable {
                 ORDER BY updated_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
                 """, logger: logger).collect().first else { return .nothingWaiting }
             let order = try Order(row: row)
-            let (lat, lng) = try await connection.query("SELECT lat, lng FROM restaurants WHERE id = \(order.restaurantId)", logger: logger)
-                .collect().first!.decode((Double, Double).self)
-            let pickup = Coordinate(lat: lat, lng: lng)
+            let pickup = try await connection.restaurantLocation(order.restaurantId, logger: logger)
             let active = OrderMachine.withDriver.map(\.rawValue)
             let free = try await connection.query("""
                 SELECT d.user_id, d.lat, d.lng FROM drivers d

@@ -103,17 +103,15 @@ final class PositionIngest: Sendable {
     /// The road time from `position` to the order's dropoff (through its pickup before it is
     /// picked up), at the edges' speeds scaled by how fast the driver has been going.
     func eta(from position: Coordinate, for order: ActiveOrder, driver: UUID) -> Int {
-        let route = OrderMachine.beforePickup.contains(order.status)
-            ? graph.route(from: position, to: order.pickup).followed(by: graph.route(from: order.pickup, to: order.dropoff))
-            : graph.route(from: position, to: order.dropoff)
-        return Int((route.seconds / pace(of: driver, expected: route)).rounded())
+        let route = graph.deliveryRoute(from: position, status: order.status, pickup: order.pickup, dropoff: order.dropoff)
+        return Int((route.seconds / pace(of: driver)).rounded())
     }
 
     /// How much faster (above 1) or slower than the roads' speed limits the driver has been
     /// moving over their last minute: the time the roads they covered take at their limits over
     /// the time they took, counting only the stretches where they moved (a wait at the restaurant
     /// or a red light says nothing of how fast they drive); 1 until they have moved for 3 s.
-    func pace(of driver: UUID, expected route: Route) -> Double {
+    func pace(of driver: UUID) -> Double {
         let trail = latest.withLock { $0.trail[driver] ?? [] }
         var roadSeconds = 0.0, elapsed = 0.0
         for (a, b) in zip(trail, trail.dropFirst()) {
@@ -186,13 +184,10 @@ final class PositionIngest: Sendable {
     /// What is left of an order's way: from its driver's latest point (through the restaurant
     /// until picked up), or from the restaurant while no driver is on it.
     func remainingRoute(of order: Order, pickup: Coordinate) async throws -> Route {
-        let dropoff = Coordinate(lat: order.dropoff.lat, lng: order.dropoff.lng)
         if let driver = order.driverId, OrderMachine.withDriver.contains(order.status), let position = try await latestPosition(of: driver) {
-            return OrderMachine.beforePickup.contains(order.status)
-                ? graph.route(from: position, to: pickup).followed(by: graph.route(from: pickup, to: dropoff))
-                : graph.route(from: position, to: dropoff)
+            return graph.deliveryRoute(from: position, status: order.status, pickup: pickup, dropoff: order.dropoff.coordinate)
         }
-        return graph.route(from: pickup, to: dropoff)
+        return graph.route(from: pickup, to: order.dropoff.coordinate)
     }
 
     /// Writes the latest point of every driver who moved since the last flush, in one statement.

@@ -64,9 +64,6 @@ struct Order: Codable, Sendable, Equatable {
         OrderParties(customerId: customerId, restaurantId: restaurantId, restaurantOwnerId: restaurantOwnerId, driverId: driverId)
     }
 
-    /// `"<version>"`: what `If-Match` names.
-    var entityTag: String { "\"\(version)\"" }
-
     /// The v1 status a v1 consumer last heard of (the last move of the history v1 can say).
     var lastV1Status: OrderStatusV1 {
         statusHistory.compactMap { OrderStatusV1($0.status) }.last ?? .placed

@@ -63,7 +63,7 @@ struct OrderStore: Sendable {
             }
             if !unknown.isEmpty { throw Problem.validation(unknown) }
             let total = items.reduce(0) { $0 + $1.quantity * $1.unitPriceCents }
-            let route = graph.route(from: Coordinate(lat: lat, lng: lng), to: Coordinate(lat: placement.dropoff.lat, lng: placement.dropoff.lng))
+            let route = graph.route(from: Coordinate(lat: lat, lng: lng), to: placement.dropoff.coordinate)
             let id = UUID()
             let now = Date()
             let history = [Order.Change(status: .placed, at: now, by: caller.actor, reason: nil)]
@@ -107,9 +107,7 @@ struct OrderStore: Sendable {
     /// Where `order` is picked up: its restaurant.
     func pickup(of order: Order) async throws -> Coordinate {
         try await client.withServiceTransaction(logger: logger) { [logger] connection in
-            let (lat, lng) = try await connection.query("SELECT lat, lng FROM restaurants WHERE id = \(order.restaurantId)", logger: logger)
-                .collect().first!.decode((Double, Double).self)
-            return Coordinate(lat: lat, lng: lng)
+            try await connection.restaurantLocation(order.restaurantId, logger: logger)
         }
     }
 
@@ -280,11 +278,8 @@ struct OrderStore: Sendable {
             .collect().first?.decode((Double, Double).self)
         var eta: Int?
         if let (lat, lng) = position {
-            let restaurant = try await connection.query("SELECT lat, lng FROM restaurants WHERE id = \(order.restaurantId)", logger: logger).collect().first!.decode((Double, Double).self)
-            let pickup = Coordinate(lat: restaurant.0, lng: restaurant.1)
-            let route = graph.route(from: Coordinate(lat: lat, lng: lng), to: pickup)
-                .followed(by: graph.route(from: pickup, to: Coordinate(lat: order.dropoff.lat, lng: order.dropoff.lng)))
-            eta = Int(route.seconds.rounded())
+            let pickup = try await connection.restaurantLocation(order.restaurantId, logger: logger)
+            eta = Int(graph.deliveryRoute(from: Coordinate(lat: lat, lng: lng), status: .driverAssigned, pickup: pickup, dropoff: order.dropoff.coordinate).seconds.rounded())
         }
         let updated: Order
         do {

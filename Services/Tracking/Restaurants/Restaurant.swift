@@ -46,6 +46,4 @@ struct Restaurant: Encodable, Sendable, Equatable {
         distanceM = distance.map { Int($0.rounded()) }
     }
 
-    /// `"<version>"`: what `If-Match` names.
-    var entityTag: String { "\"\(version)\"" }
 }
