@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Identity
 import NIOCore
 
 /// Strong entity tags of response bodies, and the `If-None-Match` answer (RFC 9110): the one way a
@@ -11,9 +12,7 @@ package enum EntityTag {
     /// tag, on every replica.
     package static func of(_ body: some Sequence<UInt8>) -> String {
         let digest = SHA256.hash(data: Array(body))
-        let encoded = Data(digest.prefix(16)).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        return "\"\(encoded)\""
+        return "\"\(Base64URL.encode(digest.prefix(16)))\""
     }
 
     /// Whether an `If-None-Match` list names `etag` (weak comparison, as RFC 9110 asks for it),

@@ -1,4 +1,5 @@
 import Foundation
+import Identity
 import ServiceKit
 
 /// A page position in a list ordered by a time and a tie-breaking key — newest first (`(created_at,
@@ -24,9 +25,7 @@ package struct PageCursor: Sendable, Equatable, CustomStringConvertible {
 
     /// `nil` for text that is not a cursor this type wrote.
     package init?(_ text: String) {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64), let decoded = String(data: data, encoding: .utf8),
+        guard let data = Base64URL.decode(Substring(text)), let decoded = String(data: data, encoding: .utf8),
               let separator = decoded.firstIndex(of: "|"), let micros = Int64(decoded[..<separator]) else { return nil }
         time = Date(timeIntervalSince1970: Double(micros) / 1_000_000)
         key = String(decoded[decoded.index(after: separator)...])
@@ -36,7 +35,6 @@ package struct PageCursor: Sendable, Equatable, CustomStringConvertible {
     package var id: UUID? { UUID(uuidString: key) }
 
     package var description: String {
-        Data("\(microseconds)|\(key)".utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        Base64URL.encode(Array("\(microseconds)|\(key)".utf8))
     }
 }

@@ -1,6 +1,7 @@
 import Contracts
 import Database
 import Foundation
+import Identity
 import Logging
 import PostgresNIO
 import ResourceAPI
@@ -36,8 +37,7 @@ struct RestaurantStore: Sendable {
         }
 
         init?(_ text: String) {
-            guard let data = Data(base64Encoded: text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/") + String(repeating: "=", count: (4 - text.count % 4) % 4)),
-                  let decoded = String(data: data, encoding: .utf8), let bar = decoded.firstIndex(of: "|"),
+            guard let data = Base64URL.decode(Substring(text)), let decoded = String(data: data, encoding: .utf8), let bar = decoded.firstIndex(of: "|"),
                   let order = Double(decoded[..<bar]), order.isFinite, let id = UUID(uuidString: String(decoded[decoded.index(after: bar)...]))
             else { return nil }
             self.order = order
@@ -45,8 +45,7 @@ struct RestaurantStore: Sendable {
         }
 
         var description: String {
-            Data("\(order)|\(id.lowercased)".utf8).base64EncodedString()
-                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            Base64URL.encode(Array("\(order)|\(id.lowercased)".utf8))
         }
     }
 
