@@ -10,21 +10,27 @@ SUPABASE_PY := supabase==2.34.1
 
 .PHONY: run test contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-routing bench-tracking
 
-deps:
-	@missing=""; \
-	for package in $(SYSTEM_PACKAGES); do \
+# $(call install-debian,packages): installs those of the Debian packages not installed yet.
+install-debian = missing=""; \
+	for package in $(1); do \
 	  dpkg-query -W -f='$${Status}' "$$package" 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$package"; \
 	done; \
-	if ! command -v initdb >/dev/null && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then missing="$$missing postgresql"; fi; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing system packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
-	@python3 -c 'import supabase' 2>/dev/null || { \
-	  echo "Installing $(SUPABASE_PY) for python3"; \
-	  python3 -m pip install --quiet --disable-pip-version-check '$(SUPABASE_PY)' \
-	    || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages '$(SUPABASE_PY)'; \
+# $(call install-pypi,module,requirement): installs the requirement with pip unless the module imports.
+install-pypi = python3 -c 'import $(1)' 2>/dev/null || { \
+	  echo "Installing $(2) for python3"; \
+	  python3 -m pip install --quiet --disable-pip-version-check '$(2)' \
+	    || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages '$(2)'; \
 	}
+
+deps:
+	@postgres=""; \
+	if ! command -v initdb >/dev/null && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then postgres=postgresql; fi; \
+	$(call install-debian,$(SYSTEM_PACKAGES) $$postgres)
+	@$(call install-pypi,supabase,$(SUPABASE_PY))
 
 build: deps
 	$(SWIFT) build
@@ -80,8 +86,7 @@ bench-auth: deps
 # longer run of that load alone: make bench-gateway GATEWAY_BENCH_ARGS="--seconds 240 --loads 32 --sockets 10 --broadcasts 1"
 GATEWAY_BENCH_ARGS ?= --seconds 60 --slice 2 --loads 32,4,1 --sockets 1000
 bench-gateway: deps
-	@for tool in wrk nginx-light; do dpkg-query -W -f='$${Status}' "$$tool" 2>/dev/null | grep -q 'install ok installed' \
-	  || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends wrk nginx-light; break; }; done
+	@$(call install-debian,wrk nginx-light)
 	$(SWIFT) build -c release --product auth
 	$(SWIFT) build -c release --product gateway
 	$(SWIFT) build -c release --product GatewayBenchmark
@@ -90,8 +95,7 @@ bench-gateway: deps
 # photo-catalog's figures, in release mode: wrk on a cached search, straight to the catalog and
 # through the gateway; upstream calls left by a replayed trace of 10,000 searches.
 bench-catalog: deps
-	@dpkg-query -W -f='$${Status}' wrk 2>/dev/null | grep -q 'install ok installed' \
-	  || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends wrk; }
+	@$(call install-debian,wrk)
 	$(SWIFT) build -c release --product photo-catalog
 	$(SWIFT) build -c release --product gateway
 	$(SWIFT) build -c release --product CatalogBenchmark
@@ -101,18 +105,15 @@ bench-catalog: deps
 # a 2560x1600 photo against Pillow (PyPI), the resize alone against vipsthumbnail, preview latency,
 # peak memory on the 5640x3172 painting.
 bench-render: deps
-	@for tool in libvips-tools python3-numpy; do dpkg-query -W -f='$${Status}' "$$tool" 2>/dev/null | grep -q 'install ok installed' \
-	  || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends libvips-tools python3-numpy; break; }; done
-	@python3 -c 'import PIL' 2>/dev/null || python3 -m pip install --quiet --disable-pip-version-check pillow \
-	  || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages pillow
+	@$(call install-debian,libvips-tools python3-numpy)
+	@$(call install-pypi,PIL,pillow)
 	$(SWIFT) build -c release --product RenderBenchmark
 	.build/release/RenderBenchmark --seconds 10 --samples 60
 
 # social's figures, in release mode: the feed's first page with 100,000 posts and 1,000,000 likes
 # through the gateway, against the same query by hand in pgbench (and its plan); like toggles/s.
 bench-social: deps
-	@dpkg-query -W -f='$${Status}' wrk 2>/dev/null | grep -q 'install ok installed' \
-	  || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends wrk; }
+	@$(call install-debian,wrk)
 	$(SWIFT) build -c release --product social
 	$(SWIFT) build -c release --product gateway
 	$(SWIFT) build -c release --product SocialBenchmark
@@ -121,8 +122,7 @@ bench-social: deps
 # Route computation on the Helsinki road graph, in release mode, against networkx's astar_path
 # (PyPI) over the same pairs; the two must agree on every route's time.
 bench-routing:
-	@python3 -c 'import networkx' 2>/dev/null || python3 -m pip install --quiet --disable-pip-version-check networkx \
-	  || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages networkx
+	@$(call install-pypi,networkx,networkx)
 	$(SWIFT) build -c release --product RoutingBenchmark
 	.build/release/RoutingBenchmark --pairs 2000 --rounds 5
 
@@ -130,8 +130,7 @@ bench-routing:
 # the gateway and straight to tracking, a position's way to the customer's WebSocket under that
 # load and idle, order transitions with their events.
 bench-tracking: deps
-	@dpkg-query -W -f='$${Status}' wrk 2>/dev/null | grep -q 'install ok installed' \
-	  || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends wrk; }
+	@$(call install-debian,wrk)
 	$(SWIFT) build -c release --product tracking
 	$(SWIFT) build -c release --product gateway
 	$(SWIFT) build -c release --product TrackingBenchmark
