@@ -52,12 +52,7 @@ struct AuthConfiguration: ServiceConfiguration {
         signUpRateLimit = try reader.rateLimit("AUTH_RATE_LIMIT_SIGNUP", default: RateLimit(count: 30, window: .seconds(300)))
         failedSignInLimit = try reader.rateLimit("AUTH_RATE_LIMIT_FAILED_SIGN_INS", default: RateLimit(count: 10, window: .seconds(900)))
         trustedProxies = try reader.ipRanges("AUTH_TRUSTED_PROXIES")
-        if let token = try reader.optionalSecret("AUTH_SERVICE_TOKEN", expected: "a shared secret of at least 32 characters") {
-            guard token.utf8.count >= 32 else {
-                throw ConfigurationError(variable: "AUTH_SERVICE_TOKEN", expected: "a shared secret of at least 32 characters", problem: .invalid(value: nil))
-            }
-            serviceToken = ServiceToken(token)
-        }
+        serviceToken = try ServiceToken.read("AUTH_SERVICE_TOKEN", from: reader)
     }
 
     /// A PEM key from `<name>` (the PEM itself, newlines possibly written as `\n`) or `<name>_FILE`

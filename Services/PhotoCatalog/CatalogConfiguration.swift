@@ -17,7 +17,7 @@ struct CatalogConfiguration: ServiceConfiguration {
     /// Where auth publishes its verification keys, and the issuer its tokens carry.
     var keys: KeySetSettings
     /// Lets other Splash services report a photo's use for one of their users.
-    var serviceToken: String?
+    var serviceToken: ServiceToken?
     var downloads: DownloadTracker.Settings
 
     init(from reader: ConfigurationReader) throws(ConfigurationError) {
@@ -27,14 +27,11 @@ struct CatalogConfiguration: ServiceConfiguration {
         unsplash = try UnsplashSettings(from: reader)
         cache = try CacheSettings(from: reader)
         keys = try KeySetSettings(from: reader, prefix: "CATALOG")
-        serviceToken = try reader.optionalSecret("CATALOG_SERVICE_TOKEN", expected: "a shared secret of at least 32 characters")
+        serviceToken = try ServiceToken.read("CATALOG_SERVICE_TOKEN", from: reader)
         downloads = DownloadTracker.Settings(
             retryBase: try reader.duration("CATALOG_DOWNLOAD_RETRY_BASE", default: .seconds(5), minimum: .milliseconds(10)),
             maxAttempts: try reader.integer("CATALOG_DOWNLOAD_MAX_ATTEMPTS", default: 8, in: 1...50)
         )
-        if let serviceToken, serviceToken.utf8.count < 32 {
-            throw ConfigurationError(variable: "CATALOG_SERVICE_TOKEN", expected: "a shared secret of at least 32 characters", problem: .invalid(value: nil))
-        }
     }
 }
 

@@ -27,7 +27,7 @@ struct CatalogController: Sendable {
     let downloads: DownloadTracker
     let keys: KeySetCache
     /// Other Splash services report a use with this secret and the user's id.
-    let serviceToken: String?
+    let serviceToken: ServiceToken?
     /// `https://splash.example` without a trailing slash: pagination links point there.
     let publicBase: String
 
@@ -139,7 +139,7 @@ struct CatalogController: Sendable {
     /// service holding the service token — the `X-Splash-User-Id` it names.
     private func caller(_ headers: HTTPFields) async throws(Problem) -> UUID {
         if let presented = headers[.splashServiceToken] {
-            guard let serviceToken, ServiceToken(serviceToken).matches(presented) else {
+            guard let serviceToken, serviceToken.matches(presented) else {
                 throw Problem(status: .unauthorized, type: "invalid-service-token", title: "Invalid service token", detail: "The service token is not valid.")
             }
             guard let user = headers[.splashUserID].flatMap(UUID.init(uuidString:)) else {

@@ -10,6 +10,15 @@ package struct ServiceToken: Sendable {
         self.secret = secret
     }
 
+    /// The token in `name` (or the file `<name>_FILE` names), `nil` when unset.
+    /// - Throws: when it is shorter than 32 characters.
+    package static func read(_ name: String, from reader: ConfigurationReader) throws(ConfigurationError) -> ServiceToken? {
+        let expected = "a shared secret of at least 32 characters"
+        guard let secret = try reader.optionalSecret(name, expected: expected) else { return nil }
+        guard secret.utf8.count >= 32 else { throw ConfigurationError(variable: name, expected: expected, problem: .invalid(value: nil)) }
+        return ServiceToken(secret)
+    }
+
     /// Whether `presented` is this secret; the time taken depends on its length only.
     package func matches(_ presented: String) -> Bool {
         let left = Array(presented.utf8), right = Array(secret.utf8)
