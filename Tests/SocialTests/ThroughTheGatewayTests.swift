@@ -98,7 +98,7 @@ import TestSupport
 
         /// Polls `condition` (the projections and renders are asynchronous).
         func eventually(_ what: String, _ condition: @Sendable () async throws -> Bool) async throws {
-            try await waitUntilReady(what, timeout: .seconds(60)) { (try? await condition()) ?? false }
+            try await TestSupport.eventually(what, timeout: .seconds(60), condition)
         }
     }
 

@@ -32,7 +32,7 @@ import TestSupport
             #expect(refused.map { $0["index"] as? Int } == [1, 2, 3, 4, 5])
             #expect(refused.map { $0["field"] as? String } == ["lat", "lat", "recordedAt", "recordedAt", "recordedAt"])
             // The accepted ones are on tracking.locations, with no order (this driver has none).
-            try await TrackingHarness.waitFor("the positions on tracking.locations") {
+            try await eventually("the positions on tracking.locations") {
                 try await TestKafka.shared.events(on: TopicCatalog.trackingLocations.name, key: driver.id.lowercased).count == 2
             }
             let published = try await TestKafka.shared.events(on: TopicCatalog.trackingLocations.name, key: driver.id.lowercased)
@@ -49,7 +49,7 @@ import TestSupport
             let customer = try await tracking.call(.post, "/v1/drivers/me/positions", as: Person(role: .customer), json: batch)
             #expect(customer.status == 403)
             // The latest position reaches the drivers table within a second or so.
-            try await TrackingHarness.waitFor("the latest position written") {
+            try await eventually("the latest position written") {
                 try await tracking.database.count("tracking.drivers", where: "user_id = '\(driver.id.lowercased)' AND lat IS NOT NULL") == 1
             }
         }
@@ -65,14 +65,14 @@ import TestSupport
                 #expect(try await tracking.call(.post, "/v1/drivers/me/shift", as: driver, json: #"{"onShift":true}"#).status == 200)
                 try await tracking.position(of: driver, lat: lat, lng: lng)
             }
-            try await TrackingHarness.waitFor("the drivers' positions written") {
+            try await eventually("the drivers' positions written") {
                 try await tracking.database.count("tracking.drivers", where: "lat IS NOT NULL AND on_shift") == 3
             }
             let order = try #require(try await tracking.place(at: restaurant, as: customer).json()["id"] as? String)
             for (index, status) in ["accepted", "preparing", "ready_for_pickup"].enumerated() {
                 #expect(try await tracking.move(order, to: status, as: owner, version: "\"\(index + 1)\"").status == 200)
             }
-            try await TrackingHarness.waitFor("the dispatcher") {
+            try await eventually("the dispatcher") {
                 try await tracking.call(.get, "/v1/orders/\(order)", as: customer).json()["status"] as? String == "driver_assigned"
             }
             let assigned = try await tracking.call(.get, "/v1/orders/\(order)", as: customer).json()
@@ -85,7 +85,7 @@ import TestSupport
 
             // Its positions now carry the order and an ETA; the route is there for its parties.
             try await tracking.position(of: nearest.0, lat: nearest.1, lng: nearest.2)
-            try await TrackingHarness.waitFor("a position with the order") {
+            try await eventually("a position with the order") {
                 try await TestKafka.shared.events(on: TopicCatalog.trackingLocations.name, key: nearest.0.id.lowercased)
                     .contains { (try? $0.decode(DriverLocationUpdated.self))?.orderId?.lowercased == order }
             }
@@ -118,7 +118,7 @@ import TestSupport
             }
             #expect(try await tracking.call(.post, "/v1/drivers/me/shift", as: driver, json: #"{"onShift":true}"#).status == 200)
             try await tracking.position(of: driver, lat: 60.1702, lng: 24.9523)
-            try await TrackingHarness.waitFor("an assignment") {
+            try await eventually("an assignment") {
                 try await tracking.database.count("tracking.orders", where: "status = 'driver_assigned'") == 1
             }
             // Both replicas keep trying for a while: still one.

@@ -107,6 +107,6 @@ struct CatalogHarness: Sendable {
 
     /// Waits until `condition` holds, for at most `timeout`.
     func eventually(_ what: String, timeout: Duration = .seconds(10), _ condition: @escaping @Sendable () async throws -> Bool) async throws {
-        try await waitUntilReady(what, timeout: timeout) { (try? await condition()) ?? false }
+        try await TestSupport.eventually(what, timeout: timeout, condition)
     }
 }

@@ -153,6 +153,6 @@ struct SocialHarness: Sendable {
     }
 
     func waitFor(_ what: String, timeout: Duration = .seconds(30), _ condition: @Sendable () async throws -> Bool) async throws {
-        try await waitUntilReady(what, timeout: timeout) { (try? await condition()) ?? false }
+        try await eventually(what, timeout: timeout, condition)
     }
 }

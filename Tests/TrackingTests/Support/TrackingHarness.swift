@@ -127,10 +127,6 @@ struct TrackingHarness: Sendable {
         }
     }
 
-    static func waitFor(_ what: String, timeout: Duration = .seconds(20), _ condition: @Sendable () async throws -> Bool) async throws {
-        try await waitUntilReady(what, timeout: timeout) { (try? await condition()) ?? false }
-    }
-
     struct HarnessFailure: Error, CustomStringConvertible {
         var description: String
     }
