@@ -49,7 +49,10 @@ package final class RoadGraph: Sendable {
     package let isRoutable: [Bool]
     /// The fastest speed of any edge: A*'s bound (time to go `d` metres is at least `d / topSpeed`).
     let topSpeedMps: Double
-    let routableNodes: [Int]
+    /// The nodes of the largest strongly connected part.
+    package let routableNodes: [Int]
+    /// The routable nodes by grid cell, for snapping without looking at every node.
+    private let cells: SnapGrid
 
     package init(json data: Data) throws {
         struct File: Decodable {
@@ -85,6 +88,7 @@ package final class RoadGraph: Sendable {
         let routable = Self.largestStronglyConnectedPart(nodeCount: nodes.count, offsets: offsets, edges: edges)
         isRoutable = routable
         routableNodes = routable.indices.filter { routable[$0] }
+        cells = SnapGrid(nodes: nodes, members: routableNodes)
     }
 
     /// The central Helsinki fixture shipped with this module (© OpenStreetMap contributors, ODbL).
@@ -107,22 +111,27 @@ package final class RoadGraph: Sendable {
         outgoing[offsets[node]..<offsets[node + 1]]
     }
 
-    /// The routable node nearest to `point`, and how far it is (metres).
+    /// The routable node nearest to `point`, and how far it is (metres). Every route snaps its
+    /// two ends, and every ETA is a route: the grid looks only at the cells around the point;
+    /// a point off the map is compared with every node.
     package func nearestRoutableNode(to point: Coordinate) -> (node: Int, metres: Double) {
-        // Equirectangular distances rank the nodes of a few kilometres as haversine does.
+        let best = cells.nearest(to: point, in: nodes) ?? nearestByScan(to: point)
+        return (best, nodes[best].metres(to: point))
+    }
+
+    /// The nearest routable node by looking at each (what the grid must agree with).
+    package func nearestByScan(to point: Coordinate) -> Int {
         let scale = cos(point.lat * .pi / 180)
         var best = routableNodes[0]
         var bestSquare = Double.infinity
         for node in routableNodes {
-            let dLat = nodes[node].lat - point.lat
-            let dLng = (nodes[node].lng - point.lng) * scale
-            let square = dLat * dLat + dLng * dLng
+            let square = SnapGrid.square(nodes[node], point, scale: scale)
             if square < bestSquare {
                 bestSquare = square
                 best = node
             }
         }
-        return (best, nodes[best].metres(to: point))
+        return best
     }
 
     /// The speed limit (metres per second) of the fastest road leaving the routable node nearest
@@ -174,5 +183,66 @@ package final class RoadGraph: Sendable {
         }
         guard let largest = sizes.indices.max(by: { sizes[$0] < sizes[$1] }) else { return [] }
         return component.map { $0 == largest }
+    }
+}
+
+/// Nodes bucketed by cells of 0.001° of latitude by 0.002° of longitude (about 110 m square in
+/// Helsinki). Distances are equirectangular: over a few kilometres they rank nodes as haversine
+/// does.
+struct SnapGrid: Sendable {
+    static let cellLat = 0.001
+    static let cellLng = 0.002
+    let minLat: Double
+    let minLng: Double
+    let rows: Int
+    let columns: Int
+    let buckets: [[Int]]
+
+    init(nodes: [Coordinate], members: [Int]) {
+        minLat = members.map { nodes[$0].lat }.min() ?? 0
+        minLng = members.map { nodes[$0].lng }.min() ?? 0
+        rows = Int(((members.map { nodes[$0].lat }.max() ?? 0) - minLat) / Self.cellLat) + 1
+        columns = Int(((members.map { nodes[$0].lng }.max() ?? 0) - minLng) / Self.cellLng) + 1
+        var buckets = [[Int]](repeating: [], count: rows * columns)
+        for node in members {
+            let (row, column) = (Int((nodes[node].lat - minLat) / Self.cellLat), Int((nodes[node].lng - minLng) / Self.cellLng))
+            buckets[row * columns + column].append(node)
+        }
+        self.buckets = buckets
+    }
+
+    static func square(_ node: Coordinate, _ point: Coordinate, scale: Double) -> Double {
+        let dLat = node.lat - point.lat
+        let dLng = (node.lng - point.lng) * scale
+        return dLat * dLat + dLng * dLng
+    }
+
+    /// The nearest member to `point`, ring by ring around its cell until no farther ring can hold
+    /// a nearer one; `nil` for a point outside the grid (the caller scans).
+    func nearest(to point: Coordinate, in nodes: [Coordinate]) -> Int? {
+        let row = Int(((point.lat - minLat) / Self.cellLat).rounded(.down)), column = Int(((point.lng - minLng) / Self.cellLng).rounded(.down))
+        guard (0..<rows).contains(row), (0..<columns).contains(column) else { return nil }
+        let scale = cos(point.lat * .pi / 180)
+        // Whatever lies in ring k + 1 or beyond is at least k cell sides away.
+        let side = min(Self.cellLat, Self.cellLng * scale)
+        var best: Int?
+        var bestSquare = Double.infinity
+        for ring in 0...max(rows, columns) {
+            for r in (row - ring)...(row + ring) where (0..<rows).contains(r) {
+                let edgeRow = r == row - ring || r == row + ring
+                for c in (column - ring)...(column + ring) where (0..<columns).contains(c) && (edgeRow || c == column - ring || c == column + ring) {
+                    for node in buckets[r * columns + c] {
+                        let square = Self.square(nodes[node], point, scale: scale)
+                        if square < bestSquare {
+                            bestSquare = square
+                            best = node
+                        }
+                    }
+                }
+            }
+            let reach = Double(ring) * side
+            if best != nil, bestSquare <= reach * reach { break }
+        }
+        return best
     }
 }

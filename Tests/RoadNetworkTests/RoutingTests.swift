@@ -69,7 +69,7 @@ import Testing
 
     @Test func aStarFindsTheFastestRouteThatDijkstraDoes() throws {
         var random = SystemRandomNumberGenerator()
-        let routable = Self.graph.isRoutable.indices.filter { Self.graph.isRoutable[$0] }
+        let routable = Self.graph.routableNodes
         for _ in 0..<12 {
             let source = routable.randomElement(using: &random)!, target = routable.randomElement(using: &random)!
             let route = try #require(Self.graph.fastestPath(from: source, to: target))
@@ -90,6 +90,17 @@ import Testing
         #expect(abs(estimate.metres - helsinki.metres(to: tampere) * 1.3) < 1e-6)
         #expect(abs(estimate.seconds - estimate.metres / (30 / 3.6)) < 1e-6)
         #expect(estimate.points == [helsinki, tampere])
+    }
+
+    @Test func theGridSnapsToTheNodeTheScanFinds() {
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            // Over the map and a little beyond it.
+            let point = Coordinate(lat: Double.random(in: 60.160...60.185, using: &random), lng: Double.random(in: 24.930...24.960, using: &random))
+            let snapped = Self.graph.nearestRoutableNode(to: point)
+            let scanned = Self.graph.nearestByScan(to: point)
+            #expect(abs(snapped.metres - Self.graph.nodes[scanned].metres(to: point)) < 1e-9, "\(point)")
+        }
     }
 
     @Test func twoRoutesThatMeetJoinIntoOne() throws {

@@ -20,7 +20,7 @@ struct SimulatedCustomers: Sendable {
 
     func run() async {
         var random = SeededRandom(state: seed)
-        let routable = graph.isRoutable.indices.filter { graph.isRoutable[$0] }
+        let routable = graph.routableNodes
         var restaurants: [String] = []
         while !Task.isCancelled {
             do {

@@ -23,7 +23,7 @@ struct SimulatedDriver: Sendable {
 
     func run() async {
         var random = SeededRandom(state: seed)
-        let routable = graph.isRoutable.indices.filter { graph.isRoutable[$0] }
+        let routable = graph.routableNodes
         var position = graph.nodes[routable.randomElement(using: &random)!]
         while !Task.isCancelled {
             do {
