@@ -40,6 +40,11 @@ final class FakeUpstream: Sendable {
             try await Task.sleep(for: .seconds(3))
             return "late"
         }
+        // Far later than any gateway timeout of the tests, however loaded the machine.
+        router.get("v1/edits/stalled") { _, _ -> String in
+            try await Task.sleep(for: .seconds(12))
+            return "very late"
+        }
         // `count` bytes of `FakeUpstream.pattern`, written in 64 KiB pieces.
         router.get("v1/media/bytes/:count") { _, context -> Response in
             let count = try context.parameters.require("count", as: Int.self)
@@ -93,7 +98,7 @@ final class FakeUpstream: Sendable {
         let upstream: FakeUpstream
 
         func handle(_ request: Request, context: BasicRequestContext, next: (Request, BasicRequestContext) async throws -> Response) async throws -> Response {
-            if request.uri.path == "/auth/v1/.well-known/jwks.json" || request.uri.path == "/v1/edits/slow" || request.uri.path.hasPrefix("/v1/media/") {
+            if request.uri.path == "/auth/v1/.well-known/jwks.json" || request.uri.path == "/v1/edits/slow" || request.uri.path == "/v1/edits/stalled" || request.uri.path.hasPrefix("/v1/media/") {
                 return try await next(request, context)
             }
             return try await upstream.echo(request)
