@@ -43,10 +43,14 @@ struct UpCommand: AsyncParsableCommand {
                 try await waitUntilReady("kafka", timeout: .seconds(30)) { plan.kafkaBootstrap() != nil }
                 let bootstrap = plan.kafkaBootstrap() ?? ""
 
+                // Started together (a service that needs another, as tracking's seeding needs auth,
+                // asks again until it answers), so the stack is up in the time of its slowest service.
                 for (service, executable) in services {
                     let child = await supervisor.add(try plan.service(service, executable: executable, kafkaBootstrap: bootstrap, colored: colored))
                     group.addTask { await child.run() }
-                    try await waitUntilReady(service.executable, timeout: .seconds(60)) { acceptsConnections(port: service.port) }
+                }
+                for (service, _) in services {
+                    try await waitUntilReady(service.executable, timeout: .seconds(90)) { acceptsConnections(port: service.port) }
                 }
                 // Deliveries moving through Helsinki with nothing else to do; SPLASH_SIMULATOR=off for none.
                 let settings = ProcessInfo.processInfo.environment
