@@ -92,8 +92,3 @@ struct EdgeMiddleware<Context: ServiceRequestContext>: RouterMiddleware {
         return response
     }
 }
-
-extension HTTPField.Name {
-    /// The Supabase clients' project key, sent on every call.
-    static let apiKey = Self("apikey")!
-}
