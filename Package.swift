@@ -158,6 +158,9 @@ let package = Package(
         // The scaffolding of a service's resource API: JSON bodies, ETags, keyset pages,
         // idempotency keys.
         .target(name: "ResourceAPI", dependencies: ["ServiceKit", "Contracts", "Identity", crypto, hummingbird, httpTypes, nioCore], path: "Shared/ResourceAPI"),
+        // The PostgREST subset of `/rest/v1`: queries parsed, rendered as SQL over allow-listed
+        // tables, answered in PostgREST's shape. Knows no service; each mounts its own tables.
+        .target(name: "DataAPI", dependencies: ["ServiceKit", "Database", "Identity", hummingbird, httpTypes, nioCore, postgresNIO, logging], path: "Shared/DataAPI"),
         // photo-catalog as other services reach it: a photo by id, reports of a photo's use.
         .target(name: "CatalogClient", dependencies: ["Contracts", asyncHTTPClient, logging, nioCore, nioFoundation], path: "Shared/CatalogClient"),
         // Signals tasks wait for (a value that arrives once, a wake-up call); no dependencies.
@@ -320,6 +323,11 @@ let package = Package(
             name: "ResourceAPITests",
             dependencies: ["ResourceAPI", "ServiceKit", hummingbird, hummingbirdTesting, httpTypes, nioCore],
             path: "Tests/ResourceAPITests"
+        ),
+        .testTarget(
+            name: "DataAPITests",
+            dependencies: ["DataAPI", "ServiceKit", "Identity", "TestSupport", httpTypes, postgresNIO],
+            path: "Tests/DataAPITests"
         ),
         .testTarget(
             name: "IdentityTests",
