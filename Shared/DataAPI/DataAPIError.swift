@@ -1,4 +1,6 @@
+import Foundation
 import HTTPTypes
+import ServiceKit
 
 /// An error as PostgREST answers it: `{"code","details","hint","message"}` with its status.
 /// `message` is always there (supabase-swift requires it); `details` and `hint` may be null.
@@ -49,29 +51,7 @@ package struct DataAPIError: Error, Sendable, Equatable {
     }
 
     /// The body of the error, as PostgREST writes it.
-    package var json: String {
-        func quoted(_ text: String?) -> String { text.map(JSONText.quoted) ?? "null" }
-        return #"{"code":\#(quoted(code)),"details":\#(quoted(details)),"hint":\#(quoted(hint)),"message":\#(quoted(message))}"#
-    }
-}
-
-/// JSON text for the few values this module writes by hand.
-enum JSONText {
-    static func quoted(_ text: String) -> String {
-        var out = "\""
-        out.reserveCapacity(text.utf8.count + 2)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case let control where control.value < 0x20:
-                out += "\\u" + String(repeating: "0", count: 4 - String(control.value, radix: 16).count) + String(control.value, radix: 16)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+    package var json: Data {
+        PostgRESTError(code: code, message: message, details: details, hint: hint).json
     }
 }

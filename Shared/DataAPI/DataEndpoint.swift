@@ -135,17 +135,20 @@ package struct DataEndpoint: Sendable {
         }
         guard let delete = table.writes.delete else { throw Self.notAllowed("delete from", table, caller) }
         let keys = try await matchingKeys(table, query, caller: caller)
-        // The rows as they were, for return=representation: read before they go.
-        let before = preferences.returning == .representation && !keys.isEmpty
-            ? try await table.read(caller, [try table.renderer.read(query, keys: keys)])[0][0].decode((String, Int).self)
-            : ("[]", 0)
+        let representation = preferences.returning == .representation
+        // Each row as it was, for return=representation, read before it goes; shown only when the
+        // delete was the caller's to make.
+        var rows: [String] = []
         var deleted = 0
         for key in keys {
-            if try await delete(key, caller) { deleted += 1 }
+            let before = representation ? try await table.read(caller, [try table.renderer.read(query, keys: [key])])[0][0].decode((String, Int).self) : ("[]", 0)
+            guard try await delete(key, caller) else { continue }
+            deleted += 1
+            if before.1 == 1 { rows.append(String(before.0.dropFirst().dropLast())) }
         }
-        let headers: HTTPFields = [.contentRange: "0-\(max(deleted - 1, 0))/*"]
-        guard preferences.returning == .representation else { return Response(status: .noContent, headers: headers) }
-        return try respond(.ok, json: before.0, rows: before.1, shape: preferences.shape, headers: headers, head: false)
+        let headers: HTTPFields = [.contentRange: deleted == 0 ? "*/*" : "0-\(deleted - 1)/*"]
+        guard representation else { return Response(status: .noContent, headers: headers) }
+        return try respond(.ok, json: "[" + rows.joined(separator: ",") + "]", rows: rows.count, shape: preferences.shape, headers: headers, head: false)
     }
 
     /// The primary keys of the rows the filters select that the caller can see.
@@ -284,7 +287,7 @@ package struct DataEndpoint: Sendable {
         }
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if error.status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
-        return Response(status: error.status, headers: headers, body: request.method == .head ? .init() : .init(byteBuffer: ByteBuffer(string: error.json)))
+        return Response(status: error.status, headers: headers, body: request.method == .head ? .init() : .init(byteBuffer: ByteBuffer(bytes: error.json)))
     }
 
     /// A service's own error (its problem), as PostgREST would put it.

@@ -128,7 +128,11 @@ extension DataQuery {
     }
 
     private static func parseColumns(_ text: String, name: String) throws(DataAPIError) -> [String] {
-        let columns = text.split(separator: ",", omittingEmptySubsequences: false).map { String($0.trimmingSpaces) }
+        // A name may come quoted ("user_id", as postgrest-py sends `columns`).
+        let columns = text.split(separator: ",", omittingEmptySubsequences: false).map { raw -> String in
+            let name = raw.trimmingSpaces
+            return name.count >= 2 && name.first == "\"" && name.last == "\"" ? String(name.dropFirst().dropLast()) : String(name)
+        }
         guard !columns.isEmpty, columns.allSatisfy(Identifier.isValid) else {
             throw .badQuery("\"failed to parse \(name) parameter (\(text))\" (line 1, column 1)")
         }

@@ -16,7 +16,10 @@ package struct ProblemRenderer: Sendable {
         problem.response(path: request.uri.path, requestID: requestID)
     }
 
+    /// The response for `problem`; under `/rest/v1`, whatever the service's renderer, in
+    /// PostgREST's shape (`Problem.document`).
     package func response(for problem: Problem, to request: Request, requestID: String) -> Response {
-        render(problem, request, requestID)
+        if PostgRESTError.covers(request.uri.path) { return problem.response(path: request.uri.path, requestID: requestID) }
+        return render(problem, request, requestID)
     }
 }

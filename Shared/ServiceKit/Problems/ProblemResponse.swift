@@ -50,7 +50,13 @@ extension Problem {
 
     /// The headers (this problem's own and the problem media type) and JSON body of the response
     /// for this problem, for code that writes responses itself.
+    /// Under `/rest/v1` (the PostgREST-compatible data API) it is in PostgREST's shape instead.
     package func document(path: String, requestID: String) -> (headers: HTTPFields, body: ByteBuffer) {
+        if PostgRESTError.covers(path) {
+            var headers = self.headers
+            headers[.contentType] = "application/json; charset=utf-8"
+            return (headers, ByteBuffer(bytes: PostgRESTError(self).json))
+        }
         let document = ProblemDocument(problem: self, instance: path, requestID: requestID)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
