@@ -1,4 +1,5 @@
 import Contracts
+import DataAPI
 import Database
 import EventBus
 import Foundation
@@ -31,11 +32,19 @@ func buildApplication(_ config: AuthConfiguration, runtime: ServiceRuntime) asyn
     parts.services = [client, producer, relay]
     parts.problemRenderer = GoTrueErrorRenderer.renderer
     // Every auth request is a small JSON document; a large body is refused before it is read.
-    parts.routePolicies = [RoutePolicy(pathPrefix: "/auth/v1", maxBodySize: 64 * 1024, timeout: config.http.requestTimeout)]
+    parts.routePolicies = [
+        RoutePolicy(pathPrefix: "/auth/v1", maxBodySize: 64 * 1024, timeout: config.http.requestTimeout),
+        RoutePolicy(pathPrefix: "/rest/v1", maxBodySize: 64 * 1024, timeout: config.http.requestTimeout),
+    ]
 
     let routes = try AuthRoutes(config: config, client: client, logger: logger)
+    let verifier = AccessTokenVerifier(keys: config.verificationKeys, issuer: config.issuer)
+    let data = DataEndpoint(tables: AuthDataTables.tables(client: client, logger: logger), logger: logger) { token throws(AccessTokenError) in
+        try verifier.verify(token)
+    }
     return makeServiceApplication(parts, context: AppRequestContext.self) { router in
         routes.add(to: router.group("auth/v1"))
+        data.addRoutes(to: router)
     }
 }
 

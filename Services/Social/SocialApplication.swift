@@ -2,10 +2,12 @@ import AsyncHTTPClient
 import Blobs
 import CatalogClient
 import Contracts
+import DataAPI
 import Database
 import EventBus
 import Foundation
 import Hummingbird
+import Identity
 import Imaging
 import Kafka
 import KeySetClient
@@ -45,6 +47,8 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
     let collections = CollectionStore(client: client, outbox: outbox, photos: photos, logger: logger)
     let posts = PostStore(client: client, outbox: outbox, objects: objects, catalog: catalog, photos: photos, renderer: renderer, logger: logger)
     let projections = Projections(logger: logger)
+    let data = DataEndpoint(tables: SocialDataTables(client: client, likes: likes, collections: collections, posts: posts, logger: logger).tables,
+                            logger: logger) { token throws(AccessTokenError) in try await keys.verify(token) }
 
     var parts = ServiceApplicationParts(name: "social", http: config.http, logger: logger, metrics: runtime.metrics)
     parts.readiness = [.postgres(client), .kafka(producer)]
@@ -65,6 +69,7 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
         RoutePolicy(pathPrefix: "/storage/v1", maxBodySize: config.maxUploadBytes + (1 << 20), timeout: .seconds(120)),
         RoutePolicy(pathPrefix: "/v1/posts", maxBodySize: 64 << 10, timeout: .seconds(60)),
         RoutePolicy(pathPrefix: "/v1", maxBodySize: 64 << 10, timeout: config.http.requestTimeout),
+        RoutePolicy(pathPrefix: "/rest/v1", maxBodySize: 1 << 20, timeout: config.http.requestTimeout),
     ]
     logger.info("social starting", metadata: ["blobs": "\(config.media.blobDirectory.path)"])
     return makeServiceApplication(parts, context: AppRequestContext.self) { router in
@@ -73,5 +78,6 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
         CollectionsController(collections: collections, keys: keys).addRoutes(to: group)
         PostsController(posts: posts, keys: keys).addRoutes(to: group)
         StorageController(objects: objects, links: storageLinks, keys: keys).addRoutes(to: router)
+        data.addRoutes(to: router)
     }
 }

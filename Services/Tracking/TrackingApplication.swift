@@ -1,9 +1,11 @@
 import AsyncHTTPClient
 import Contracts
+import DataAPI
 import Database
 import EventBus
 import Foundation
 import Hummingbird
+import Identity
 import Kafka
 import KeySetClient
 import Logging
@@ -53,12 +55,18 @@ func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) 
     }
     parts.routePolicies = [
         RoutePolicy(pathPrefix: "/v1", maxBodySize: 256 << 10, timeout: config.http.requestTimeout),
+        RoutePolicy(pathPrefix: "/rest/v1", maxBodySize: 256 << 10, timeout: config.http.requestTimeout),
     ]
+    let dataTables = TrackingDataTables(client: client, restaurants: restaurants, orders: orders, logger: logger)
+    let data = DataEndpoint(tables: dataTables.tables, functions: dataTables.functions, logger: logger) { token throws(AccessTokenError) in
+        try await keys.verify(token)
+    }
     logger.info("tracking starting", metadata: ["places": "\(graph.places.count)", "roads": "\(graph.edges.count)"])
     return makeServiceApplication(parts, context: AppRequestContext.self) { router in
         let group = router.group("v1")
         RestaurantsController(restaurants: restaurants, keys: keys).addRoutes(to: group)
         OrdersController(orders: orders, positions: positions, keys: keys).addRoutes(to: group)
         DriversController(client: client, positions: positions, keys: keys, logger: logger).addRoutes(to: group)
+        data.addRoutes(to: router)
     }
 }

@@ -16,9 +16,13 @@ import TestSupport
         let gateway: ServiceProcess
         let processes: [ServiceProcess]
         let blobs: URL
+        let database: TestDatabase
 
-        init() async throws {
+        /// - Parameter tracking: whether tracking runs too (behind `/v1/restaurants`, `/v1/orders`
+        ///   and their `/rest/v1` tables), without seeded restaurants.
+        init(tracking: Bool = false) async throws {
             let database = try await TestPostgres.shared.makeDatabase()
+            self.database = database
             let kafka = try await TestKafka.shared.running()
             let issuer = "http://localhost:8080/auth/v1"
             let mediaKey = "media-signing-key-for-tests-0123456789abcdef", serviceToken = "catalog-service-token-for-tests-0123456789"
@@ -48,11 +52,14 @@ import TestSupport
                 "SOCIAL_PHOTO_CATALOG_URL": catalog.baseURL, "CATALOG_SERVICE_TOKEN": serviceToken,
                 "SOCIAL_PROJECTION_GROUP": "e2e-\(UUID().uuidString.prefix(8))",
             ]) { _, new in new })
+            let trackingProcess: ServiceProcess? = tracking ? try await ServiceProcess("tracking", environment: common.merging(keys("TRACKING")) { _, new in new }.merging([
+                "DATABASE_URL": try await role("tracking"), "TRACKING_SEED": "false",
+            ]) { _, new in new }) : nil
             gateway = try await ServiceProcess("gateway", environment: common.merging([
                 "GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_JWT_ISSUER": issuer, "GATEWAY_PHOTO_CATALOG_URL": catalog.baseURL,
                 "GATEWAY_EDIT_RENDER_URL": render.baseURL, "GATEWAY_SOCIAL_URL": social.baseURL,
-            ]) { _, new in new })
-            processes = [gateway, social, render, catalog, auth]
+            ].merging(trackingProcess.map { ["GATEWAY_TRACKING_URL": $0.baseURL] } ?? [:]) { _, new in new }) { _, new in new })
+            processes = [gateway] + (trackingProcess.map { [$0] } ?? []) + [social, render, catalog, auth]
         }
 
         func stop() async {

@@ -27,7 +27,7 @@ struct EdgeChecks: Sendable {
     func authenticate(_ headers: HTTPFields, method: HTTPRequest.Method, path: String, for group: RouteGroup) async throws -> String? {
         guard group.access != .passthrough else { return nil }
         var bearer = headers.bearerToken
-        if group.access == .storage, let key = headers[.apiKey], bearer == key {
+        if group.access == .storage || group.access == .data, let key = headers[.apiKey], bearer == key {
             bearer = nil
         }
         guard let token = bearer else {
@@ -50,7 +50,7 @@ struct EdgeChecks: Sendable {
         guard group.access != .passthrough else { return .some(nil) }
         // Without a token only an open group's call is settled here; `.storage`'s anonymous
         // downloads take the router's path, which reads the method and the `apikey`.
-        guard let token = bearer() else { return group.access == .optionalUser ? .some(nil) : nil }
+        guard let token = bearer() else { return group.access == .optionalUser || group.access == .data ? .some(nil) : nil }
         return keys.verifyWithoutFetching(token).map { .some($0.subject) }
     }
 

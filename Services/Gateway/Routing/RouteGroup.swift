@@ -15,6 +15,10 @@ enum EdgeAccess: String, Sendable {
     /// public bucket (`…/object/public/…`). A bearer equal to the request's `apikey` is the
     /// client's anonymous key, not a user's token (Supabase clients send it before sign-in).
     case storage
+    /// The PostgREST data API: anyone, as there: without a bearer token, or with the client's
+    /// anonymous key (equal to its `apikey`) as one, the call runs as the anonymous caller (public
+    /// rows only); any other bearer token must be valid.
+    case data
 
     /// Whether an anonymous call to `path` with `method` is one `.storage` lets through.
     static func isAnonymousStorageDownload(method: HTTPRequest.Method, path: String) -> Bool {
@@ -87,5 +91,12 @@ struct RouteTable: Sendable {
         // Uploads up to 25 MB, plus a multipart envelope.
         ("storage", "GATEWAY_SOCIAL_URL", ["/storage/v1"], .storage, RateLimit(count: 600, window: .seconds(60)), 26 << 20),
         ("tracking", "GATEWAY_TRACKING_URL", ["/v1/restaurants", "/v1/orders", "/v1/drivers"], .user, RateLimit(count: 1_200, window: .seconds(60)), 1 << 20),
+        // `/rest/v1/{table}`, each table to the service that owns it; any other name is the
+        // router's 404, written in PostgREST's shape (PGRST205).
+        ("data_auth", "GATEWAY_AUTH_URL", ["/rest/v1/profiles", "/rest/v1/recent_signups"], .data, RateLimit(count: 600, window: .seconds(60)), 64 << 10),
+        ("data_social", "GATEWAY_SOCIAL_URL", ["/rest/v1/likes", "/rest/v1/collections", "/rest/v1/collection_photos", "/rest/v1/posts"], .data,
+         RateLimit(count: 600, window: .seconds(60)), 1 << 20),
+        ("data_tracking", "GATEWAY_TRACKING_URL", ["/rest/v1/restaurants", "/rest/v1/orders", "/rest/v1/rpc/advance_order"], .data,
+         RateLimit(count: 1_200, window: .seconds(60)), 1 << 20),
     ]
 }

@@ -12,16 +12,39 @@ struct CollectionsController: Sendable {
     static let maxTitle = 100
     static let maxDescription = 500
 
+    struct NewCollection {
+        var title: String
+        var description: String
+        var isPrivate: Bool
+    }
+
+    /// A new collection's fields, read from a body (`/v1/collections` or a `/rest/v1` row); `nil`
+    /// when the body's errors say why.
+    static func newCollection(_ body: inout JSONObject) -> NewCollection? {
+        let title = body.text("title", required: true, maxCharacters: maxTitle, allowEmpty: false)
+        let description = body.text("description", required: false, maxCharacters: maxDescription)
+        let isPrivate = body.bool("private", required: true)
+        guard let title, let isPrivate else { return nil }
+        return NewCollection(title: title, description: description ?? "", isPrivate: isPrivate)
+    }
+
+    /// The fields a change sets, read from a body.
+    static func changedFields(_ body: inout JSONObject) -> CollectionStore.Fields {
+        CollectionStore.Fields(
+            title: body.text("title", required: false, maxCharacters: maxTitle, allowEmpty: false),
+            description: body.text("description", required: false, maxCharacters: maxDescription),
+            isPrivate: body.bool("private", required: false)
+        )
+    }
+
     func addRoutes(to group: RouterGroup<AppRequestContext>) {
         group.post("collections") { request, context in
             let user = try await keys.authenticatedUser(request.headers)
             var request = request
             var body = try JSONObject(Array(buffer: try await request.collectBody(upTo: context.maxUploadSize)))
-            let title = body.text("title", required: true, maxCharacters: Self.maxTitle, allowEmpty: false)
-            let description = body.text("description", required: false, maxCharacters: Self.maxDescription)
-            let isPrivate = body.bool("private", required: true)
+            let new = Self.newCollection(&body)
             try body.validate()
-            let created = try await collections.create(user: user, title: title!, description: description ?? "", isPrivate: isPrivate!)
+            let created = try await collections.create(user: user, title: new!.title, description: new!.description, isPrivate: new!.isPrivate)
             return try JSONBody.response(.created, created, headers: [.location: "/v1/collections/\(created.id)"])
         }
         group.get("collections") { request, _ in
@@ -47,11 +70,7 @@ struct CollectionsController: Sendable {
             let id = try Self.id(context)
             var request = request
             var body = try JSONObject(Array(buffer: try await request.collectBody(upTo: context.maxUploadSize)))
-            let fields = CollectionStore.Fields(
-                title: body.text("title", required: false, maxCharacters: Self.maxTitle, allowEmpty: false),
-                description: body.text("description", required: false, maxCharacters: Self.maxDescription),
-                isPrivate: body.bool("private", required: false)
-            )
+            let fields = Self.changedFields(&body)
             try body.validate()
             return try JSONBody.response(.ok, try await collections.update(id, user: user, fields: fields))
         }
