@@ -24,7 +24,7 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
     let addresses = ClientAddressResolver(trustedProxies: config.trustedProxies)
     let keys = KeySetCache(url: config.keySetURL, issuer: config.issuer, refreshInterval: config.keySetRefreshInterval, client: client, logger: logger)
     let pools = try UpstreamPools(config.routes, connectTimeout: config.connectTimeout, metrics: runtime.metrics.factory)
-    let checks = EdgeChecks(routes: config.routes, keys: keys, addresses: addresses)
+    let checks = EdgeChecks(routes: config.routes, keys: keys, addresses: addresses, anonKey: config.anonKey)
     let proxy = ReverseProxy(pools: pools.byGroup, addresses: addresses, metrics: runtime.metrics.factory)
     let direct = DirectProxy(
         checks: checks, proxy: proxy, cors: config.cors, requests: runtime.metrics.requests,

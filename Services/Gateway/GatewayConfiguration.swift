@@ -19,6 +19,9 @@ struct GatewayConfiguration: ServiceConfiguration {
     var trustedProxies: [IPRange]
     var cors: CORSPolicy
     var realtime: RealtimeSettings
+    /// The anon key Supabase clients must send as `apikey` to `/rest/v1` and `/storage/v1`; `nil`
+    /// (the local stack) accepts any.
+    var anonKey: String?
 
     init(from reader: ConfigurationReader) throws(ConfigurationError) {
         http = try HTTPServerSettings(from: reader, defaultPort: 8080)
@@ -47,6 +50,7 @@ struct GatewayConfiguration: ServiceConfiguration {
         keySetRefreshInterval = try reader.duration("GATEWAY_JWKS_REFRESH_INTERVAL", default: .seconds(5), minimum: .milliseconds(100))
         connectTimeout = try reader.duration("GATEWAY_CONNECT_TIMEOUT", default: .seconds(1), minimum: .milliseconds(10))
         directProxy = try reader.bool("GATEWAY_DIRECT_PROXY", default: true)
+        anonKey = try reader.optionalSecret("GATEWAY_ANON_KEY", expected: "the anon key clients send as apikey")
         trustedProxies = try reader.ipRanges("GATEWAY_TRUSTED_PROXIES")
         cors = try CORSPolicy(
             origins: reader.value("GATEWAY_CORS_ORIGINS", expected: "* or a comma-separated list of origins such as https://app.example.com", default: [], parse: CORSPolicy.parseOrigins),

@@ -78,6 +78,34 @@ import TestSupport
         }
     }
 
+    @Test func theDataAPITakesAnonymousCallsChecksOtherTokensAndTheAnonKeyAndAnswersInPostgRESTsShape() async throws {
+        try await GatewayHarness.with(["GATEWAY_ANON_KEY": "the-anon-key"], alsoRouting: ["GATEWAY_SOCIAL_URL", "GATEWAY_TRACKING_URL"]) { gateway in
+            let anonymous = [("apikey", "the-anon-key"), ("Authorization", "Bearer the-anon-key")]
+            let before = gateway.upstream.requestCount
+            // The anon key as the bearer, or no bearer, is the anonymous caller: passed on.
+            for headers in [anonymous, [("apikey", "the-anon-key")]] {
+                for path in ["/rest/v1/profiles?select=id", "/rest/v1/posts?limit=1", "/rest/v1/restaurants"] {
+                    let response = try await gateway.app.request(.get, path, headers: headers)
+                    #expect(response.status == 200, "\(path) answered \(response.status)")
+                }
+            }
+            #expect(gateway.upstream.requestCount == before + 6)
+            // Another apikey (or none), a forged token: 401, in PostgREST's shape, never passed on.
+            for headers in [[("apikey", "another-key")], [], [("apikey", "the-anon-key"), ("Authorization", "Bearer \(try gateway.token(key: .generate()))")]] {
+                let response = try await gateway.app.request(.get, "/rest/v1/likes", headers: headers)
+                #expect(response.status == 401)
+                let body = try response.json()
+                #expect(body["code"] as? String == "PGRST301" && body["message"] is String && body.keys.sorted() == ["code", "details", "hint", "message"], "\(body)")
+            }
+            #expect(gateway.upstream.requestCount == before + 6)
+            // A user's token passes; a table no service owns is PostgREST's 404.
+            #expect(try await gateway.app.request(.post, "/rest/v1/likes", headers: [("apikey", "the-anon-key"), ("Authorization", "Bearer \(try gateway.token())")]).status == 200)
+            let unknown = try await gateway.app.request(.get, "/rest/v1/secrets", headers: anonymous)
+            let code = try unknown.json()["code"] as? String
+            #expect(unknown.status == 404 && code == "PGRST205")
+        }
+    }
+
     @Test func tokensWithUnknownKeyIDsRefetchTheKeySetAtMostOncePerInterval() async throws {
         try await GatewayHarness.with(["GATEWAY_JWKS_REFRESH_INTERVAL": "30s"]) { gateway in
             #expect(try await gateway.get("/v1/edits", bearer: try gateway.token()).status == 200)

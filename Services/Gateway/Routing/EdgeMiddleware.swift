@@ -13,12 +13,22 @@ struct EdgeChecks: Sendable {
     let keys: KeySetCache
     let limiters: [String: RateLimiter]
     let addresses: ClientAddressResolver
+    /// `GATEWAY_ANON_KEY`: the `apikey` the Supabase groups (`.storage`, `.data`) require; any when `nil`.
+    let anonKey: String?
 
-    init(routes: RouteTable, keys: KeySetCache, addresses: ClientAddressResolver) {
+    init(routes: RouteTable, keys: KeySetCache, addresses: ClientAddressResolver, anonKey: String? = nil) {
         self.routes = routes
         self.keys = keys
         self.limiters = Dictionary(uniqueKeysWithValues: routes.groups.map { ($0.name, RateLimiter($0.rateLimit)) })
         self.addresses = addresses
+        self.anonKey = anonKey
+    }
+
+    /// - Throws: 401 `invalid-api-key` when the anon key is set and the request's `apikey` is not it.
+    private func checkAPIKey(_ headers: HTTPFields, for group: RouteGroup) throws(Problem) {
+        guard let anonKey, group.access == .storage || group.access == .data, headers[.apiKey] != anonKey else { return }
+        throw Problem(status: .unauthorized, type: "invalid-api-key", title: "Invalid API key",
+                      detail: "Invalid API key: send the project's anon key as `apikey`.")
     }
 
     /// The user id of a valid bearer token; `nil` for an anonymous call the group allows.
@@ -26,6 +36,7 @@ struct EdgeChecks: Sendable {
     ///   when auth's keys cannot be had.
     func authenticate(_ headers: HTTPFields, method: HTTPRequest.Method, path: String, for group: RouteGroup) async throws -> String? {
         guard group.access != .passthrough else { return nil }
+        try checkAPIKey(headers, for: group)
         var bearer = headers.bearerToken
         if group.access == .storage || group.access == .data, let key = headers[.apiKey], bearer == key {
             bearer = nil
@@ -48,6 +59,8 @@ struct EdgeChecks: Sendable {
     /// fetch or ends in a 401 (both for the router's path to handle).
     func acceptedWithoutWaiting(bearer: @autoclosure () -> String?, for group: RouteGroup) -> String?? {
         guard group.access != .passthrough else { return .some(nil) }
+        // The anon key is checked on the router's path, which has the headers.
+        if anonKey != nil, group.access == .storage || group.access == .data { return nil }
         // Without a token only an open group's call is settled here; `.storage`'s anonymous
         // downloads take the router's path, which reads the method and the `apikey`.
         guard let token = bearer() else { return group.access == .optionalUser || group.access == .data ? .some(nil) : nil }
