@@ -8,7 +8,7 @@ SYSTEM_PACKAGES := pkg-config librdkafka-dev libvips-dev mate-backgrounds kcat c
 # The official supabase client, which auth's tests drive unchanged (pinned to the version tested).
 SUPABASE_PY := supabase==2.34.1
 
-.PHONY: run test contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-routing bench-tracking
+.PHONY: run test contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-data-api bench-routing bench-tracking
 
 # $(call install-debian,packages): installs those of the Debian packages not installed yet.
 install-debian = missing=""; \
@@ -109,6 +109,12 @@ bench-render: deps
 	@$(call install-pypi,PIL,pillow)
 	$(SWIFT) build -c release --product RenderBenchmark
 	.build/release/RenderBenchmark --seconds 10 --samples 60
+
+# The data API's own cost per request, in release mode and in-process: parsing a PostgREST query
+# string and rendering its SQL. (Its latency through the gateway against /v1/feed is in bench-social.)
+bench-data-api: deps
+	$(SWIFT) build -c release --product DataAPIBenchmark
+	.build/release/DataAPIBenchmark --iterations 200000 --rounds 5
 
 # social's figures, in release mode: the feed's first page with 100,000 posts and 1,000,000 likes
 # through the gateway, against the same query by hand in pgbench (and its plan); like toggles/s.

@@ -283,6 +283,11 @@ let package = Package(
             path: "Benchmarks/Routing"
         ),
         .executableTarget(
+            name: "DataAPIBenchmark",
+            dependencies: ["DataAPI", httpTypes],
+            path: "Benchmarks/DataAPI"
+        ),
+        .executableTarget(
             name: "SocialBenchmark",
             dependencies: ["LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, postgresNIO, logging],
             path: "Benchmarks/Social"

@@ -49,7 +49,7 @@ let unlimited = "100000000/1m"
 let gateway = try await ServiceProcess("gateway", environment: [
     "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms", "LOG_LEVEL": "error",
     "GATEWAY_AUTH_URL": catalog.baseURL, "GATEWAY_JWKS_URL": catalog.baseURL + "/jwks.json", "GATEWAY_JWT_ISSUER": issuer,
-    "GATEWAY_SOCIAL_URL": social.baseURL, "GATEWAY_RATE_LIMIT_SOCIAL": unlimited,
+    "GATEWAY_SOCIAL_URL": social.baseURL, "GATEWAY_RATE_LIMIT_SOCIAL": unlimited, "GATEWAY_RATE_LIMIT_DATA_SOCIAL": unlimited,
 ])
 
 // MARK: The data
@@ -182,6 +182,24 @@ let socialSQL = """
     """
 let statement32 = try await pgbench(seconds: seconds, sql: socialSQL.split(separator: "\n").joined(separator: " "))
 
+// MARK: 1b. The same page through the data API
+
+/// The feed's first page as `supabase.from("posts").select(…).order("created_at", desc).limit(20)`
+/// asks it, against `/v1/feed` in the same run: rounds alternating the two, so drift in the
+/// machine's load falls on both.
+let restPath = "/rest/v1/posts?select=id,user_id,caption,object_key,created_at&order=created_at.desc&limit=20"
+let restCheck = try await HTTPClient.shared.execute({ var r = HTTPClientRequest(url: gateway.baseURL + restPath); r.headers.add(name: "Authorization", value: "Bearer \(token)"); return r }(), timeout: .seconds(10))
+let restRows = try JSONSerialization.jsonObject(with: Data(buffer: try await restCheck.body.collect(upTo: 1 << 20))) as? [[String: Any]] ?? []
+precondition(restCheck.status.code == 200 && restRows.count == 20, "/rest/v1/posts answered \(restCheck.status) with \(restRows.count) rows")
+precondition(restRows.map { $0["id"] as? String } == items.map { $0["id"] as? String }, "/rest/v1/posts and /v1/feed disagree on the first page")
+_ = try await Wrk.run(gateway.baseURL + restPath, seconds: 2, connections: connections, headers: headers)  // warm-up
+var rounds: [(feed: Wrk.Result, rest: Wrk.Result)] = []
+for _ in 0..<3 {
+    let feed = try await Wrk.run(gateway.baseURL + feedPath, seconds: seconds, connections: connections, headers: headers)
+    let rest = try await Wrk.run(gateway.baseURL + restPath, seconds: seconds, connections: connections, headers: headers)
+    rounds.append((feed, rest))
+}
+
 // MARK: 2. Like toggles
 
 /// 200 people, each toggling likes on the newest 2,000 posts: a PUT when the person does not like
@@ -225,6 +243,12 @@ note("""
     social's own statement (one statement, the viewer set in its first step), by pgbench the same way:
       social's statement     \(format(statement32.tps, 0)) tx/s    p50 \(format(statement32.latency.percentile(50))) ms   p90 \(format(statement32.latency.percentile(90))) ms   p99 \(format(statement32.latency.percentile(99))) ms
     goal: p99 through the gateway ≤ 20 ms
+
+    == the same first page through the data API (\(restPath)) against /v1/feed, through the gateway, rounds alternating ==
+    \(rounds.enumerated().map { index, round in
+        "  round \(index + 1): /rest/v1 \(format(round.rest.requestsPerSecond, 0)) req/s p99 \(format(round.rest.p99)) ms\(round.rest.errors.map { " \($0)" } ?? "")   /v1/feed \(format(round.feed.requestsPerSecond, 0)) req/s p99 \(format(round.feed.p99)) ms   ratio of p99s \(format(round.rest.p99 / round.feed.p99))"
+    }.joined(separator: "\n"))
+    goal: /rest/v1's p99 ≤ 1.2 × /v1/feed's
 
     == social: like toggles, 200 people on the newest 2,000 posts, through the gateway ==
     wrk -t2 -c\(connections) -d\(seconds)s: \(format(toggled.requestsPerSecond, 0)) toggles/s   p50 \(format(toggled.p50)) ms   p99 \(format(toggled.p99)) ms\(toggled.errors.map { "  \($0)" } ?? "")

@@ -38,9 +38,15 @@ package struct DataEndpoint: Sendable {
                 }
             }
         }
-        rest.on("rpc/:function", method: .post) { request, context in
-            await answer(request) { () async throws -> Response in
-                try await rpc(request, name: context.parameters.get("function") ?? "")
+        for method in [HTTPRequest.Method.get, .head, .post, .patch, .delete, .put] {
+            rest.on("rpc/:function", method: method) { request, context in
+                await answer(request) { () async throws -> Response in
+                    guard request.method == .post else {
+                        throw DataAPIError(.methodNotAllowed, code: "PGRST117", message: "Unsupported HTTP method: \(request.method.rawValue)",
+                                           hint: "Call functions with POST.")
+                    }
+                    return try await rpc(request, name: context.parameters.get("function") ?? "")
+                }
             }
         }
     }

@@ -141,10 +141,12 @@ extension DataQuery {
 
     private static func parseSelect(_ text: String) throws(DataAPIError) -> [SelectItem]? {
         var items: [SelectItem] = []
+        var everything = false
         for raw in text.split(separator: ",", omittingEmptySubsequences: false) {
             let item = raw.trimmingSpaces
             if item == "*" {
-                return nil
+                everything = true
+                continue
             }
             if item.contains("(") || item.contains(")") {
                 throw .badQuery("Resource embedding is not supported", details: "Select columns of this table only: \(text)")
@@ -162,7 +164,7 @@ extension DataQuery {
                 throw .badQuery("\"failed to parse select parameter (\(text))\" (line 1, column 1)")
             }
         }
-        return items
+        return everything ? nil : items
     }
 
     private static func parseOrder(_ text: String) throws(DataAPIError) -> [OrderTerm] {

@@ -32,7 +32,7 @@ import Testing
 
     @Test(arguments: [
         "id=equals.3", "id=eq", "id=in.(a,b", "id=in.a,b", "id=in.(a,\"b)", "id=is.maybe", "order=id.sideways", "order=id.desc.asc",
-        "limit=-1", "limit=ten", "offset=1.5", "select=id,(x)", "select=posts(*)", "select=a:b:c", "or=(a.eq.1,b.eq.2)",
+        "limit=-1", "limit=ten", "offset=1.5", "select=id,(x)", "select=posts(*)", "select=*,author(*)", "id=cs.{1}", "select=id::text", "select=a:b:c", "or=(a.eq.1,b.eq.2)",
         "select=data->x", "id=in.(a,,b)x", "%zz=eq.1", "name=eq.%C3%28",
     ])
     func malformedPartsAreRefusedAsPGRST100(_ text: String) {
