@@ -53,5 +53,6 @@ for request in requests {
         perRequest.append(Double(elapsed.components.seconds) * 1e6 / Double(iterations) + Double(elapsed.components.attoseconds) / 1e12 / Double(iterations))
     }
     let sorted = perRequest.sorted()
-    print(String(format: "  %-28@ median %.2f µs per request   (rounds %.2f–%.2f µs)   [%d]", request.name as NSString, sorted[sorted.count / 2], sorted.first!, sorted.last!, sink % 10))
+    let name = request.name.padding(toLength: 28, withPad: " ", startingAt: 0)
+    print("  \(name) median " + String(format: "%.2f µs per request   (rounds %.2f–%.2f µs)", sorted[sorted.count / 2], sorted.first!, sorted.last!) + (sink == 0 ? " (no SQL?)" : ""))
 }
