@@ -7,6 +7,10 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 SYSTEM_PACKAGES := pkg-config librdkafka-dev libvips-dev mate-backgrounds kcat curl jq python3 python3-pip python3-jsonschema python3-yaml
 # The official supabase client, which auth's tests drive unchanged (pinned to the version tested).
 SUPABASE_PY := supabase==2.34.1
+# An S3-protocol server on loopback for the S3 blob store's tests, and boto3 (the S3 client a Python
+# team would use) for its benchmark's baseline.
+MOTO := moto[server]==5.2.1
+BOTO3 := boto3==1.43.11
 
 .PHONY: run test contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-data-api bench-routing bench-tracking
 
@@ -31,6 +35,8 @@ deps:
 	if ! command -v initdb >/dev/null && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then postgres=postgresql; fi; \
 	$(call install-debian,$(SYSTEM_PACKAGES) $$postgres)
 	@$(call install-pypi,supabase,$(SUPABASE_PY))
+	@$(call install-pypi,moto.server,$(MOTO))
+	@$(call install-pypi,boto3,$(BOTO3))
 
 build: deps
 	$(SWIFT) build

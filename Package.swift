@@ -153,6 +153,8 @@ let package = Package(
         .target(name: "KeySetClient", dependencies: ["Identity", "ServiceKit", asyncHTTPClient, httpTypes, nioCore, nioFoundation, logging, serviceLifecycle], path: "Shared/KeySetClient"),
         // The blob store the services share (a folder now) and the signed links to private blobs.
         .target(name: "Blobs", dependencies: ["ServiceKit", crypto, nioCore], path: "Shared/Blobs"),
+        // The blob store on an S3-protocol server (AWS, MinIO): SigV4, multipart uploads, retries.
+        .target(name: "S3Blobs", dependencies: ["Blobs", "ServiceKit", asyncHTTPClient, crypto, nioCore, nioHTTP1, logging], path: "Shared/S3Blobs"),
         // The road network of central Helsinki (© OpenStreetMap contributors, ODbL) and routes over it.
         .target(name: "RoadNetwork", path: "Shared/RoadNetwork", exclude: ["Resources/SOURCE.md", "Resources/extract-roads.py"], resources: [.copy("Resources/helsinki-drive.json")]),
         // The scaffolding of a service's resource API: JSON bodies, ETags, keyset pages,
@@ -323,6 +325,11 @@ let package = Package(
             name: "BlobsTests",
             dependencies: ["Blobs", nioCore],
             path: "Tests/BlobsTests"
+        ),
+        .testTarget(
+            name: "S3BlobsTests",
+            dependencies: ["S3Blobs", "Blobs", "TestSupport", asyncHTTPClient, crypto, nioCore, logging],
+            path: "Tests/S3BlobsTests"
         ),
         .testTarget(
             name: "ResourceAPITests",

@@ -16,6 +16,12 @@ package protocol BlobStore: Sendable {
     func get(_ key: BlobKey) async throws -> [UInt8]?
     /// Removes the blob; removing one that does not exist is not an error.
     func delete(_ key: BlobKey) async throws
+    /// The bytes `range` of the blob (clamped to its end), or `nil` when there is none.
+    func get(_ key: BlobKey, range: Range<Int>) async throws -> [UInt8]?
+    /// The blob's size in bytes, or `nil` when there is none.
+    func size(of key: BlobKey) async throws -> Int?
+    /// Every blob whose key starts with `prefix`, in key order, with its size.
+    func list(prefix: String) async throws -> [(key: String, size: Int)]
 }
 
 package enum BlobError: Error, Equatable {

@@ -55,6 +55,33 @@ package struct FileBlobStore: BlobStore {
         if FileManager.default.fileExists(atPath: file.path) { try FileManager.default.removeItem(at: file) }
     }
 
+    package func get(_ key: BlobKey, range: Range<Int>) async throws -> [UInt8]? {
+        let file = url(key)
+        guard let handle = FileHandle(forReadingAtPath: file.path) else { return nil }
+        defer { try? handle.close() }
+        try handle.seek(toOffset: UInt64(max(range.lowerBound, 0)))
+        return Array(try handle.read(upToCount: max(range.count, 0)) ?? Data())
+    }
+
+    package func size(of key: BlobKey) async throws -> Int? {
+        (try? FileManager.default.attributesOfItem(atPath: url(key).path)[.size] as? NSNumber)?.intValue
+    }
+
+    package func list(prefix: String) async throws -> [(key: String, size: Int)] {
+        guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey, .fileSizeKey]) else { return [] }
+        let rootPath = root.standardizedFileURL.path + "/"
+        var found: [(key: String, size: Int)] = []
+        for case let file as URL in walker {
+            let values = try file.resourceValues(forKeys: [.isRegularFileKey, .fileSizeKey])
+            guard values.isRegularFile == true else { continue }
+            let key = String(file.standardizedFileURL.path.dropFirst(rootPath.count))
+            // Temporary files (a segment starting with a dot) are no blobs.
+            guard key.hasPrefix(prefix), BlobKey(key) != nil else { continue }
+            found.append((key, values.fileSize ?? 0))
+        }
+        return found.sorted { $0.key < $1.key }
+    }
+
     /// The file holding the blob under `key` (for readers that take a path, such as libvips).
     package func url(_ key: BlobKey) -> URL { root.appendingPathComponent(key.path) }
 

@@ -81,3 +81,23 @@ struct FileBlobStoreTests {
         #expect(leftovers.isEmpty)
     }
 }
+
+@Suite("File blob store reads")
+struct FileBlobStoreReadTests {
+    @Test func rangesSizesAndListingsAsTheS3StoreAnswersThem() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("blobs-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let store = try FileBlobStore(root: root)
+        let content = (0..<1_000).map { UInt8($0 % 251) }
+        try await store.put(BlobKey("posts/a/one.jpg")!, bytes: content)
+        try await store.put(BlobKey("posts/b/two.jpg")!, bytes: [1, 2])
+        try await store.put(BlobKey("avatars/a.png")!, bytes: [3])
+        #expect(try await store.get(BlobKey("posts/a/one.jpg")!, range: 10..<20) == Array(content[10..<20]))
+        #expect(try await store.get(BlobKey("posts/a/one.jpg")!, range: 995..<2_000) == Array(content[995...]), "clamped to the end")
+        #expect(try await store.get(BlobKey("posts/none.jpg")!, range: 0..<10) == nil)
+        #expect(try await store.size(of: BlobKey("posts/a/one.jpg")!) == 1_000)
+        #expect(try await store.size(of: BlobKey("posts/none.jpg")!) == nil)
+        let listed = try await store.list(prefix: "posts/")
+        #expect(listed.map(\.key) == ["posts/a/one.jpg", "posts/b/two.jpg"] && listed.map(\.size) == [1_000, 2])
+    }
+}

@@ -1,0 +1,180 @@
+import AsyncHTTPClient
+import Blobs
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// Blobs as objects of one S3 bucket (AWS, MinIO, or any S3-protocol server). An object up to
+/// the multipart threshold is one PUT; a larger one is a multipart upload of threshold-sized parts,
+/// visible only once completed and aborted on any failure, so a reader never sees half a blob.
+package struct S3BlobStore: BlobStore {
+    package let client: S3Client
+
+    /// - Parameter http: a client made with `httpConfiguration` (its connections are not retried
+    ///   behind the store's back, so an unreachable server costs one attempt, not a timeout).
+    package init(settings: S3Settings, http: HTTPClient, logger: Logger) {
+        client = S3Client(settings: settings, http: http, logger: logger)
+    }
+
+    /// What the store's HTTP client should be: connecting bounded by 5 s and not retried inside the
+    /// client (the store retries whole requests with backoff, a bounded number of times), no
+    /// redirects, bodies as they are.
+    package static var httpConfiguration: HTTPClient.Configuration {
+        var configuration = HTTPClient.Configuration()
+        configuration.timeout = .init(connect: .seconds(5), read: .seconds(60))
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.redirectConfiguration = .disallow
+        configuration.decompression = .disabled
+        return configuration
+    }
+
+    private var partSize: Int { client.settings.multipartThreshold }
+
+    package func put(_ key: BlobKey, bytes: [UInt8]) async throws {
+        if bytes.count <= partSize {
+            try await putObject(key, ByteBuffer(bytes: bytes))
+            return
+        }
+        let upload = try await MultipartUpload(client: client, key: key.path)
+        do {
+            var offset = 0
+            while offset < bytes.count {
+                let end = min(offset + partSize, bytes.count)
+                try await upload.add(ByteBuffer(bytes: bytes[offset..<end]))
+                offset = end
+            }
+            try await upload.complete()
+        } catch {
+            await upload.abort()
+            throw error
+        }
+    }
+
+    package func put(_ key: BlobKey, streaming body: some AsyncSequence<ByteBuffer, any Error> & Sendable, limit: Int) async throws -> Int {
+        var pending = ByteBuffer()
+        var upload: MultipartUpload?
+        var written = 0
+        do {
+            for try await chunk in body {
+                written += chunk.readableBytes
+                guard written <= limit else { throw BlobError.tooLarge(limit: limit) }
+                var chunk = chunk
+                pending.writeBuffer(&chunk)
+                // A full part goes out as soon as there is one more byte after it: the last part
+                // may then be any size, the others are all the part size.
+                while pending.readableBytes > partSize {
+                    if upload == nil { upload = try await MultipartUpload(client: client, key: key.path) }
+                    try await upload!.add(pending.readSlice(length: partSize)!)
+                    pending.discardReadBytes()
+                }
+            }
+            if let upload {
+                try await upload.add(pending)
+                try await upload.complete()
+            } else {
+                try await putObject(key, pending)
+            }
+            return written
+        } catch {
+            await upload?.abort()
+            throw error
+        }
+    }
+
+    package func get(_ key: BlobKey) async throws -> [UInt8]? {
+        let answer = try await client.send(.GET, key: key.path, accepting: [200, 404], operation: "GetObject", maxAnswer: 1 << 30)
+        return answer.status == 404 ? nil : Array(buffer: answer.body)
+    }
+
+    package func get(_ key: BlobKey, range: Range<Int>) async throws -> [UInt8]? {
+        guard !range.isEmpty else { return try await size(of: key) == nil ? nil : [] }
+        let answer = try await client.send(.GET, key: key.path, headers: [("range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")],
+                                           accepting: [200, 206, 404, 416], operation: "GetObject", maxAnswer: max(range.count + 1, 64 << 10))
+        switch answer.status {
+        case 404: return nil
+        case 416: return []
+        default: return Array(buffer: answer.body)
+        }
+    }
+
+    package func size(of key: BlobKey) async throws -> Int? {
+        let answer = try await client.send(.HEAD, key: key.path, accepting: [200, 404], operation: "HeadObject")
+        return answer.status == 404 ? nil : answer.headers.first(name: "content-length").flatMap(Int.init)
+    }
+
+    package func delete(_ key: BlobKey) async throws {
+        _ = try await client.send(.DELETE, key: key.path, accepting: [200, 204, 404], operation: "DeleteObject")
+    }
+
+    /// ListObjectsV2, page after page (S3 answers at most 1,000 keys a page).
+    package func list(prefix: String) async throws -> [(key: String, size: Int)] {
+        var found: [(key: String, size: Int)] = []
+        var token: String?
+        repeat {
+            var query = [("list-type", "2"), ("prefix", prefix)]
+            if let token { query.append(("continuation-token", token)) }
+            let answer = try await client.send(.GET, key: nil, query: query, operation: "ListObjectsV2", maxAnswer: 16 << 20)
+            let xml = String(buffer: answer.body)
+            for entry in XMLText.blocks("Contents", in: xml) {
+                guard let key = XMLText.all("Key", in: entry).first else { continue }
+                found.append((key, XMLText.all("Size", in: entry).first.flatMap(Int.init) ?? 0))
+            }
+            token = XMLText.first("IsTruncated", in: xml) == "true" ? XMLText.first("NextContinuationToken", in: xml) : nil
+        } while token != nil
+        return found
+    }
+
+    /// Makes the bucket when it does not exist (for tests and first starts against MinIO).
+    package func createBucketIfMissing() async throws {
+        _ = try await client.send(.PUT, key: nil, accepting: [200, 409], operation: "CreateBucket")
+    }
+
+    private func putObject(_ key: BlobKey, _ body: ByteBuffer) async throws {
+        _ = try await client.send(.PUT, key: key.path, body: body, operation: "PutObject")
+    }
+}
+
+/// One multipart upload under way: parts numbered from 1 as added, then completed or aborted.
+final class MultipartUpload: @unchecked Sendable {
+    let client: S3Client
+    let key: String
+    let id: String
+    /// Each part's number and ETag, in order. Touched by one task at a time (the upload's owner).
+    private var parts: [(number: Int, etag: String)] = []
+
+    init(client: S3Client, key: String) async throws {
+        self.client = client
+        self.key = key
+        let answer = try await client.send(.POST, key: key, query: [("uploads", "")], operation: "CreateMultipartUpload")
+        guard let id = XMLText.first("UploadId", in: String(buffer: answer.body)) else {
+            throw S3Error(status: answer.status, code: "MalformedAnswer", message: "no UploadId", operation: "CreateMultipartUpload")
+        }
+        self.id = id
+    }
+
+    func add(_ part: ByteBuffer) async throws {
+        let number = parts.count + 1
+        let answer = try await client.send(.PUT, key: key, query: [("partNumber", String(number)), ("uploadId", id)], body: part, operation: "UploadPart")
+        guard let etag = answer.headers.first(name: "etag") else {
+            throw S3Error(status: answer.status, code: "MalformedAnswer", message: "no ETag for part \(number)", operation: "UploadPart")
+        }
+        parts.append((number, etag))
+    }
+
+    func complete() async throws {
+        let body = "<CompleteMultipartUpload>" + parts.map {
+            "<Part><PartNumber>\($0.number)</PartNumber><ETag>\(XMLText.escape($0.etag))</ETag></Part>"
+        }.joined() + "</CompleteMultipartUpload>"
+        let answer = try await client.send(.POST, key: key, query: [("uploadId", id)], body: ByteBuffer(string: body), operation: "CompleteMultipartUpload")
+        // S3 may answer 200 with an error inside, when it fails after starting to answer.
+        let text = String(buffer: answer.body)
+        if text.contains("<Error>") { throw S3Client.error(answer, operation: "CompleteMultipartUpload") }
+    }
+
+    /// Gives up the upload (its parts are deleted); best effort: a failure here leaves parts a
+    /// bucket lifecycle rule for incomplete uploads removes, never a visible object.
+    func abort() async {
+        _ = try? await client.send(.DELETE, key: key, query: [("uploadId", id)], accepting: [200, 204, 404], operation: "AbortMultipartUpload")
+    }
+}

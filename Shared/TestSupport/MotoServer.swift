@@ -1,0 +1,80 @@
+import Foundation
+import LocalStack
+
+/// An S3-protocol server on loopback for tests: moto (PyPI `moto[server]`, which `make test`
+/// installs), a server nobody here wrote. Each instance is its own process and port; `stop()` kills
+/// it at once (a server going away mid-request), `start()` brings it back on the same port, empty.
+package final class MotoServer: @unchecked Sendable {
+    package let port: Int
+    private let lock = NSLock()
+    private var process: Process?
+
+    package var endpoint: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    /// With `authenticating`: the keys of the one user allowed in (every request must be signed
+    /// with them, as on AWS), and the bucket made for them.
+    package private(set) var credentials: (accessKeyID: String, secret: String)?
+    package let bucket = "splash-\(UUID().uuidString.prefix(8).lowercased())"
+    private let authenticating: Bool
+
+    /// - Parameter authenticating: whether requests must be signed with a user's real keys (moto's
+    ///   IAM checks on); otherwise any keys are taken.
+    package init(authenticating: Bool = false) async throws {
+        port = freePort()
+        self.authenticating = authenticating
+        try await start()
+        if authenticating { try await makeUser() }
+    }
+
+    /// The user, its keys and the bucket, made with boto3 while moto still lets the first four
+    /// requests in unsigned (`INITIAL_NO_AUTH_ACTION_COUNT`).
+    private func makeUser() async throws {
+        let setup = """
+            import boto3, json, sys
+            kw = dict(endpoint_url=sys.argv[1], region_name="us-east-1", aws_access_key_id="setup", aws_secret_access_key="setup")
+            iam = boto3.client("iam", **kw)
+            iam.create_user(UserName="splash")
+            iam.put_user_policy(UserName="splash", PolicyName="all", PolicyDocument=json.dumps(
+                {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}))
+            key = iam.create_access_key(UserName="splash")["AccessKey"]
+            boto3.client("s3", **kw).create_bucket(Bucket=sys.argv[2])
+            print(key["AccessKeyId"], key["SecretAccessKey"])
+            """
+        let output = try await ProcessCommand(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", setup, endpoint.absoluteString, bucket]).runToCompletion()
+        let words = output.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
+        guard words.count >= 2 else { throw MotoSetupFailed(output: output) }
+        credentials = (words[words.count - 2], words[words.count - 1])
+    }
+
+    deinit {
+        process?.terminate()
+    }
+
+    package func start() async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        if authenticating {
+            process.environment = ProcessInfo.processInfo.environment.merging(["INITIAL_NO_AUTH_ACTION_COUNT": "4"]) { _, new in new }
+        }
+        try process.run()
+        lock.withLock { self.process = process }
+        try await waitUntilReady("moto_server", timeout: .seconds(30)) { [port] in acceptsConnections(port: port) }
+    }
+
+    /// Kills the server (SIGKILL: no goodbye to the connections it has).
+    package func stop() {
+        let process = lock.withLock { () -> Process? in
+            defer { self.process = nil }
+            return self.process
+        }
+        guard let process else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
+
+struct MotoSetupFailed: Error {
+    var output: String
+}

@@ -1,0 +1,162 @@
+import AsyncHTTPClient
+import Blobs
+import Foundation
+import Logging
+import NIOCore
+import S3Blobs
+import Testing
+import TestSupport
+
+/// The S3 blob store against moto, an S3-protocol server on loopback: round trips small and large
+/// (multipart), ranges, listings past S3's 1,000-key pages, a wrong secret, and uploads that fail
+/// halfway leaving nothing behind.
+@Suite("S3 blob store") struct S3BlobStoreTests {
+    /// One client for every store of the run, as a service has one.
+    static let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: S3BlobStore.httpConfiguration)
+
+    static func store(_ server: MotoServer, bucket: String = "splash-\(UUID().uuidString.prefix(8).lowercased())",
+                      accessKeyID: String = "testing", secret: String = "testing", create: Bool = true) async throws -> S3BlobStore {
+        var logger = Logger(label: "s3-test")
+        logger.logLevel = ProcessInfo.processInfo.environment["S3_TEST_LOG"] == nil ? .error : .debug
+        let settings = S3Settings(endpoint: server.endpoint, region: "us-east-1", bucket: bucket, accessKeyID: accessKeyID, secretAccessKey: secret,
+                                  requestTimeout: .seconds(20), attempts: 3)
+        let store = S3BlobStore(settings: settings, http: Self.http, logger: logger)
+        if create { try await store.createBucketIfMissing() }
+        return store
+    }
+
+    static func bytes(_ count: Int, seed: UInt8 = 7) -> [UInt8] {
+        var value = seed
+        return (0..<count).map { index in
+            value = value &* 31 &+ UInt8(truncatingIfNeeded: index >> 8)
+            return value
+        }
+    }
+
+    /// `bytes` as a stream of `chunk`-sized buffers, as an upload's body arrives.
+    static func stream(_ bytes: [UInt8], chunk: Int = 1 << 20) -> AsyncThrowingStream<ByteBuffer, any Error> {
+        AsyncThrowingStream { continuation in
+            var offset = 0
+            while offset < bytes.count {
+                let end = min(offset + chunk, bytes.count)
+                continuation.yield(ByteBuffer(bytes: bytes[offset..<end]))
+                offset = end
+            }
+            continuation.finish()
+        }
+    }
+
+    @Test func objectsOfEverySizeComeBackWhole() async throws {
+        let server = try await MotoServer()
+        defer { server.stop() }
+        let store = try await Self.store(server)
+        for (index, count) in [0, 1, 15 << 20, 40 << 20].enumerated() {
+            let content = Self.bytes(count, seed: UInt8(index))
+            let key = BlobKey("round-trip/\(count)")!
+            try await store.put(key, bytes: content)
+            #expect(try await store.get(key) == content, "\(count) bytes")
+            #expect(try await store.size(of: key) == count)
+            // Streamed: the same, whether one PUT or parts.
+            let streamed = BlobKey("streamed/\(count)")!
+            #expect(try await store.put(streamed, streaming: Self.stream(content), limit: 64 << 20) == count)
+            #expect(try await store.get(streamed) == content, "\(count) bytes streamed")
+        }
+        #expect(try await store.get(BlobKey("round-trip/none")!) == nil)
+        #expect(try await store.size(of: BlobKey("round-trip/none")!) == nil)
+        try await store.delete(BlobKey("round-trip/1")!)
+        try await store.delete(BlobKey("round-trip/1")!)
+        #expect(try await store.get(BlobKey("round-trip/1")!) == nil)
+    }
+
+    @Test func rangesReadPartsOfAnObject() async throws {
+        let server = try await MotoServer()
+        defer { server.stop() }
+        let store = try await Self.store(server)
+        let content = Self.bytes(3 << 20)
+        let key = BlobKey("ranged/photo.jpg")!
+        try await store.put(key, bytes: content)
+        #expect(try await store.get(key, range: 0..<10) == Array(content[0..<10]))
+        #expect(try await store.get(key, range: 1_000_000..<2_500_000) == Array(content[1_000_000..<2_500_000]))
+        #expect(try await store.get(key, range: content.count - 3..<content.count + 100) == Array(content.suffix(3)), "clamped to the end")
+        #expect(try await store.get(key, range: content.count + 10..<content.count + 20) == [], "past the end")
+        #expect(try await store.get(BlobKey("ranged/none")!, range: 0..<10) == nil)
+    }
+
+    @Test func listingsGoPastOneThousandKeys() async throws {
+        let server = try await MotoServer()
+        defer { server.stop() }
+        let store = try await Self.store(server)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<1_100 {
+                if index >= 16 { try await group.next() }
+                group.addTask { try await store.put(BlobKey("listed/\(String(format: "%05d", index)).txt")!, bytes: Array("\(index)".utf8)) }
+            }
+            try await group.waitForAll()
+        }
+        try await store.put(BlobKey("other/a.txt")!, bytes: [1])
+        let listed = try await store.list(prefix: "listed/")
+        #expect(listed.count == 1_100)
+        #expect(listed.map(\.key) == (0..<1_100).map { "listed/\(String(format: "%05d", $0)).txt" })
+        #expect(listed.first?.size == 1 && listed.last?.size == 4)
+        #expect(try await store.list(prefix: "other/").map(\.key) == ["other/a.txt"])
+    }
+
+    @Test func aWrongSecretIsRefusedWithS3sOwnReason() async throws {
+        let server = try await MotoServer(authenticating: true)
+        defer { server.stop() }
+        let credentials = try #require(server.credentials)
+        let store = try await Self.store(server, bucket: server.bucket, accessKeyID: credentials.accessKeyID, secret: credentials.secret)
+        try await store.put(BlobKey("signed/a.txt")!, bytes: [1, 2, 3])
+        #expect(try await store.get(BlobKey("signed/a.txt")!) == [1, 2, 3])
+
+        let forged = try await Self.store(server, bucket: server.bucket, accessKeyID: credentials.accessKeyID, secret: credentials.secret + "x", create: false)
+        do {
+            _ = try await forged.get(BlobKey("signed/a.txt")!)
+            Issue.record("a wrong secret was accepted")
+        } catch let error as S3Error {
+            #expect(error.status == 403 && error.code == "SignatureDoesNotMatch", "\(error)")
+            #expect(error.description.contains("403 SignatureDoesNotMatch"))
+        }
+    }
+
+    @Test func anUploadThatFailsHalfwayLeavesNoObjectAndNoParts() async throws {
+        let server = try await MotoServer()
+        defer { server.stop() }
+        let store = try await Self.store(server)
+        let key = BlobKey("halfway/big.bin")!
+        // The body fails after 20 MB: one 16 MB part is uploaded by then.
+        let failing = AsyncThrowingStream<ByteBuffer, any Error> { continuation in
+            for _ in 0..<20 { continuation.yield(ByteBuffer(bytes: Self.bytes(1 << 20))) }
+            continuation.finish(throwing: CancellationError())
+        }
+        await #expect(throws: CancellationError.self) { try await store.put(key, streaming: failing, limit: 64 << 20) }
+        #expect(try await store.size(of: key) == nil)
+        #expect(try await store.client.openMultipartUploads().isEmpty, "the upload was aborted")
+        // Past the limit: refused, nothing kept.
+        await #expect(throws: BlobError.tooLarge(limit: 18 << 20)) { try await store.put(key, streaming: Self.stream(Self.bytes(40 << 20)), limit: 18 << 20) }
+        #expect(try await store.size(of: key) == nil)
+        #expect(try await store.client.openMultipartUploads().isEmpty)
+    }
+
+    @Test func theServerStoppingMidUploadIsAnErrorNotAHang() async throws {
+        let server = try await MotoServer()
+        let store = try await Self.store(server)
+        let key = BlobKey("stopped/big.bin")!
+        let body = AsyncThrowingStream<ByteBuffer, any Error> { continuation in
+            Task {
+                for index in 0..<40 {
+                    // After the first part has gone: the server goes away.
+                    if index == 20 { server.stop() }
+                    continuation.yield(ByteBuffer(bytes: Self.bytes(1 << 20)))
+                }
+                continuation.finish()
+            }
+        }
+        let started = ContinuousClock.now
+        await #expect(throws: S3Error.self) { try await store.put(key, streaming: body, limit: 64 << 20) }
+        #expect(ContinuousClock.now - started < .seconds(30))
+        try await server.start()
+        #expect(try await store.size(of: key) == nil)
+        server.stop()
+    }
+}
