@@ -80,15 +80,15 @@ let services: [(product: Product, targets: [Target])] = [
     service(
         "edit-render",
         module: "EditRender",
-        dependencies: ["Imaging", "Blobs", "ResourceAPI", "CatalogClient", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts", asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, nioFoundation, postgresNIO, logging, metrics, serviceLifecycle],
+        dependencies: ["Imaging", "Blobs", "S3Blobs", "ResourceAPI", "CatalogClient", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts", asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, nioFoundation, postgresNIO, logging, metrics, serviceLifecycle],
         testDependencies: ["Imaging", "Identity", "ServiceKit", "Database", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, httpTypes, nioCore, postgresNIO, logging, serviceLifecycle, yams],
         testResources: [.copy("Fixtures")]
     ),
     service(
         "social",
         module: "Social",
-        dependencies: ["DataAPI", "Blobs", "ResourceAPI", "CatalogClient", "Imaging", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts", asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, postgresNIO, logging, metrics, serviceLifecycle],
-        testDependencies: ["Blobs", "ResourceAPI", "Imaging", "Identity", "ServiceKit", "Database", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, httpTypes, nioCore, nioHTTP1, postgresNIO, logging, serviceLifecycle, yams],
+        dependencies: ["DataAPI", "Blobs", "S3Blobs", "ResourceAPI", "CatalogClient", "Imaging", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts", asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, postgresNIO, logging, metrics, serviceLifecycle],
+        testDependencies: ["Blobs", "S3Blobs", "ResourceAPI", "Imaging", "Identity", "ServiceKit", "Database", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, httpTypes, nioCore, nioHTTP1, postgresNIO, logging, serviceLifecycle, yams],
         testResources: [.copy("Fixtures")]
     ),
     service(
@@ -192,7 +192,7 @@ let package = Package(
         // render pipeline and its byte budget, a renderer on its own threads.
         .target(
             name: "Imaging",
-            dependencies: ["CVips", "PixelKernels", "Contracts", nioPosix, serviceLifecycle],
+            dependencies: ["CVips", "PixelKernels", "Contracts", "Blobs", nioPosix, serviceLifecycle],
             path: "Shared/Imaging"
         ),
         .target(
@@ -358,7 +358,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DeploymentTests",
-            dependencies: ["Auth", "Gateway", "PhotoCatalog", "EditRender", "Social", "Tracking", "Identity", "Contracts", "Database", "EventBus", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, yams],
+            dependencies: ["Auth", "Gateway", "PhotoCatalog", "EditRender", "Social", "Tracking", "S3Blobs", "Identity", "Contracts", "Database", "EventBus", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, yams],
             path: "Tests/DeploymentTests"
         ),
     ] + services.flatMap(\.targets)

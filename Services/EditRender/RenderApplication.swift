@@ -35,7 +35,7 @@ func buildApplication(_ config: RenderConfiguration, runtime: ServiceRuntime) as
     httpConfiguration.timeout = .init(connect: .seconds(5), read: .seconds(30))
     let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: httpConfiguration, backgroundActivityLogger: logger)
     let renderer = try Renderer(threads: config.workers)
-    let blobs = try FileBlobStore(root: config.media.blobDirectory)
+    let (blobs, blobHTTP) = try config.blobStore.make(logger: logger)
     let metrics = RenderMetrics(factory: runtime.metrics.factory)
     let store = EditStore(client: client, outbox: outbox, logger: logger)
     let catalog = PhotoCatalogClient(http: http, baseURL: config.photoCatalogURL, serviceToken: config.catalogServiceToken, logger: logger)
@@ -44,7 +44,7 @@ func buildApplication(_ config: RenderConfiguration, runtime: ServiceRuntime) as
 
     var parts = ServiceApplicationParts(name: "edit-render", http: config.http, logger: logger, metrics: runtime.metrics)
     parts.readiness = [.postgres(client), .kafka(producer)]
-    parts.services = [client, producer, relay, renderer, HTTPClientService(client: http)]
+    parts.services = [client, producer, relay, renderer, HTTPClientService(client: http)] + (blobHTTP.map { [HTTPClientService(client: $0)] } ?? [])
     if config.role.runsWorkers {
         let job = RenderJob(client: client, outbox: outbox, sources: sources, renderer: renderer, blobs: blobs,
                             catalog: catalog,

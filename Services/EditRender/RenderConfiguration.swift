@@ -3,6 +3,7 @@ import EventBus
 import Blobs
 import Foundation
 import KeySetClient
+import S3Blobs
 import ServiceKit
 
 /// What an `edit-render` process runs: the HTTP API, the render workers, or both.
@@ -27,6 +28,8 @@ struct RenderConfiguration: ServiceConfiguration {
     var keys: KeySetSettings
     /// Where media URLs point, the blob store's root, the key that signs them and their lifetime.
     var media: MediaSettings
+    /// `BLOB_STORE`: the folder of `media` (the default) or an S3 bucket.
+    var blobStore: BlobStoreChoice
     /// photo-catalog, for Unsplash sources and their download tracking.
     var photoCatalogURL: URL
     var catalogServiceToken: String?
@@ -46,6 +49,7 @@ struct RenderConfiguration: ServiceConfiguration {
         workers = try reader.integer("RENDER_WORKERS", default: ProcessInfo.processInfo.activeProcessorCount, in: 1...256)
         keys = try KeySetSettings(from: reader, prefix: "RENDER")
         media = try MediaSettings(from: reader, prefix: "RENDER", shortestLifetime: .seconds(1))
+        blobStore = try BlobStoreChoice(from: reader, folder: media.blobDirectory)
         photoCatalogURL = try reader.url("RENDER_PHOTO_CATALOG_URL", schemes: ["http", "https"], default: URL(string: "http://127.0.0.1:8082")!)
         catalogServiceToken = try reader.optionalSecret("CATALOG_SERVICE_TOKEN", expected: "photo-catalog's service token")
         sourceHosts = Set(try reader.string("RENDER_SOURCE_HOSTS", default: "images.unsplash.com,plus.unsplash.com").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })

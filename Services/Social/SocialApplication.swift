@@ -35,7 +35,7 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
     httpConfiguration.timeout = .init(connect: .seconds(5), read: .seconds(30))
     let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: httpConfiguration, backgroundActivityLogger: logger)
     let renderer = try Renderer(threads: config.imageWorkers)
-    let blobs = try FileBlobStore(root: config.media.blobDirectory)
+    let (blobs, blobHTTP) = try config.blobStore.make(logger: logger)
     let keys = KeySetCache(url: config.keys.url, issuer: config.keys.issuer, refreshInterval: .seconds(5), client: http, logger: logger)
     let catalog = PhotoCatalogClient(http: http, baseURL: config.photoCatalogURL, serviceToken: config.catalogServiceToken, logger: logger)
 
@@ -63,7 +63,7 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
             }
         ),
         OrphanCollector(client: client, objects: objects, orphanTTL: config.orphanTTL, interval: config.collectorInterval, logger: logger),
-    ]
+    ] + (blobHTTP.map { [HTTPClientService(client: $0)] } ?? [])
     parts.routePolicies = [
         // An upload: the image, plus a multipart envelope.
         RoutePolicy(pathPrefix: "/storage/v1", maxBodySize: config.maxUploadBytes + (1 << 20), timeout: .seconds(120)),
@@ -71,7 +71,7 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
         RoutePolicy(pathPrefix: "/v1", maxBodySize: 64 << 10, timeout: config.http.requestTimeout),
         RoutePolicy(pathPrefix: "/rest/v1", maxBodySize: 1 << 20, timeout: config.http.requestTimeout),
     ]
-    logger.info("social starting", metadata: ["blobs": "\(config.media.blobDirectory.path)"])
+    logger.info("social starting", metadata: ["blobs": "\(config.blobStore.description)"])
     return makeServiceApplication(parts, context: AppRequestContext.self) { router in
         let group = router.group("v1")
         LikesController(likes: likes, keys: keys).addRoutes(to: group)

@@ -3,6 +3,7 @@ import EventBus
 import Blobs
 import Foundation
 import KeySetClient
+import S3Blobs
 import ServiceKit
 
 /// Everything `social` reads from its environment; each variable is described in
@@ -18,6 +19,8 @@ struct SocialConfiguration: ServiceConfiguration {
     /// edits (edit-render's `RENDER_MEDIA_KEY`); how long a link in a feed, a post or a list
     /// works, before bucketing.
     var media: MediaSettings
+    /// `BLOB_STORE`: the folder of `media` (the default) or an S3 bucket.
+    var blobStore: BlobStoreChoice
     /// Signed links' expiry is rounded up to a multiple of this, so the same object signed twice
     /// in one bucket gives the same link (and caches hit).
     var signedURLBucket: Duration
@@ -40,6 +43,7 @@ struct SocialConfiguration: ServiceConfiguration {
         events = try EventBusSettings(from: reader)
         keys = try KeySetSettings(from: reader, prefix: "SOCIAL")
         media = try MediaSettings(from: reader, prefix: "SOCIAL", shortestLifetime: .seconds(60))
+        blobStore = try BlobStoreChoice(from: reader, folder: media.blobDirectory)
         signedURLBucket = try reader.duration("SOCIAL_SIGNED_URL_BUCKET", default: .seconds(300), minimum: .seconds(1))
         orphanTTL = try reader.duration("SOCIAL_ORPHAN_TTL", default: .seconds(86_400), minimum: .seconds(1))
         collectorInterval = try reader.duration("SOCIAL_COLLECTOR_INTERVAL", default: .seconds(60), minimum: .milliseconds(100))

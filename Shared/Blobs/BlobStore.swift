@@ -22,6 +22,11 @@ package protocol BlobStore: Sendable {
     func size(of key: BlobKey) async throws -> Int?
     /// Every blob whose key starts with `prefix`, in key order, with its size.
     func list(prefix: String) async throws -> [(key: String, size: Int)]
+    /// Puts the blob under `from` under `to` instead (replacing what `to` held).
+    func move(_ from: BlobKey, to: BlobKey) async throws
+    /// The local file holding the blob, for readers that take a path (libvips); `nil` when the
+    /// store keeps blobs elsewhere (read them with `get`).
+    func localFile(_ key: BlobKey) -> URL?
 }
 
 package enum BlobError: Error, Equatable {

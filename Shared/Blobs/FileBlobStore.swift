@@ -85,8 +85,10 @@ package struct FileBlobStore: BlobStore {
     /// The file holding the blob under `key` (for readers that take a path, such as libvips).
     package func url(_ key: BlobKey) -> URL { root.appendingPathComponent(key.path) }
 
+    package func localFile(_ key: BlobKey) -> URL? { url(key) }
+
     /// Moves the blob under `from` to `to`, replacing what was there.
-    package func move(_ from: BlobKey, to: BlobKey) throws {
+    package func move(_ from: BlobKey, to: BlobKey) async throws {
         let destination = url(to)
         try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
         try replace(destination, with: url(from))

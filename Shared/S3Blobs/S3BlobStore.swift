@@ -125,6 +125,18 @@ package struct S3BlobStore: BlobStore {
         return found
     }
 
+    /// CopyObject, then DeleteObject: S3 has no rename. Blobs here are at most tens of MB, well
+    /// under CopyObject's 5 GB.
+    package func move(_ from: BlobKey, to: BlobKey) async throws {
+        let source = "/" + SigV4.encode(client.settings.bucket) + "/" + SigV4.encode(from.path, keepSlash: true)
+        let answer = try await client.send(.PUT, key: to.path, headers: [("x-amz-copy-source", source)], operation: "CopyObject")
+        // S3 may answer 200 with an error inside, when the copy fails after it started answering.
+        if String(buffer: answer.body).contains("<Error>") { throw S3Client.error(answer, operation: "CopyObject") }
+        try await delete(from)
+    }
+
+    package func localFile(_ key: BlobKey) -> URL? { nil }
+
     /// Makes the bucket when it does not exist (for tests and first starts against MinIO).
     package func createBucketIfMissing() async throws {
         _ = try await client.send(.PUT, key: nil, accepting: [200, 409], operation: "CreateBucket")

@@ -58,7 +58,7 @@ struct FileBlobStoreTests {
         try await store.put(key, bytes: [1, 2, 3])
         #expect(try await store.get(key) == [1, 2, 3])
         let moved = try #require(BlobKey("posts/u/b.jpg"))
-        try store.move(key, to: moved)
+        try await store.move(key, to: moved)
         #expect(try await store.get(key) == nil)
         #expect(try await store.get(moved) == [1, 2, 3])
         try await store.delete(moved)

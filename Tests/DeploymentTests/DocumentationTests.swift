@@ -2,6 +2,7 @@ import Database
 import EventBus
 import Foundation
 import ServiceKit
+import S3Blobs
 import Testing
 import TestSupport
 
@@ -160,6 +161,8 @@ struct DocumentationTests {
         let log = ConfigurationReadLog()
         let loaded = ServiceMain.loadConfiguration("shared", SharedSettingsOnly.self, environment: [
             "DATABASE_URL": "postgres://user:password@localhost:5432/splash", "KAFKA_BROKERS": "localhost:9092",
+            // The S3 store, so that every one of its settings is read.
+            "BLOB_STORE": "s3", "S3_ENDPOINT": "http://127.0.0.1:9000", "S3_BUCKET": "splash", "S3_ACCESS_KEY_ID": "id", "S3_SECRET_ACCESS_KEY": "secret",
         ], log: log)
         if case .failure(let failure) = loaded { Issue.record("\(failure.message)") }
         return log.namesRead
@@ -173,6 +176,7 @@ struct DocumentationTests {
             http = try HTTPServerSettings(from: reader, defaultPort: 1)
             _ = try DatabaseSettings(from: reader)
             _ = try EventBusSettings(from: reader)
+            _ = try BlobStoreChoice(from: reader, folder: URL(fileURLWithPath: "/tmp"))
         }
     }
 

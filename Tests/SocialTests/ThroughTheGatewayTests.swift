@@ -2,6 +2,8 @@ import AsyncHTTPClient
 import Foundation
 import Identity
 import LocalStack
+import S3Blobs
+import Logging
 import NIOCore
 import NIOHTTP1
 import Testing
@@ -17,18 +19,41 @@ import TestSupport
         let processes: [ServiceProcess]
         let blobs: URL
         let database: TestDatabase
+        /// The S3-protocol server both services keep their blobs on, with `s3`.
+        let s3: MotoServer?
+        let s3Bucket: String?
 
         /// - Parameter tracking: whether tracking runs too (behind `/v1/restaurants`, `/v1/orders`
         ///   and their `/rest/v1` tables), without seeded restaurants.
-        init(tracking: Bool = false) async throws {
+        /// - Parameter s3: whether edit-render and social keep their blobs in one S3 bucket (moto),
+        ///   as replicas on several hosts do, instead of a shared folder.
+        init(tracking: Bool = false, s3: Bool = false) async throws {
             let database = try await TestPostgres.shared.makeDatabase()
             self.database = database
+            var blobSettings: [String: String] = [:]
+            if s3 {
+                let server = try await MotoServer()
+                var logger = Logger(label: "e2e-s3")
+                logger.logLevel = .error
+                let bucket = "e2e-\(UUID().uuidString.prefix(8).lowercased())"
+                let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: S3BlobStore.httpConfiguration)
+                let settings = S3Settings(endpoint: server.endpoint, region: "us-east-1", bucket: bucket, accessKeyID: "e2e", secretAccessKey: "e2e-secret")
+                try await S3BlobStore(settings: settings, http: http, logger: logger).createBucketIfMissing()
+                try await http.shutdown()
+                blobSettings = ["BLOB_STORE": "s3", "S3_ENDPOINT": server.endpoint.absoluteString, "S3_BUCKET": bucket,
+                                "S3_ACCESS_KEY_ID": "e2e", "S3_SECRET_ACCESS_KEY": "e2e-secret"]
+                self.s3 = server
+                self.s3Bucket = bucket
+            } else {
+                self.s3 = nil
+                self.s3Bucket = nil
+            }
             let kafka = try await TestKafka.shared.running()
             let issuer = "http://localhost:8080/auth/v1"
             let mediaKey = "media-signing-key-for-tests-0123456789abcdef", serviceToken = "catalog-service-token-for-tests-0123456789"
             blobs = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-blobs-\(UUID().uuidString.prefix(8))")
             let common = ["KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
-                          "OUTBOX_POLL_INTERVAL": "100ms", "LOG_LEVEL": "warning"]
+                          "OUTBOX_POLL_INTERVAL": "100ms", "LOG_LEVEL": "warning"].merging(blobSettings) { _, new in new }
             func role(_ schema: String) async throws -> String { try await database.makeServiceRole(schema: schema, password: "e2e-\(schema)").url }
 
             let auth = try await ServiceProcess("auth", environment: common.merging([
@@ -64,6 +89,7 @@ import TestSupport
 
         func stop() async {
             for process in processes { await process.stop() }
+            s3?.stop()
             try? FileManager.default.removeItem(at: blobs)
         }
 
@@ -103,6 +129,17 @@ import TestSupport
             return Person(id: try #require(user["id"] as? String), email: email, token: try #require(answer.json["access_token"] as? String))
         }
 
+        /// The keys of the S3 bucket the services share.
+        func bucketKeys() async throws -> [String] {
+            guard let s3, let bucket = s3Bucket else { return [] }
+            let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: S3BlobStore.httpConfiguration)
+            let store = S3BlobStore(settings: S3Settings(endpoint: s3.endpoint, region: "us-east-1", bucket: bucket, accessKeyID: "e2e", secretAccessKey: "e2e-secret"),
+                                    http: http, logger: Logger(label: "e2e-s3"))
+            let keys = try await store.list(prefix: "").map(\.key)
+            try await http.shutdown()
+            return keys
+        }
+
         /// Polls `condition` (the projections and renders are asynchronous).
         func eventually(_ what: String, _ condition: @Sendable () async throws -> Bool) async throws {
             try await TestSupport.eventually(what, timeout: .seconds(60), condition)
@@ -110,9 +147,14 @@ import TestSupport
     }
 
     @Test func twoUsersLikeCollectUploadPostAndSeeTheFeedAndRenamesLive() async throws {
-        let stack = try await Stack()
+        // On S3: the blobs of both services in one bucket, as on several hosts.
+        let stack = try await Stack(s3: true)
         do {
             try await run(stack)
+            // Every blob went to the bucket: the edit edit-render rendered, the posts' images.
+            let keys = try await stack.bucketKeys()
+            #expect(keys.contains { $0.hasSuffix("/edited.jpg") } && keys.contains { $0.hasPrefix("posts/") }, "\(keys)")
+            #expect(!FileManager.default.fileExists(atPath: stack.blobs.path), "nothing in the folder")
         } catch {
             Issue.record("\(error)")
         }

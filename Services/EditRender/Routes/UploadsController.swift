@@ -12,7 +12,7 @@ import ServiceKit
 /// before it is recorded.
 struct UploadsController: Sendable {
     let store: EditStore
-    let blobs: FileBlobStore
+    let blobs: any BlobStore
     let keys: KeySetCache
     let links: MediaLinks
     let maxBytes: Int
@@ -34,15 +34,15 @@ struct UploadsController: Sendable {
             throw Problem(status: .contentTooLarge, type: "upload-too-large", title: "Upload too large", detail: "Photos up to \(limit >> 20) MB can be uploaded.")
         }
         let header: SourceHeader
-        do throws(ImagingError) {
-            header = try SourceInspection.inspect(fileAt: blobs.url(pending).path, limits: SourceLimits(maxBytes: maxBytes))
-        } catch {
+        do {
+            header = try await SourceInspection.inspect(pending, in: blobs, limits: SourceLimits(maxBytes: maxBytes))
+        } catch let error as ImagingError {
             try? await blobs.delete(pending)
             throw Problem(status: .unprocessableContent, type: "unsupported-image", title: "Not a photo Splash can edit", detail: error.description)
         }
         let key = BlobKey.upload(user: user, upload: id, format: header.format.rawValue)
         if key != pending {
-            try blobs.move(pending, to: key)
+            try await blobs.move(pending, to: key)
         }
         try await store.insert(EditStore.Upload(id: id, userID: user, key: key.path, format: header.format.rawValue, width: header.width, height: header.height, bytes: bytes))
         let signed = links.sign(key)

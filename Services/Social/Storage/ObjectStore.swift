@@ -17,7 +17,7 @@ import ServiceKit
 /// `OrphanCollector` deletes.
 struct ObjectStore: Sendable {
     let client: PostgresClient
-    let blobs: FileBlobStore
+    let blobs: any BlobStore
     let logger: Logger
     let maxBytes: Int
 
@@ -56,7 +56,11 @@ struct ObjectStore: Sendable {
             switch body {
             case .stream(let stream):
                 size = try await blobs.put(key, streaming: stream, limit: maxBytes)
-                header = try inspect { () throws(ImagingError) in try SourceInspection.inspect(fileAt: blobs.url(key).path, limits: SourceLimits(maxBytes: maxBytes)) }
+                do {
+                    header = try await SourceInspection.inspect(key, in: blobs, limits: SourceLimits(maxBytes: maxBytes))
+                } catch let error as ImagingError {
+                    throw Self.notAnImage(error)
+                }
             case .bytes(let bytes):
                 guard bytes.count <= maxBytes else { throw BlobError.tooLarge(limit: maxBytes) }
                 header = try inspect { () throws(ImagingError) in try SourceInspection.inspect(bytes, limits: SourceLimits(maxBytes: maxBytes)) }
@@ -86,8 +90,12 @@ struct ObjectStore: Sendable {
         do {
             return try read()
         } catch {
-            throw StorageError.notAnImage("Only JPEG, PNG and WebP images up to 50 megapixels can be stored: \(error.description)")
+            throw Self.notAnImage(error)
         }
+    }
+
+    private static func notAnImage(_ error: ImagingError) -> Problem {
+        StorageError.notAnImage("Only JPEG, PNG and WebP images up to 50 megapixels can be stored: \(error.description)")
     }
 
     /// Points the row at the new blob (inserting or replacing it) and returns the blob it let go of.

@@ -1,0 +1,41 @@
+import AsyncHTTPClient
+import Blobs
+import Foundation
+import Logging
+import ServiceKit
+
+/// Which blob store a service uses: `BLOB_STORE=file` (the default: a folder, `<PREFIX>_BLOB_DIR`)
+/// or `BLOB_STORE=s3` (a bucket, `S3_*`), so that replicas on several hosts share one store.
+package enum BlobStoreChoice: Sendable {
+    case file(URL)
+    case s3(S3Settings)
+
+    package enum Kind: String, CaseIterable, Sendable { case file, s3 }
+
+    /// - Parameter folder: the file store's root, from the service's own settings.
+    package init(from reader: ConfigurationReader, folder: URL) throws(ConfigurationError) {
+        switch try reader.choice("BLOB_STORE", default: Kind.file) {
+        case .file: self = .file(folder)
+        case .s3: self = .s3(try S3Settings(from: reader))
+        }
+    }
+
+    /// The store, and for S3 the HTTP client it uses (the caller shuts it down when it stops).
+    package func make(logger: Logger) throws -> (store: any BlobStore, http: HTTPClient?) {
+        switch self {
+        case .file(let root):
+            return (try FileBlobStore(root: root), nil)
+        case .s3(let settings):
+            let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: S3BlobStore.httpConfiguration)
+            return (S3BlobStore(settings: settings, http: http, logger: logger), http)
+        }
+    }
+
+    /// Where blobs are, for the service's start-up log line.
+    package var description: String {
+        switch self {
+        case .file(let root): root.path
+        case .s3(let settings): "s3 \(settings.endpoint.absoluteString) bucket \(settings.bucket)"
+        }
+    }
+}
