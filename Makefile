@@ -12,7 +12,7 @@ SUPABASE_PY := supabase==2.34.1
 MOTO := moto[server]==5.2.1
 BOTO3 := boto3==1.43.11
 
-.PHONY: run test contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-data-api bench-routing bench-tracking
+.PHONY: run test contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-data-api bench-s3 bench-routing bench-tracking
 
 # $(call install-debian,packages): installs those of the Debian packages not installed yet.
 install-debian = missing=""; \
@@ -121,6 +121,12 @@ bench-render: deps
 bench-data-api: deps
 	$(SWIFT) build -c release --product DataAPIBenchmark
 	.build/release/DataAPIBenchmark --iterations 200000 --rounds 5
+
+# The S3 blob store's PUT/GET throughput for 1 MiB objects against moto on loopback, beside boto3
+# doing the same in the same run.
+bench-s3: deps
+	$(SWIFT) build -c release --product S3Benchmark
+	.build/release/S3Benchmark --objects 200 --rounds 3
 
 # social's figures, in release mode: the feed's first page with 100,000 posts and 1,000,000 likes
 # through the gateway, against the same query by hand in pgbench (and its plan); like toggles/s.

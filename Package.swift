@@ -81,7 +81,7 @@ let services: [(product: Product, targets: [Target])] = [
         "edit-render",
         module: "EditRender",
         dependencies: ["Imaging", "Blobs", "S3Blobs", "ResourceAPI", "CatalogClient", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts", asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, nioFoundation, postgresNIO, logging, metrics, serviceLifecycle],
-        testDependencies: ["Imaging", "Identity", "ServiceKit", "Database", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, httpTypes, nioCore, postgresNIO, logging, serviceLifecycle, yams],
+        testDependencies: ["Imaging", "Identity", "ServiceKit", "Database", "EventBus", "Kafka", "Contracts", "LocalStack", "S3Blobs", asyncHTTPClient, hummingbird, httpTypes, nioCore, nioHTTP1, postgresNIO, logging, serviceLifecycle, yams],
         testResources: [.copy("Fixtures")]
     ),
     service(
@@ -283,6 +283,11 @@ let package = Package(
             name: "RoutingBenchmark",
             dependencies: ["RoadNetwork", "ServiceKit", "TestSupport"],
             path: "Benchmarks/Routing"
+        ),
+        .executableTarget(
+            name: "S3Benchmark",
+            dependencies: ["S3Blobs", "Blobs", "LocalStack", "TestSupport", asyncHTTPClient, logging],
+            path: "Benchmarks/S3"
         ),
         .executableTarget(
             name: "DataAPIBenchmark",

@@ -7,53 +7,55 @@ import TestSupport
 /// Render workers as the separate processes docker-compose scales, one of them killed mid-run.
 @Suite("Render workers fail over") struct WorkerFailoverTests {
     @Test func twoWorkerProcessesShare200JobsAndWhenOneIsKilledTheOtherFinishesEveryJobOnce() async throws {
-        // The API in the test process; the workers are `edit-render --role worker` processes. A
-        // six-second session lets the group notice the killed worker quickly.
-        try await RenderHarness.with(["RENDER_ROLE": "api", "KAFKA_SESSION_TIMEOUT": "6s"]) { render in
-            let user = UUID()
-            let total = 200
-            for index in 0..<total {
-                // A blur at full size: jobs slow enough that the victim still has some when killed.
-                let created = try await render.createEdit(#"{"source":{"unsplashPhotoId":"FreshFlower-\#(index)"},"filters":[{"name":"sepia"},{"name":"gaussianBlur","radius":12}],"output":{"longestEdge":1080}}"#, user: user)
-                #expect(created.status == 202)
-            }
-            // Every job is queued before a worker exists, so each worker has its partitions' share
-            // waiting when it is assigned them.
-            var workerEnvironment = render.environment
-            workerEnvironment["RENDER_ROLE"] = "worker"
-            workerEnvironment["RENDER_WORKERS"] = "1"
-            async let starting = ServiceProcess("edit-render", environment: workerEnvironment)
-            async let startingVictim = ServiceProcess("edit-render", environment: workerEnvironment)
-            let (survivor, victim) = try await (starting, startingVictim)
-            defer { Task { await survivor.stop(); await victim.stop() } }
+        try await WholeStackTurns.take {
+            // The API in the test process; the workers are `edit-render --role worker` processes. A
+            // six-second session lets the group notice the killed worker quickly.
+            try await RenderHarness.with(["RENDER_ROLE": "api", "KAFKA_SESSION_TIMEOUT": "6s"]) { render in
+                let user = UUID()
+                let total = 200
+                for index in 0..<total {
+                    // A blur at full size: jobs slow enough that the victim still has some when killed.
+                    let created = try await render.createEdit(#"{"source":{"unsplashPhotoId":"FreshFlower-\#(index)"},"filters":[{"name":"sepia"},{"name":"gaussianBlur","radius":12}],"output":{"longestEdge":1080}}"#, user: user)
+                    #expect(created.status == 202)
+                }
+                // Every job is queued before a worker exists, so each worker has its partitions' share
+                // waiting when it is assigned them.
+                var workerEnvironment = render.environment
+                workerEnvironment["RENDER_ROLE"] = "worker"
+                workerEnvironment["RENDER_WORKERS"] = "1"
+                async let starting = ServiceProcess("edit-render", environment: workerEnvironment)
+                async let startingVictim = ServiceProcess("edit-render", environment: workerEnvironment)
+                let (survivor, victim) = try await (starting, startingVictim)
+                defer { Task { await survivor.stop(); await victim.stop() } }
 
-            // Both take part: each renders jobs of its own partitions.
-            try await waitUntilReady("both workers rendering", timeout: .seconds(120)) {
-                let (first, second) = (await rendered(by: survivor), await rendered(by: victim))
-                return first > 0 && second > 0
-            }
-            #expect(try await render.count("edits", where: "status = 'completed'") < total / 2, "too few jobs left to show a failover")
-            let assignmentsBeforeKill = assignments(of: survivor)
-            let victimRendered = await rendered(by: victim)
-            await victim.kill()
-            let completedAtKill = try await render.count("edits", where: "status = 'completed'")
+                // Both take part: each renders jobs of its own partitions.
+                try await waitUntilReady("both workers rendering", timeout: .seconds(120)) {
+                    let (first, second) = (await rendered(by: survivor), await rendered(by: victim))
+                    return first > 0 && second > 0
+                }
+                #expect(try await render.count("edits", where: "status = 'completed'") < total / 2, "too few jobs left to show a failover")
+                let assignmentsBeforeKill = assignments(of: survivor)
+                let victimRendered = await rendered(by: victim)
+                await victim.kill()
+                let completedAtKill = try await render.count("edits", where: "status = 'completed'")
 
-            // Its unfinished jobs (uncommitted offsets) go to the survivor once the group notices.
-            try await waitUntilReady("\(total) completed edits", timeout: .seconds(180)) {
-                (try? await render.count("edits", where: "status = 'completed'")) == total
+                // Its unfinished jobs (uncommitted offsets) go to the survivor once the group notices.
+                try await waitUntilReady("\(total) completed edits", timeout: .seconds(180)) {
+                    (try? await render.count("edits", where: "status = 'completed'")) == total
+                }
+                #expect(completedAtKill < total, "the kill came after every job was done")
+                #expect(victimRendered > 0)
+                // The survivor was given the victim's partitions and rendered every job left.
+                #expect(assignments(of: survivor) > assignmentsBeforeKill)
+                let survivorRendered = await rendered(by: survivor)
+                #expect(survivorRendered >= total - completedAtKill, "survivor \(survivorRendered), \(completedAtKill) done at the kill")
+                #expect(try await render.count("outbox", where: "type = 'render.edit.completed.v1'") == total)
+                #expect(try await render.count("outbox", where: "type = 'render.edit.failed.v1'") == 0)
+                #expect(try await render.count("edits", where: "status <> 'completed'") == 0)
+                // Every completed edit has its file.
+                let files = try FileManager.default.subpathsOfDirectory(atPath: render.blobs.path).filter { $0.hasSuffix("edited.jpg") }
+                #expect(files.count == total)
             }
-            #expect(completedAtKill < total, "the kill came after every job was done")
-            #expect(victimRendered > 0)
-            // The survivor was given the victim's partitions and rendered every job left.
-            #expect(assignments(of: survivor) > assignmentsBeforeKill)
-            let survivorRendered = await rendered(by: survivor)
-            #expect(survivorRendered >= total - completedAtKill, "survivor \(survivorRendered), \(completedAtKill) done at the kill")
-            #expect(try await render.count("outbox", where: "type = 'render.edit.completed.v1'") == total)
-            #expect(try await render.count("outbox", where: "type = 'render.edit.failed.v1'") == 0)
-            #expect(try await render.count("edits", where: "status <> 'completed'") == 0)
-            // Every completed edit has its file.
-            let files = try FileManager.default.subpathsOfDirectory(atPath: render.blobs.path).filter { $0.hasSuffix("edited.jpg") }
-            #expect(files.count == total)
         }
     }
 

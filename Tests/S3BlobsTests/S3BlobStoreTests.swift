@@ -10,7 +10,7 @@ import TestSupport
 /// The S3 blob store against moto, an S3-protocol server on loopback: round trips small and large
 /// (multipart), ranges, listings past S3's 1,000-key pages, a wrong secret, and uploads that fail
 /// halfway leaving nothing behind.
-@Suite("S3 blob store") struct S3BlobStoreTests {
+@Suite("S3 blob store", .serialized) struct S3BlobStoreTests {
     /// One client for every store of the run, as a service has one.
     static let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: S3BlobStore.httpConfiguration)
 

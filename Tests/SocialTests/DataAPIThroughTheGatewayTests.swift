@@ -10,13 +10,15 @@ import TestSupport
 /// cluster); a like written there is the typed API's like, with its event.
 @Suite("The data API through the gateway") struct DataAPIThroughTheGatewayTests {
     @Test func supabasePyReadsAndWritesEveryTableAndALikeIsTheTypedAPIsLike() async throws {
-        let stack = try await ThroughTheGatewayTests.Stack(tracking: true)
-        do {
-            try await run(stack)
-        } catch {
-            Issue.record("\(error)")
+        try await WholeStackTurns.take {
+            let stack = try await ThroughTheGatewayTests.Stack(tracking: true)
+            do {
+                try await run(stack)
+            } catch {
+                Issue.record("\(error)")
+            }
+            await stack.stop()
         }
-        await stack.stop()
     }
 
     private func run(_ stack: ThroughTheGatewayTests.Stack) async throws {

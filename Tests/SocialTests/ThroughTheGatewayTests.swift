@@ -147,18 +147,20 @@ import TestSupport
     }
 
     @Test func twoUsersLikeCollectUploadPostAndSeeTheFeedAndRenamesLive() async throws {
-        // On S3: the blobs of both services in one bucket, as on several hosts.
-        let stack = try await Stack(s3: true)
-        do {
-            try await run(stack)
-            // Every blob went to the bucket: the edit edit-render rendered, the posts' images.
-            let keys = try await stack.bucketKeys()
-            #expect(keys.contains { $0.hasSuffix("/edited.jpg") } && keys.contains { $0.hasPrefix("posts/") }, "\(keys)")
-            #expect(!FileManager.default.fileExists(atPath: stack.blobs.path), "nothing in the folder")
-        } catch {
-            Issue.record("\(error)")
+        try await WholeStackTurns.take {
+            // On S3: the blobs of both services in one bucket, as on several hosts.
+            let stack = try await Stack(s3: true)
+            do {
+                try await run(stack)
+                // Every blob went to the bucket: the edit edit-render rendered, the posts' images.
+                let keys = try await stack.bucketKeys()
+                #expect(keys.contains { $0.hasSuffix("/edited.jpg") } && keys.contains { $0.hasPrefix("posts/") }, "\(keys)")
+                #expect(!FileManager.default.fileExists(atPath: stack.blobs.path), "nothing in the folder")
+            } catch {
+                Issue.record("\(error)")
+            }
+            await stack.stop()
         }
-        await stack.stop()
     }
 
     private func run(_ stack: Stack) async throws {

@@ -38,28 +38,30 @@ extension LocalStackOnFixedPorts {
         }
 
         @Test func theTourRunsAsWrittenAndTheEventItPromisesArrives() async throws {
-            let steps = try Self.steps()
-            #expect(steps.filter { if case .commands = $0 { true } else { false } }.count >= 4, "the tour has too few commands to be one")
-            #expect(steps.contains { if case .promisedEvents = $0 { true } else { false } }, "the tour promises no event")
+            try await WholeStackTurns.take {
+                let steps = try Self.steps()
+                #expect(steps.filter { if case .commands = $0 { true } else { false } }.count >= 4, "the tour has too few commands to be one")
+                #expect(steps.contains { if case .promisedEvents = $0 { true } else { false } }, "the tour promises no event")
 
-            let stack = try SplashUp()
-            defer { withExtendedLifetime(stack) {} }
-            try await stack.waitUntilServing()
+                let stack = try SplashUp()
+                defer { withExtendedLifetime(stack) {} }
+                try await stack.waitUntilServing()
 
-            let shell = try TourShell()
-            for (number, step) in steps.enumerated() {
-                switch step {
-                case .commands(let text):
-                    // Every command must succeed: the shell stops at the first that fails, and curl
-                    // fails on an HTTP error (the reader would see one).
-                    try await shell.run(text, step: number)
-                case .promisedEvents(let events):
-                    for event in events {
-                        try await shell.waitForOutput("event: \(event)", what: "the promised \(event)")
+                let shell = try TourShell()
+                for (number, step) in steps.enumerated() {
+                    switch step {
+                    case .commands(let text):
+                        // Every command must succeed: the shell stops at the first that fails, and curl
+                        // fails on an HTTP error (the reader would see one).
+                        try await shell.run(text, step: number)
+                    case .promisedEvents(let events):
+                        for event in events {
+                            try await shell.waitForOutput("event: \(event)", what: "the promised \(event)")
+                        }
                     }
                 }
+                try await shell.finish()
             }
-            try await shell.finish()
         }
     }
 }

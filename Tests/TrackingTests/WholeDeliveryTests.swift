@@ -19,105 +19,107 @@ extension TrackingAsProcesses {
         static let serviceToken = "auth-service-token-for-tests-0123456789"
 
         @Test func theCustomerSeesEveryMoveInOrderAndTheCarComingWithAFallingETAUntilDelivered() async throws {
-            let database = try await TestPostgres.shared.makeDatabase()
-            let kafka = try await TestKafka.shared.running()
-            let issuer = "http://localhost:8080/auth/v1"
-            let common = ["KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
-                          "OUTBOX_POLL_INTERVAL": "50ms", "LOG_LEVEL": "warning"]
-            let auth = try await ServiceProcess("auth", environment: common.merging([
-                "DATABASE_URL": try await database.makeServiceRole(schema: "auth", password: "e2e-auth").url, "AUTH_JWT_KEY": SigningKey.generate().pem,
-                "AUTH_JWT_ISSUER": issuer, "AUTH_BCRYPT_COST": "4", "AUTH_SERVICE_TOKEN": Self.serviceToken, "AUTH_TRUSTED_PROXIES": "127.0.0.1/32",
-                "AUTH_RATE_LIMIT_TOKEN": "100000/1m", "AUTH_RATE_LIMIT_SIGNUP": "100000/1m",
-            ]) { _, new in new })
-            let tracking = try await ServiceProcess("tracking", environment: common.merging([
-                "DATABASE_URL": try await database.makeServiceRole(schema: "tracking", password: "e2e-tracking").url,
-                "TRACKING_JWKS_URL": "\(auth.baseURL)/auth/v1/.well-known/jwks.json", "TRACKING_JWT_ISSUER": issuer,
-                "TRACKING_SEED": "false", "TRACKING_DISPATCH_INTERVAL": "100ms",
-            ]) { _, new in new })
-            let gateway = try await ServiceProcess("gateway", environment: common.merging([
-                "GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_TRACKING_URL": tracking.baseURL, "GATEWAY_JWT_ISSUER": issuer,
-                "GATEWAY_RATE_LIMIT_TRACKING": "100000/1m", "GATEWAY_RATE_LIMIT_AUTH": "100000/1m",
-            ]) { _, new in new })
-            let api = Client(base: gateway.baseURL)
-            defer { Task { for process in [gateway, tracking, auth] { await process.stop() } } }
+            try await WholeStackTurns.take {
+                let database = try await TestPostgres.shared.makeDatabase()
+                let kafka = try await TestKafka.shared.running()
+                let issuer = "http://localhost:8080/auth/v1"
+                let common = ["KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
+                              "OUTBOX_POLL_INTERVAL": "50ms", "LOG_LEVEL": "warning"]
+                let auth = try await ServiceProcess("auth", environment: common.merging([
+                    "DATABASE_URL": try await database.makeServiceRole(schema: "auth", password: "e2e-auth").url, "AUTH_JWT_KEY": SigningKey.generate().pem,
+                    "AUTH_JWT_ISSUER": issuer, "AUTH_BCRYPT_COST": "4", "AUTH_SERVICE_TOKEN": Self.serviceToken, "AUTH_TRUSTED_PROXIES": "127.0.0.1/32",
+                    "AUTH_RATE_LIMIT_TOKEN": "100000/1m", "AUTH_RATE_LIMIT_SIGNUP": "100000/1m",
+                ]) { _, new in new })
+                let tracking = try await ServiceProcess("tracking", environment: common.merging([
+                    "DATABASE_URL": try await database.makeServiceRole(schema: "tracking", password: "e2e-tracking").url,
+                    "TRACKING_JWKS_URL": "\(auth.baseURL)/auth/v1/.well-known/jwks.json", "TRACKING_JWT_ISSUER": issuer,
+                    "TRACKING_SEED": "false", "TRACKING_DISPATCH_INTERVAL": "100ms",
+                ]) { _, new in new })
+                let gateway = try await ServiceProcess("gateway", environment: common.merging([
+                    "GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_TRACKING_URL": tracking.baseURL, "GATEWAY_JWT_ISSUER": issuer,
+                    "GATEWAY_RATE_LIMIT_TRACKING": "100000/1m", "GATEWAY_RATE_LIMIT_AUTH": "100000/1m",
+                ]) { _, new in new })
+                let api = Client(base: gateway.baseURL)
+                defer { Task { for process in [gateway, tracking, auth] { await process.stop() } } }
 
-            // People: an admin (for the restaurant), the restaurant's account, a customer and a stranger.
-            let admin = try await api.account("admin", role: "admin")
-            let kitchen = try await api.account("kitchen", role: "restaurant")
-            let customer = try await api.account("customer", role: "customer")
-            let stranger = try await api.account("stranger", role: "customer")
-            // The restaurant at a fixture place (Maya Bar & Grill), its owner the kitchen's account.
-            let graph = try RoadGraph.helsinki()
-            let place = try #require(graph.places.first { $0.name == "Maya Bar & Grill" })
-            let restaurant = try await api.expect(201, .POST, "/v1/restaurants", token: admin.token, json: [
-                "ownerId": kitchen.id, "name": place.name, "location": ["lat": place.lat, "lng": place.lng],
-                "menu": [["id": "m1", "name": "Burger platter", "priceCents": 1_890]],
-            ])["id"] as! String
+                // People: an admin (for the restaurant), the restaurant's account, a customer and a stranger.
+                let admin = try await api.account("admin", role: "admin")
+                let kitchen = try await api.account("kitchen", role: "restaurant")
+                let customer = try await api.account("customer", role: "customer")
+                let stranger = try await api.account("stranger", role: "customer")
+                // The restaurant at a fixture place (Maya Bar & Grill), its owner the kitchen's account.
+                let graph = try RoadGraph.helsinki()
+                let place = try #require(graph.places.first { $0.name == "Maya Bar & Grill" })
+                let restaurant = try await api.expect(201, .POST, "/v1/restaurants", token: admin.token, json: [
+                    "ownerId": kitchen.id, "name": place.name, "location": ["lat": place.lat, "lng": place.lng],
+                    "menu": [["id": "m1", "name": "Burger platter", "priceCents": 1_890]],
+                ])["id"] as! String
 
-            // Three simulated drivers, on shift somewhere on the map.
-            let simulator = try Simulator(gateway: gateway.baseURL, drivers: 3)
-            defer { simulator.stop() }
-            try await waitUntilReady("three drivers on shift with a position", timeout: .seconds(60)) {
-                (try? await database.count("tracking.drivers", where: "on_shift AND lat IS NOT NULL")) == 3
+                // Three simulated drivers, on shift somewhere on the map.
+                let simulator = try Simulator(gateway: gateway.baseURL, drivers: 3)
+                defer { simulator.stop() }
+                try await waitUntilReady("three drivers on shift with a position", timeout: .seconds(60)) {
+                    (try? await database.count("tracking.drivers", where: "on_shift AND lat IS NOT NULL")) == 3
+                }
+
+                // The customer orders, and watches the order's channel; the stranger may not.
+                let order = try await api.expect(201, .POST, "/v1/orders", token: customer.token, json: [
+                    "restaurantId": restaurant, "items": [["menuItemId": "m1", "quantity": 3]],
+                    "dropoff": ["address": "Senate Square", "lat": 60.1694, "lng": 24.9526],
+                ], headers: [("Idempotency-Key", UUID().uuidString)])["id"] as! String
+                let socket = RealtimeSocket(url: gateway.baseURL.replacingOccurrences(of: "http://", with: "ws://") + "/v1/realtime", token: customer.token)
+                let snoop = RealtimeSocket(url: gateway.baseURL.replacingOccurrences(of: "http://", with: "ws://") + "/v1/realtime", token: stranger.token)
+                defer { Task { await socket.disconnect(); await snoop.disconnect() } }
+                try await socket.send(#"{"op":"subscribe","channel":"orders:\#(order)","ref":"o"}"#)
+                _ = try await socket.message { $0["op"] as? String == "subscribed" }
+                try await snoop.send(#"{"op":"subscribe","channel":"orders:\#(order)","ref":"o"}"#)
+                #expect(try await snoop.message { $0["op"] as? String == "error" }["code"] as? String == "forbidden")
+                #expect(try await api.call(.GET, "/v1/orders/\(order)", token: stranger.token).status == 404)
+
+                // The drivers' positions now, to know which is nearest by road to the restaurant.
+                let positions = try await database.withClient { client in
+                    try await client.query("SELECT user_id::text, lat, lng FROM tracking.drivers").collect().map { try $0.decode((String, Double, Double).self) }
+                }
+                let pickup = Coordinate(lat: place.lat, lng: place.lng)
+                let nearest = try #require(positions.min { graph.route(from: .init(lat: $0.1, lng: $0.2), to: pickup).seconds < graph.route(from: .init(lat: $1.1, lng: $1.2), to: pickup).seconds })
+
+                // The kitchen accepts, prepares and readies it.
+                var version = 1
+                for status in ["accepted", "preparing", "ready_for_pickup"] {
+                    let moved = try await api.expect(200, .POST, "/v1/orders/\(order)/transitions", token: kitchen.token, json: ["to": status], headers: [("If-Match", "\"\(version)\"")])
+                    version = moved["version"] as! Int
+                }
+
+                // The simulated driver does the rest; the customer's channel sees it happen.
+                let delivered = try await socket.message(within: .seconds(120)) { ($0["data"] as? [String: Any])?["status"] as? String == "delivered" }
+                let statuses = socket.messages.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                    .filter { $0["type"] as? String == OrderStatusChanged.type }.compactMap { ($0["data"] as? [String: Any])?["status"] as? String }
+                #expect(statuses == ["accepted", "preparing", "ready_for_pickup", "driver_assigned", "enroute_to_pickup", "arrived_at_pickup",
+                                     "picked_up", "enroute_to_dropoff", "arrived_at_dropoff", "delivered"])
+                let final = try await api.expect(200, .GET, "/v1/orders/\(order)", token: customer.token)
+                #expect(final["driverId"] as? String == nearest.0, "the dispatcher chose another driver than the nearest by road")
+
+                // Positions with an ETA that falls as the car comes, from assignment to delivery.
+                let events = socket.messages.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                let etas = events.filter { $0["type"] as? String == DriverLocationUpdated.type }.compactMap { ($0["data"] as? [String: Any])?["etaSeconds"] as? Int }
+                #expect(etas.count >= 10, "\(etas.count) positions with an ETA")
+                if let first = etas.first, let last = etas.last {
+                    #expect(last < first)
+                    let rises = zip(etas, etas.dropFirst()).filter { $1 > $0 + 2 }.count
+                    #expect(rises * 5 < etas.count, "the ETA rose \(rises) times in \(etas.count)")
+                }
+                // After delivery, the driver's positions reach the customer no more.
+                let countAtDelivery = socket.messages.count
+                try await Task.sleep(for: .seconds(2))
+                let later = socket.messages.dropFirst(countAtDelivery).compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                #expect(!later.contains { $0["type"] as? String == DriverLocationUpdated.type })
+                _ = delivered
+                // Everything stopped before the next test of the kind starts.
+                simulator.stop()
+                await socket.disconnect()
+                await snoop.disconnect()
+                for process in [gateway, tracking, auth] { await process.stop() }
             }
-
-            // The customer orders, and watches the order's channel; the stranger may not.
-            let order = try await api.expect(201, .POST, "/v1/orders", token: customer.token, json: [
-                "restaurantId": restaurant, "items": [["menuItemId": "m1", "quantity": 3]],
-                "dropoff": ["address": "Senate Square", "lat": 60.1694, "lng": 24.9526],
-            ], headers: [("Idempotency-Key", UUID().uuidString)])["id"] as! String
-            let socket = RealtimeSocket(url: gateway.baseURL.replacingOccurrences(of: "http://", with: "ws://") + "/v1/realtime", token: customer.token)
-            let snoop = RealtimeSocket(url: gateway.baseURL.replacingOccurrences(of: "http://", with: "ws://") + "/v1/realtime", token: stranger.token)
-            defer { Task { await socket.disconnect(); await snoop.disconnect() } }
-            try await socket.send(#"{"op":"subscribe","channel":"orders:\#(order)","ref":"o"}"#)
-            _ = try await socket.message { $0["op"] as? String == "subscribed" }
-            try await snoop.send(#"{"op":"subscribe","channel":"orders:\#(order)","ref":"o"}"#)
-            #expect(try await snoop.message { $0["op"] as? String == "error" }["code"] as? String == "forbidden")
-            #expect(try await api.call(.GET, "/v1/orders/\(order)", token: stranger.token).status == 404)
-
-            // The drivers' positions now, to know which is nearest by road to the restaurant.
-            let positions = try await database.withClient { client in
-                try await client.query("SELECT user_id::text, lat, lng FROM tracking.drivers").collect().map { try $0.decode((String, Double, Double).self) }
-            }
-            let pickup = Coordinate(lat: place.lat, lng: place.lng)
-            let nearest = try #require(positions.min { graph.route(from: .init(lat: $0.1, lng: $0.2), to: pickup).seconds < graph.route(from: .init(lat: $1.1, lng: $1.2), to: pickup).seconds })
-
-            // The kitchen accepts, prepares and readies it.
-            var version = 1
-            for status in ["accepted", "preparing", "ready_for_pickup"] {
-                let moved = try await api.expect(200, .POST, "/v1/orders/\(order)/transitions", token: kitchen.token, json: ["to": status], headers: [("If-Match", "\"\(version)\"")])
-                version = moved["version"] as! Int
-            }
-
-            // The simulated driver does the rest; the customer's channel sees it happen.
-            let delivered = try await socket.message(within: .seconds(120)) { ($0["data"] as? [String: Any])?["status"] as? String == "delivered" }
-            let statuses = socket.messages.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-                .filter { $0["type"] as? String == OrderStatusChanged.type }.compactMap { ($0["data"] as? [String: Any])?["status"] as? String }
-            #expect(statuses == ["accepted", "preparing", "ready_for_pickup", "driver_assigned", "enroute_to_pickup", "arrived_at_pickup",
-                                 "picked_up", "enroute_to_dropoff", "arrived_at_dropoff", "delivered"])
-            let final = try await api.expect(200, .GET, "/v1/orders/\(order)", token: customer.token)
-            #expect(final["driverId"] as? String == nearest.0, "the dispatcher chose another driver than the nearest by road")
-
-            // Positions with an ETA that falls as the car comes, from assignment to delivery.
-            let events = socket.messages.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-            let etas = events.filter { $0["type"] as? String == DriverLocationUpdated.type }.compactMap { ($0["data"] as? [String: Any])?["etaSeconds"] as? Int }
-            #expect(etas.count >= 10, "\(etas.count) positions with an ETA")
-            if let first = etas.first, let last = etas.last {
-                #expect(last < first)
-                let rises = zip(etas, etas.dropFirst()).filter { $1 > $0 + 2 }.count
-                #expect(rises * 5 < etas.count, "the ETA rose \(rises) times in \(etas.count)")
-            }
-            // After delivery, the driver's positions reach the customer no more.
-            let countAtDelivery = socket.messages.count
-            try await Task.sleep(for: .seconds(2))
-            let later = socket.messages.dropFirst(countAtDelivery).compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-            #expect(!later.contains { $0["type"] as? String == DriverLocationUpdated.type })
-            _ = delivered
-            // Everything stopped before the next test of the kind starts.
-            simulator.stop()
-            await socket.disconnect()
-            await snoop.disconnect()
-            for process in [gateway, tracking, auth] { await process.stop() }
         }
 
         /// The gateway as a client sees it.
