@@ -11,6 +11,8 @@ SUPABASE_PY := supabase==2.34.1
 # team would use) for its benchmark's baseline.
 MOTO := moto[server]==5.2.1
 BOTO3 := boto3==1.43.11
+# Kubernetes' own schemas, for the manifests under deploy/kubernetes.
+KUBERNETES_VALIDATE := kubernetes-validate==1.37.0
 
 .PHONY: run test contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-data-api bench-s3 bench-routing bench-tracking
 
@@ -37,6 +39,7 @@ deps:
 	@$(call install-pypi,supabase,$(SUPABASE_PY))
 	@$(call install-pypi,moto.server,$(MOTO))
 	@$(call install-pypi,boto3,$(BOTO3))
+	@$(call install-pypi,kubernetes_validate,$(KUBERNETES_VALIDATE))
 
 build: deps
 	$(SWIFT) build

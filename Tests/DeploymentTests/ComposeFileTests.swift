@@ -52,6 +52,24 @@ struct ComposeFileTests {
         #expect(dependencies["kafka-topics"]?["condition"] == "service_completed_successfully")
     }
 
+    /// edit-render's API and workers and social keep their blobs in MinIO's one bucket, made before
+    /// they start, so no two of them need a volume in common (the render volume is gone).
+    @Test func theServicesThatStoreBlobsShareMinIOsBucketAndWaitForIt() throws {
+        let bucketStep = try #require(services["minio-bucket"])
+        let made = (bucketStep["entrypoint"] as? [String])?.joined(separator: " ") ?? ""
+        #expect((services["minio"]?["image"] as? String)?.hasPrefix("minio/minio:") == true)
+        for name in ["edit-render", "edit-render-worker", "social"] {
+            let environment = environment(of: name)
+            #expect(environment["BLOB_STORE"] == "s3" && environment["S3_ENDPOINT"] == "http://minio:9000", "\(name)")
+            let bucket = try #require(environment["S3_BUCKET"], "\(name) names no bucket")
+            #expect(made.contains("mc mb --ignore-existing splash/\(bucket)"), "\(name)'s bucket \(bucket) is not the one minio-bucket makes")
+            let dependencies = services[name]?["depends_on"] as? [String: [String: String]]
+            #expect(dependencies?["minio-bucket"]?["condition"] == "service_completed_successfully", "\(name) does not wait for its bucket")
+            #expect(dependencies?["kafka-topics"] != nil && dependencies?["postgres"] != nil, "\(name) lost the shared dependencies")
+            #expect(services[name]?["volumes"] == nil, "\(name) still mounts a volume")
+        }
+    }
+
     @Test func topicsFileMirrorsTheCatalog() throws {
         let lines = try Repository.text("deploy/kafka/topics.txt").split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }
         let declared = lines.map { $0.split(separator: " ").map(String.init) }
@@ -71,12 +89,14 @@ struct ComposeFileTests {
             #expect((build?["args"] as? [String: String])?["EXECUTABLE"] == executable)
             #expect(ServiceCatalog.service(named: executable) != nil, "splash up does not know \(executable)")
         }
-        // Nothing in compose builds an executable that does not exist.
+        // Nothing in compose builds an executable that does not exist (the simulator is a tool,
+        // run behind the `simulator` profile).
         for (name, service) in services {
             if let arguments = (service["build"] as? [String: Any])?["args"] as? [String: String], let executable = arguments["EXECUTABLE"] {
-                #expect(executables.contains(executable), "compose service \(name) builds unknown executable \(executable)")
+                #expect(executables.contains(executable) || executable == "tracking-simulator", "compose service \(name) builds unknown executable \(executable)")
             }
         }
+        #expect(services["tracking-simulator"]?["profiles"] as? [String] == ["simulator"], "the simulator runs only when asked")
     }
 
     @Test func everyServiceConfigurationLoadsFromItsComposeEnvironment() throws {

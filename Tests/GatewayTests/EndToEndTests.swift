@@ -69,6 +69,49 @@ import TestSupport
         await auth.stop()
     }
 
+    /// Gateways scale out: each replica reads every event in a consumer group of its own, so a
+    /// client on either replica hears what happened whichever replica it went through.
+    @Test func realtimeClientsOnTwoGatewayReplicasReceiveTheSameEvents() async throws {
+        let database = try await TestPostgres.shared.makeDatabase()
+        let (_, databaseURL) = try await database.makeServiceRole(schema: "auth", password: "e2e-auth")
+        let kafka = try await TestKafka.shared.running()
+        let issuer = "http://localhost:8080/auth/v1"
+        let common = ["KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms"]
+        let auth = try await ServiceProcess("auth", environment: common.merging([
+            "DATABASE_URL": databaseURL, "AUTH_JWT_KEY": SigningKey.generate().pem, "AUTH_JWT_ISSUER": issuer,
+            "AUTH_BCRYPT_COST": "4", "AUTH_TRUSTED_PROXIES": "127.0.0.1/32", "OUTBOX_POLL_INTERVAL": "100ms",
+        ]) { _, new in new })
+        let gateways = [
+            try await ServiceProcess("gateway", environment: common.merging(["GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_JWT_ISSUER": issuer]) { _, new in new }),
+            try await ServiceProcess("gateway", environment: common.merging(["GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_JWT_ISSUER": issuer]) { _, new in new }),
+        ]
+        let alice = try await signUp(gateways[0], username: "alice_\(UUID().uuidString.prefix(6).lowercased())")
+        let bob = try await signUp(gateways[1], username: "bob_\(UUID().uuidString.prefix(6).lowercased())")
+        let sockets = gateways.map { RealtimeSocket(url: "ws://127.0.0.1:\($0.port)/v1/realtime?channels=profiles", token: alice.token) }
+        for socket in sockets { _ = try await socket.message { $0["op"] as? String == "subscribed" } }
+
+        // Bob renames himself through the first replica; Alice hears it on both.
+        let newName = "bob_renamed_\(UUID().uuidString.prefix(4).lowercased())"
+        var request = HTTPClientRequest(url: "\(gateways[0].baseURL)/auth/v1/user")
+        request.method = .PUT
+        request.headers.add(name: "Authorization", value: "Bearer \(bob.token)")
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(Data(#"{"data":{"username":"\#(newName)"}}"#.utf8))
+        #expect(try await HTTPClient.shared.execute(request, timeout: .seconds(10)).status == .ok)
+        var ids: [String] = []
+        for socket in sockets {
+            let pushed = try await socket.message(within: .seconds(5)) {
+                $0["type"] as? String == "auth.profile.updated.v1" && $0["subject"] as? String == bob.id
+            }
+            #expect((pushed["data"] as? [String: Any])?["username"] as? String == newName)
+            ids.append(try #require(pushed["id"] as? String))
+        }
+        #expect(ids.count == 2 && ids[0] == ids[1], "the same event, by its id, on both replicas")
+        for socket in sockets { await socket.disconnect() }
+        for gateway in gateways { await gateway.stop() }
+        await auth.stop()
+    }
+
     struct SignedUp {
         var id: String
         var email: String
