@@ -333,7 +333,7 @@ let package = Package(
         ),
         .testTarget(
             name: "S3BlobsTests",
-            dependencies: ["S3Blobs", "Blobs", "TestSupport", asyncHTTPClient, crypto, nioCore, logging],
+            dependencies: ["S3Blobs", "Blobs", "LocalStack", "TestSupport", asyncHTTPClient, crypto, nioCore, logging],
             path: "Tests/S3BlobsTests"
         ),
         .testTarget(

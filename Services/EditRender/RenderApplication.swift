@@ -63,7 +63,7 @@ func buildApplication(_ config: RenderConfiguration, runtime: ServiceRuntime) as
         RoutePolicy(pathPrefix: "/v1/uploads", maxBodySize: config.maxUploadBytes, timeout: .seconds(120)),
         RoutePolicy(pathPrefix: "/v1", maxBodySize: 64 << 10, timeout: config.http.requestTimeout),
     ]
-    let links = config.media.links
+    let links = config.blobStore.mediaLinks(config.media.links, store: blobs)
     let keys = KeySetCache(url: config.keys.url, issuer: config.keys.issuer, refreshInterval: .seconds(5), client: http, logger: logger)
     if config.role.servesAPI {
         // Fetched as the API starts and kept fresh, so no request waits for it; workers verify

@@ -40,7 +40,7 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
     let catalog = PhotoCatalogClient(http: http, baseURL: config.photoCatalogURL, serviceToken: config.catalogServiceToken, logger: logger)
 
     let storageLinks = StorageLinks(secret: config.media.key, bucket: config.signedURLBucket, publicBase: config.media.publicBase)
-    let photos = PhotoResolver(catalog: catalog, mediaLinks: config.media.links,
+    let photos = PhotoResolver(catalog: catalog, mediaLinks: config.blobStore.mediaLinks(config.media.links, store: blobs),
                                storageLinks: storageLinks, mediaLifetime: config.media.linkLifetime, logger: logger)
     let objects = ObjectStore(client: client, blobs: blobs, logger: logger, maxBytes: config.maxUploadBytes)
     let likes = LikeStore(client: client, outbox: outbox, photos: photos, logger: logger)

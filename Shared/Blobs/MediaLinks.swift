@@ -40,6 +40,9 @@ package struct MediaLinks: Sendable {
     package let lifetime: Duration
     /// `https://splash.example` (the gateway), without a trailing slash.
     package let publicBase: String
+    /// Makes a link straight to the blob store instead (a presigned S3 GET, `S3_PRESIGN`): the
+    /// blob's key and the link's expiry (unix seconds) in, the URL out.
+    package var presigner: (@Sendable (_ blob: BlobKey, _ expires: Int) -> String)?
 
     package init(secret: [UInt8], lifetime: Duration, publicBase: String) {
         signer = LinkSigner(secret: secret)
@@ -59,8 +62,9 @@ package struct MediaLinks: Sendable {
     /// A link that stops working at `expires` (unix seconds): for callers that round expiries so
     /// a link stays the same for a while (and the answers holding it keep their entity tag).
     package func sign(_ blob: BlobKey, expires: Int) -> SignedLink {
-        SignedLink(url: "\(publicBase)/v1/media/\(blob.path)?expires=\(expires)&signature=\(signer.signature(blob.path, expires: expires))",
-                   expiresAt: Date(timeIntervalSince1970: TimeInterval(expires)))
+        let url = presigner?(blob, expires)
+            ?? "\(publicBase)/v1/media/\(blob.path)?expires=\(expires)&signature=\(signer.signature(blob.path, expires: expires))"
+        return SignedLink(url: url, expiresAt: Date(timeIntervalSince1970: TimeInterval(expires)))
     }
 
     /// The blob a media request may read.

@@ -31,6 +31,20 @@ package enum BlobStoreChoice: Sendable {
         }
     }
 
+    /// `links`, made to presign S3 GETs when the store is S3 with `S3_PRESIGN=true`; as they are
+    /// otherwise. A presigned link's signing time is the hour before its expiry's lifetime began,
+    /// so the same expiry always gives the same URL (and answers holding it keep their ETag).
+    package func mediaLinks(_ links: MediaLinks, store: any BlobStore) -> MediaLinks {
+        guard case .s3(let settings) = self, settings.presign, let s3 = store as? S3BlobStore else { return links }
+        var presigning = links
+        let lifetime = Int(links.lifetime.components.seconds)
+        presigning.presigner = { blob, expires in
+            let signedAt = ((expires - lifetime) / 3_600 - 1) * 3_600
+            return s3.client.presignedGet(blob.path, date: Date(timeIntervalSince1970: TimeInterval(signedAt)), expiresIn: expires - signedAt)
+        }
+        return presigning
+    }
+
     /// Where blobs are, for the service's start-up log line.
     package var description: String {
         switch self {

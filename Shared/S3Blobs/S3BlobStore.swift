@@ -139,7 +139,12 @@ package struct S3BlobStore: BlobStore {
 
     /// Makes the bucket when it does not exist (for tests and first starts against MinIO).
     package func createBucketIfMissing() async throws {
-        _ = try await client.send(.PUT, key: nil, accepting: [200, 409], operation: "CreateBucket")
+        // Outside us-east-1, S3 wants the bucket's region named in the request.
+        let region = client.settings.region
+        let configuration = "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><LocationConstraint>"
+            + XMLText.escape(region) + "</LocationConstraint></CreateBucketConfiguration>"
+        let body = region == "us-east-1" ? nil : ByteBuffer(string: configuration)
+        _ = try await client.send(.PUT, key: nil, body: body, accepting: [200, 409], operation: "CreateBucket")
     }
 
     private func putObject(_ key: BlobKey, _ body: ByteBuffer) async throws {

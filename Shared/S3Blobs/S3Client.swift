@@ -86,9 +86,15 @@ package struct S3Client: Sendable {
         return Answer(status: Int(response.status.code), headers: response.headers, body: collected)
     }
 
+    /// A GET of `key` anyone may make from `date` for `expiresIn` seconds, at the public endpoint.
+    package func presignedGet(_ key: String, date: Date, expiresIn: Int) -> String {
+        let (url, host, path) = location(key: key, query: [], endpoint: settings.publicEndpoint ?? settings.endpoint)
+        return url + "?" + signer.presignedQuery(method: "GET", path: path, host: host, timestamp: SigV4.timestamp(date), expiresIn: expiresIn)
+    }
+
     /// The URL, `Host` and canonical path of `key` (or of the bucket) in the configured addressing.
-    func location(key: String?, query: [(String, String)]) -> (url: String, host: String, path: String) {
-        let endpoint = settings.endpoint
+    func location(key: String?, query: [(String, String)], endpoint: URL? = nil) -> (url: String, host: String, path: String) {
+        let endpoint = endpoint ?? settings.endpoint
         let scheme = endpoint.scheme ?? "https"
         var host = endpoint.host ?? ""
         if let port = endpoint.port, !(scheme == "http" && port == 80), !(scheme == "https" && port == 443) { host += ":\(port)" }

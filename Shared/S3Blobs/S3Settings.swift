@@ -25,6 +25,11 @@ package struct S3Settings: Sendable {
     /// How many times a request that failed for the server's sake (5xx, throttling, a dropped
     /// connection) is sent in all.
     package var attempts: Int
+    /// `S3_PRESIGN`: media links are presigned S3 GETs (clients fetch from the bucket) instead of
+    /// Splash's own signed links served by edit-render.
+    package var presign: Bool = false
+    /// `S3_PUBLIC_ENDPOINT`: where clients reach the bucket, for presigned links (the endpoint by default).
+    package var publicEndpoint: URL?
 
     package init(endpoint: URL, region: String, bucket: String, accessKeyID: String, secretAccessKey: String,
                  addressing: Addressing = .path, multipartThreshold: Int = 16 << 20, requestTimeout: Duration = .seconds(60), attempts: Int = 4) {
@@ -52,5 +57,7 @@ package struct S3Settings: Sendable {
             addressing: try reader.choice("S3_ADDRESSING", default: .path),
             multipartThreshold: try reader.byteCount("S3_MULTIPART_THRESHOLD", default: 16 << 20, in: (5 << 20)...(5 << 30))
         )
+        presign = try reader.bool("S3_PRESIGN", default: false)
+        if reader.raw("S3_PUBLIC_ENDPOINT") != nil { publicEndpoint = try reader.url("S3_PUBLIC_ENDPOINT", schemes: ["http", "https"]) }
     }
 }

@@ -42,6 +42,18 @@ package struct SigV4: Sendable {
         return "AWS4-HMAC-SHA256 Credential=\(accessKeyID)/\(scope),SignedHeaders=\(signedHeaders),Signature=\(signature)"
     }
 
+    /// The query of a presigned request (SigV4 in the query string): `X-Amz-Algorithm`,
+    /// `-Credential`, `-Date`, `-Expires`, `-SignedHeaders` (`host` alone) and `-Signature`, for a
+    /// request anyone holding the URL may make until `timestamp` + `expiresIn` seconds.
+    package func presignedQuery(method: String, path: String, host: String, timestamp: String, expiresIn: Int) -> String {
+        let scope = "\(timestamp.prefix(8))/\(region)/\(service)/aws4_request"
+        let query = [("X-Amz-Algorithm", "AWS4-HMAC-SHA256"), ("X-Amz-Credential", "\(accessKeyID)/\(scope)"), ("X-Amz-Date", timestamp),
+                     ("X-Amz-Expires", String(expiresIn)), ("X-Amz-SignedHeaders", "host")]
+        let (canonical, _) = canonicalRequest(method: method, path: path, query: query, headers: [("host", host)], payloadHash: Self.unsignedPayload)
+        let signature = sign(stringToSign(canonical, timestamp: timestamp, scope: scope), day: String(timestamp.prefix(8)))
+        return (query + [("X-Amz-Signature", signature)]).map { "\($0.0)=\(Self.encode($0.1))" }.joined(separator: "&")
+    }
+
     /// The canonical request and its signed-headers list.
     package func canonicalRequest(method: String, path: String, query: [(String, String)], headers: [(String, String)], payloadHash: String) -> (String, String) {
         let encoded: [(name: String, value: String)] = query.map { (Self.encode($0.0), Self.encode($0.1)) }
