@@ -41,6 +41,26 @@ struct ComposeFileTests {
         #expect((services["postgres"]?["image"] as? String)?.hasPrefix("postgres:16") == true)
     }
 
+    /// `--profile ha`: two more brokers joining the first's KRaft controller, and the topics made on
+    /// all three once they are up (SPLASH_KAFKA_REPLICATION=3); without the profile, one broker.
+    @Test func theHAProfileAddsTwoBrokersAndReplicatesEveryTopic() throws {
+        var nodes: Set<String> = [environment(of: "kafka")["KAFKA_NODE_ID"] ?? ""]
+        for name in ["kafka-2", "kafka-3"] {
+            let broker = try #require(services[name])
+            #expect(broker["profiles"] as? [String] == ["ha"], "\(name) runs only with --profile ha")
+            let environment = environment(of: name)
+            #expect(environment["KAFKA_PROCESS_ROLES"] == "broker")
+            #expect(environment["KAFKA_CONTROLLER_QUORUM_VOTERS"] == self.environment(of: "kafka")["KAFKA_CONTROLLER_QUORUM_VOTERS"])
+            #expect(environment["KAFKA_ADVERTISED_LISTENERS"] == "PLAINTEXT://\(name):9092")
+            nodes.insert(environment["KAFKA_NODE_ID"] ?? "")
+            let waits = (services["kafka-topics"]?["depends_on"] as? [String: [String: Any]])?[name]
+            #expect(waits?["condition"] as? String == "service_healthy" && waits?["required"] as? Bool == false, "topics wait for \(name) when it runs")
+        }
+        #expect(nodes.count == 3, "three node ids")
+        #expect(environment(of: "kafka-topics")["KAFKA_REPLICATION_FACTOR"] == "${SPLASH_KAFKA_REPLICATION:-1}")
+        #expect(environment(of: "kafka")["KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR"] == "${SPLASH_KAFKA_REPLICATION:-1}")
+    }
+
     @Test func createsTheTopicCatalogBeforeAnyServiceStarts() throws {
         let initStep = try #require(services["kafka-topics"])
         let entrypoint = (initStep["entrypoint"] as? [String])?.joined(separator: " ") ?? ""
