@@ -18,6 +18,9 @@ package protocol BlobStore: Sendable {
     func delete(_ key: BlobKey) async throws
     /// The bytes `range` of the blob (clamped to its end), or `nil` when there is none.
     func get(_ key: BlobKey, range: Range<Int>) async throws -> [UInt8]?
+    /// The blob as it arrives, chunk by chunk, with its size: for answers that pass it on without
+    /// holding it whole. `nil` when there is none.
+    func open(_ key: BlobKey) async throws -> BlobStream?
     /// The blob's size in bytes, or `nil` when there is none.
     func size(of key: BlobKey) async throws -> Int?
     /// Every blob whose key starts with `prefix`, in key order, with its size.
@@ -27,6 +30,17 @@ package protocol BlobStore: Sendable {
     /// The local file holding the blob, for readers that take a path (libvips); `nil` when the
     /// store keeps blobs elsewhere (read them with `get`).
     func localFile(_ key: BlobKey) -> URL?
+}
+
+/// A blob being read: its size, and its bytes as they arrive (read once).
+package struct BlobStream: Sendable {
+    package var size: Int
+    package var chunks: any AsyncSequence<ByteBuffer, any Error> & Sendable
+
+    package init(size: Int, chunks: any AsyncSequence<ByteBuffer, any Error> & Sendable) {
+        self.size = size
+        self.chunks = chunks
+    }
 }
 
 package enum BlobError: Error, Equatable {

@@ -63,6 +63,27 @@ package struct FileBlobStore: BlobStore {
         return Array(try handle.read(upToCount: max(range.count, 0)) ?? Data())
     }
 
+    package func open(_ key: BlobKey) async throws -> BlobStream? {
+        let file = url(key)
+        guard let size = try await size(of: key), let handle = FileHandle(forReadingAtPath: file.path) else { return nil }
+        let chunks = AsyncThrowingStream<ByteBuffer, any Error> { continuation in
+            // Read on demand, 256 KiB at a time.
+            let reader = Task {
+                defer { try? handle.close() }
+                do {
+                    while !Task.isCancelled, let data = try handle.read(upToCount: 256 << 10), !data.isEmpty {
+                        continuation.yield(ByteBuffer(bytes: data))
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in reader.cancel() }
+        }
+        return BlobStream(size: size, chunks: chunks)
+    }
+
     package func size(of key: BlobKey) async throws -> Int? {
         (try? FileManager.default.attributesOfItem(atPath: url(key).path)[.size] as? NSNumber)?.intValue
     }

@@ -98,6 +98,14 @@ package struct S3BlobStore: BlobStore {
         }
     }
 
+    /// A streamed GetObject: the request is retried until its answer begins; the body then arrives
+    /// as the server sends it.
+    package func open(_ key: BlobKey) async throws -> BlobStream? {
+        guard let response = try await client.stream(.GET, key: key.path, operation: "GetObject") else { return nil }
+        let size = response.headers.first(name: "content-length").flatMap(Int.init) ?? 0
+        return BlobStream(size: size, chunks: response.body)
+    }
+
     package func size(of key: BlobKey) async throws -> Int? {
         let answer = try await client.send(.HEAD, key: key.path, accepting: [200, 404], operation: "HeadObject")
         return answer.status == 404 ? nil : answer.headers.first(name: "content-length").flatMap(Int.init)

@@ -69,6 +69,42 @@ package struct S3Client: Sendable {
         }
     }
 
+    /// Sends a request whose answer's body is read as it arrives: retried like `send` until an
+    /// answer begins; `nil` for a 404.
+    package func stream(_ method: HTTPMethod, key: String, operation: String) async throws -> HTTPClientResponse? {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let (url, host, path) = location(key: key, query: [])
+            let timestamp = SigV4.timestamp(Date())
+            let headers = [("host", host), ("x-amz-date", timestamp), ("x-amz-content-sha256", SigV4.emptyPayload)]
+            var request = HTTPClientRequest(url: url)
+            request.method = method
+            for (name, value) in headers where name != "host" { request.headers.add(name: name, value: value) }
+            request.headers.add(name: "Authorization", value: signer.authorization(method: method.rawValue, path: path, query: [], headers: headers,
+                                                                                   payloadHash: SigV4.emptyPayload, timestamp: timestamp))
+            do {
+                let response = try await http.execute(request, timeout: .nanoseconds(Int64(settings.requestTimeout.components.seconds) * 1_000_000_000))
+                switch response.status.code {
+                case 200: return response
+                case 404: return nil
+                default:
+                    let answer = Answer(status: Int(response.status.code), headers: response.headers, body: try await response.body.collect(upTo: 1 << 20))
+                    let error = Self.error(answer, operation: operation)
+                    guard Self.isServerFault(answer.status, code: error.code), attempt < settings.attempts else { throw error }
+                }
+            } catch let error as S3Error {
+                throw error
+            } catch {
+                guard attempt < settings.attempts, !(error is CancellationError) else {
+                    throw S3Error(status: 0, code: "Unreachable", message: String(describing: error), operation: operation)
+                }
+            }
+            let delay = 100 * (1 << min(attempt - 1, 6))
+            try await Task.sleep(for: .milliseconds(delay + Int.random(in: 0...(delay / 2))))
+        }
+    }
+
     private func sendOnce(_ method: HTTPMethod, key: String?, query: [(String, String)], headers extra: [(String, String)],
                           body: ByteBuffer?, maxAnswer: Int) async throws -> Answer {
         let (url, host, path) = location(key: key, query: query)

@@ -97,6 +97,11 @@ struct FileBlobStoreReadTests {
         #expect(try await store.get(BlobKey("posts/none.jpg")!, range: 0..<10) == nil)
         #expect(try await store.size(of: BlobKey("posts/a/one.jpg")!) == 1_000)
         #expect(try await store.size(of: BlobKey("posts/none.jpg")!) == nil)
+        let opened = try #require(try await store.open(BlobKey("posts/a/one.jpg")!))
+        var streamed: [UInt8] = []
+        for try await chunk in opened.chunks { streamed += chunk.readableBytesView }
+        #expect(opened.size == 1_000 && streamed == content)
+        #expect(try await store.open(BlobKey("posts/none.jpg")!) == nil)
         let listed = try await store.list(prefix: "posts/")
         #expect(listed.map(\.key) == ["posts/a/one.jpg", "posts/b/two.jpg"] && listed.map(\.size) == [1_000, 2])
     }

@@ -62,6 +62,17 @@ import TestSupport
             #expect(try await store.put(streamed, streaming: Self.stream(content), limit: 64 << 20) == count)
             #expect(try await store.get(streamed) == content, "\(count) bytes streamed")
         }
+        // Streamed: the 40 MB object as it arrives, whole, with its size.
+        let big = BlobKey("round-trip/\(40 << 20)")!
+        let stream = try #require(try await store.open(big))
+        var received: [UInt8] = []
+        var chunks = 0
+        for try await chunk in stream.chunks {
+            received += chunk.readableBytesView
+            chunks += 1
+        }
+        #expect(stream.size == 40 << 20 && received == Self.bytes(40 << 20, seed: 3) && chunks > 1)
+        #expect(try await store.open(BlobKey("round-trip/none")!) == nil)
         #expect(try await store.get(BlobKey("round-trip/none")!) == nil)
         #expect(try await store.size(of: BlobKey("round-trip/none")!) == nil)
         try await store.delete(BlobKey("round-trip/1")!)
@@ -170,6 +181,19 @@ import TestSupport
         settings.presign = false
         let plain = BlobStoreChoice.s3(settings).mediaLinks(MediaLinks(secret: Array(repeating: 7, count: 32), lifetime: .seconds(900), publicBase: "https://splash.test"), store: store)
         #expect(plain.sign(key, expires: expires).url.hasPrefix("https://splash.test/v1/media/"))
+    }
+
+    @Test func virtualHostStyleNamesTheBucketInTheHost() throws {
+        let settings = S3Settings(endpoint: URL(string: "https://s3.eu-north-1.amazonaws.com")!, region: "eu-north-1", bucket: "splash-blobs",
+                                  accessKeyID: "AKIAIOSFODNN7EXAMPLE", secretAccessKey: "secret", addressing: .virtual)
+        let store = S3BlobStore(settings: settings, http: Self.http, logger: Logger(label: "s3-test"))
+        let url = store.client.presignedGet("a/b c.jpg", date: Date(timeIntervalSince1970: 1_795_000_000), expiresIn: 60)
+        #expect(url.hasPrefix("https://splash-blobs.s3.eu-north-1.amazonaws.com/a/b%20c.jpg?X-Amz-Algorithm="), "\(url)")
+        var path = settings
+        path.addressing = .path
+        #expect(S3BlobStore(settings: path, http: Self.http, logger: Logger(label: "s3-test")).client
+            .presignedGet("a/b c.jpg", date: Date(timeIntervalSince1970: 1_795_000_000), expiresIn: 60)
+            .hasPrefix("https://s3.eu-north-1.amazonaws.com/splash-blobs/a/b%20c.jpg?"))
     }
 
     @Test func anUploadThatFailsHalfwayLeavesNoObjectAndNoParts() async throws {

@@ -22,11 +22,16 @@ struct MediaController: Sendable {
                 let detail = error == .expired ? "This media link has expired; ask for the edit again for a fresh one." : "This media link is not valid."
                 throw Problem(status: .forbidden, type: "media-link-invalid", title: "Media link refused", detail: detail)
             }
-            guard let bytes = try await blobs.get(key) else {
+            // Passed on as it is read: a 25 MB original is never held whole.
+            guard let blob = try await blobs.open(key) else {
                 throw Problem(status: .notFound, type: "not-found", title: "Not found", detail: "The image no longer exists.")
             }
             let type = path.hasSuffix(".png") ? "image/png" : path.hasSuffix(".webp") ? "image/webp" : "image/jpeg"
-            return Response(status: .ok, headers: [.contentType: type, .cacheControl: "private, max-age=300", .xContentTypeOptions: "nosniff"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+            let body = ResponseBody(contentLength: blob.size) { writer in
+                for try await chunk in blob.chunks { try await writer.write(chunk) }
+                try await writer.finish(nil)
+            }
+            return Response(status: .ok, headers: [.contentType: type, .cacheControl: "private, max-age=300", .xContentTypeOptions: "nosniff"], body: body)
         }
     }
 }
