@@ -184,10 +184,12 @@ struct QueryString: Sendable {
         return text
     }
 
-    /// Comma-separated collection ids, sorted and without repeats.
+    /// Comma-separated collection ids, sorted and without repeats; empty (`collections=`, what a
+    /// client sends for an empty list) is no filter, as Unsplash takes it.
     func collectionIDs(errors: inout [FieldError]) -> String? {
         guard let raw = values["collections"] else { return nil }
         let ids = Set(raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        if ids.isEmpty, raw.allSatisfy({ $0 == "," || $0 == " " }) { return nil }
         guard !ids.isEmpty, ids.count <= 20, ids.allSatisfy(UnsplashPhotoID.isValid) else {
             errors.append(FieldError(.parameter("collections"), "collections must be up to 20 comma-separated collection ids"))
             return nil
