@@ -252,11 +252,11 @@ struct OrderStore: Sendable {
 
     /// One move of the state machine by `caller`, at the version they read. `driver`: whom an
     /// admin assigns (`driver_assigned`).
-    func move(_ id: UUID, to status: OrderStatus, reason: String?, driver: UUID?, expecting version: Int, caller: Caller) async throws -> Order {
+    func move(_ id: UUID, to status: OrderStatus, reason: String?, driver: UUID?, expecting version: Int?, caller: Caller) async throws -> Order {
         try await client.withTransaction(settings: caller.settings, logger: logger) { [self] connection in
             let order = try await lockedOrder(id, caller: caller, on: connection)
             guard let party = order.party(of: caller) else { throw Self.notFound(id) }
-            guard order.version == version else { throw Problem.stale(current: order.version) }
+            guard version == nil || order.version == version else { throw Problem.stale(current: order.version) }
             guard OrderMachine.allows(party, from: order.status, to: status) else { throw Self.invalidTransition(from: order.status, to: status) }
             if status == .driverAssigned {
                 guard let driver else {
@@ -294,14 +294,14 @@ struct OrderStore: Sendable {
     }
 
     /// Changes the notes or the dropoff of an order still `placed`: its customer or an admin.
-    func edit(_ id: UUID, notes: String?, dropoff: Dropoff?, expecting version: Int, caller: Caller) async throws -> Order {
+    func edit(_ id: UUID, notes: String?, dropoff: Dropoff?, expecting version: Int?, caller: Caller) async throws -> Order {
         try await client.withTransaction(settings: caller.settings, logger: logger) { [self] connection in
             let order = try await lockedOrder(id, caller: caller, on: connection)
             guard let party = order.party(of: caller) else { throw Self.notFound(id) }
             guard party == .customer || party == .admin else {
                 throw Problem(status: .forbidden, type: "forbidden-role", title: "Not allowed for this role", detail: "Only the order's customer or an admin may edit it.")
             }
-            guard order.version == version else { throw Problem.stale(current: order.version) }
+            guard version == nil || order.version == version else { throw Problem.stale(current: order.version) }
             guard order.status == .placed else {
                 throw Problem(status: .conflict, type: "order-not-editable", title: "Order no longer editable",
                               detail: "Notes and dropoff change only while the order is placed; it is \(order.status.rawValue).")

@@ -144,7 +144,7 @@ struct RestaurantStore: Sendable {
     }
 
     /// The owner or an admin changes a restaurant at the version they read (`If-Match`).
-    func update(_ id: UUID, _ fields: Fields, expecting version: Int, caller: Caller) async throws -> Restaurant {
+    func update(_ id: UUID, _ fields: Fields, expecting version: Int?, caller: Caller) async throws -> Restaurant {
         let menu = try fields.menu.map { try String(decoding: JSONEncoder().encode($0), as: UTF8.self) }
         let hours: String?? = try fields.openingHours.map { try $0.map { try String(decoding: JSONEncoder().encode($0), as: UTF8.self) } }
         return try await client.withTransaction(settings: caller.settings, logger: logger) { [logger] connection in
@@ -156,7 +156,7 @@ struct RestaurantStore: Sendable {
             guard current.0 == caller.id || caller.isAdmin else {
                 throw Problem(status: .forbidden, type: "not-the-owner", title: "Not your restaurant", detail: "Only the restaurant's owner or an admin may change it.")
             }
-            guard current.1 == version else { throw Problem.stale(current: current.1) }
+            guard version == nil || current.1 == version else { throw Problem.stale(current: current.1) }
             let row = try await connection.query("""
                 UPDATE restaurants SET
                     name = coalesce(\(fields.name), name),
@@ -168,11 +168,11 @@ struct RestaurantStore: Sendable {
                     is_open = coalesce(\(fields.isOpen), is_open),
                     menu = coalesce(\(menu)::jsonb, menu),
                     version = version + 1, updated_at = clock_timestamp()
-                WHERE id = \(id) AND version = \(version)
+                WHERE id = \(id) AND version = \(current.1)
                 RETURNING \(unescaped: Restaurant.columns)
                 """, logger: logger).collect().first
             // Changed by someone else between the read and the update.
-            guard let row else { throw Problem.stale(current: version + 1) }
+            guard let row else { throw Problem.stale(current: current.1 + 1) }
             return try Restaurant(row: row)
         }
     }

@@ -21,12 +21,14 @@ enum VersionTag {
         return try JSONBody.response(status, body, headers: headers)
     }
 
-    /// The version `If-Match` names.
+    /// The version `If-Match` names; `nil` for `*`, which matches whatever version there is
+    /// (RFC 9110: the client asks only that the resource exist).
     /// - Throws: 428 without `If-Match`; 412 when it names no version (it cannot match).
-    static func expected(_ request: Request) throws -> Int {
+    static func expected(_ request: Request) throws -> Int? {
         guard let header = request.headers[.ifMatch]?.trimmingCharacters(in: .whitespaces), !header.isEmpty else {
             throw Problem.versionRequired
         }
+        if header == "*" { return nil }
         var text = Substring(header)
         if text.hasPrefix("W/") { text = text.dropFirst(2) }
         if text.hasPrefix("\""), text.hasSuffix("\""), text.count >= 2 { text = text.dropFirst().dropLast() }
