@@ -224,7 +224,7 @@ let package = Package(
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["Identity", "LocalStack", "Kafka", "EventBus", "Contracts", "Database", "ServiceKit", "AsyncSignals", hummingbird, hummingbirdCore, httpTypes, asyncHTTPClient, postgresNIO, serviceLifecycle, logging, crypto, nioCore, nioPosix, yams],
+            dependencies: ["Identity", "LocalStack", "S3Blobs", "Kafka", "EventBus", "Contracts", "Database", "ServiceKit", "AsyncSignals", hummingbird, hummingbirdCore, httpTypes, asyncHTTPClient, postgresNIO, serviceLifecycle, logging, crypto, nioCore, nioPosix, yams],
             path: "Shared/TestSupport"
         ),
 
@@ -291,7 +291,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "DataAPIBenchmark",
-            dependencies: ["DataAPI", httpTypes],
+            dependencies: ["DataAPI", "TestSupport", httpTypes],
             path: "Benchmarks/DataAPI"
         ),
         .executableTarget(

@@ -7,14 +7,10 @@
 import DataAPI
 import Foundation
 import HTTPTypes
+import TestSupport
 
-func option(_ name: String, _ fallback: Int) -> Int {
-    let arguments = CommandLine.arguments
-    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count, let value = Int(arguments[index + 1]) else { return fallback }
-    return value
-}
-let iterations = option("--iterations", 200_000)
-let rounds = option("--rounds", 5)
+let iterations = BenchmarkArguments.integer("--iterations", default: 200_000)
+let rounds = BenchmarkArguments.integer("--rounds", default: 5)
 
 let posts = TableDescription(
     name: "posts",

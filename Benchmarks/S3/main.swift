@@ -12,13 +12,8 @@ import Logging
 import S3Blobs
 import TestSupport
 
-func option(_ name: String, _ fallback: Int) -> Int {
-    let arguments = CommandLine.arguments
-    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count, let value = Int(arguments[index + 1]) else { return fallback }
-    return value
-}
-let objects = option("--objects", 200)
-let rounds = option("--rounds", 3)
+let objects = BenchmarkArguments.integer("--objects", default: 200)
+let rounds = BenchmarkArguments.integer("--rounds", default: 3)
 let size = 1 << 20
 
 let server = try await MotoServer()
@@ -92,5 +87,5 @@ for concurrency in [1, 8] {
     print("  \(concurrency) in flight:  PUT  S3BlobStore \(spread(figures.swiftPut))   boto3 \(spread(figures.botoPut))")
     print("  \(concurrency) in flight:  GET  S3BlobStore \(spread(figures.swiftGet))   boto3 \(spread(figures.botoGet))")
 }
-try await http.shutdown()
+try await http.shutdown().get()
 server.stop()

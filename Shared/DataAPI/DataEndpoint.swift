@@ -332,6 +332,3 @@ package struct DataEndpoint: Sendable {
     }
 }
 
-extension HTTPField.Name {
-    static let range = Self("Range")!
-}

@@ -60,6 +60,8 @@ package enum FormDecoding {
         }
     }
 
+    private static let digits = Array("0123456789ABCDEF".utf8)
+
     /// `text` percent-encoded: letters, digits and `-_.~,():*` stay, everything else is `%XX`.
     package static func encode(_ text: String) -> String {
         var out = ""
@@ -71,7 +73,6 @@ package enum FormDecoding {
                  UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: ":"), UInt8(ascii: "*"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             default:
-                let digits = Array("0123456789ABCDEF".utf8)
                 out.unicodeScalars.append("%")
                 out.unicodeScalars.append(Unicode.Scalar(digits[Int(byte >> 4)]))
                 out.unicodeScalars.append(Unicode.Scalar(digits[Int(byte & 0xF)]))

@@ -66,6 +66,5 @@ extension HTTPField.Name {
     static let prefer = Self("Prefer")!
     static let acceptProfile = Self("Accept-Profile")!
     static let contentProfile = Self("Content-Profile")!
-    static let contentRange = Self("Content-Range")!
     static let preferenceApplied = Self("Preference-Applied")!
 }

@@ -18,22 +18,9 @@ package struct SQLRenderer: Sendable {
     /// The rows `query` selects as one JSON array (text), with how many there are:
     /// `SELECT json_agg(…)::text, count(*) FROM (SELECT … LIMIT … OFFSET …)`.
     package func read(_ query: DataQuery) throws(DataAPIError) -> PostgresQuery {
-        var sql = SQLText()
-        let selected = try selectList(query.select)
-        sql.append("SELECT coalesce(json_agg(t), '[]')::text, count(*) FROM (SELECT ")
-        sql.append(selected)
-        sql.append(" FROM ")
-        sql.append(table.source)
-        try whereClause(query.filters, into: &sql)
-        try orderClause(query.order.isEmpty ? table.defaultOrder : query.order, into: &sql)
-        sql.append(" LIMIT ")
-        sql.bind(String(min(query.limit ?? maxRows, maxRows)), cast: "::bigint")
-        if let offset = query.offset, offset > 0 {
-            sql.append(" OFFSET ")
-            sql.bind(String(offset), cast: "::bigint")
+        try jsonRows(query.select, counted: true, order: query.order, limit: min(query.limit ?? maxRows, maxRows), offset: query.offset) { (sql) throws(DataAPIError) in
+            try whereClause(query.filters, into: &sql)
         }
-        sql.append(") t")
-        return sql.query
     }
 
     /// How many rows the filters of `query` select, ignoring its page: `Prefer: count=exact`.
@@ -48,46 +35,58 @@ package struct SQLRenderer: Sendable {
     /// The primary keys of the rows the filters of `query` select (at most `limit`), as a JSON
     /// array of objects: what a PATCH or DELETE hands its domain function, row by row.
     package func keys(_ query: DataQuery, limit: Int) throws(DataAPIError) -> PostgresQuery {
-        var sql = SQLText()
-        sql.append("SELECT coalesce(json_agg(t), '[]')::text FROM (SELECT ")
-        sql.append(try selectList(table.primaryKey.map { DataQuery.SelectItem(column: $0) }))
-        sql.append(" FROM ")
-        sql.append(table.source)
-        try whereClause(query.filters, into: &sql)
-        sql.append(" LIMIT ")
-        sql.bind(String(limit), cast: "::bigint")
-        sql.append(") t")
-        return sql.query
+        try jsonRows(table.primaryKey.map { DataQuery.SelectItem(column: $0) }, counted: false, order: nil, limit: limit) { (sql) throws(DataAPIError) in
+            try whereClause(query.filters, into: &sql)
+        }
     }
 
     /// The rows named by `keys` (primary-key objects), selected and ordered as `query` asks:
     /// the answer of a write with `return=representation`.
     package func read(_ query: DataQuery, keys: [[String: JSONValue]]) throws(DataAPIError) -> PostgresQuery {
+        try jsonRows(query.select, counted: true, order: query.order, limit: nil) { (sql) throws(DataAPIError) in
+            sql.append(" WHERE ")
+            if keys.isEmpty {
+                sql.append("false")
+            }
+            for (index, key) in keys.enumerated() {
+                sql.append(index == 0 ? "(" : " OR (")
+                for (position, name) in table.primaryKey.enumerated() {
+                    let column = try table.queried(name)
+                    if position > 0 { sql.append(" AND ") }
+                    sql.append(column.expression)
+                    if let value = key[name].flatMap(Self.text) {
+                        sql.append(" = ")
+                        sql.bind(value, cast: column.type.cast)
+                    } else {
+                        sql.append(" IS NULL")
+                    }
+                }
+                sql.append(")")
+            }
+        }
+    }
+
+    /// `SELECT json_agg(t)::text[, count(*)] FROM (SELECT <items> FROM <source> <rows> ORDER BY …
+    /// LIMIT … OFFSET …) t`, the rows chosen by what `rows` writes. `order` nil: none; empty: the
+    /// table's default.
+    private func jsonRows(_ items: [DataQuery.SelectItem]?, counted: Bool, order: [DataQuery.OrderTerm]?, limit: Int?, offset: Int? = nil,
+                          rows: (inout SQLText) throws(DataAPIError) -> Void) throws(DataAPIError) -> PostgresQuery {
         var sql = SQLText()
-        sql.append("SELECT coalesce(json_agg(t), '[]')::text, count(*) FROM (SELECT ")
-        sql.append(try selectList(query.select))
+        let selected = try selectList(items)
+        sql.append(counted ? "SELECT coalesce(json_agg(t), '[]')::text, count(*) FROM (SELECT " : "SELECT coalesce(json_agg(t), '[]')::text FROM (SELECT ")
+        sql.append(selected)
         sql.append(" FROM ")
         sql.append(table.source)
-        sql.append(" WHERE ")
-        if keys.isEmpty {
-            sql.append("false")
+        try rows(&sql)
+        if let order { try orderClause(order.isEmpty ? table.defaultOrder : order, into: &sql) }
+        if let limit {
+            sql.append(" LIMIT ")
+            sql.bind(String(limit), cast: "::bigint")
         }
-        for (index, key) in keys.enumerated() {
-            sql.append(index == 0 ? "(" : " OR (")
-            for (position, name) in table.primaryKey.enumerated() {
-                let column = try table.queried(name)
-                if position > 0 { sql.append(" AND ") }
-                sql.append(column.expression)
-                if let value = key[name].flatMap(Self.text) {
-                    sql.append(" = ")
-                    sql.bind(value, cast: column.type.cast)
-                } else {
-                    sql.append(" IS NULL")
-                }
-            }
-            sql.append(")")
+        if let offset, offset > 0 {
+            sql.append(" OFFSET ")
+            sql.bind(String(offset), cast: "::bigint")
         }
-        try orderClause(query.order.isEmpty ? table.defaultOrder : query.order, into: &sql)
         sql.append(") t")
         return sql.query
     }

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import ServiceKit
 
 /// What an S3-protocol server refused, with its own code and message
 /// (`403 SignatureDoesNotMatch: The request signature we calculated does not match …`).
@@ -44,72 +45,70 @@ package struct S3Client: Sendable {
     /// - Throws: `S3Error` for an answer outside `accepting`, after the retries a server fault gets.
     package func send(_ method: HTTPMethod, key: String?, query: [(String, String)] = [], headers: [(String, String)] = [],
                       body: ByteBuffer? = nil, accepting: Set<Int> = [200], operation: String, maxAnswer: Int = 1 << 20) async throws -> Answer {
-        var attempt = 0
-        while true {
-            attempt += 1
-            do {
-                let answer = try await sendOnce(method, key: key, query: query, headers: headers, body: body, maxAnswer: maxAnswer)
-                if accepting.contains(answer.status) { return answer }
-                let error = Self.error(answer, operation: operation)
-                guard Self.isServerFault(answer.status, code: error.code), attempt < settings.attempts else { throw error }
-                logger.warning("S3 request failed; retrying", metadata: ["operation": "\(operation)", "error": "\(error)", "attempt": "\(attempt)"])
-            } catch let error as S3Error {
-                throw error
-            } catch {
-                // The connection failed or timed out: the server may not have it, or may; every
-                // request here is idempotent or harmless to repeat (a part, an abort).
-                guard attempt < settings.attempts, !(error is CancellationError) else {
-                    throw S3Error(status: 0, code: "Unreachable", message: String(describing: error), operation: operation)
-                }
-                logger.warning("S3 request failed; retrying", metadata: ["operation": "\(operation)", "error": "\(error)", "attempt": "\(attempt)"])
-            }
-            // 100 ms, 200 ms, 400 ms…, with up to half again at random so retrying clients spread out.
-            let delay = 100 * (1 << min(attempt - 1, 6))
-            try await Task.sleep(for: .milliseconds(delay + Int.random(in: 0...(delay / 2))))
+        try await retrying(operation) {
+            let response = try await execute(method, key: key, query: query, headers: headers, body: body)
+            let answer = Answer(status: Int(response.status.code), headers: response.headers, body: try await response.body.collect(upTo: maxAnswer))
+            return accepting.contains(answer.status) ? .done(answer) : .refused(answer)
         }
     }
 
     /// Sends a request whose answer's body is read as it arrives: retried like `send` until an
     /// answer begins; `nil` for a 404.
     package func stream(_ method: HTTPMethod, key: String, operation: String) async throws -> HTTPClientResponse? {
-        var attempt = 0
+        try await retrying(operation) {
+            let response = try await execute(method, key: key, query: [], headers: [], body: nil)
+            switch response.status.code {
+            case 200: return .done(response)
+            case 404: return .done(nil)
+            default: return .refused(Answer(status: Int(response.status.code), headers: response.headers, body: try await response.body.collect(upTo: 1 << 20)))
+            }
+        }
+    }
+
+    /// What one attempt came to: a result, or the server's refusal (sent again when the server
+    /// was at fault).
+    private enum Attempt<Result> {
+        case done(Result)
+        case refused(Answer)
+    }
+
+    /// Makes `attempt` until it is done, at most `settings.attempts` times: again after a server
+    /// fault (5xx, throttling) or a failed connection, with backoff.
+    private func retrying<Result>(_ operation: String, _ attempt: () async throws -> Attempt<Result>) async throws -> Result {
+        var made = 0
         while true {
-            attempt += 1
-            let (url, host, path) = location(key: key, query: [])
-            let timestamp = SigV4.timestamp(Date())
-            let headers = [("host", host), ("x-amz-date", timestamp), ("x-amz-content-sha256", SigV4.emptyPayload)]
-            var request = HTTPClientRequest(url: url)
-            request.method = method
-            for (name, value) in headers where name != "host" { request.headers.add(name: name, value: value) }
-            request.headers.add(name: "Authorization", value: signer.authorization(method: method.rawValue, path: path, query: [], headers: headers,
-                                                                                   payloadHash: SigV4.emptyPayload, timestamp: timestamp))
+            made += 1
             do {
-                let response = try await http.execute(request, timeout: .nanoseconds(Int64(settings.requestTimeout.components.seconds) * 1_000_000_000))
-                switch response.status.code {
-                case 200: return response
-                case 404: return nil
-                default:
-                    let answer = Answer(status: Int(response.status.code), headers: response.headers, body: try await response.body.collect(upTo: 1 << 20))
+                switch try await attempt() {
+                case .done(let result):
+                    return result
+                case .refused(let answer):
                     let error = Self.error(answer, operation: operation)
-                    guard Self.isServerFault(answer.status, code: error.code), attempt < settings.attempts else { throw error }
+                    guard Self.isServerFault(answer.status, code: error.code), made < settings.attempts else { throw error }
+                    logger.warning("S3 request failed; retrying", metadata: ["operation": "\(operation)", "error": "\(error)", "attempt": "\(made)"])
                 }
             } catch let error as S3Error {
                 throw error
             } catch {
-                guard attempt < settings.attempts, !(error is CancellationError) else {
+                // The connection failed or timed out: the server may not have it, or may; every
+                // request here is idempotent or harmless to repeat (a part, an abort).
+                guard made < settings.attempts, !(error is CancellationError) else {
                     throw S3Error(status: 0, code: "Unreachable", message: String(describing: error), operation: operation)
                 }
+                logger.warning("S3 request failed; retrying", metadata: ["operation": "\(operation)", "error": "\(error)", "attempt": "\(made)"])
             }
-            let delay = 100 * (1 << min(attempt - 1, 6))
+            // 100 ms, 200 ms, 400 ms…, with up to half again at random so retrying clients spread out.
+            let delay = 100 * (1 << min(made - 1, 6))
             try await Task.sleep(for: .milliseconds(delay + Int.random(in: 0...(delay / 2))))
         }
     }
 
-    private func sendOnce(_ method: HTTPMethod, key: String?, query: [(String, String)], headers extra: [(String, String)],
-                          body: ByteBuffer?, maxAnswer: Int) async throws -> Answer {
+    /// One request, signed, sent; its answer as it begins.
+    private func execute(_ method: HTTPMethod, key: String?, query: [(String, String)], headers extra: [(String, String)],
+                         body: ByteBuffer?) async throws -> HTTPClientResponse {
         let (url, host, path) = location(key: key, query: query)
         let timestamp = SigV4.timestamp(Date())
-        let payloadHash = body.map { SigV4.hex(SHA256.hash(data: $0.readableBytesView)) } ?? SigV4.emptyPayload
+        let payloadHash = body.map { SHA256.hash(data: $0.readableBytesView).hexEncoded } ?? SigV4.emptyPayload
         let signed = [("host", host), ("x-amz-date", timestamp), ("x-amz-content-sha256", payloadHash)] + extra
         let authorization = signer.authorization(method: method.rawValue, path: path, query: query, headers: signed, payloadHash: payloadHash, timestamp: timestamp)
         var request = HTTPClientRequest(url: url)
@@ -117,9 +116,7 @@ package struct S3Client: Sendable {
         for (name, value) in signed where name != "host" { request.headers.add(name: name, value: value) }
         request.headers.add(name: "Authorization", value: authorization)
         if let body { request.body = .bytes(body) }
-        let response = try await http.execute(request, timeout: .nanoseconds(Int64(settings.requestTimeout.components.seconds) * 1_000_000_000))
-        let collected = try await response.body.collect(upTo: maxAnswer)
-        return Answer(status: Int(response.status.code), headers: response.headers, body: collected)
+        return try await http.execute(request, timeout: .nanoseconds(settings.requestTimeout.totalNanoseconds))
     }
 
     /// A GET of `key` anyone may make from `date` for `expiresIn` seconds, at the public endpoint.

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import ServiceKit
 
 /// AWS Signature Version 4 for S3 requests: the canonical request, the string to sign, the
 /// signing key derived per day, region and service, and the `Authorization` header.
@@ -18,7 +19,7 @@ package struct SigV4: Sendable {
     }
 
     /// The hash of an empty body, and what `x-amz-content-sha256` says of a body not hashed.
-    package static let emptyPayload = hex(SHA256.hash(data: [UInt8]()))
+    package static let emptyPayload = SHA256.hash(data: [UInt8]()).hexEncoded
     package static let unsignedPayload = "UNSIGNED-PAYLOAD"
 
     /// `20130524T000000Z`.
@@ -74,13 +75,13 @@ package struct SigV4: Sendable {
     }
 
     package func stringToSign(_ canonicalRequest: String, timestamp: String, scope: String) -> String {
-        ["AWS4-HMAC-SHA256", timestamp, scope, Self.hex(SHA256.hash(data: Array(canonicalRequest.utf8)))].joined(separator: "\n")
+        ["AWS4-HMAC-SHA256", timestamp, scope, SHA256.hash(data: Array(canonicalRequest.utf8)).hexEncoded].joined(separator: "\n")
     }
 
     /// The signature of `stringToSign` with the key for `day` (`yyyymmdd`).
     package func sign(_ stringToSign: String, day: String) -> String {
         let signature = HMAC<SHA256>.authenticationCode(for: Array(stringToSign.utf8), using: signingKey(day: day))
-        return Self.hex(signature)
+        return signature.hexEncoded
     }
 
     package func signingKey(day: String) -> SymmetricKey {
@@ -111,23 +112,5 @@ package struct SigV4: Sendable {
             }
         }
         return out
-    }
-
-    package static func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        let digits = Array("0123456789abcdef".unicodeScalars)
-        var out = String.UnicodeScalarView()
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0xF)])
-        }
-        return String(out)
-    }
-
-    package static func hex(_ digest: SHA256.Digest) -> String {
-        hex(Array(digest))
-    }
-
-    package static func hex(_ code: HashedAuthenticationCode<SHA256>) -> String {
-        hex(Array(code))
     }
 }
