@@ -1,5 +1,8 @@
+import AsyncHTTPClient
 import Foundation
 import LocalStack
+import Logging
+import S3Blobs
 
 /// An S3-protocol server on loopback for tests: moto (PyPI `moto[server]`, which `make test`
 /// installs), a server nobody here wrote. Each instance is its own process and port; `stop()` kills
@@ -77,4 +80,26 @@ package final class MotoServer: @unchecked Sendable {
 
 struct MotoSetupFailed: Error {
     var output: String
+}
+
+extension MotoServer {
+    /// One client for every store the tests make on moto (never shut down, as HTTPClient.shared).
+    private static let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: S3BlobStore.httpConfiguration)
+    /// The keys stores and services sign with here (any are taken unless the server authenticates).
+    private static let keys = (id: "moto-test", secret: "moto-test-secret")
+
+    /// A store on `bucket` of this server, the bucket made when missing.
+    package func store(bucket: String) async throws -> S3BlobStore {
+        var logger = Logger(label: "moto-store")
+        logger.logLevel = .error
+        let settings = S3Settings(endpoint: endpoint, region: "us-east-1", bucket: bucket, accessKeyID: Self.keys.id, secretAccessKey: Self.keys.secret)
+        let store = S3BlobStore(settings: settings, http: Self.http, logger: logger)
+        try await store.createBucketIfMissing()
+        return store
+    }
+
+    /// What a service reads to keep its blobs in `bucket` here (`BLOB_STORE=s3`).
+    package func blobSettings(bucket: String) -> [String: String] {
+        ["BLOB_STORE": "s3", "S3_ENDPOINT": endpoint.absoluteString, "S3_BUCKET": bucket, "S3_ACCESS_KEY_ID": Self.keys.id, "S3_SECRET_ACCESS_KEY": Self.keys.secret]
+    }
 }

@@ -149,7 +149,8 @@ struct DocumentationTests {
         return log.namesRead
     }
 
-    private static func loadConfiguration<Configuration: ServiceConfiguration>(
+    /// Loads `type` from `environment`, recording in `log` the variables it reads.
+    static func loadConfiguration<Configuration: ServiceConfiguration>(
         _ type: Configuration.Type, executable: String, environment: [String: String], log: ConfigurationReadLog
     ) -> Result<Void, ServiceMain.ConfigurationFailure> {
         ServiceMain.loadConfiguration(executable, type, environment: environment, log: log).map { _ in }

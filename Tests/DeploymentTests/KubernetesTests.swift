@@ -114,8 +114,8 @@ struct KubernetesTests {
             let configuration = try #require(serviceConfigurations[executable])
             let (environment, own) = try Self.environment(of: deployment, config: config, secrets: secrets)
             let log = ConfigurationReadLog()
-            if let failure = Self.load(configuration, executable: executable, environment: environment, log: log) {
-                Issue.record("\(name) does not load from its pods' environment: \(failure)")
+            if case .failure(let failure) = DocumentationTests.loadConfiguration(configuration, executable: executable, environment: environment, log: log) {
+                Issue.record("\(name) does not load from its pods' environment: \(failure.message)")
             }
             for variable in own {
                 #expect(log.namesRead.contains(variable), "\(name) sets \(variable), which \(executable) does not read")
@@ -125,13 +125,6 @@ struct KubernetesTests {
         for key in config.keys.sorted() {
             #expect(readBySomeService.contains(key), "splash-config's \(key) is read by no service")
         }
-    }
-
-    /// Why `type` does not load from `environment`, or nil.
-    private static func load<Configuration: ServiceConfiguration>(_ type: Configuration.Type, executable: String, environment: [String: String],
-                                                                  log: ConfigurationReadLog) -> String? {
-        if case .failure(let failure) = ServiceMain.loadConfiguration(executable, type, environment: environment, log: log) { return failure.message }
-        return nil
     }
 
     @Test func strimziMakesEveryTopicOfTheCatalog() throws {

@@ -1,7 +1,6 @@
 import AsyncHTTPClient
 import Foundation
 import LocalStack
-import Logging
 import NIOCore
 import NIOHTTP1
 import S3Blobs
@@ -38,11 +37,8 @@ import TestSupport
             let s3 = try await MotoServer()
             defer { s3.stop() }
             let bucket = "render-\(UUID().uuidString.prefix(8).lowercased())"
-            let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: S3BlobStore.httpConfiguration)
-            let store = S3BlobStore(settings: S3Settings(endpoint: s3.endpoint, region: "us-east-1", bucket: bucket, accessKeyID: "hosts", secretAccessKey: "hosts-secret"),
-                                    http: http, logger: Logger(label: "s3-check"))
-            try await store.createBucketIfMissing()
-            let onS3 = ["BLOB_STORE": "s3", "S3_ENDPOINT": s3.endpoint.absoluteString, "S3_BUCKET": bucket, "S3_ACCESS_KEY_ID": "hosts", "S3_SECRET_ACCESS_KEY": "hosts-secret"]
+            let store = try await s3.store(bucket: bucket)
+            let onS3 = s3.blobSettings(bucket: bucket)
             do {
                 try await RenderHarness.with(onS3.merging(["RENDER_ROLE": "api"]) { _, new in new }) { render in
                     func process(_ role: String) async throws -> ServiceProcess {
@@ -84,7 +80,6 @@ import TestSupport
             } catch {
                 Issue.record("\(error)")
             }
-            try await http.shutdown()
         }
     }
 }

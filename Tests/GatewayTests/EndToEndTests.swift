@@ -9,24 +9,9 @@ import TestSupport
 /// the test Kafka cluster, clients over sockets.
 @Suite("Gateway end to end") struct EndToEndTests {
     @Test func aProfileChangeMadeThroughTheGatewayReachesWebSocketAndSSESubscribersWithinASecondWithoutEmail() async throws {
-        let database = try await TestPostgres.shared.makeDatabase()
-        let (_, databaseURL) = try await database.makeServiceRole(schema: "auth", password: "e2e-auth")
-        let kafka = try await TestKafka.shared.running()
-        let issuer = "http://localhost:8080/auth/v1"
-        let common = ["KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms"]
-        let auth = try await ServiceProcess("auth", environment: common.merging([
-            "DATABASE_URL": databaseURL,
-            "AUTH_JWT_KEY": SigningKey.generate().pem,
-            "AUTH_JWT_ISSUER": issuer,
-            "AUTH_BCRYPT_COST": "4",
-            "AUTH_TRUSTED_PROXIES": "127.0.0.1/32",
-            "OUTBOX_POLL_INTERVAL": "100ms",
-        ]) { _, new in new })
+        let auth = try await Self.auth()
         defer { Task { await auth.stop() } }
-        let gateway = try await ServiceProcess("gateway", environment: common.merging([
-            "GATEWAY_AUTH_URL": auth.baseURL,
-            "GATEWAY_JWT_ISSUER": issuer,
-        ]) { _, new in new })
+        let gateway = try await Self.gateway(before: auth)
         defer { Task { await gateway.stop() } }
 
         let alice = try await signUp(gateway, username: "alice_\(UUID().uuidString.prefix(6).lowercased())")
@@ -72,19 +57,8 @@ import TestSupport
     /// Gateways scale out: each replica reads every event in a consumer group of its own, so a
     /// client on either replica hears what happened whichever replica it went through.
     @Test func realtimeClientsOnTwoGatewayReplicasReceiveTheSameEvents() async throws {
-        let database = try await TestPostgres.shared.makeDatabase()
-        let (_, databaseURL) = try await database.makeServiceRole(schema: "auth", password: "e2e-auth")
-        let kafka = try await TestKafka.shared.running()
-        let issuer = "http://localhost:8080/auth/v1"
-        let common = ["KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms"]
-        let auth = try await ServiceProcess("auth", environment: common.merging([
-            "DATABASE_URL": databaseURL, "AUTH_JWT_KEY": SigningKey.generate().pem, "AUTH_JWT_ISSUER": issuer,
-            "AUTH_BCRYPT_COST": "4", "AUTH_TRUSTED_PROXIES": "127.0.0.1/32", "OUTBOX_POLL_INTERVAL": "100ms",
-        ]) { _, new in new })
-        let gateways = [
-            try await ServiceProcess("gateway", environment: common.merging(["GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_JWT_ISSUER": issuer]) { _, new in new }),
-            try await ServiceProcess("gateway", environment: common.merging(["GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_JWT_ISSUER": issuer]) { _, new in new }),
-        ]
+        let auth = try await Self.auth()
+        let gateways = [try await Self.gateway(before: auth), try await Self.gateway(before: auth)]
         let alice = try await signUp(gateways[0], username: "alice_\(UUID().uuidString.prefix(6).lowercased())")
         let bob = try await signUp(gateways[1], username: "bob_\(UUID().uuidString.prefix(6).lowercased())")
         let sockets = gateways.map { RealtimeSocket(url: "ws://127.0.0.1:\($0.port)/v1/realtime?channels=profiles", token: alice.token) }
@@ -110,6 +84,35 @@ import TestSupport
         for socket in sockets { await socket.disconnect() }
         for gateway in gateways { await gateway.stop() }
         await auth.stop()
+    }
+
+    static let issuer = "http://localhost:8080/auth/v1"
+
+    /// What auth and the gateways share: the test cluster, topics made already.
+    static func kafkaSettings() async throws -> [String: String] {
+        ["KAFKA_BROKERS": try await TestKafka.shared.running().bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms"]
+    }
+
+    /// auth as a process on a database of its own.
+    static func auth() async throws -> ServiceProcess {
+        let database = try await TestPostgres.shared.makeDatabase()
+        let (_, databaseURL) = try await database.makeServiceRole(schema: "auth", password: "e2e-auth")
+        return try await ServiceProcess("auth", environment: try await kafkaSettings().merging([
+            "DATABASE_URL": databaseURL,
+            "AUTH_JWT_KEY": SigningKey.generate().pem,
+            "AUTH_JWT_ISSUER": issuer,
+            "AUTH_BCRYPT_COST": "4",
+            "AUTH_TRUSTED_PROXIES": "127.0.0.1/32",
+            "OUTBOX_POLL_INTERVAL": "100ms",
+        ]) { _, new in new })
+    }
+
+    /// A gateway replica in front of `auth`.
+    static func gateway(before auth: ServiceProcess) async throws -> ServiceProcess {
+        try await ServiceProcess("gateway", environment: try await kafkaSettings().merging([
+            "GATEWAY_AUTH_URL": auth.baseURL,
+            "GATEWAY_JWT_ISSUER": issuer,
+        ]) { _, new in new })
     }
 
     struct SignedUp {

@@ -3,7 +3,6 @@ import Foundation
 import Identity
 import LocalStack
 import S3Blobs
-import Logging
 import NIOCore
 import NIOHTTP1
 import Testing
@@ -19,9 +18,8 @@ import TestSupport
         let processes: [ServiceProcess]
         let blobs: URL
         let database: TestDatabase
-        /// The S3-protocol server both services keep their blobs on, with `s3`.
-        let s3: MotoServer?
-        let s3Bucket: String?
+        /// The S3-protocol server both services keep their blobs on, and their bucket, with `s3`.
+        let s3: (server: MotoServer, bucket: S3BlobStore)?
 
         /// - Parameter tracking: whether tracking runs too (behind `/v1/restaurants`, `/v1/orders`
         ///   and their `/rest/v1` tables), without seeded restaurants.
@@ -33,20 +31,11 @@ import TestSupport
             var blobSettings: [String: String] = [:]
             if s3 {
                 let server = try await MotoServer()
-                var logger = Logger(label: "e2e-s3")
-                logger.logLevel = .error
                 let bucket = "e2e-\(UUID().uuidString.prefix(8).lowercased())"
-                let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: S3BlobStore.httpConfiguration)
-                let settings = S3Settings(endpoint: server.endpoint, region: "us-east-1", bucket: bucket, accessKeyID: "e2e", secretAccessKey: "e2e-secret")
-                try await S3BlobStore(settings: settings, http: http, logger: logger).createBucketIfMissing()
-                try await http.shutdown()
-                blobSettings = ["BLOB_STORE": "s3", "S3_ENDPOINT": server.endpoint.absoluteString, "S3_BUCKET": bucket,
-                                "S3_ACCESS_KEY_ID": "e2e", "S3_SECRET_ACCESS_KEY": "e2e-secret"]
-                self.s3 = server
-                self.s3Bucket = bucket
+                self.s3 = (server, try await server.store(bucket: bucket))
+                blobSettings = server.blobSettings(bucket: bucket)
             } else {
                 self.s3 = nil
-                self.s3Bucket = nil
             }
             let kafka = try await TestKafka.shared.running()
             let issuer = "http://localhost:8080/auth/v1"
@@ -89,7 +78,7 @@ import TestSupport
 
         func stop() async {
             for process in processes { await process.stop() }
-            s3?.stop()
+            s3?.server.stop()
             try? FileManager.default.removeItem(at: blobs)
         }
 
@@ -131,13 +120,7 @@ import TestSupport
 
         /// The keys of the S3 bucket the services share.
         func bucketKeys() async throws -> [String] {
-            guard let s3, let bucket = s3Bucket else { return [] }
-            let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: S3BlobStore.httpConfiguration)
-            let store = S3BlobStore(settings: S3Settings(endpoint: s3.endpoint, region: "us-east-1", bucket: bucket, accessKeyID: "e2e", secretAccessKey: "e2e-secret"),
-                                    http: http, logger: Logger(label: "e2e-s3"))
-            let keys = try await store.list(prefix: "").map(\.key)
-            try await http.shutdown()
-            return keys
+            try await s3?.bucket.list(prefix: "").map(\.key) ?? []
         }
 
         /// Polls `condition` (the projections and renders are asynchronous).
