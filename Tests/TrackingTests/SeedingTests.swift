@@ -35,8 +35,9 @@ extension TrackingAsProcesses {
                     "TRACKING_AUTH_URL": auth.baseURL, "AUTH_SERVICE_TOKEN": serviceToken,
                 ].merging(common) { own, _ in own }
                 // Two replicas at once on the empty database.
-                async let first = ServiceProcess("tracking", environment: tracking)
-                async let second = ServiceProcess("tracking", environment: tracking)
+                // Seeding comes before readiness: 350 accounts through auth, slow on a loaded machine.
+                async let first = ServiceProcess("tracking", environment: tracking, readyWithin: .seconds(180))
+                async let second = ServiceProcess("tracking", environment: tracking, readyWithin: .seconds(180))
                 let replicas = try await [first, second]
                 let places = try RoadGraph.helsinki().places.count
                 #expect(try await database.count("tracking.restaurants") == places)
