@@ -13,6 +13,8 @@ MOTO := moto[server]==5.2.1
 BOTO3 := boto3==1.43.11
 # Kubernetes' own schemas, for the manifests under deploy/kubernetes.
 KUBERNETES_VALIDATE := kubernetes-validate==1.37.0
+# Drives each service from its openapi.yaml in the contract tests.
+SCHEMATHESIS := schemathesis==4.32.5
 
 .PHONY: run test contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-data-api bench-s3 bench-routing bench-tracking
 
@@ -40,6 +42,7 @@ deps:
 	@$(call install-pypi,moto.server,$(MOTO))
 	@$(call install-pypi,boto3,$(BOTO3))
 	@$(call install-pypi,kubernetes_validate,$(KUBERNETES_VALIDATE))
+	@$(call install-pypi,schemathesis,$(SCHEMATHESIS))
 
 build: deps
 	$(SWIFT) build
@@ -57,14 +60,18 @@ test: deps
 	  grep -E -A4 '(✘|error: |Fatal error|signal code)' .build/test.log | grep -v 'Test run with' | tail -60; \
 	fi; exit $$status
 
-# make contract SERVICE=photo-catalog: only that service's ContractTests suite.
+# make contract SERVICE=photo-catalog: that service's ContractTests suite (schemathesis against its
+# openapi.yaml, its events against their schemas); make contract: every service's, and the event
+# contracts every service shares. CONTRACT_EXAMPLES (cases per operation, 25) and CONTRACT_SEED
+# (repeat a run) go to schemathesis.
 contract: deps
-	@test -n "$(SERVICE)" || { echo "usage: make contract SERVICE=<executable>"; exit 2; }
-	@module=$$(echo "$(SERVICE)" | sed -E 's/(^|-)([a-z])/\U\2/g'); \
-	if ! grep -qs 'struct ContractTests' Tests/$${module}Tests/*.swift; then \
-	  echo "no contract tests for service '$(SERVICE)': expected a ContractTests suite in Tests/$${module}Tests/"; exit 2; \
+	@if [ -z "$(SERVICE)" ]; then filter='\.ContractTests|^ContractsTests\.'; else \
+	  module=$$(echo "$(SERVICE)" | sed -E 's/(^|-)([a-z])/\U\2/g'); \
+	  if ! grep -qs 'struct ContractTests' Tests/$${module}Tests/*.swift; then \
+	    echo "no contract tests for service '$(SERVICE)': expected a ContractTests suite in Tests/$${module}Tests/"; exit 2; \
+	  fi; filter="^$${module}Tests\.ContractTests"; \
 	fi; \
-	$(SWIFT) build --build-tests && $(SWIFT) test --skip-build --filter "^$${module}Tests\.ContractTests"
+	$(SWIFT) build --build-tests && $(SWIFT) test --skip-build --filter "$$filter"
 
 # .env for docker compose, with every secret generated.
 compose-env:

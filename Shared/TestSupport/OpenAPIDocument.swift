@@ -6,9 +6,11 @@ package struct OpenAPIDocument: Sendable {
     /// The whole document, as YAML gives it.
     package let text: String
 
+    /// The repository's root folder.
+    package static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
     package init(service module: String) throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        text = try String(contentsOf: root.appendingPathComponent("Services/\(module)/openapi.yaml"), encoding: .utf8)
+        text = try String(contentsOf: Self.root.appendingPathComponent("Services/\(module)/openapi.yaml"), encoding: .utf8)
     }
 
     package func load() throws -> [String: Any] {

@@ -336,6 +336,26 @@ struct ContractTests {
         }
     }
 
+    /// schemathesis drives every operation as an admin, then the admin API with the service token,
+    /// then `/logout` alone (which ends the session the other runs use).
+    @Test func schemathesisFindsNothingTheDocumentDoesNotPromise() async throws {
+        let serviceToken = String(repeating: "c", count: 40)
+        try await AuthHarness.with(["AUTH_SERVICE_TOKEN": serviceToken]) { auth in
+            let admin = try await auth.signUp()
+            try await auth.makeAdmin(admin.userID)
+            let base = auth.app.baseURL + "/auth/v1"
+            let runs = [
+                Schemathesis(service: "Auth", baseURL: base, headers: [("Authorization", "Bearer \(admin.accessToken)")], excludePaths: ["^/logout$"]),
+                Schemathesis(service: "Auth", baseURL: base, headers: [("X-Splash-Service-Token", serviceToken)], includePaths: ["^/admin/users$"]),
+                Schemathesis(service: "Auth", baseURL: base, headers: [("Authorization", "Bearer \(try await auth.signUp().accessToken)")], includePaths: ["^/logout$"]),
+            ]
+            for run in runs {
+                let report = try await run.run()
+                #expect(report.passed, "\(report)")
+            }
+        }
+    }
+
     @Test func anAdminOrAServiceWithItsTokenCreatesAccountsWithTheirRoleAndNoOneElseDoes() async throws {
         let serviceToken = String(repeating: "s", count: 40)
         try await AuthHarness.with(["AUTH_SERVICE_TOKEN": serviceToken]) { auth in

@@ -262,6 +262,13 @@ struct RecentSignUp: Sendable, Codable, Equatable {
         case username
         case createdAt = "created_at"
     }
+
+    /// `username` is always there, `null` for a user without one, as the document says.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(username, forKey: .username)
+        try container.encode(createdAt, forKey: .createdAt)
+    }
 }
 
 extension PostgresConnection {

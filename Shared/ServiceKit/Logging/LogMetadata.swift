@@ -42,8 +42,9 @@ enum LogMetadata {
     }
 }
 
-/// Minimal JSON rendering for log lines (no Foundation round trip on the logging hot path).
-enum JSONText {
+/// JSON text: the minimal rendering of log lines here (no Foundation round trip on the logging
+/// hot path), and what a request's JSON may hold that Postgres cannot store (JSONText+NUL.swift).
+public enum JSONText {
     static func quoted(_ string: String) -> String {
         var result = "\""
         result.reserveCapacity(string.utf8.count + 2)
