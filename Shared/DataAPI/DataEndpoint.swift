@@ -214,6 +214,9 @@ package struct DataEndpoint: Sendable {
         var request = request
         let buffer = try await request.collectBody(upTo: 1 << 20)
         if buffer.readableBytes == 0, let empty { return empty }
+        guard !JSONText.containsNUL(buffer.readableBytesView) else {
+            throw Self.invalidJSON("text in the body may not hold the NUL character (\\u0000), which Postgres cannot store")
+        }
         do {
             return try JSONDecoder().decode(JSONValue.self, from: Data(buffer: buffer))
         } catch {

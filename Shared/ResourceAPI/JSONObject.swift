@@ -11,11 +11,21 @@ package struct JSONObject {
     private let pointer: String
 
     package init(_ body: [UInt8]) throws {
-        guard case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: Data(body)) else {
+        guard case .object(let object)? = try Self.parse(body) else {
             throw Problem(status: .badRequest, type: "malformed-body", title: "Malformed request body", detail: "the body is not a JSON object")
         }
         fields = object
         pointer = ""
+    }
+
+    /// A request body as JSON, `nil` when it is not JSON.
+    /// - Throws: a 400 `malformed-body` for text holding U+0000, which Postgres cannot store.
+    package static func parse(_ body: [UInt8]) throws -> JSONValue? {
+        guard !JSONText.containsNUL(body) else {
+            throw Problem(status: .badRequest, type: "malformed-body", title: "Malformed request body",
+                          detail: "text in the body may not hold the NUL character (\\u0000)")
+        }
+        return try? JSONDecoder().decode(JSONValue.self, from: Data(body))
     }
 
     /// An object inside a body, at `pointer` (`/items/0`): its errors name their full place.

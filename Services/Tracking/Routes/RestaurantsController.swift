@@ -140,7 +140,7 @@ struct RestaurantsController: Sendable {
 
     /// A `PUT …/menu` body: the whole menu, as an array.
     static func menu(_ bytes: [UInt8]) throws -> [MenuItem] {
-        guard case .array(let items)? = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes)) else {
+        guard case .array(let items)? = try JSONObject.parse(bytes) else {
             throw Problem(status: .badRequest, type: "malformed-body", title: "Malformed request body", detail: "the body is not a JSON array of menu items")
         }
         var body = try JSONObject(Array("{}".utf8))
