@@ -356,6 +356,20 @@ struct ContractTests {
         }
     }
 
+    /// Every type auth publishes, produced through its API and checked against its JSON Schema.
+    @Test func everyEventItPublishesMatchesItsSchema() async throws {
+        try await AuthHarness.with { auth in
+            let session = try await auth.signUp(data: ["username": "schema_\(UUID().uuidString.prefix(6).lowercased())"])
+            #expect(try await auth.call(.put, "/user", json: ["data": ["username": "renamed_\(UUID().uuidString.prefix(6).lowercased())", "avatar_url": "https://example.com/a.png"]],
+                                        bearer: session.accessToken).status == 200)
+            #expect(try await auth.call(.post, "/user/onboarding", bearer: session.accessToken).status == 200)
+            let events = try await auth.publishedEvents(of: session.userID)
+            #expect(Set(events.map(\.type)) == ["auth.user.registered.v1", "auth.profile.updated.v1", "auth.user.onboarding-completed.v1"])
+            let report = try await EventSchemaCheck.validate(events)
+            #expect(report.contains("validated \(events.count) payload(s), 0 failure(s)"), "\(report)")
+        }
+    }
+
     @Test func anAdminOrAServiceWithItsTokenCreatesAccountsWithTheirRoleAndNoOneElseDoes() async throws {
         let serviceToken = String(repeating: "s", count: 40)
         try await AuthHarness.with(["AUTH_SERVICE_TOKEN": serviceToken]) { auth in

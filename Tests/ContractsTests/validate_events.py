@@ -1,8 +1,9 @@
 """Validates event payloads against Splash's event schemas with the jsonschema package.
 
 Usage: validate_events.py <schemas-dir> <payloads-dir>
-Every <type>.json in <payloads-dir> is validated against <schemas-dir>/<type>.schema.json
-(Draft 2020-12, formats checked). Prints one line per failure; exits 1 if any failed.
+Every <type>.json (or <type>.example.json, or <type>~<n>.json for one of several payloads of a
+type) in <payloads-dir> is validated against <schemas-dir>/<type>.schema.json (Draft 2020-12,
+formats checked). Prints one line per failure; exits 1 if any failed.
 """
 import json
 import pathlib
@@ -15,7 +16,7 @@ checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
 failures = 0
 count = 0
 for payload_file in sorted(p for p in payloads.glob("*.json") if not p.name.endswith(".schema.json")):
-    event_type = payload_file.name.removesuffix(".json").removesuffix(".example")
+    event_type = payload_file.name.removesuffix(".json").removesuffix(".example").split("~")[0]
     schema_file = schemas / f"{event_type}.schema.json"
     if not schema_file.exists():
         print(f"{payload_file.name}: no schema {schema_file.name}")

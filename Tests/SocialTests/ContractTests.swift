@@ -47,6 +47,47 @@ struct ContractTests {
         }
     }
 
+    /// Every type social publishes, produced through its API and checked against its JSON Schema.
+    @Test func everyEventItPublishesMatchesItsSchema() async throws {
+        try await SocialHarness.with { social in
+            let user = UUID()
+            #expect(try await social.call(.put, "/v1/likes/unsplash:Aqua-1", user: user).status < 300)
+            #expect(try await social.call(.delete, "/v1/likes/unsplash:Aqua-1", user: user).status == 204)
+            let post = try await social.post(#"{"photo":{"unsplashPhotoId":"Aqua-1"},"caption":"schema"}"#, user: user).json()
+            #expect(try await social.call(.delete, "/v1/posts/\(try #require(post["id"] as? String))", user: user).status == 204)
+            #expect(try await social.call(.post, "/v1/collections", user: user, json: #"{"title":"Schema","private":false}"#).status == 201)
+            let events = try await social.published(by: user)
+            #expect(Set(events.map(\.type)) == Set(([PhotoLiked.self, PhotoUnliked.self, PostCreated.self, PostDeleted.self, CollectionChanged.self] as [any DomainEvent.Type]).map { $0.type }))
+            let report = try await EventSchemaCheck.validate(events)
+            #expect(report.contains("validated \(events.count) payload(s), 0 failure(s)"), "\(report)")
+        }
+    }
+
+    /// Every type social consumes, replayed from its schema's example (with fresh ids) into a
+    /// running social, has its effect; a type it does not consume is skipped and the partition
+    /// flows on past it.
+    @Test func everyEventItConsumesHasItsEffectFromItsSchemasExample() async throws {
+        try await SocialHarness.with { social in
+            let user = UUID()
+            let edit = UUID()
+            func example<Event: DomainEvent>(_: Event.Type) throws -> Event {
+                var text = try String(contentsOf: EventSchemaCheck.schemas.appendingPathComponent("\(Event.type).example.json"), encoding: .utf8)
+                text = text.replacingOccurrences(of: "6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f", with: user.lowercased)
+                    .replacingOccurrences(of: "0b7f9e2a-1c3d-4e5f-8a9b-0c1d2e3f4a5b", with: edit.lowercased)
+                #expect(text.contains(user.lowercased), "\(Event.type)'s example names its user by the id this test replaces")
+                return try EventJSON.decoder.decode(Event.self, from: Data(text.utf8))
+            }
+            let registered = try example(UserRegistered.self)
+            let updated = try example(ProfileUpdated.self)
+            try await TestKafka.shared.publish([registered, try example(OnboardingCompleted.self), updated], source: "/splash/auth")
+            try await TestKafka.shared.publish([try example(EditFailed.self), try example(EditCompleted.self)], source: "/splash/edit-render")
+            try await social.waitFor("the renamed profile") {
+                try await social.count("profiles", where: "user_id = '\(user.lowercased)' AND username = '\(updated.username ?? "")'") == 1
+            }
+            try await social.waitFor("the completed edit") { try await social.count("edits", where: "edit_id = '\(edit.lowercased)'") == 1 }
+        }
+    }
+
     @Test func postsLikesCollectionsAndFilesHaveTheDocumentedShapes() async throws {
         try await SocialHarness.with { social in
             let user = UUID()
