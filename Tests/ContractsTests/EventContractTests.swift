@@ -81,6 +81,95 @@ import Yams
         #expect(Set(headers) == ["ce_specversion", "ce_id", "ce_source", "ce_type", "ce_time", "content-type"])
     }
 
+    static let released = contracts.appendingPathComponent("Released")
+    static let compatibility = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("check_compatibility.py")
+
+    func checkCompatibility(of current: URL) async throws -> String {
+        try await ProcessCommand(Self.python, [Self.compatibility.path, Self.released.path, current.path]).runToCompletion()
+    }
+
+    @Test func everyReleasedTypeKeepsWhatItPromisedItsConsumers() async throws {
+        let released = try FileManager.default.contentsOfDirectory(atPath: Self.released.path).filter { $0.hasSuffix(".schema.json") }
+        #expect(Set(released.map { String($0.dropLast(".schema.json".count)) }).isSubset(of: Set(EventCatalog.all.map { $0.type })))
+        let output = try await checkCompatibility(of: Self.schemas)
+        #expect(output.contains("compared \(released.count) released type(s), 0 breaking change(s)"), "\(output)")
+    }
+
+    @Test func aChangeThatBreaksAReleasedTypeFailsUnlessItIsANewType() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("changed-schemas-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.copyItem(at: Self.schemas, to: folder)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func edit(_ type: String, _ change: (inout [String: Any]) -> Void) throws {
+            let file = folder.appendingPathComponent("\(type).schema.json")
+            var schema = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any])
+            change(&schema)
+            try JSONSerialization.data(withJSONObject: schema).write(to: file)
+        }
+        func editProperties(_ type: String, _ change: (inout [String: Any]) -> Void) throws {
+            try edit(type) { schema in
+                var properties = schema["properties"] as? [String: Any] ?? [:]
+                change(&properties)
+                schema["properties"] = properties
+            }
+        }
+        // The same changes as a new type are allowed: only released types are held to their promise.
+        try FileManager.default.copyItem(at: folder.appendingPathComponent("auth.profile.updated.v1.schema.json"),
+                                         to: folder.appendingPathComponent("auth.profile.updated.v2.schema.json"))
+        try editProperties("auth.profile.updated.v2") { $0["avatarUrl"] = nil }
+        _ = try await checkCompatibility(of: folder)
+
+        try editProperties("auth.profile.updated.v1") { $0["avatarUrl"] = nil }
+        try editProperties("auth.user.registered.v1") { $0["registeredAt"] = ["type": "integer"] }
+        try edit("tracking.order.status-changed.v1") { schema in
+            var properties = schema["properties"] as? [String: Any] ?? [:]
+            var status = properties["status"] as? [String: Any] ?? [:]
+            status["enum"] = (status["enum"] as? [String] ?? []) + ["teleported"]
+            properties["status"] = status
+            schema["properties"] = properties
+        }
+        do {
+            _ = try await checkCompatibility(of: folder)
+            Issue.record("three breaking changes passed")
+        } catch let failure as ProcessCommand.Failure {
+            #expect(failure.output.contains("auth.profile.updated.v1: #/avatarUrl: property removed"), "\(failure.output)")
+            #expect(failure.output.contains("auth.user.registered.v1: #/registeredAt: type changed from ['string'] to ['integer']"), "\(failure.output)")
+            #expect(failure.output.contains("tracking.order.status-changed.v1: #/status: enum values added ['teleported']"), "\(failure.output)")
+            #expect(failure.output.contains("compared 19 released type(s), ") && !failure.output.contains("v2"), "\(failure.output)")
+        }
+    }
+
+    @Test func everyMessageOfTheAsyncAPIDocumentReferencesItsSchemaAndExampleFiles() throws {
+        let text = try String(contentsOf: Self.contracts.appendingPathComponent("asyncapi.yaml"), encoding: .utf8)
+        let document = try #require(try Yams.load(yaml: text) as? [String: Any])
+        let components = try #require(document["components"] as? [String: Any])
+        let messages = try #require(components["messages"] as? [String: [String: Any]])
+        for (key, message) in messages {
+            let type = try #require(message["name"] as? String)
+            let payload = try #require(message["payload"] as? [String: Any])
+            #expect(payload["schemaFormat"] as? String == "application/schema+json;version=draft-2020-12", "\(key)")
+            let schema = try #require((payload["schema"] as? [String: Any])?["$ref"] as? String, "\(key)")
+            #expect(schema == "Schemas/\(type).schema.json", "\(key)")
+            let examples = try #require(message["examples"] as? [[String: Any]], "\(key)")
+            let example = try #require((examples.first?["payload"] as? [String: Any])?["$ref"] as? String, "\(key)")
+            #expect(example == "Schemas/\(type).example.json", "\(key)")
+            for reference in [schema, example] {
+                #expect(FileManager.default.fileExists(atPath: Self.contracts.appendingPathComponent(reference).path), "\(key): \(reference)")
+            }
+        }
+        // Each channel's messages are components of the document, and each operation's channel is one of its channels.
+        let channels = try #require(document["channels"] as? [String: [String: Any]])
+        for (name, channel) in channels {
+            for (_, reference) in channel["messages"] as? [String: [String: String]] ?? [:] {
+                let target = try #require(reference["$ref"], "\(name)")
+                #expect(target.hasPrefix("#/components/messages/") && messages[String(target.dropFirst("#/components/messages/".count))] != nil, "\(name): \(target)")
+            }
+        }
+        for (name, operation) in try #require(document["operations"] as? [String: [String: Any]]) {
+            let target = try #require((operation["channel"] as? [String: String])?["$ref"], "\(name)")
+            #expect(channels[String(target.dropFirst("#/channels/".count))] != nil, "\(name): \(target)")
+        }
+    }
+
     private func reencode<Event: DomainEvent>(_: Event.Type, _ data: Data) throws -> Data {
         try EventJSON.encoder.encode(try EventJSON.decoder.decode(Event.self, from: data))
     }
