@@ -44,13 +44,13 @@ func service(
     extraResources: [Resource] = [],
     ownsSchema: Bool = true
 ) -> (product: Product, targets: [Target]) {
-    // A service that owns a schema has SQL migrations and its own HTTP contract; the gateway has
-    // neither (it fronts the others' contracts). Every service has its README.
+    // A service that owns a schema has SQL migrations; the gateway has none. Every service has its
+    // README and its HTTP contract (the gateway's: what it answers itself).
     let target = Target.executableTarget(
         name: module,
         dependencies: ["ServiceKit"] + (ownsSchema ? ["Database"] : []) + dependencies,
         path: "Services/\(module)",
-        exclude: ["README.md"] + (ownsSchema ? ["openapi.yaml"] : []),
+        exclude: ["README.md", "openapi.yaml"],
         resources: (ownsSchema ? [.copy("Migrations")] : []) + extraResources
     )
     let tests = Target.testTarget(
@@ -167,7 +167,7 @@ let package = Package(
         .target(name: "CatalogClient", dependencies: ["Contracts", asyncHTTPClient, logging, nioCore, nioFoundation], path: "Shared/CatalogClient"),
         // Signals tasks wait for (a value that arrives once, a wake-up call); no dependencies.
         .target(name: "AsyncSignals", path: "Shared/AsyncSignals"),
-        .target(name: "Contracts", path: "Shared/Contracts", exclude: ["Schemas", "asyncapi.yaml"]),
+        .target(name: "Contracts", path: "Shared/Contracts", exclude: ["Schemas", "Released", "asyncapi.yaml"]),
         .systemLibrary(
             name: "CRdKafka",
             path: "Shared/CRdKafka",
@@ -306,9 +306,9 @@ let package = Package(
         ),
         .testTarget(
             name: "ContractsTests",
-            dependencies: ["Contracts", "LocalStack", yams],
+            dependencies: ["Contracts", "LocalStack", "TestSupport", yams],
             path: "Tests/ContractsTests",
-            exclude: ["validate_events.py"]
+            exclude: ["validate_events.py", "check_compatibility.py"]
         ),
         .testTarget(
             name: "ImagingTests",

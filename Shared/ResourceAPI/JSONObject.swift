@@ -19,13 +19,19 @@ package struct JSONObject {
     }
 
     /// A request body as JSON, `nil` when it is not JSON.
-    /// - Throws: a 400 `malformed-body` for text holding U+0000, which Postgres cannot store.
+    /// - Throws: what `refuseNUL` throws.
     package static func parse(_ body: [UInt8]) throws -> JSONValue? {
+        try refuseNUL(body)
+        return try? JSONDecoder().decode(JSONValue.self, from: Data(body))
+    }
+
+    /// - Throws: a 400 `malformed-body` when text in the JSON `body` holds U+0000, which Postgres
+    ///   cannot store.
+    package static func refuseNUL(_ body: [UInt8]) throws {
         guard !JSONText.containsNUL(body) else {
             throw Problem(status: .badRequest, type: "malformed-body", title: "Malformed request body",
                           detail: "text in the body may not hold the NUL character (\\u0000)")
         }
-        return try? JSONDecoder().decode(JSONValue.self, from: Data(body))
     }
 
     /// An object inside a body, at `pointer` (`/items/0`): its errors name their full place.

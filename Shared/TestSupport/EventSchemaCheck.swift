@@ -20,10 +20,16 @@ package enum EventSchemaCheck {
         for (index, event) in events.enumerated() {
             try Data(event.data).write(to: folder.appendingPathComponent("\(event.type)~\(index).json"))
         }
-        let root = OpenAPIDocument.root
-        return try await ProcessCommand(URL(fileURLWithPath: "/usr/bin/python3"), [
-            root.appendingPathComponent("Tests/ContractsTests/validate_events.py").path,
-            schemas.path, folder.path,
+        return try await validate(folder: folder)
+    }
+
+    /// Validates every payload file in `folder` (`<type>.json`, `<type>.example.json` or
+    /// `<type>~<n>.json`) against the schema of its type.
+    /// - Returns and throws: as `validate(_:)`.
+    @discardableResult
+    package static func validate(folder: URL) async throws -> String {
+        try await ProcessCommand(URL(fileURLWithPath: "/usr/bin/python3"), [
+            OpenAPIDocument.root.appendingPathComponent("Tests/ContractsTests/validate_events.py").path, schemas.path, folder.path,
         ]).runToCompletion()
     }
 }

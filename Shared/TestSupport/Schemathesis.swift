@@ -72,20 +72,22 @@ package struct Schemathesis: Sendable {
                                      environment: ["COLUMNS": "120", "NO_COLOR": "1"], workingDirectory: folder)
         let report: Report
         do {
-            let output = try await command.runToCompletion()
-            // A run that tested nothing passed nothing.
-            report = Report(passed: Report(passed: true, output: output).generatedCases ?? 0 > 0, output: output)
+            report = Report(exitedCleanly: true, output: try await command.runToCompletion())
         } catch let failure as ProcessCommand.Failure {
-            report = Report(passed: false, output: failure.output)
+            report = Report(exitedCleanly: false, output: failure.output)
         }
         print("schemathesis on \(document.deletingLastPathComponent().lastPathComponent) at \(baseURL), \(includePaths) \(excludePaths):\n\(report.summary)")
         return report
     }
 
     package struct Report: Sendable, CustomStringConvertible {
-        package var passed: Bool
+        /// Whether schemathesis exited with status 0 (no failure, no error).
+        package var exitedCleanly: Bool
         /// schemathesis's whole output.
         package var output: String
+
+        /// No failure, and something tested: a run that tested nothing passed nothing.
+        package var passed: Bool { exitedCleanly && (generatedCases ?? 0) > 0 }
 
         /// The failures with their reproductions, and the summary: what a failing test prints.
         package var description: String {

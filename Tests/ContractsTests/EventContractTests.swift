@@ -2,21 +2,19 @@ import Contracts
 import Foundation
 import LocalStack
 import Testing
+import TestSupport
 import Yams
 
 /// The event contracts in Shared/Contracts: a schema and an example per type, an AsyncAPI document
 /// that agrees with the topic catalog, and Swift types whose JSON the schemas accept — all checked
 /// by a real JSON Schema validator (Python's jsonschema, installed by `make deps`).
 @Suite struct EventContractTests {
-    static let contracts = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Shared/Contracts")
-    static let schemas = contracts.appendingPathComponent("Schemas")
-    static let validator = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("validate_events.py")
+    static let contracts = OpenAPIDocument.root.appendingPathComponent("Shared/Contracts")
+    static let schemas = EventSchemaCheck.schemas
     static let python = URL(fileURLWithPath: "/usr/bin/python3")
 
     func validate(_ payloads: URL) async throws -> String {
-        try await ProcessCommand(Self.python, [Self.validator.path, Self.schemas.path, payloads.path]).runToCompletion()
+        try await EventSchemaCheck.validate(folder: payloads)
     }
 
     @Test func everyEventTypeHasASchemaAndAnExample() throws {

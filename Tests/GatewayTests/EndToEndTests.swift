@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Identity
 import Kafka
+import NIOHTTP1
 import Testing
 import TestSupport
 
@@ -24,13 +25,7 @@ import TestSupport
         #expect(try await stream.waitForStatus() == 200)
 
         let newName = "bob_renamed_\(UUID().uuidString.prefix(4).lowercased())"
-        var request = HTTPClientRequest(url: "\(gateway.baseURL)/auth/v1/user")
-        request.method = .PUT
-        request.headers.add(name: "Authorization", value: "Bearer \(bob.token)")
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(Data(#"{"data":{"username":"\#(newName)"}}"#.utf8))
-        let changed = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
-        #expect(changed.status == .ok)
+        #expect(try await rename(bob, to: newName, through: gateway) == .ok)
         let answeredAt = ContinuousClock.now
 
         let pushed = try await socket.message(within: .seconds(1)) {
@@ -66,12 +61,7 @@ import TestSupport
 
         // Bob renames himself through the first replica; Alice hears it on both.
         let newName = "bob_renamed_\(UUID().uuidString.prefix(4).lowercased())"
-        var request = HTTPClientRequest(url: "\(gateways[0].baseURL)/auth/v1/user")
-        request.method = .PUT
-        request.headers.add(name: "Authorization", value: "Bearer \(bob.token)")
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(Data(#"{"data":{"username":"\#(newName)"}}"#.utf8))
-        #expect(try await HTTPClient.shared.execute(request, timeout: .seconds(10)).status == .ok)
+        #expect(try await rename(bob, to: newName, through: gateways[0]) == .ok)
         var ids: [String] = []
         for socket in sockets {
             let pushed = try await socket.message(within: .seconds(5)) {
@@ -134,5 +124,15 @@ import TestSupport
         let session = try #require(try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any])
         let user = try #require(session["user"] as? [String: Any])
         return SignedUp(id: try #require(user["id"] as? String), email: email, token: try #require(session["access_token"] as? String))
+    }
+
+    /// `person` changes their username through `gateway` (auth's `PUT /user`).
+    func rename(_ person: SignedUp, to username: String, through gateway: ServiceProcess) async throws -> HTTPResponseStatus {
+        var request = HTTPClientRequest(url: "\(gateway.baseURL)/auth/v1/user")
+        request.method = .PUT
+        request.headers.add(name: "Authorization", value: "Bearer \(person.token)")
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(Data(#"{"data":{"username":"\#(username)"}}"#.utf8))
+        return try await HTTPClient.shared.execute(request, timeout: .seconds(10)).status
     }
 }

@@ -26,9 +26,8 @@ struct ContractTests {
                 (tracking.adminPerson, "^/v1/restaurants", true), (customer, "^/v1/orders", true), (TrackingHarness.Person(role: .driver), "^/v1/drivers/", false),
             ]
             for (person, paths, stateful) in runs {
-                let token = try testAccessToken(user: person.id, role: person.role.rawValue, key: tracking.keys.key, issuer: TrackingHarness.issuer)
                 let report = try await Schemathesis(service: "Tracking", baseURL: tracking.app.baseURL,
-                                                    headers: [("Authorization", "Bearer \(token)")], includePaths: [paths], stateful: stateful).run()
+                                                    headers: [("Authorization", "Bearer \(try tracking.token(for: person))")], includePaths: [paths], stateful: stateful).run()
                 #expect(report.passed, "\(person.role) on \(paths): \(report)")
             }
         }

@@ -68,7 +68,7 @@ struct EditsController: Sendable {
     /// filters (422 naming the field), the output, and that an upload belongs to the user.
     private func validated(_ body: [UInt8], user: UUID, maxEdge: Int, defaultEdge: Int) async throws -> (Edit, FilterChain) {
         let request: EditRequest
-        _ = try JSONObject.parse(body) // refuses text Postgres cannot store
+        try JSONObject.refuseNUL(body)
         do {
             request = try JSONDecoder().decode(EditRequest.self, from: Data(body))
         } catch {

@@ -77,10 +77,15 @@ struct TrackingHarness: Sendable {
     func call(_ method: HTTPRequest.Method, _ path: String, as person: Person?, headers: [(String, String)] = [], json: String? = nil) async throws -> TestResponse {
         var all = headers
         if let person {
-            all.append(("Authorization", "Bearer \(try testAccessToken(user: person.id, role: person.role.rawValue, key: keys.key, issuer: Self.issuer))"))
+            all.append(("Authorization", "Bearer \(try token(for: person))"))
         }
         if json != nil { all.append(("Content-Type", "application/json")) }
         return try await app.request(method, path, headers: all, body: json.map { .bytes(ByteBuffer(string: $0)) })
+    }
+
+    /// `person`'s access token, signed as auth would.
+    func token(for person: Person) throws -> String {
+        try testAccessToken(user: person.id, role: person.role.rawValue, key: keys.key, issuer: Self.issuer)
     }
 
     var adminPerson: Person { Person(id: admin, role: .admin) }
