@@ -235,7 +235,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DatabaseTests",
-            dependencies: ["Database", "TestSupport", postgresNIO],
+            dependencies: ["Database", "ServiceKit", "TestSupport", postgresNIO],
             path: "Tests/DatabaseTests",
             resources: [.copy("Fixtures")]
         ),

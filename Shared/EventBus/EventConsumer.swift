@@ -2,6 +2,7 @@ import Contracts
 import Kafka
 import Logging
 import Metrics
+import ServiceKit
 import ServiceLifecycle
 
 /// Consumes domain events from topics in a consumer group and runs a handler for each one.
@@ -87,10 +88,10 @@ public final class EventConsumer: Service, Sendable {
                 return true
             } catch {
                 if attempt >= retry.attempts {
-                    logger.error("Event handler failed; sending the event to the dead-letter topic", metadata: metadata(message, ["error": "\(error)", "attempts": "\(attempt)"]))
+                    logger.error("Event handler failed; sending the event to the dead-letter topic", metadata: metadata(message, ["error": "\(error.logDescription)", "attempts": "\(attempt)"]))
                     return await deadLetter(DeadLetter(original: message, error: "\(error)", attempts: attempt))
                 }
-                logger.warning("Event handler failed; retrying", metadata: metadata(message, ["error": "\(error)", "attempt": "\(attempt)"]))
+                logger.warning("Event handler failed; retrying", metadata: metadata(message, ["error": "\(error.logDescription)", "attempt": "\(attempt)"]))
                 guard await pause(retry.backoff(after: attempt)) else { return false }
                 attempt += 1
             }
@@ -107,7 +108,7 @@ public final class EventConsumer: Service, Sendable {
                 deadLettered.increment()
                 return true
             } catch {
-                logger.error("Could not publish a dead letter; retrying", metadata: metadata(letter.original, ["error": "\(error)"]))
+                logger.error("Could not publish a dead letter; retrying", metadata: metadata(letter.original, ["error": "\(error.logDescription)"]))
                 guard await pause(retry.backoff(after: attempt)) else { return false }
                 attempt += 1
             }

@@ -4,6 +4,7 @@ import Kafka
 import Logging
 import Metrics
 import PostgresNIO
+import ServiceKit
 import ServiceLifecycle
 
 /// Publishes a service's outbox rows to Kafka, in id order, and marks them published after their
@@ -151,7 +152,7 @@ public final class OutboxRelay: Service, Sendable {
                 retriable.append((row.id, error.description))
             case .failure(let error):
                 refused.append((row.id, error.description))
-                logger.error("Kafka refused an outbox event for good; skipping it", metadata: ["outbox.id": "\(row.id)", "kafka.topic": "\(row.record.topic)", "error": "\(error)"])
+                logger.error("Kafka refused an outbox event for good; skipping it", metadata: ["outbox.id": "\(row.id)", "kafka.topic": "\(row.record.topic)", "error": "\(error.logDescription)"])
             }
         }
         if !delivered.isEmpty {

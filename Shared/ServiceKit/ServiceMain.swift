@@ -117,7 +117,7 @@ package enum ServiceMain {
             logger.info("\(name) stopped")
             exit(0)
         } catch {
-            logger.critical("\(name) stopped: \(error)")
+            logger.critical("\(name) stopped: \(error.logDescription)")
             exit(1)
         }
     }

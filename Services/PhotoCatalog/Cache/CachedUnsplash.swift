@@ -135,7 +135,7 @@ final class CachedUnsplash: Sendable {
         touched.lastUsedAt = now
         hot.remember(key, touched)
         Task { [store, logger] in
-            do { try await store.touch(key) } catch { logger.debug("A cache entry could not be touched", metadata: ["error": "\(error)"]) }
+            do { try await store.touch(key) } catch { logger.debug("A cache entry could not be touched", metadata: ["error": "\(error.logDescription)"]) }
         }
     }
 

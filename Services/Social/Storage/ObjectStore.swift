@@ -207,7 +207,7 @@ struct ObjectStore: Sendable {
                 try await connection.query("DELETE FROM blob_intents WHERE blob_key = \(key.path)", logger: logger)
             }
         } catch {
-            logger.warning("A blob could not be deleted now; the collector will", metadata: ["blob": "\(key.path)", "error": "\(error)"])
+            logger.warning("A blob could not be deleted now; the collector will", metadata: ["blob": "\(key.path)", "error": "\(error.logDescription)"])
         }
     }
 }

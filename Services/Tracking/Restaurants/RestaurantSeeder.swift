@@ -38,18 +38,28 @@ struct RestaurantSeeder: Sendable {
             }
             try await group.waitForAll()
         }
+        try await insertPlaces(graph)
+        logger.info("seeded the fixture's restaurants", metadata: ["count": "\(graph.places.count)", "seconds": "\((ContinuousClock.now - started).seconds)"])
+    }
+
+    /// The fixture's places, each with its menu, in one transaction; a place already there is left
+    /// as it is.
+    func insertPlaces(_ graph: RoadGraph) async throws {
         try await client.withServiceTransaction(logger: logger) { [logger] connection in
+            // One seeder at a time: a second replica waits here, then inserts nothing. Racing row by
+            // row, the loser of a row failed on the id's unique index, which `ON CONFLICT (osm_node)`
+            // did not cover (CI saw tracking stop so); `ON CONFLICT DO NOTHING` now covers both.
+            try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended('tracking.seed-restaurants', 0))", logger: logger)
             for place in graph.places {
                 let menu = try String(decoding: JSONEncoder().encode(MenuGenerator.menu(amenity: place.amenity, cuisine: place.cuisine, osmNode: place.osmNode)), as: UTF8.self)
                 try await connection.query("""
                     INSERT INTO restaurants (id, owner_id, osm_node, name, amenity, cuisine, address, lat, lng, menu)
                     VALUES (\(Self.restaurantID(place.osmNode)), \(Self.ownerID(place.osmNode)), \(place.osmNode), \(place.name), \(place.amenity),
                             \(place.cuisine), 'Helsinki', \(place.lat), \(place.lng), \(menu)::jsonb)
-                    ON CONFLICT (osm_node) DO NOTHING
+                    ON CONFLICT DO NOTHING
                     """, logger: logger)
             }
         }
-        logger.info("seeded the fixture's restaurants", metadata: ["count": "\(graph.places.count)", "seconds": "\((ContinuousClock.now - started).seconds)"])
     }
 
     /// The owner's account; one made by an earlier seed is fine. auth may still be starting (splash

@@ -22,7 +22,7 @@ package struct RepeatingTask: Service {
                 do {
                     try await round()
                 } catch {
-                    logger.warning("\(name) failed; trying again next round", metadata: ["error": "\(error)"])
+                    logger.warning("\(name) failed; trying again next round", metadata: ["error": "\(error.logDescription)"])
                 }
                 try? await Task.sleep(for: interval)
             }

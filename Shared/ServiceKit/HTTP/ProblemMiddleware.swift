@@ -41,7 +41,7 @@ extension Problem {
             logger.debug("request cancelled")
             return Problem(status: .serviceUnavailable, detail: "The request was cancelled before it completed.")
         default:
-            logger.error("unhandled error", metadata: ["error": .string(String(reflecting: error))])
+            logger.error("unhandled error", metadata: ["error": .string((error as? any LogDiagnosable)?.diagnosis ?? String(reflecting: error))])
             return Problem(
                 status: .internalServerError,
                 detail: "An unexpected error occurred. Quote the request id when reporting it."
