@@ -1,4 +1,7 @@
+import Contracts
+import EventBus
 import Foundation
+import PostgresNIO
 import HTTPTypes
 import Testing
 import TestSupport
@@ -53,5 +56,64 @@ struct ContractTests {
             let result = try #require(edit["result"] as? [String: Any])
             #expect(Set(result.keys) == ["url", "expiresAt", "width", "height", "bytes", "quality", "format"])
         }
+    }
+
+    /// Every type edit-render publishes, produced through its API (an edit that renders, one whose
+    /// photo does not exist) and checked against its JSON Schema.
+    @Test func everyEventItPublishesMatchesItsSchema() async throws {
+        try await RenderHarness.with { render in
+            let user = UUID()
+            var events: [EventEnvelope] = []
+            for (photo, outcome) in [("FreshFlower-1", "completed"), ("missing-1", "failed")] {
+                let created = try await render.createEdit(#"{"source":{"unsplashPhotoId":"\#(photo)"},"filters":[{"name":"sepia","intensity":0.8}]}"#, user: user)
+                let id = try #require(try created.json()["id"] as? String)
+                #expect(try await render.finished(id, user: user)["status"] as? String == outcome)
+                try await render.database.waitUntilOutboxIsPublished(schema: "render")
+                for topic in [TopicCatalog.renderJobs, TopicCatalog.renderResults] {
+                    events += try await TestKafka.shared.events(on: topic.name, key: id)
+                }
+            }
+            #expect(events.map(\.type) == [EditRequested.type, EditCompleted.type, EditRequested.type, EditFailed.type])
+            let report = try await EventSchemaCheck.validate(events)
+            #expect(report.contains("validated \(events.count) payload(s), 0 failure(s)"), "\(report)")
+        }
+    }
+
+    /// The one type edit-render consumes (its own work queue), replayed from the schema's example
+    /// onto an edit the API had queued: a worker renders it with the example's filters. A type
+    /// it does not know, ahead of it on the same partition, is skipped with a log line.
+    @Test func theJobItConsumesIsRenderedFromItsSchemasExample() async throws {
+        try await RenderHarness.with { render in
+            var examples = EventExamples()
+            // The example's photo is a real Unsplash id; the fake catalog serves this one.
+            let job = try examples.example(EditRequested.self, replacing: ["Dwu85P9SOIk": "FreshFlower-1"])
+            // What the API would have stored: the edit, queued (its own request never sent).
+            try await render.database.withClient { client in
+                try await client.query("""
+                    INSERT INTO render.edits (id, user_id, idempotency_key, request_hash, source, filters, output)
+                    VALUES (\(job.editId), \(job.userId), 'replay', 'replay', \(try Self.json(job.source))::jsonb,
+                            \(try Self.json(job.filters))::jsonb, \(try Self.json(job.output))::jsonb)
+                    """)
+            }
+            try await TestKafka.shared.publish([EditCancelledV9(editId: job.editId), job], source: "/splash/edit-render")
+            let edit = try await render.finished(job.editId.lowercased, user: job.userId)
+            #expect(edit["status"] as? String == "completed", "\(edit)")
+            let result = try #require(edit["result"] as? [String: Any])
+            #expect((result["width"] as? Int).map { max($0, result["height"] as? Int ?? 0) } == job.output.longestEdge)
+            #expect(render.logs.text.contains("Skipping an event of a type this consumer does not know")
+                    && render.logs.text.contains(EditCancelledV9.type))
+        }
+    }
+
+    /// A type no Splash service knows, on edit-render's queue.
+    struct EditCancelledV9: DomainEvent {
+        static let type = "render.edit.cancelled.v9"
+        static let topic = TopicCatalog.renderJobs
+        var editId: UUID
+        var aggregateID: String { editId.lowercased }
+    }
+
+    static func json(_ value: some Encodable) throws -> String {
+        String(decoding: try EventJSON.encoder.encode(value), as: UTF8.self)
     }
 }

@@ -68,19 +68,14 @@ struct ContractTests {
     /// flows on past it.
     @Test func everyEventItConsumesHasItsEffectFromItsSchemasExample() async throws {
         try await SocialHarness.with { social in
-            let user = UUID()
-            let edit = UUID()
-            func example<Event: DomainEvent>(_: Event.Type) throws -> Event {
-                var text = try String(contentsOf: EventSchemaCheck.schemas.appendingPathComponent("\(Event.type).example.json"), encoding: .utf8)
-                text = text.replacingOccurrences(of: "6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f", with: user.lowercased)
-                    .replacingOccurrences(of: "0b7f9e2a-1c3d-4e5f-8a9b-0c1d2e3f4a5b", with: edit.lowercased)
-                #expect(text.contains(user.lowercased), "\(Event.type)'s example names its user by the id this test replaces")
-                return try EventJSON.decoder.decode(Event.self, from: Data(text.utf8))
-            }
-            let registered = try example(UserRegistered.self)
-            let updated = try example(ProfileUpdated.self)
-            try await TestKafka.shared.publish([registered, try example(OnboardingCompleted.self), updated], source: "/splash/auth")
-            try await TestKafka.shared.publish([try example(EditFailed.self), try example(EditCompleted.self)], source: "/splash/edit-render")
+            var examples = EventExamples()
+            let registered = try examples.example(UserRegistered.self)
+            let updated = try examples.example(ProfileUpdated.self)
+            let completed = try examples.example(EditCompleted.self)
+            let user = registered.userId, edit = completed.editId
+            #expect(updated.userId == user && completed.userId == user, "the examples name one user")
+            try await TestKafka.shared.publish([registered, try examples.example(OnboardingCompleted.self), updated], source: "/splash/auth")
+            try await TestKafka.shared.publish([try examples.example(EditFailed.self), completed], source: "/splash/edit-render")
             try await social.waitFor("the renamed profile") {
                 try await social.count("profiles", where: "user_id = '\(user.lowercased)' AND username = '\(updated.username ?? "")'") == 1
             }

@@ -1,4 +1,5 @@
 @testable import Tracking
+import Contracts
 import Foundation
 import HTTPTypes
 import Testing
@@ -67,6 +68,34 @@ struct ContractTests {
             #expect(Set(listing.keys) == (try Self.required("OrderListing")))
             let page = try await tracking.call(.get, "/v1/restaurants?near=60.17,24.94", as: customer).json()
             #expect(Set(page.keys) == (try Self.required("RestaurantPage")))
+        }
+    }
+
+    /// Every type tracking publishes, produced through its API — a whole delivery with a position
+    /// sent on the way, and a cancelled order — and checked against its JSON Schema.
+    @Test func everyEventItPublishesMatchesItsSchema() async throws {
+        try await TrackingHarness.with { tracking in
+            let owner = TrackingHarness.Person(role: .restaurant), customer = TrackingHarness.Person(role: .customer)
+            let driver = TrackingHarness.Person(role: .driver)
+            let restaurant = try #require(try await tracking.restaurant(owner: owner)["id"] as? String)
+            let delivered = try #require(try await tracking.place(at: restaurant, as: customer).json()["id"] as? String)
+            let moves = try await tracking.deliver(delivered, owner: owner, driver: driver) { next in
+                // On the way to the customer: the position carries the order and its ETA.
+                if next == "arrived_at_dropoff" { try await tracking.position(of: driver, lat: 60.1720, lng: 24.9370) }
+            }
+            #expect(moves.allSatisfy { $0.response.status == 200 }, "\(moves.map { "\($0.status): \($0.response.status)" })")
+            let cancelled = try #require(try await tracking.place(at: restaurant, as: customer).json()["id"] as? String)
+            #expect(try await tracking.move(cancelled, to: "cancelled", as: customer, version: "\"1\"").status == 200)
+
+            let events = try await tracking.published(about: delivered) + (try await tracking.published(about: cancelled))
+                + (try await TestKafka.shared.events(on: TopicCatalog.trackingLocations.name, key: driver.id.lowercased))
+            // Every type on tracking's topics but location-updated.v1, superseded before it was published.
+            let published = Set(EventCatalog.all.filter { $0.topic.name.hasPrefix("tracking.") && $0 != DriverLocationUpdatedV1.self }.map { $0.type })
+            #expect(Set(events.map(\.type)) == published)
+            let located = try #require(events.first { $0.type == DriverLocationUpdated.type }).decode(DriverLocationUpdated.self)
+            #expect(located.orderId?.lowercased == delivered && located.etaSeconds != nil)
+            let report = try await EventSchemaCheck.validate(events)
+            #expect(report.contains("validated \(events.count) payload(s), 0 failure(s)"), "\(report)")
         }
     }
 }

@@ -6,6 +6,7 @@ import Logging
 import AsyncSignals
 import ServiceKit
 import ServiceLifecycle
+import Synchronization
 
 /// Reads the public topics for realtime clients.
 ///
@@ -22,6 +23,9 @@ struct EventFeed: Service {
     let logger: Logger
     /// Completed once the live consumer holds every partition of the public topics.
     let live = OneShot<Void>()
+    /// The types passed over so far (tracking's v1 twins, types newer than this gateway): each is
+    /// logged the first time only.
+    private let passedOver = TypesSeen()
 
     /// `/readyz`: ready once this replica reads every public partition (before that, an event
     /// could pass unseen).
@@ -87,7 +91,12 @@ struct EventFeed: Service {
         let receivedAt = ContinuousClock.now
         do {
             let envelope = try EventEnvelope(message)
-            guard let audience = try Audience(envelope) else { return }
+            guard let audience = try Audience(envelope) else {
+                if push, passedOver.first(envelope.type) {
+                    logger.info("Not pushing events of this type (said once per type)", metadata: ["event.type": "\(envelope.type)", "kafka.topic": "\(message.topic)"])
+                }
+                return
+            }
             if let order = audience.order { orders.record(order: order.id, parties: order.parties) }
             if push { hub.publish(try PushEvent(envelope, audience: audience, receivedAt: receivedAt)) }
         } catch {
@@ -97,5 +106,15 @@ struct EventFeed: Service {
                 "kafka.offset": "\(message.offset)", "error": "\(error)",
             ])
         }
+    }
+}
+
+/// Event types seen so far, up to a thousand (a flood of invented types must not grow it).
+private final class TypesSeen: Sendable {
+    private let types = Mutex<Set<String>>([])
+
+    /// Whether `type` is seen for the first time.
+    func first(_ type: String) -> Bool {
+        types.withLock { $0.count < 1_000 && $0.insert(type).inserted }
     }
 }

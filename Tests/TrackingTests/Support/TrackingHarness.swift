@@ -117,6 +117,30 @@ struct TrackingHarness: Sendable {
         try await call(.post, "/v1/orders/\(order)/transitions", as: person, headers: version.map { [("If-Match", $0)] } ?? [], json: #"{"to":"\#(status)"\#(extra)}"#)
     }
 
+    /// The moves of a whole delivery after `placed`, and who makes each: the restaurant's owner up
+    /// to ready, an admin assigning `driver`, then the driver.
+    static func deliveryMoves(owner: Person, admin: Person, driver: Person) -> [(status: String, by: Person, extra: String)] {
+        [("accepted", owner, ""), ("preparing", owner, ""), ("ready_for_pickup", owner, ""),
+         ("driver_assigned", admin, #","driverId":"\#(driver.id.lowercased)""#)]
+            + ["enroute_to_pickup", "arrived_at_pickup", "picked_up", "enroute_to_dropoff", "arrived_at_dropoff", "delivered"].map { ($0, driver, "") }
+    }
+
+    /// Moves `order` (at version 1, just placed) through a whole delivery, each move at the version
+    /// the one before returned; `beforeEach` runs before each move. The responses, in order.
+    func deliver(_ order: String, owner: Person, driver: Person,
+                 beforeEach: (String) async throws -> Void = { _ in }) async throws -> [(status: String, by: Person, response: TestResponse)] {
+        var version = 1
+        var responses: [(status: String, by: Person, response: TestResponse)] = []
+        for (status, person, extra) in Self.deliveryMoves(owner: owner, admin: adminPerson, driver: driver) {
+            try await beforeEach(status)
+            let response = try await move(order, to: status, as: person, version: "\"\(version)\"", extra: extra)
+            responses.append((status, person, response))
+            guard response.status == 200 else { break }
+            version += 1
+        }
+        return responses
+    }
+
     /// tracking's events about `order`, in order, once the outbox has published them.
     func published(about order: String) async throws -> [EventEnvelope] {
         try await database.waitUntilOutboxIsPublished(schema: "tracking")
