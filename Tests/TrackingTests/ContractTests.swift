@@ -22,7 +22,9 @@ struct ContractTests {
     @Test func schemathesisFindsNothingTheDocumentDoesNotPromise() async throws {
         try await TrackingHarness.with { tracking in
             let customer = TrackingHarness.Person(role: .customer)
-            _ = try await tracking.restaurant(owner: TrackingHarness.Person(role: .restaurant))
+            // The fixture's places, as a seeded stack has them: the document's example order is
+            // placed at one of them.
+            try await tracking.insertFixturePlaces()
             let runs: [(TrackingHarness.Person, String, stateful: Bool)] = [
                 (tracking.adminPerson, "^/v1/restaurants", true), (customer, "^/v1/orders", true), (TrackingHarness.Person(role: .driver), "^/v1/drivers/", false),
             ]
@@ -31,6 +33,9 @@ struct ContractTests {
                                                     headers: [("Authorization", "Bearer \(try tracking.token(for: person))")], includePaths: [paths], stateful: stateful).run()
                 #expect(report.passed, "\(person.role) on \(paths): \(report)")
             }
+            // The examples phase sent the document's example order, at a seeded place: it was placed.
+            let example = RestaurantSeeder.restaurantID(56418307).lowercased
+            #expect(try await tracking.database.count("tracking.orders", where: "restaurant_id = '\(example)' AND customer_id = '\(customer.id.lowercased)'") >= 1)
         }
     }
 

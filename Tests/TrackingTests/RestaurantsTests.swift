@@ -1,10 +1,5 @@
 @testable import Tracking
-import AsyncHTTPClient
-import Database
 import Foundation
-import Logging
-import PostgresNIO
-import ServiceKit
 import RoadNetwork
 import Testing
 import TestSupport
@@ -131,24 +126,10 @@ import TestSupport
     /// raced on the id's unique index, and the loser stopped while starting).
     @Test func seedersRacingOnAnEmptyTableEachLeaveEveryPlaceOnce() async throws {
         try await TrackingHarness.with { tracking in
-            let graph = try RoadGraph.helsinki()
-            let client = PostgresClient(configuration: try PostgresURL.parse(tracking.databaseURL))
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { await client.run() }
-                try await withThrowingTaskGroup(of: Void.self) { seeders in
-                    for _ in 0..<6 {
-                        seeders.addTask {
-                            let seeder = RestaurantSeeder(client: client, http: .shared, authURL: URL(string: "http://auth.invalid")!,
-                                                          serviceToken: "unused", logger: Logger(label: "seeder"))
-                            do { try await seeder.insertPlaces(graph) } catch { Issue.record("a seeder failed: \(error.logDescription)") }
-                        }
-                    }
-                    try await seeders.waitForAll()
-                }
-                group.cancelAll()
-            }
-            #expect(try await tracking.database.count("tracking.restaurants") == graph.places.count)
-            #expect(try await tracking.database.count("tracking.restaurants", where: "osm_node IS NOT NULL") == Set(graph.places.map(\.osmNode)).count)
+            try await tracking.insertFixturePlaces(seeders: 6)
+            let places = try RoadGraph.helsinki().places
+            #expect(try await tracking.database.count("tracking.restaurants") == places.count)
+            #expect(try await tracking.database.count("tracking.restaurants", where: "osm_node IS NOT NULL") == Set(places.map(\.osmNode)).count)
         }
     }
 }

@@ -3,6 +3,9 @@ import AsyncHTTPClient
 import Contracts
 import EventBus
 import Foundation
+import RoadNetwork
+import PostgresNIO
+import Database
 import HTTPTypes
 import Identity
 import LocalStack
@@ -139,6 +142,30 @@ struct TrackingHarness: Sendable {
             version += 1
         }
         return responses
+    }
+
+    /// The fixture's 350 places, inserted as tracking's seeder inserts them (without their owners'
+    /// accounts: no auth runs here), by `seeders` seeders at once as replicas would.
+    func insertFixturePlaces(seeders: Int = 1) async throws {
+        let graph = try RoadGraph.helsinki()
+        let client = PostgresClient(configuration: try PostgresURL.parse(databaseURL))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            try await withThrowingTaskGroup(of: Void.self) { inserts in
+                for _ in 0..<seeders {
+                    inserts.addTask {
+                        do {
+                            try await RestaurantSeeder(client: client, http: .shared, authURL: URL(string: "http://auth.invalid")!,
+                                                       serviceToken: "unused", logger: Logger(label: "seeder")).insertPlaces(graph)
+                        } catch {
+                            throw HarnessFailure(description: "a seeder failed: \(error.logDescription)")
+                        }
+                    }
+                }
+                try await inserts.waitForAll()
+            }
+        }
     }
 
     /// tracking's events about `order`, in order, once the outbox has published them.
