@@ -36,10 +36,11 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
         metrics: RealtimeMetrics(factory: runtime.metrics.factory)
     )
     let orders = OrderDirectory()
+    let changes = ChangeHub(windowCapacity: config.realtime.replayEvents, windowAge: config.realtime.replayAge, metrics: hub.metrics)
     let realtime = RealtimeEndpoints(
-        hub: hub, gate: RealtimeGate(keys: keys, orders: orders), settings: config.realtime, addresses: addresses, logger: logger
+        hub: hub, changes: changes, anonKey: config.anonKey, gate: RealtimeGate(keys: keys, orders: orders), settings: config.realtime, addresses: addresses, logger: logger
     )
-    let feed = EventFeed(events: config.realtime.events, replica: config.realtime.replica, hub: hub, orders: orders, logger: logger)
+    let feed = EventFeed(events: config.realtime.events, replica: config.realtime.replica, hub: hub, changes: changes, orders: orders, logger: logger)
 
     var parts = ServiceApplicationParts(name: "gateway", http: config.http, logger: logger, metrics: runtime.metrics)
     // Stopped in reverse order: the key set's refreshing before the client it fetches with.

@@ -58,6 +58,33 @@ package final class RealtimeSocket: Sendable {
         }
     }
 
+    /// The first Phoenix channels message (Supabase Realtime) matching `predicate` within
+    /// `timeout`, read from either shape — a 1.0.0 object or a 2.0.0 array `[join_ref, ref, topic,
+    /// event, payload]` — as an object with those five keys (`NSNull` for a null).
+    package func phoenix(within timeout: Duration = RealtimeClientError.patience, where predicate: ([String: Any]) -> Bool) async throws -> [String: Any] {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            for message in phoenixMessages where predicate(message) { return message }
+            guard ContinuousClock.now < deadline else { throw RealtimeClientError.timedOut("a matching Phoenix message (connection closed: \(String(describing: closeFrame)))", messages) }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// Every Phoenix message received so far, in order, as `phoenix(within:where:)` reads them.
+    package var phoenixMessages: [[String: Any]] {
+        messages.compactMap { text in
+            // The object first: on Linux a five-key object also casts to an array (of its entries).
+            switch try? JSONSerialization.jsonObject(with: Data(text.utf8), options: .fragmentsAllowed) {
+            case let object as [String: Any]:
+                return object
+            case let array as [Any] where array.count == 5:
+                return ["join_ref": array[0], "ref": array[1], "topic": array[2], "event": array[3], "payload": array[4]]
+            default:
+                return nil
+            }
+        }
+    }
+
     /// Waits for the connection to end and returns the close frame the server sent.
     package func waitForClose(within timeout: Duration = RealtimeClientError.patience) async throws -> (code: UInt16?, reason: String?) {
         let deadline = ContinuousClock.now + timeout

@@ -19,6 +19,7 @@ struct EventFeed: Service {
     let events: EventBusSettings
     let replica: String
     let hub: RealtimeHub
+    let changes: ChangeHub
     let orders: OrderDirectory
     let logger: Logger
     /// Completed once the live consumer holds every partition of the public topics.
@@ -91,6 +92,7 @@ struct EventFeed: Service {
         let receivedAt = ContinuousClock.now
         do {
             let envelope = try EventEnvelope(message)
+            if push, let change = try TableChange(envelope) { changes.publish(change, receivedAt: receivedAt) }
             guard let audience = try Audience(envelope) else {
                 if push, passedOver.first(envelope.type) {
                     logger.info("Not pushing events of this type (said once per type)", metadata: ["event.type": "\(envelope.type)", "kafka.topic": "\(message.topic)"])

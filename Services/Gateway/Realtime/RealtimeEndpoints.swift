@@ -11,14 +11,20 @@ import ServiceKit
 /// `/v1/realtime` (WebSocket) and `/v1/events` (SSE): who may connect, and the SSE stream.
 struct RealtimeEndpoints: Sendable {
     let hub: RealtimeHub
+    /// Supabase Realtime's clients (`/realtime/v1/websocket`).
+    let changes: ChangeHub
+    /// `GATEWAY_ANON_KEY`: the `apikey` Supabase clients must send (any when unset).
+    let anonKey: String?
     let gate: RealtimeGate
     let settings: RealtimeSettings
     let addresses: ClientAddressResolver
     let limiter: RateLimiter
     let logger: Logger
 
-    init(hub: RealtimeHub, gate: RealtimeGate, settings: RealtimeSettings, addresses: ClientAddressResolver, logger: Logger) {
+    init(hub: RealtimeHub, changes: ChangeHub, anonKey: String?, gate: RealtimeGate, settings: RealtimeSettings, addresses: ClientAddressResolver, logger: Logger) {
         self.hub = hub
+        self.changes = changes
+        self.anonKey = anonKey
         self.gate = gate
         self.settings = settings
         self.addresses = addresses
@@ -52,7 +58,7 @@ struct RealtimeEndpoints: Sendable {
                 detail: "At most \(limiter.limit.count) realtime connections per \(DurationFormat.format(limiter.limit.window)); reconnect with a backoff."
             )
         }
-        guard hub.openConnections < settings.maxConnections else {
+        guard hub.openConnections + changes.openConnections < settings.maxConnections else {
             throw Problem(
                 status: .serviceUnavailable, type: "realtime-full", title: "Too many realtime connections",
                 detail: "This gateway holds as many realtime connections as it may; retry shortly.",
@@ -86,6 +92,16 @@ struct RealtimeEndpoints: Sendable {
                 channels: request.uri.queryParameters["channels"].map(String.init)
             )
         }
+        router.ws("/realtime/v1/websocket") { inbound, outbound, context in
+            let request = context.request
+            let session = SupabaseRealtimeSession(endpoints: self, hub: changes, anonKey: anonKey, channel: context.requestContext.channel)
+            await session.run(
+                inbound: inbound, outbound: outbound,
+                apikey: request.uri.queryParameters["apikey"].map(String.init) ?? request.headers[.apikey],
+                version: request.uri.queryParameters["vsn"].map(String.init),
+                caller: addresses.resolve(peer: context.requestContext.channel.remoteAddress, forwardedFor: request.headers[.xForwardedFor])
+            )
+        }
         return router
     }
 
@@ -101,6 +117,13 @@ struct RealtimeEndpoints: Sendable {
             throw Problem(
                 status: .upgradeRequired, type: "websocket-required", title: "WebSocket required",
                 detail: "Open /v1/realtime with a WebSocket upgrade, or use SSE at /v1/events.",
+                headers: [.upgrade: "websocket", .connection: "Upgrade"]
+            )
+        }
+        router.get("/realtime/v1/websocket") { _, _ -> Response in
+            throw Problem(
+                status: .upgradeRequired, type: "websocket-required", title: "WebSocket required",
+                detail: "Open /realtime/v1/websocket?apikey=…&vsn=1.0.0 with a WebSocket upgrade, as Supabase's realtime clients do.",
                 headers: [.upgrade: "websocket", .connection: "Upgrade"]
             )
         }
@@ -155,6 +178,7 @@ struct RealtimeUpgradeContext: RequestContext, WebSocketRequestContext {
 }
 
 extension HTTPField.Name {
+    static let apikey = Self("apikey")!
     static let lastEventID = Self("Last-Event-ID")!
     static let xAccelBuffering = Self("X-Accel-Buffering")!
 }

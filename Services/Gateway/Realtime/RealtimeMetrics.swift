@@ -3,7 +3,8 @@ import ServiceKit
 import Synchronization
 
 /// The realtime figures on `/metrics`:
-/// - `realtime_connections{transport}`: open WebSocket and SSE connections;
+/// - `realtime_connections{transport}`: open connections: `websocket` (`/v1/realtime`), `sse` and
+///   `supabase` (`/realtime/v1/websocket`);
 /// - `realtime_events_pushed_total{transport}`: events written to clients;
 /// - `realtime_events_dropped_total{reason}`: positions dropped for slow clients (`superseded`
 ///   by a newer one, or `buffer_full`);
@@ -12,7 +13,7 @@ import Synchronization
 ///
 /// The metrics an event touches are made once, not looked up in the registry per event and client.
 final class RealtimeMetrics: Sendable {
-    static let transports = ["websocket", "sse"]
+    static let transports = ["websocket", "sse", "supabase"]
 
     private final class PerTransport: Sendable {
         let open = Atomic<Int>(0)

@@ -1,0 +1,216 @@
+import Foundation
+import Identity
+import NIOCore
+import Synchronization
+
+/// Supabase Realtime's side of the gateway's switchboard: the channels each client joined, their
+/// `postgres_changes` bindings, and the fan-out of each table change to the joins whose bindings
+/// match it and whose viewer may see the row. Like `RealtimeHub`, it never waits for a client:
+/// it offers frames to their `ClientQueue`s, under its lock, so that a join's reply, its replay
+/// and the live changes after it reach the client in that order.
+final class ChangeHub: Sendable {
+    /// One `postgres_changes` binding of a join, with the id the join reply gave it.
+    struct Binding: Sendable {
+        let id: Int
+        /// `INSERT`, `UPDATE`, `DELETE` or `*`.
+        let event: String
+        let table: String
+        let filter: ChangeFilter?
+
+        func matches(_ change: TableChange) -> Bool {
+            table == change.table && (event == "*" || event == change.kind.rawValue) && (filter?.matches(change.filterable) ?? true)
+        }
+    }
+
+    /// One joined channel (`realtime:<name>`) of a client.
+    struct Join: Sendable {
+        let topic: String
+        let joinRef: String?
+        let bindings: [Binding]
+        /// nil: the anonymous caller (the anon key, or no token).
+        var viewer: Viewer?
+        /// `config.broadcast.self`: the sender's own broadcasts come back to it.
+        let receivesOwnBroadcasts: Bool
+        /// `config.broadcast.ack`: each broadcast sent is answered with a reply.
+        let acknowledgesBroadcasts: Bool
+    }
+
+    final class Client: Sendable {
+        let id: UInt64
+        let version: PhoenixMessage.Version
+        let queue: ClientQueue
+
+        init(id: UInt64, version: PhoenixMessage.Version, queue: ClientQueue) {
+            self.id = id
+            self.version = version
+            self.queue = queue
+        }
+
+        func send(_ text: String, eventID: String? = nil, enqueuedAt: ContinuousClock.Instant = .now) -> ClientQueue.Offer {
+            queue.offer(.init(eventID: eventID, text: text, supersedingKey: nil, enqueuedAt: enqueuedAt))
+        }
+    }
+
+    /// How a rejoin that named its last change went.
+    enum Replay: Equatable {
+        case replayed(count: Int)
+        /// The change has left the window (or this replica never saw it): load the rows again.
+        case unavailable
+    }
+
+    private struct State {
+        var clients: [UInt64: Client] = [:]
+        var joins: [UInt64: [String: Join]] = [:]
+        /// Clients with a binding on each table.
+        var byTable: [String: Set<UInt64>] = [:]
+        /// Clients joined on each topic, for broadcasts.
+        var byTopic: [String: Set<UInt64>] = [:]
+        var nextID: UInt64 = 1
+        var window: [(change: TableChange, receivedAt: ContinuousClock.Instant)] = []
+        var windowHead = 0
+
+        mutating func remove(_ client: UInt64, topic: String) {
+            guard let join = joins[client]?.removeValue(forKey: topic) else { return }
+            byTopic[topic]?.remove(client)
+            if byTopic[topic]?.isEmpty == true { byTopic[topic] = nil }
+            let stillBound = Set(joins[client]?.values.flatMap { $0.bindings.map(\.table) } ?? [])
+            for table in Set(join.bindings.map(\.table)) where !stillBound.contains(table) {
+                byTable[table]?.remove(client)
+                if byTable[table]?.isEmpty == true { byTable[table] = nil }
+            }
+        }
+    }
+
+    private let state = Mutex(State())
+    private let windowCapacity: Int
+    private let windowAge: Duration
+    let metrics: RealtimeMetrics
+
+    init(windowCapacity: Int, windowAge: Duration, metrics: RealtimeMetrics) {
+        self.windowCapacity = windowCapacity
+        self.windowAge = windowAge
+        self.metrics = metrics
+    }
+
+    // MARK: Clients
+
+    func connect(version: PhoenixMessage.Version, queueCapacity: Int) -> Client {
+        let client = state.withLock { state in
+            defer { state.nextID += 1 }
+            let client = Client(id: state.nextID, version: version, queue: ClientQueue(capacity: queueCapacity))
+            state.clients[client.id] = client
+            return client
+        }
+        metrics.connected("supabase")
+        return client
+    }
+
+    func disconnect(_ client: Client, reason: String) {
+        let known = state.withLock { state in
+            for topic in state.joins[client.id]?.keys.map({ $0 }) ?? [] { state.remove(client.id, topic: topic) }
+            state.joins[client.id] = nil
+            return state.clients.removeValue(forKey: client.id) != nil
+        }
+        client.queue.close()
+        if known { metrics.disconnected("supabase", reason: reason) }
+    }
+
+    var openConnections: Int { state.withLock { $0.clients.count } }
+
+    /// Makes `join` live and, in this order, queues `greeting` (the join reply and the
+    /// subscription's system message), the changes of the window after `lastEventID` that it
+    /// matches, then every change published after it.
+    @discardableResult
+    func join(_ client: Client, _ join: Join, greeting: [String], resumingAfter lastEventID: String?) -> Replay? {
+        state.withLock { state in
+            state.remove(client.id, topic: join.topic)
+            state.joins[client.id, default: [:]][join.topic] = join
+            state.byTopic[join.topic, default: []].insert(client.id)
+            for table in Set(join.bindings.map(\.table)) { state.byTable[table, default: []].insert(client.id) }
+            for text in greeting { _ = client.send(text) }
+            guard let lastEventID else { return nil }
+            guard let index = state.window[state.windowHead...].lastIndex(where: { $0.change.eventID == lastEventID }) else { return .unavailable }
+            var count = 0
+            for (change, _) in state.window[(index + 1)...] {
+                if let text = Self.frame(change, dataJSON: change.dataJSON, for: join, version: client.version) {
+                    _ = client.send(text, eventID: change.eventID)
+                    count += 1
+                }
+            }
+            return .replayed(count: count)
+        }
+    }
+
+    /// Ends `client`'s join of `topic`, queueing `farewell` (the leave's reply, `phx_close`) after
+    /// whatever was queued for it before.
+    func leave(_ client: Client, topic: String, farewell: [String]) {
+        state.withLock { state in
+            state.remove(client.id, topic: topic)
+            for text in farewell { _ = client.send(text) }
+        }
+    }
+
+    func join(of client: Client, topic: String) -> Join? {
+        state.withLock { $0.joins[client.id]?[topic] }
+    }
+
+    /// A fresh token's viewer for `client`'s join of `topic`.
+    func update(_ client: Client, topic: String, viewer: Viewer) {
+        state.withLock { $0.joins[client.id]?[topic]?.viewer = viewer }
+    }
+
+    /// Every join of `client`, for the watch on their tokens' expiry.
+    func joins(of client: Client) -> [Join] {
+        state.withLock { Array(($0.joins[client.id] ?? [:]).values) }
+    }
+
+    // MARK: Changes
+
+    /// Offers `change` to every join whose bindings match it and whose viewer may see the row,
+    /// and keeps it in the window rejoining clients resume from.
+    func publish(_ change: TableChange, receivedAt: ContinuousClock.Instant = .now) {
+        let dataJSON = change.dataJSON
+        state.withLock { state in
+            state.window.append((change, receivedAt))
+            let now = ContinuousClock.now
+            while state.window.count - state.windowHead > windowCapacity
+                || (state.windowHead < state.window.count && now - state.window[state.windowHead].receivedAt > windowAge) {
+                state.windowHead += 1
+            }
+            if state.windowHead > 1_024, state.windowHead * 2 > state.window.count {
+                state.window.removeFirst(state.windowHead)
+                state.windowHead = 0
+            }
+            for id in state.byTable[change.table] ?? [] {
+                guard let client = state.clients[id] else { continue }
+                for join in (state.joins[id] ?? [:]).values {
+                    guard let text = Self.frame(change, dataJSON: dataJSON, for: join, version: client.version) else { continue }
+                    metrics.offered(client.send(text, eventID: change.eventID, enqueuedAt: receivedAt))
+                }
+            }
+        }
+    }
+
+    /// The `postgres_changes` message of `change` for `join`, naming the ids of the bindings it
+    /// matches; nil when none does or the viewer may not see the row.
+    private static func frame(_ change: TableChange, dataJSON: String, for join: Join, version: PhoenixMessage.Version) -> String? {
+        let ids = join.bindings.filter { $0.matches(change) }.map(\.id)
+        guard !ids.isEmpty, change.isVisible(to: join.viewer) else { return nil }
+        return PhoenixMessage.text(version, joinRef: join.joinRef, ref: nil, topic: join.topic, event: "postgres_changes",
+                                   payloadJSON: #"{"data":\#(dataJSON),"ids":\#(PhoenixMessage.json(ids))}"#)
+    }
+
+    // MARK: Broadcast
+
+    /// Sends a broadcast to every client joined on `topic` on this replica; the sender (when it
+    /// is here) only if its join asked for its own.
+    func broadcast(topic: String, payloadJSON: String, from sender: UInt64?) {
+        state.withLock { state in
+            for id in state.byTopic[topic] ?? [] {
+                guard let client = state.clients[id], let join = state.joins[id]?[topic] else { continue }
+                if id == sender, !join.receivesOwnBroadcasts { continue }
+                _ = client.send(PhoenixMessage.text(client.version, joinRef: join.joinRef, ref: nil, topic: topic, event: "broadcast", payloadJSON: payloadJSON))
+            }
+        }
+    }
+}

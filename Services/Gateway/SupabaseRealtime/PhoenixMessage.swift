@@ -1,0 +1,96 @@
+import Foundation
+import Identity
+
+/// One message of the Phoenix channels protocol that Supabase Realtime speaks, in either of its
+/// serialisations (the `vsn` query parameter): 1.0.0 sends JSON objects that always carry all five
+/// keys, `{"topic","event","payload","ref","join_ref"}` (realtime-py drops a frame without `ref`,
+/// so a server push carries `"ref":null`); 2.0.0 sends arrays, `[join_ref, ref, topic, event,
+/// payload]`.
+struct PhoenixMessage: Sendable, Equatable {
+    enum Version: String, Sendable {
+        case v1 = "1.0.0"
+        case v2 = "2.0.0"
+    }
+
+    var joinRef: String?
+    var ref: String?
+    var topic: String
+    var event: String
+    var payload: JSONValue
+
+    struct Malformed: Error {}
+
+    /// Reads a client's text frame; either shape is accepted whatever the connection's version.
+    init(text: String) throws(Malformed) {
+        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else { throw Malformed() }
+        switch value {
+        case .array(let parts) where parts.count == 5:
+            guard let topic = parts[2].stringValue, let event = parts[3].stringValue else { throw Malformed() }
+            self.init(joinRef: Self.reference(parts[0]), ref: Self.reference(parts[1]), topic: topic, event: event, payload: parts[4])
+        case .object(let fields):
+            guard let topic = fields["topic"]?.stringValue, let event = fields["event"]?.stringValue else { throw Malformed() }
+            self.init(joinRef: fields["join_ref"].flatMap(Self.reference), ref: fields["ref"].flatMap(Self.reference),
+                      topic: topic, event: event, payload: fields["payload"] ?? .object([:]))
+        default:
+            throw Malformed()
+        }
+    }
+
+    init(joinRef: String?, ref: String?, topic: String, event: String, payload: JSONValue) {
+        self.joinRef = joinRef
+        self.ref = ref
+        self.topic = topic
+        self.event = event
+        self.payload = payload
+    }
+
+    /// The frame's text in `version`'s shape.
+    func text(_ version: Version) -> String {
+        Self.text(version, joinRef: joinRef, ref: ref, topic: topic, event: event, payloadJSON: Self.json(payload))
+    }
+
+    /// A frame whose payload is already JSON text (a change rendered once for many clients).
+    static func text(_ version: Version, joinRef: String?, ref: String?, topic: String, event: String, payloadJSON: String) -> String {
+        let joinRef = joinRef.map(json) ?? "null", ref = ref.map(json) ?? "null"
+        switch version {
+        case .v1:
+            return #"{"event":\#(json(event)),"join_ref":\#(joinRef),"payload":\#(payloadJSON),"ref":\#(ref),"topic":\#(json(topic))}"#
+        case .v2:
+            return "[\(joinRef),\(ref),\(json(topic)),\(json(event)),\(payloadJSON)]"
+        }
+    }
+
+    /// A reference as clients send it: a string, though a number is read too.
+    private static func reference(_ value: JSONValue) -> String? {
+        switch value {
+        case .string(let text): text
+        case .int(let number): String(number)
+        default: nil
+        }
+    }
+
+    static func json(_ value: some Encodable) -> String {
+        // Encoding a string, a number or a `JSONValue` cannot fail.
+        String(decoding: (try? encoder.encode(value)) ?? Data("null".utf8), as: UTF8.self)
+    }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+}
+
+extension JSONValue {
+    subscript(key: String) -> JSONValue? {
+        if case .object(let fields) = self { fields[key] } else { nil }
+    }
+
+    var arrayValue: [JSONValue]? {
+        if case .array(let items) = self { items } else { nil }
+    }
+
+    var boolValue: Bool? {
+        if case .bool(let value) = self { value } else { nil }
+    }
+}

@@ -1,0 +1,299 @@
+import Contracts
+import Foundation
+import HummingbirdWebSocket
+import Identity
+import Logging
+import NIOCore
+import NIOWebSocket
+import Synchronization
+
+/// One `/realtime/v1/websocket` connection: Supabase Realtime's Phoenix channels, as supabase-js,
+/// supabase-swift and realtime-py speak them (README, "Supabase Realtime").
+///
+/// Three tasks run side by side, as in `WebSocketSession`: the reader (heartbeats, joins, leaves,
+/// fresh tokens, broadcasts), the writer (the client's queue to the socket) and the watch on each
+/// join's token, which closes a join whose token expired.
+struct SupabaseRealtimeSession {
+    let endpoints: RealtimeEndpoints
+    let hub: ChangeHub
+    let anonKey: String?
+    let channel: any Channel
+
+    /// Serves the connection until either side ends it.
+    func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, apikey: String?, version vsn: String?, caller: String) async {
+        guard let apikey, !apikey.isEmpty, anonKey == nil || apikey == anonKey else {
+            try? await outbound.close(RealtimeCloseCode.unauthorized, reason: "Invalid API key")
+            return
+        }
+        guard let version = PhoenixMessage.Version(rawValue: vsn ?? "1.0.0") else {
+            try? await outbound.close(.protocolError, reason: "vsn must be 1.0.0 or 2.0.0")
+            return
+        }
+        do {
+            try endpoints.room(for: "ip:\(caller)")
+        } catch {
+            try? await outbound.close(RealtimeCloseCode.tryAgainLater, reason: error.detail ?? "try again later")
+            return
+        }
+        await endpoints.capSendBuffer(of: channel)
+        let client = hub.connect(version: version, queueCapacity: endpoints.settings.clientBuffer)
+        let ending = Ending()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                do {
+                    for try await message in inbound.messages(maxSize: 64 << 10) {
+                        guard case .text(let text) = message else { continue }
+                        await handle(text, client: client, apikey: apikey)
+                    }
+                } catch {}
+                ending.record("client_closed")
+            }
+            group.addTask {
+                while let frame = await client.queue.next() {
+                    do {
+                        try await outbound.write(.text(frame.text))
+                    } catch {
+                        ending.record("write_failed")
+                        return
+                    }
+                    if frame.eventID != nil { hub.metrics.pushed("supabase", after: .now - frame.enqueuedAt) }
+                }
+            }
+            group.addTask {
+                // Each join's token: an expired one ends that join, with a system message saying so.
+                while !Task.isCancelled {
+                    for join in hub.joins(of: client) {
+                        guard let viewer = join.viewer, viewer.expiresAt.timeIntervalSinceNow <= 0 else { continue }
+                        let seconds = Int(-viewer.expiresAt.timeIntervalSinceNow)
+                        hub.leave(client, topic: join.topic, farewell: [
+                            message(join, "system", #"{"extension":"system","message":"Token has expired \#(seconds) seconds ago","status":"error"}"#, version: client.version),
+                            message(join, "phx_close", "{}", version: client.version),
+                        ])
+                    }
+                    try? await Task.sleep(for: .milliseconds(250))
+                }
+            }
+            await group.next()
+            client.queue.close()
+            group.cancelAll()
+        }
+        let reason = client.queue.ending == .overflowed ? "slow_client" : ending.reason ?? "client_closed"
+        hub.disconnect(client, reason: reason)
+        if reason == "slow_client" {
+            try? await outbound.close(RealtimeCloseCode.slowClient, reason: "client too slow: event buffer full")
+        } else {
+            try? await outbound.close(.normalClosure, reason: nil)
+        }
+    }
+
+    /// Why the connection ended: the first reason recorded.
+    private final class Ending: Sendable {
+        private let first = Mutex<String?>(nil)
+
+        func record(_ reason: String) { first.withLock { $0 = $0 ?? reason } }
+        var reason: String? { first.withLock { $0 } }
+    }
+
+    // MARK: Messages
+
+    private func handle(_ text: String, client: ChangeHub.Client, apikey: String) async {
+        let message: PhoenixMessage
+        do {
+            message = try PhoenixMessage(text: text)
+        } catch {
+            _ = client.send(PhoenixMessage(joinRef: nil, ref: nil, topic: "phoenix", event: "phx_error",
+                                           payload: .object(["reason": .string("unreadable message: send Phoenix frames (vsn 1.0.0 objects or 2.0.0 arrays)")])).text(client.version))
+            return
+        }
+        switch (message.topic, message.event) {
+        case ("phoenix", "heartbeat"):
+            reply(message, .ok([:]), to: client)
+        case (_, "phx_join"):
+            await join(message, client: client, apikey: apikey)
+        case (_, "phx_leave"):
+            let join = hub.join(of: client, topic: message.topic)
+            hub.leave(client, topic: message.topic, farewell: [
+                Self.replyText(message, .ok([:]), version: client.version),
+                PhoenixMessage.text(client.version, joinRef: join?.joinRef ?? message.joinRef, ref: nil, topic: message.topic, event: "phx_close", payloadJSON: "{}"),
+            ])
+        case (_, "access_token"):
+            await refresh(message, client: client, apikey: apikey)
+        case (_, "broadcast"):
+            guard let join = hub.join(of: client, topic: message.topic) else {
+                reply(message, .error("join the channel first"), to: client)
+                return
+            }
+            hub.broadcast(topic: message.topic, payloadJSON: PhoenixMessage.json(message.payload), from: client.id)
+            if join.acknowledgesBroadcasts, message.ref != nil { reply(message, .ok([:]), to: client) }
+        case (_, "presence"):
+            // Presence is not offered; a client that tracks itself is told so rather than left waiting.
+            reply(message, .error("presence is not supported"), to: client)
+        default:
+            reply(message, .error("unknown event \(message.event.prefix(60))"), to: client)
+        }
+    }
+
+    private func join(_ message: PhoenixMessage, client: ChangeHub.Client, apikey: String) async {
+        guard message.topic.hasPrefix("realtime:"), message.topic.count > "realtime:".count else {
+            reply(message, .error("a channel's topic is realtime:<name>"), to: client)
+            return
+        }
+        let viewer: Viewer?
+        switch await self.viewer(message.payload["access_token"]?.stringValue, apikey: apikey) {
+        case .success(let found): viewer = found
+        case .failure(let refusal):
+            reply(message, .error(refusal.reason), to: client)
+            return
+        }
+        let config = message.payload["config"] ?? .object([:])
+        let requested = config["postgres_changes"]?.arrayValue ?? []
+        var bindings: [ChangeHub.Binding] = [], echoed: [JSONValue] = []
+        for (index, binding) in requested.enumerated() {
+            switch await decide(binding, id: Self.bindingID(client: client, topic: message.topic, index: index), viewer: viewer) {
+            case .success(let decided):
+                bindings.append(decided)
+                if case .object(var fields) = binding {
+                    fields["id"] = .int(decided.id)
+                    echoed.append(.object(fields))
+                }
+            case .failure(let refusal):
+                reply(message, .error(refusal.reason), to: client)
+                return
+            }
+        }
+        let broadcast = config["broadcast"]
+        let join = ChangeHub.Join(
+            topic: message.topic, joinRef: message.joinRef ?? message.ref, bindings: bindings, viewer: viewer,
+            receivesOwnBroadcasts: broadcast?["self"]?.boolValue ?? false, acknowledgesBroadcasts: broadcast?["ack"]?.boolValue ?? false
+        )
+        let name = String(message.topic.dropFirst("realtime:".count))
+        var greeting = [Self.replyText(message, .ok(["postgres_changes": .array(echoed)]), version: client.version)]
+        if !bindings.isEmpty {
+            greeting.append(self.message(join, "system", PhoenixMessage.json(JSONValue.object([
+                "extension": "postgres_changes", "status": "ok", "message": "Subscribed to PostgreSQL", "channel": .string(name),
+            ])), version: client.version))
+        }
+        let after = config["after"]?.stringValue
+        if hub.join(client, join, greeting: greeting, resumingAfter: after) == .unavailable {
+            _ = client.send(self.message(join, "system", PhoenixMessage.json(JSONValue.object([
+                "extension": "postgres_changes", "status": "error", "channel": .string(name),
+                "message": .string("Changes after \(after ?? "") are no longer held; load the rows again"),
+            ])), version: client.version))
+        }
+    }
+
+    /// A binding checked against the data API's row rules: the table exists, its filter reads,
+    /// and the viewer may see rows it names (someone else's order or likes is refused, not
+    /// silently empty).
+    private func decide(_ binding: JSONValue, id: Int, viewer: Viewer?) async -> Result<ChangeHub.Binding, Refusal> {
+        let event = (binding["event"]?.stringValue ?? "*").uppercased()
+        guard ["*", "INSERT", "UPDATE", "DELETE"].contains(event) else { return .failure("event must be INSERT, UPDATE, DELETE or *") }
+        guard (binding["schema"]?.stringValue ?? "public") == "public" else { return .failure("only the public schema is available") }
+        guard let table = binding["table"]?.stringValue, TableChange.columnTypes[table] != nil else {
+            return .failure("changes are available for \(TableChange.columnTypes.keys.sorted().joined(separator: ", "))")
+        }
+        var filter: ChangeFilter?
+        if let text = binding["filter"]?.stringValue, !text.isEmpty {
+            do { filter = try ChangeFilter(text) } catch { return .failure(Refusal(error.reason)) }
+            guard TableChange.columnTypes[table]?[filter!.column] != nil else { return .failure("\(table) has no column \(filter!.column)") }
+        }
+        let admin = viewer?.role == UserRole.admin.rawValue
+        switch table {
+        case "orders", "likes", "posts", "collections":
+            guard let viewer else { return .failure("sign in to follow \(table)") }
+            if table == "likes", let pinned = filter.flatMap({ $0.column == "user_id" ? $0.pinnedValue : nil }), pinned != viewer.user {
+                return .failure("likes are only their owner's")
+            }
+            if table == "orders", !admin, let filter, let pinned = filter.pinnedValue {
+                switch filter.column {
+                case "id":
+                    guard await endpoints.gate.orders.mayFollow(order: pinned, user: viewer.user, role: viewer.role) else {
+                        return .failure("order \(pinned) is only for its customer, driver, restaurant and admins")
+                    }
+                case "customer_id", "driver_id":
+                    guard pinned == viewer.user else { return .failure("orders are only for their parties") }
+                default: break
+                }
+            }
+        default: break
+        }
+        return .success(ChangeHub.Binding(id: id, event: event, table: table, filter: filter))
+    }
+
+    private func refresh(_ message: PhoenixMessage, client: ChangeHub.Client, apikey: String) async {
+        guard let join = hub.join(of: client, topic: message.topic) else { return }
+        switch await viewer(message.payload["access_token"]?.stringValue, apikey: apikey) {
+        case .success(let fresh?) where join.viewer == nil || join.viewer?.user == fresh.user:
+            hub.update(client, topic: message.topic, viewer: fresh)
+        case .success:
+            // The anon key, or another user's token: the join keeps the viewer it has.
+            break
+        case .failure(let refusal):
+            _ = client.send(self.message(join, "system", PhoenixMessage.json(JSONValue.object([
+                "extension": "system", "status": "error", "message": .string(refusal.reason),
+            ])), version: client.version))
+        }
+    }
+
+    /// The viewer a join's `access_token` names: nil for none or the anon key.
+    private func viewer(_ token: String?, apikey: String) async -> Result<Viewer?, Refusal> {
+        guard let token, !token.isEmpty, token != apikey, token != anonKey else { return .success(nil) }
+        do throws(AccessTokenError) {
+            return .success(try await endpoints.gate.viewer(token: token))
+        } catch .expired {
+            return .failure("Token has expired")
+        } catch .keysUnavailable {
+            return .failure("access tokens cannot be checked just now; retry")
+        } catch {
+            return .failure("Invalid token")
+        }
+    }
+
+    // MARK: Frames
+
+    private enum Reply {
+        case ok([String: JSONValue])
+        case error(String)
+
+        var json: String {
+            switch self {
+            case .ok(let response): PhoenixMessage.json(JSONValue.object(["status": "ok", "response": .object(response)]))
+            case .error(let reason): PhoenixMessage.json(JSONValue.object(["status": "error", "response": .object(["reason": .string(reason)])]))
+            }
+        }
+    }
+
+    private static func replyText(_ message: PhoenixMessage, _ reply: Reply, version: PhoenixMessage.Version) -> String {
+        PhoenixMessage.text(version, joinRef: message.joinRef, ref: message.ref, topic: message.topic, event: "phx_reply", payloadJSON: reply.json)
+    }
+
+    private func reply(_ message: PhoenixMessage, _ reply: Reply, to client: ChangeHub.Client) {
+        _ = client.send(Self.replyText(message, reply, version: client.version))
+    }
+
+    private func message(_ join: ChangeHub.Join, _ event: String, _ payloadJSON: String, version: PhoenixMessage.Version) -> String {
+        PhoenixMessage.text(version, joinRef: join.joinRef, ref: nil, topic: join.topic, event: event, payloadJSON: payloadJSON)
+    }
+
+    /// A binding's server id: unique per connection, stable for a rejoin of the same channel.
+    private static func bindingID(client: ChangeHub.Client, topic: String, index: Int) -> Int {
+        var hasher = Hasher()
+        hasher.combine(client.id)
+        hasher.combine(topic)
+        hasher.combine(index)
+        return abs(hasher.finalize() % 100_000_000)
+    }
+}
+
+/// Why a join, a binding or a token was refused: the reason the client is told.
+struct Refusal: Error, ExpressibleByStringInterpolation {
+    let reason: String
+
+    init(_ reason: String) { self.reason = reason }
+    init(stringLiteral value: String) { reason = value }
+    init(stringInterpolation: DefaultStringInterpolation) { reason = String(stringInterpolation: stringInterpolation) }
+}
+
+extension JSONValue: ExpressibleByStringLiteral {
+    package init(stringLiteral value: String) { self = .string(value) }
+}
