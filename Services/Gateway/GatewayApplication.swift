@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
+import Kafka
 import KeySetClient
 import Logging
 import Metrics
@@ -37,14 +38,16 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
     )
     let orders = OrderDirectory()
     let changes = ChangeHub(windowCapacity: config.realtime.replayEvents, windowAge: config.realtime.replayAge, metrics: hub.metrics)
+    let producer = try KafkaProducer(configuration: config.realtime.events.producer(clientID: "gateway-\(config.realtime.replica)"), logger: logger)
+    let broadcasts = BroadcastRelay(producer: producer, hub: changes, replica: config.realtime.replica, logger: logger)
     let realtime = RealtimeEndpoints(
-        hub: hub, changes: changes, anonKey: config.anonKey, gate: RealtimeGate(keys: keys, orders: orders), settings: config.realtime, addresses: addresses, logger: logger
+        hub: hub, changes: changes, broadcasts: broadcasts, anonKey: config.anonKey, gate: RealtimeGate(keys: keys, orders: orders), settings: config.realtime, addresses: addresses, logger: logger
     )
-    let feed = EventFeed(events: config.realtime.events, replica: config.realtime.replica, hub: hub, changes: changes, orders: orders, logger: logger)
+    let feed = EventFeed(events: config.realtime.events, replica: config.realtime.replica, hub: hub, changes: changes, broadcasts: broadcasts, orders: orders, logger: logger)
 
     var parts = ServiceApplicationParts(name: "gateway", http: config.http, logger: logger, metrics: runtime.metrics)
     // Stopped in reverse order: the key set's refreshing before the client it fetches with.
-    parts.services = [HTTPClientService(client: client), keys, pools, feed]
+    parts.services = [HTTPClientService(client: client), keys, pools, producer, feed]
     parts.readiness = [feed.readiness]
     parts.routePolicies = config.routes.groups.flatMap(\.routePolicies)
     // The direct path reads each connection's bytes first; the router's path (behind SwiftNIO's

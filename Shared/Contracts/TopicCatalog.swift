@@ -16,11 +16,16 @@ public enum TopicCatalog {
     /// Keyed by driver id: `tracking.driver.location-updated.v1`.
     public static let trackingLocations = Topic("tracking.locations", partitions: 12, retention: .hours(1))
 
+    /// Keyed by channel topic: Supabase Realtime broadcasts between the gateway's replicas (a
+    /// client's message to the others on its channel). Not domain events: JSON of the gateway's
+    /// own, read by the gateways only.
+    public static let realtimeBroadcasts = Topic("realtime.broadcasts", partitions: 6, retention: .hours(1))
+
     /// The topics events are published to.
     public static let eventTopics: [Topic] = [
         authUsers, renderJobs, renderResults, socialActivity, trackingOrders, trackingLocations,
     ]
 
     /// Every topic, dead-letter topics included.
-    public static let all: [Topic] = eventTopics + eventTopics.map(\.deadLetter)
+    public static let all: [Topic] = eventTopics + eventTopics.map(\.deadLetter) + [realtimeBroadcasts]
 }

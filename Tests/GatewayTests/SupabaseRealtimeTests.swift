@@ -226,4 +226,40 @@ import TestSupport
             #expect(Self.status(answer5) == "ok")
         }
     }
+
+    /// Gateways scale out: a client on each of two replicas gets the same changes, and a
+    /// broadcast sent through one reaches the other (through `realtime.broadcasts`), once.
+    @Test func clientsOnTwoReplicasShareChangesAndBroadcasts() async throws {
+        try await GatewayHarness.with { first in
+            try await GatewayHarness.with { second in
+                try await first.waitForEventFeed()
+                try await second.waitForEventFeed()
+                let user = UUID()
+                let sockets = [RealtimeSocket(url: Self.url(first)), RealtimeSocket(url: Self.url(second, version: "1.0.0"))]
+                defer { Task { for socket in sockets { await socket.disconnect() } } }
+                let profile: [[String: Any]] = [["event": "UPDATE", "schema": "public", "table": "profiles", "filter": "id=eq.\(user.lowercased)"]]
+                for (index, socket) in sockets.enumerated() {
+                    let version = index == 0 ? "2.0.0" : "1.0.0"
+                    try await socket.send(try Self.join("realtime:shared", ref: "1", token: try [first, second][index].token(user: user), changes: profile, version: version))
+                    let reply = try await socket.phoenix { $0["event"] as? String == "phx_reply" }
+                    #expect(Self.status(reply) == "ok")
+                }
+                try await TestKafka.shared.publish([ProfileUpdated(userId: user, username: "on_both", avatarUrl: nil, changed: [.username], updatedAt: Date())], source: "/splash/auth")
+                var ids: [String] = []
+                for socket in sockets {
+                    let change = try await socket.phoenix { (Self.data($0)["record"] as? [String: Any])?["username"] as? String == "on_both" }
+                    ids.append(Self.data(change)["event_id"] as? String ?? "")
+                }
+                #expect(ids.count == 2 && ids[0] == ids[1] && !ids[0].isEmpty)
+
+                try await sockets[0].send(try Self.frame(join: "1", ref: "2", topic: "realtime:shared", event: "broadcast",
+                                                         payload: ["type": "broadcast", "event": "hello", "payload": ["from": "first"]]))
+                let heard = try await sockets[1].phoenix { $0["event"] as? String == "broadcast" }
+                #expect(((heard["payload"] as? [String: Any])?["payload"] as? [String: Any])?["from"] as? String == "first")
+                try await Task.sleep(for: .milliseconds(500))
+                #expect(sockets[1].phoenixMessages.count { $0["event"] as? String == "broadcast" } == 1, "once")
+                #expect(!sockets[0].phoenixMessages.contains { $0["event"] as? String == "broadcast" }, "not back to its sender")
+            }
+        }
+    }
 }

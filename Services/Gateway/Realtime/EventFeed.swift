@@ -20,6 +20,7 @@ struct EventFeed: Service {
     let replica: String
     let hub: RealtimeHub
     let changes: ChangeHub
+    let broadcasts: BroadcastRelay
     let orders: OrderDirectory
     let logger: Logger
     /// Completed once the live consumer holds every partition of the public topics.
@@ -46,7 +47,7 @@ struct EventFeed: Service {
         // run there.
         try await withTaskExecutorPreference(globalConcurrentExecutor) {
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await consume(self.configuration(group: "gateway-\(replica)", topics: Audience.topics, startAt: .latest), push: true) }
+                group.addTask { try await consume(self.configuration(group: "gateway-\(replica)", topics: Self.liveTopics, startAt: .latest), push: true) }
                 group.addTask { try await consume(self.configuration(group: "gateway-\(replica)-orders", topics: [TopicCatalog.trackingOrders], startAt: .earliest), push: false) }
                 try await group.waitForAll()
             }
@@ -65,7 +66,7 @@ struct EventFeed: Service {
 
     private func consume(_ configuration: KafkaConsumerConfiguration, push: Bool) async throws {
         let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
-        let expected = Audience.topics.reduce(0) { $0 + $1.partitions }
+        let expected = Self.liveTopics.reduce(0) { $0 + $1.partitions }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await consumer.run() }
             var assigned = 0
@@ -88,7 +89,11 @@ struct EventFeed: Service {
         }
     }
 
+    /// What the live consumer reads: the public topics, and the replicas' Supabase broadcasts.
+    static let liveTopics = Audience.topics + [TopicCatalog.realtimeBroadcasts]
+
     private func handle(_ message: KafkaMessage, push: Bool) {
+        if message.topic == TopicCatalog.realtimeBroadcasts.name { return broadcasts.received(message) }
         let receivedAt = ContinuousClock.now
         do {
             let envelope = try EventEnvelope(message)

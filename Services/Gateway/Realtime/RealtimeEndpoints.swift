@@ -13,6 +13,7 @@ struct RealtimeEndpoints: Sendable {
     let hub: RealtimeHub
     /// Supabase Realtime's clients (`/realtime/v1/websocket`).
     let changes: ChangeHub
+    let broadcasts: BroadcastRelay
     /// `GATEWAY_ANON_KEY`: the `apikey` Supabase clients must send (any when unset).
     let anonKey: String?
     let gate: RealtimeGate
@@ -21,9 +22,10 @@ struct RealtimeEndpoints: Sendable {
     let limiter: RateLimiter
     let logger: Logger
 
-    init(hub: RealtimeHub, changes: ChangeHub, anonKey: String?, gate: RealtimeGate, settings: RealtimeSettings, addresses: ClientAddressResolver, logger: Logger) {
+    init(hub: RealtimeHub, changes: ChangeHub, broadcasts: BroadcastRelay, anonKey: String?, gate: RealtimeGate, settings: RealtimeSettings, addresses: ClientAddressResolver, logger: Logger) {
         self.hub = hub
         self.changes = changes
+        self.broadcasts = broadcasts
         self.anonKey = anonKey
         self.gate = gate
         self.settings = settings

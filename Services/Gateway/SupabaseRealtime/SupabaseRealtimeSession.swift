@@ -123,8 +123,13 @@ struct SupabaseRealtimeSession {
                 reply(message, .error("join the channel first"), to: client)
                 return
             }
-            hub.broadcast(topic: message.topic, payloadJSON: PhoenixMessage.json(message.payload), from: client.id)
-            if join.acknowledgesBroadcasts, message.ref != nil { reply(message, .ok([:]), to: client) }
+            do {
+                try await endpoints.broadcasts.send(topic: message.topic, payload: message.payload, from: client.id)
+                if join.acknowledgesBroadcasts, message.ref != nil { reply(message, .ok([:]), to: client) }
+            } catch {
+                // Delivered here; the other replicas could not be told.
+                if join.acknowledgesBroadcasts, message.ref != nil { reply(message, .error("the broadcast could not reach every gateway"), to: client) }
+            }
         case (_, "presence"):
             // Presence is not offered; a client that tracks itself is told so rather than left waiting.
             reply(message, .error("presence is not supported"), to: client)

@@ -1,0 +1,42 @@
+import Contracts
+import Foundation
+import Identity
+import Kafka
+import Logging
+
+/// Supabase Realtime broadcasts across the gateway's replicas: a client's broadcast is delivered
+/// at once to the clients on its channel on this replica, and published to `realtime.broadcasts`
+/// (keyed by the channel's topic, so one channel's broadcasts stay in order) for the others. Every
+/// replica reads that topic in its event feed's group and delivers what other replicas sent.
+struct BroadcastRelay: Sendable {
+    let producer: KafkaProducer
+    let hub: ChangeHub
+    let replica: String
+    let logger: Logger
+
+    /// What travels on the topic.
+    struct Record: Codable {
+        /// The replica that sent it, which has delivered it already.
+        var origin: String
+        var topic: String
+        var payload: JSONValue
+    }
+
+    /// Delivers `payload` on `topic` here and sends it to the other replicas.
+    /// - Throws: `KafkaDeliveryError` when the other replicas could not be reached.
+    func send(topic: String, payload: JSONValue, from client: UInt64) async throws {
+        hub.broadcast(topic: topic, payloadJSON: PhoenixMessage.json(payload), from: client)
+        let value = try JSONEncoder().encode(Record(origin: replica, topic: topic, payload: payload))
+        _ = try await producer.send(KafkaRecord(topic: TopicCatalog.realtimeBroadcasts.name, key: topic, value: Array(value)))
+    }
+
+    /// A record read from `realtime.broadcasts`: delivered here unless this replica sent it.
+    func received(_ message: KafkaMessage) {
+        guard let record = try? JSONDecoder().decode(Record.self, from: Data(message.value)) else {
+            logger.warning("Not delivering an unreadable broadcast", metadata: ["kafka.partition": "\(message.partition)", "kafka.offset": "\(message.offset)"])
+            return
+        }
+        guard record.origin != replica, record.topic.hasPrefix("realtime:") else { return }
+        hub.broadcast(topic: record.topic, payloadJSON: PhoenixMessage.json(record.payload), from: nil)
+    }
+}
