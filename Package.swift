@@ -95,7 +95,8 @@ let services: [(product: Product, targets: [Target])] = [
         "tracking",
         module: "Tracking",
         dependencies: ["DataAPI", "RoadNetwork", "ResourceAPI", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts", asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, postgresNIO, logging, metrics, serviceLifecycle],
-        testDependencies: ["RoadNetwork", "ResourceAPI", "Identity", "ServiceKit", "Database", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, httpTypes, nioCore, nioHTTP1, nioFoundation, postgresNIO, logging, serviceLifecycle, yams]
+        testDependencies: ["RoadNetwork", "ResourceAPI", "Identity", "ServiceKit", "Database", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, httpTypes, nioCore, nioHTTP1, nioFoundation, postgresNIO, logging, serviceLifecycle, yams],
+        testResources: [.copy("Fixtures")]
     ),
     service(
         "auth",

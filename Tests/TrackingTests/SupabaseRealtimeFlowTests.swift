@@ -1,0 +1,57 @@
+import Foundation
+import Identity
+import LocalStack
+import Testing
+import TestSupport
+
+extension TrackingAsProcesses {
+    /// supabase-py's realtime client, unchanged, against a real stack: auth, tracking and the
+    /// gateway as processes, a real Postgres and the test Kafka cluster. The changes it receives
+    /// are made from the events tracking and auth publish.
+    @Suite("Supabase Realtime through the gateway") struct SupabaseRealtimeFlowTests {
+        typealias Client = WholeDeliveryTests.Client
+
+        @Test func supabasePyFollowsAnOrderARenameAndABroadcast() async throws {
+            try await WholeStackTurns.take {
+                let database = try await TestPostgres.shared.makeDatabase()
+                let kafka = try await TestKafka.shared.running()
+                let issuer = "http://localhost:8080/auth/v1"
+                let common = ["KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
+                              "OUTBOX_POLL_INTERVAL": "50ms", "LOG_LEVEL": "warning"]
+                let auth = try await ServiceProcess("auth", environment: common.merging([
+                    "DATABASE_URL": try await database.makeServiceRole(schema: "auth", password: "rt-auth").url, "AUTH_JWT_KEY": SigningKey.generate().pem,
+                    "AUTH_JWT_ISSUER": issuer, "AUTH_BCRYPT_COST": "4", "AUTH_SERVICE_TOKEN": WholeDeliveryTests.serviceToken, "AUTH_TRUSTED_PROXIES": "127.0.0.1/32",
+                ]) { _, new in new })
+                let tracking = try await ServiceProcess("tracking", environment: common.merging([
+                    "DATABASE_URL": try await database.makeServiceRole(schema: "tracking", password: "rt-tracking").url,
+                    "TRACKING_JWKS_URL": "\(auth.baseURL)/auth/v1/.well-known/jwks.json", "TRACKING_JWT_ISSUER": issuer, "TRACKING_SEED": "false",
+                ]) { _, new in new })
+                let gateway = try await ServiceProcess("gateway", environment: common.merging([
+                    "GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_TRACKING_URL": tracking.baseURL, "GATEWAY_JWT_ISSUER": issuer,
+                ]) { _, new in new })
+                defer { Task { for process in [gateway, tracking, auth] { await process.stop() } } }
+                let api = Client(base: gateway.baseURL)
+                let admin = try await api.account("admin", role: "admin")
+                let kitchen = try await api.account("kitchen", role: "restaurant")
+                let customer = try await api.account("customer", role: "customer")
+                let stranger = try await api.account("stranger", role: "customer")
+                let restaurant = try await api.expect(201, .POST, "/v1/restaurants", token: admin.token, json: [
+                    "ownerId": kitchen.id, "name": "Kallio Pizza", "location": ["lat": 60.1841, "lng": 24.9497],
+                    "menu": [["id": "m1", "name": "Margherita", "priceCents": 1_290]],
+                ])["id"] as! String
+                let order = try await api.expect(201, .POST, "/v1/orders", token: customer.token, json: [
+                    "restaurantId": restaurant, "items": [["menuItemId": "m1", "quantity": 2]],
+                    "dropoff": ["address": "Senate Square", "lat": 60.1694, "lng": 24.9526],
+                ], headers: [("Idempotency-Key", UUID().uuidString)])["id"] as! String
+
+                let script = try #require(Bundle.module.url(forResource: "supabase_realtime_flow", withExtension: "py", subdirectory: "Fixtures"))
+                let newName = "renamed_\(UUID().uuidString.prefix(6).lowercased())"
+                let output = try await ProcessCommand(URL(fileURLWithPath: "/usr/bin/env"), [
+                    "python3", script.path, gateway.baseURL, "anon-key", customer.token, stranger.token, kitchen.token, order, customer.id, newName,
+                ]).runToCompletion()
+                #expect(output.contains("all steps passed"), "\(output)")
+                for process in [gateway, tracking, auth] { await process.stop() }
+            }
+        }
+    }
+}
