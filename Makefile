@@ -16,7 +16,7 @@ KUBERNETES_VALIDATE := kubernetes-validate==1.37.0
 # Drives each service from its openapi.yaml in the contract tests.
 SCHEMATHESIS := schemathesis==4.32.5
 
-.PHONY: run test contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-data-api bench-s3 bench-routing bench-tracking
+.PHONY: run test contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-data-api bench-s3 bench-routing bench-tracking bench-realtime
 
 # $(call install-debian,packages): installs those of the Debian packages not installed yet.
 install-debian = missing=""; \
@@ -107,6 +107,15 @@ bench-gateway: deps
 	$(SWIFT) build -c release --product gateway
 	$(SWIFT) build -c release --product GatewayBenchmark
 	.build/release/GatewayBenchmark $(GATEWAY_BENCH_ARGS)
+
+# Realtime at scale: 2,000 clients each following its own order, a change per order per second,
+# through Supabase Realtime and (the baseline) /v1/realtime; latency and memory per connection.
+REALTIME_BENCH_ARGS ?= --clients 2000 --seconds 20 --rounds 2
+bench-realtime: deps
+	$(SWIFT) build -c release --product auth
+	$(SWIFT) build -c release --product gateway
+	$(SWIFT) build -c release --product RealtimeBenchmark
+	.build/release/RealtimeBenchmark $(REALTIME_BENCH_ARGS)
 
 # photo-catalog's figures, in release mode: wrk on a cached search, straight to the catalog and
 # through the gateway; upstream calls left by a replayed trace of 10,000 searches.

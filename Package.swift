@@ -271,6 +271,11 @@ let package = Package(
             path: "Benchmarks/Gateway"
         ),
         .executableTarget(
+            name: "RealtimeBenchmark",
+            dependencies: ["EventBus", "Kafka", "Contracts", "Identity", "LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, logging],
+            path: "Benchmarks/Realtime"
+        ),
+        .executableTarget(
             name: "CatalogBenchmark",
             dependencies: ["LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, logging],
             path: "Benchmarks/Catalog"
