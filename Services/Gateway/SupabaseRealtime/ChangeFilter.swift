@@ -58,7 +58,8 @@ struct ChangeFilter: Sendable, Equatable {
         UUID(uuidString: text).map { $0.uuidString.lowercased() } ?? text
     }
 
-    private static func text(_ value: JSONValue) -> String? {
+    /// A cell as text, as filters compare it; nil for null, arrays and objects.
+    static func text(_ value: JSONValue) -> String? {
         switch value {
         case .string(let text): text
         case .int(let number): String(number)
@@ -70,8 +71,9 @@ struct ChangeFilter: Sendable, Equatable {
 
     private static func compare(_ left: String, _ right: String) -> ComparisonResult {
         if let a = Double(left), let b = Double(right) { return a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame }
-        if let a = UUID(uuidString: left), let b = UUID(uuidString: right) { return a == b ? .orderedSame : a.uuidString < b.uuidString ? .orderedAscending : .orderedDescending }
-        return left < right ? .orderedAscending : left > right ? .orderedDescending : .orderedSame
+        // UUIDs in any case: Swift sends them upper-case.
+        let a = left.count == 36 ? normalised(left) : left, b = right.count == 36 ? normalised(right) : right
+        return a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame
     }
 
     /// `a,b,"c,d"`: the items of an `in` list, quotes removed.

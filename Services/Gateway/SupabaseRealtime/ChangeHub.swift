@@ -20,6 +20,19 @@ final class ChangeHub: Sendable {
         func matches(_ change: TableChange) -> Bool {
             table == change.table && (event == "*" || event == change.kind.rawValue) && (filter?.matches(change.filterable) ?? true)
         }
+
+        enum RoutingKey: Hashable {
+            case table(String)
+            case pinned(String)
+        }
+
+        /// Where the hub files this binding: under the value an `eq` filter pins, else its table.
+        var routingKey: RoutingKey {
+            guard let filter, let value = filter.pinnedValue else { return .table(table) }
+            return .pinned(Self.pin(table, filter.column, value))
+        }
+
+        static func pin(_ table: String, _ column: String, _ value: String) -> String { "\(table)|\(column)|\(value)" }
     }
 
     /// One joined channel (`realtime:<name>`) of a client.
@@ -61,8 +74,13 @@ final class ChangeHub: Sendable {
     private struct State {
         var clients: [UInt64: Client] = [:]
         var joins: [UInt64: [String: Join]] = [:]
-        /// Clients with a binding on each table.
+        /// Clients with a binding on each table that no `eq` filter pins: every change of the
+        /// table is matched against them.
         var byTable: [String: Set<UInt64>] = [:]
+        /// Clients with a binding pinned by `column=eq.value`, by `table|column|value`: a change is
+        /// matched only against those its own values name (2,000 clients each following one
+        /// order cost one lookup per change, not 2,000 filter checks).
+        var byPinned: [String: Set<UInt64>] = [:]
         /// Clients joined on each topic, for broadcasts.
         var byTopic: [String: Set<UInt64>] = [:]
         var nextID: UInt64 = 1
@@ -73,11 +91,40 @@ final class ChangeHub: Sendable {
             guard let join = joins[client]?.removeValue(forKey: topic) else { return }
             byTopic[topic]?.remove(client)
             if byTopic[topic]?.isEmpty == true { byTopic[topic] = nil }
-            let stillBound = Set(joins[client]?.values.flatMap { $0.bindings.map(\.table) } ?? [])
-            for table in Set(join.bindings.map(\.table)) where !stillBound.contains(table) {
-                byTable[table]?.remove(client)
-                if byTable[table]?.isEmpty == true { byTable[table] = nil }
+            let stillBound = Set(joins[client]?.values.flatMap { $0.bindings.map(\.routingKey) } ?? [])
+            for key in Set(join.bindings.map(\.routingKey)) where !stillBound.contains(key) {
+                switch key {
+                case .table(let table):
+                    byTable[table]?.remove(client)
+                    if byTable[table]?.isEmpty == true { byTable[table] = nil }
+                case .pinned(let pin):
+                    byPinned[pin]?.remove(client)
+                    if byPinned[pin]?.isEmpty == true { byPinned[pin] = nil }
+                }
             }
+        }
+
+        mutating func add(_ client: UInt64, _ join: Join) {
+            joins[client, default: [:]][join.topic] = join
+            byTopic[join.topic, default: []].insert(client)
+            for key in Set(join.bindings.map(\.routingKey)) {
+                switch key {
+                case .table(let table): byTable[table, default: []].insert(client)
+                case .pinned(let pin): byPinned[pin, default: []].insert(client)
+                }
+            }
+        }
+
+        /// The clients a change may concern: those with an unpinned binding on its table, and
+        /// those pinned to one of its values.
+        func candidates(for change: TableChange) -> Set<UInt64> {
+            var found = byTable[change.table] ?? []
+            guard !byPinned.isEmpty else { return found }
+            for (column, value) in change.filterable {
+                guard let text = ChangeFilter.text(value), let pinned = byPinned[Binding.pin(change.table, column, ChangeFilter.normalised(text))] else { continue }
+                found.formUnion(pinned)
+            }
+            return found
         }
     }
 
@@ -124,9 +171,7 @@ final class ChangeHub: Sendable {
     func join(_ client: Client, _ join: Join, greeting: [String], resumingAfter lastEventID: String?) -> Replay? {
         state.withLock { state in
             state.remove(client.id, topic: join.topic)
-            state.joins[client.id, default: [:]][join.topic] = join
-            state.byTopic[join.topic, default: []].insert(client.id)
-            for table in Set(join.bindings.map(\.table)) { state.byTable[table, default: []].insert(client.id) }
+            state.add(client.id, join)
             for text in greeting { _ = client.send(text) }
             guard let lastEventID else { return nil }
             guard let index = state.window[state.windowHead...].lastIndex(where: { $0.change.eventID == lastEventID }) else { return .unavailable }
@@ -169,7 +214,6 @@ final class ChangeHub: Sendable {
     /// Offers `change` to every join whose bindings match it and whose viewer may see the row,
     /// and keeps it in the window rejoining clients resume from.
     func publish(_ change: TableChange, receivedAt: ContinuousClock.Instant = .now) {
-        let dataJSON = change.dataJSON
         state.withLock { state in
             state.window.append((change, receivedAt))
             let now = ContinuousClock.now
@@ -181,7 +225,11 @@ final class ChangeHub: Sendable {
                 state.window.removeFirst(state.windowHead)
                 state.windowHead = 0
             }
-            for id in state.byTable[change.table] ?? [] {
+            // Rendered once, and only when someone may want it.
+            let candidates = state.candidates(for: change)
+            guard !candidates.isEmpty else { return }
+            let dataJSON = change.dataJSON
+            for id in candidates {
                 guard let client = state.clients[id] else { continue }
                 for join in (state.joins[id] ?? [:]).values {
                     guard let text = Self.frame(change, dataJSON: dataJSON, for: join, version: client.version) else { continue }
