@@ -22,7 +22,7 @@ import ServiceKit
 func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
     let logger = runtime.logger
     try await prepareServiceStorage(schema: trackingSchema, migrations: try Migration.load(bundle: .module), database: config.database,
-                                    events: config.events, topics: [TopicCatalog.trackingOrders, TopicCatalog.trackingLocations], logger: logger)
+                                    events: config.events, topics: [TopicCatalog.trackingOrders, TopicCatalog.trackingLocations, TopicCatalog.trackingRestaurants], logger: logger)
     let graph = try RoadGraph.helsinki()
 
     let client = PostgresClient(configuration: config.database.client, backgroundLogger: logger)
@@ -35,7 +35,7 @@ func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) 
     let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: httpConfiguration, backgroundActivityLogger: logger)
     let keys = KeySetCache(url: config.keys.url, issuer: config.keys.issuer, refreshInterval: .seconds(5), client: http, logger: logger)
 
-    let restaurants = RestaurantStore(client: client, logger: logger)
+    let restaurants = RestaurantStore(client: client, outbox: outbox, logger: logger)
     let orders = OrderStore(client: client, outbox: outbox, graph: graph, logger: logger)
     let serviceReads = PostgresClient(configuration: config.database.serviceSessions(maximumConnections: 4), backgroundLogger: logger)
     let positions = PositionIngest(client: client, serviceReads: serviceReads, producer: producer, graph: graph, logger: logger)

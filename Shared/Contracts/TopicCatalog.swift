@@ -13,6 +13,8 @@ public enum TopicCatalog {
     public static let socialActivity = Topic("social.activity", partitions: 6, retention: .days(7))
     /// Keyed by order id: placed, status changes, driver assignment.
     public static let trackingOrders = Topic("tracking.orders", partitions: 6, retention: .days(7))
+    /// Keyed by restaurant id: `tracking.restaurant.changed.v1`.
+    public static let trackingRestaurants = Topic("tracking.restaurants", partitions: 3, retention: .days(7))
     /// Keyed by driver id: `tracking.driver.location-updated.v1`.
     public static let trackingLocations = Topic("tracking.locations", partitions: 12, retention: .hours(1))
 
@@ -23,7 +25,7 @@ public enum TopicCatalog {
 
     /// The topics events are published to.
     public static let eventTopics: [Topic] = [
-        authUsers, renderJobs, renderResults, socialActivity, trackingOrders, trackingLocations,
+        authUsers, renderJobs, renderResults, socialActivity, trackingOrders, trackingLocations, trackingRestaurants,
     ]
 
     /// Every topic, dead-letter topics included.

@@ -114,6 +114,17 @@ import TestSupport
             let raw = try #require(socket.messages.first { $0.contains(#""event":"postgres_changes""#) && $0.contains(id) })
             let object = try #require(try JSONSerialization.jsonObject(with: Data(raw.utf8)) as? [String: Any])
             #expect(Set(object.keys) == ["topic", "event", "payload", "ref", "join_ref"] && raw.contains(#""ref":null"#))
+            // Restaurants too, pinned by id in upper case as Swift sends it.
+            let changed = try examples.example(RestaurantChanged.self)
+            try await socket.send(try Self.join("realtime:kitchen", ref: "3", token: "anon-key", changes: [[
+                "event": "UPDATE", "schema": "public", "table": "restaurants", "filter": "id=eq.\(changed.restaurantId.uuidString)",
+            ]], version: "1.0.0"))
+            let kitchen = try await socket.phoenix { $0["event"] as? String == "phx_reply" && $0["ref"] as? String == "3" }
+            #expect(Self.status(kitchen) == "ok")
+            try await TestKafka.shared.publish([changed], source: "/splash/tracking")
+            let restaurant = try await socket.phoenix { $0["topic"] as? String == "realtime:kitchen" && $0["event"] as? String == "postgres_changes" }
+            let row = try #require(Self.data(restaurant)["record"] as? [String: Any])
+            #expect(row["id"] as? String == changed.restaurantId.lowercased && row["is_open"] as? Bool == changed.isOpen && row["name"] as? String == changed.name)
             // Rows only the signed-in may see are not for the anon key: an error reply.
             try await socket.send(try Self.join("realtime:posts", ref: "2", token: nil,
                                                 changes: [["event": "INSERT", "schema": "public", "table": "posts"]], version: "1.0.0"))

@@ -94,6 +94,7 @@ struct ContractTests {
 
             let events = try await tracking.published(about: delivered) + (try await tracking.published(about: cancelled))
                 + (try await TestKafka.shared.events(on: TopicCatalog.trackingLocations.name, key: driver.id.lowercased))
+                + (try await TestKafka.shared.events(on: TopicCatalog.trackingRestaurants.name, key: restaurant))
             // Every type on tracking's topics but location-updated.v1, superseded before it was published.
             let published = Set(EventCatalog.all.filter { $0.topic.name.hasPrefix("tracking.") && $0 != DriverLocationUpdatedV1.self }.map { $0.type })
             #expect(Set(events.map(\.type)) == published)

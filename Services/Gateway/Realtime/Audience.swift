@@ -15,11 +15,12 @@ struct Audience: Equatable {
             && lhs.order?.id == rhs.order?.id && lhs.order?.parties == rhs.order?.parties
     }
 
-    /// The topics whose events realtime clients may see. `render.jobs` is the workers' queue
-    /// and carries nothing a client needs.
+    /// The topics whose events realtime clients may see (`tracking.restaurants` through Supabase
+    /// Realtime's `restaurants` changes only). `render.jobs` is the workers' queue and carries
+    /// nothing a client needs.
     static let topics: [Topic] = [
         TopicCatalog.authUsers, TopicCatalog.renderResults, TopicCatalog.socialActivity,
-        TopicCatalog.trackingOrders, TopicCatalog.trackingLocations,
+        TopicCatalog.trackingOrders, TopicCatalog.trackingLocations, TopicCatalog.trackingRestaurants,
     ]
 
     /// The audience of `envelope`; `nil` for a type the gateway does not push.

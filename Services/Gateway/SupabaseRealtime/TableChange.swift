@@ -40,6 +40,7 @@ struct TableChange: Sendable {
         "posts": ["id": "uuid", "user_id": "uuid", "caption": "text", "photo_key": "text", "created_at": "timestamptz"],
         "likes": ["user_id": "uuid", "photo_key": "text", "created_at": "timestamptz"],
         "collections": ["id": "uuid", "owner_id": "uuid", "private": "bool", "updated_at": "timestamptz"],
+        "restaurants": ["id": "uuid", "owner_id": "uuid", "name": "text", "cuisine": "text", "is_open": "bool", "version": "int4", "updated_at": "timestamptz"],
         "orders": ["id": "uuid", "customer_id": "uuid", "restaurant_id": "uuid", "driver_id": "uuid", "status": "text",
                    "total_cents": "int4", "eta_seconds": "int4", "version": "int4", "created_at": "timestamptz", "updated_at": "timestamptz"],
     ]
@@ -98,6 +99,12 @@ struct TableChange: Sendable {
             self.init("orders", .update, Self.order(event.orderId, event.parties).merging([
                 "status": .string(event.status.rawValue), "version": .int(event.version), "updated_at": .time(event.changedAt),
             ]) { $1 }, key: ["id"], at: event.changedAt, visibility: Self.parties(event.parties), eventID: id)
+        case RestaurantChanged.type:
+            let event = try envelope.decode(RestaurantChanged.self)
+            self.init("restaurants", event.change == .created ? .insert : .update, [
+                "id": .uuid(event.restaurantId), "owner_id": .uuid(event.ownerId), "name": .string(event.name), "cuisine": .optional(event.cuisine),
+                "is_open": .bool(event.isOpen), "version": .int(event.version), "updated_at": .time(event.changedAt),
+            ], key: ["id"], at: event.changedAt, visibility: .anyone, eventID: id)
         default:
             // Among them tracking's v1 twins (the v2 event tells the same change) and
             // driver-assigned, whose move to driver_assigned comes as a status change too.

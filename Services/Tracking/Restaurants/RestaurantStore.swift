@@ -1,5 +1,6 @@
 import Contracts
 import Database
+import EventBus
 import Foundation
 import Identity
 import Logging
@@ -10,6 +11,8 @@ import ServiceKit
 /// Restaurants and their menus.
 struct RestaurantStore: Sendable {
     let client: PostgresClient
+    /// `tracking.restaurant.changed.v1`, in the transaction of each change.
+    let outbox: Outbox
     let logger: Logger
 
     static func notFound(_ id: UUID) -> Problem {
@@ -139,7 +142,9 @@ struct RestaurantStore: Sendable {
                         \(fields.imageUrl ?? nil), \(hours)::jsonb, \(fields.isOpen ?? true), \(menu)::jsonb)
                 RETURNING \(unescaped: Restaurant.columns)
                 """, logger: logger).collect().first
-            return try Restaurant(row: row!)
+            let restaurant = try Restaurant(row: row!)
+            try await announce(restaurant, .created, on: connection)
+            return restaurant
         }
     }
 
@@ -173,8 +178,16 @@ struct RestaurantStore: Sendable {
                 """, logger: logger).collect().first
             // Changed by someone else between the read and the update.
             guard let row else { throw Problem.stale(current: current.1 + 1) }
-            return try Restaurant(row: row)
+            let restaurant = try Restaurant(row: row)
+            try await announce(restaurant, .updated, on: connection)
+            return restaurant
         }
+    }
+
+    private func announce(_ restaurant: Restaurant, _ change: RestaurantChanged.Change, on connection: PostgresConnection) async throws {
+        let event = RestaurantChanged(restaurantId: restaurant.id, ownerId: restaurant.ownerId, change: change, name: restaurant.name,
+                                      cuisine: restaurant.cuisine, isOpen: restaurant.isOpen, version: restaurant.version, changedAt: restaurant.updatedAt)
+        try await outbox.append(event, subject: event.aggregateID, on: connection, logger: logger)
     }
 }
 

@@ -236,6 +236,37 @@ public struct DriverLocationUpdated: DomainEvent {
     public var aggregateID: String { driverId.uuidString.lowercased() }
 }
 
+/// `tracking.restaurant.changed.v1`: a restaurant was made (by an admin) or changed (by its owner
+/// or an admin): its name, cuisine and whether it takes orders, at its new version. The menu and
+/// the opening hours are read from the API.
+public struct RestaurantChanged: DomainEvent {
+    public enum Change: String, Codable, Sendable { case created, updated }
+
+    public static let type = "tracking.restaurant.changed.v1"
+    public static let topic = TopicCatalog.trackingRestaurants
+    public var restaurantId: UUID
+    public var ownerId: UUID
+    public var change: Change
+    public var name: String
+    public var cuisine: String?
+    public var isOpen: Bool
+    public var version: Int
+    public var changedAt: Date
+
+    public init(restaurantId: UUID, ownerId: UUID, change: Change, name: String, cuisine: String?, isOpen: Bool, version: Int, changedAt: Date) {
+        self.restaurantId = restaurantId
+        self.ownerId = ownerId
+        self.change = change
+        self.name = name
+        self.cuisine = cuisine
+        self.isOpen = isOpen
+        self.version = version
+        self.changedAt = changedAt
+    }
+
+    public var aggregateID: String { restaurantId.uuidString.lowercased() }
+}
+
 // MARK: v1, as first published
 
 /// The parties of a v1 event: `restaurantId` is the restaurant's id.
