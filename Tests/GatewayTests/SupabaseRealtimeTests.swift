@@ -1,6 +1,7 @@
 import Contracts
 import EventBus
 import Foundation
+import LocalStack
 import Testing
 import TestSupport
 
@@ -271,6 +272,40 @@ import TestSupport
                 #expect(sockets[1].phoenixMessages.count { $0["event"] as? String == "broadcast" } == 1, "once")
                 #expect(!sockets[0].phoenixMessages.contains { $0["event"] as? String == "broadcast" }, "not back to its sender")
             }
+        }
+    }
+
+    /// A client that stops reading is disconnected once its queue is full of changes (which are
+    /// never dropped), its connection closed under a writer stuck on the full socket.
+    @Test func aClientThatStopsReadingIsDisconnectedAsSlow() async throws {
+        try await GatewayHarness.with(["GATEWAY_REALTIME_BUFFER": "16", "GATEWAY_REALTIME_SOCKET_BUFFER": "4KiB"]) { gateway in
+            try await gateway.waitForEventFeed()
+            let customer = UUID()
+            let stuck = RealtimeSocket(url: Self.url(gateway), reads: false)
+            try await stuck.send(try Self.join("realtime:orders", ref: "1", token: try gateway.token(user: customer),
+                                               changes: [["event": "*", "schema": "public", "table": "orders"]]))
+            try await Task.sleep(for: .milliseconds(500))
+            let parties = OrderParties(customerId: customer, restaurantId: UUID(), restaurantOwnerId: UUID(), driverId: nil)
+            @Sendable func disconnectedAsSlow() async -> Bool {
+                let metrics = (try? await gateway.get("/metrics").text) ?? ""
+                return metrics.contains(#"realtime_disconnects_total{reason="slow_client",transport="supabase"} 1"#)
+                    || metrics.contains(#"realtime_disconnects_total{transport="supabase",reason="slow_client"} 1"#)
+            }
+            try await EventPublisher.with(gateway.kafka) { publisher in
+                for round in 0..<40 {
+                    // Small frames (about 600 bytes): some hundreds fill the 4 KiB socket buffers and the 16-frame queue.
+                    let batch = try (0..<25).map { index in
+                        try EventEnvelope(OrderStatusChanged(orderId: UUID(), parties: parties, status: .accepted, previousStatus: .placed,
+                                                             by: OrderActor(userId: customer, role: .customer), reason: nil, version: round * 25 + index + 2,
+                                                             changedAt: Date()), source: "/splash/tracking").record(topic: TopicCatalog.trackingOrders.name)
+                    }
+                    for result in await publisher.producer.send(batch) { _ = try result.get() }
+                    if (try? await waitUntilReady("slow client disconnected", timeout: .seconds(3)) { await disconnectedAsSlow() }) != nil { break }
+                }
+            }
+            try await waitUntilReady("slow client disconnected", timeout: .seconds(20)) { await disconnectedAsSlow() }
+            #expect(try await gateway.get("/metrics").text.contains(#"realtime_connections{transport="supabase"} 0"#))
+            await stuck.disconnect()
         }
     }
 }

@@ -152,10 +152,16 @@ final class RealtimeHub: Sendable {
             }
             return overflowed
         }
-        for connection in overflowed {
-            // The writer may be stuck on a socket the client no longer reads.
+        Self.closeLater(overflowed)
+    }
+
+    /// Closes the connections of clients whose queue overflowed once they have had
+    /// `overflowGrace` to take the close: their writer may be stuck on a socket the client no
+    /// longer reads.
+    static func closeLater(_ connections: [any Channel]) {
+        for connection in connections {
             Task {
-                try? await Task.sleep(for: Self.overflowGrace)
+                try? await Task.sleep(for: overflowGrace)
                 try? await connection.close()
             }
         }

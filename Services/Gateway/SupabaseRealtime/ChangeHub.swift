@@ -52,11 +52,14 @@ final class ChangeHub: Sendable {
         let id: UInt64
         let version: PhoenixMessage.Version
         let queue: ClientQueue
+        /// Its connection: closed under a writer that stays stuck after the queue overflowed.
+        let connection: any Channel
 
-        init(id: UInt64, version: PhoenixMessage.Version, queue: ClientQueue) {
+        init(id: UInt64, version: PhoenixMessage.Version, queue: ClientQueue, connection: any Channel) {
             self.id = id
             self.version = version
             self.queue = queue
+            self.connection = connection
         }
 
         func send(_ text: String, eventID: String? = nil, enqueuedAt: ContinuousClock.Instant = .now) -> ClientQueue.Offer {
@@ -141,10 +144,10 @@ final class ChangeHub: Sendable {
 
     // MARK: Clients
 
-    func connect(version: PhoenixMessage.Version, queueCapacity: Int) -> Client {
+    func connect(version: PhoenixMessage.Version, queueCapacity: Int, connection: any Channel) -> Client {
         let client = state.withLock { state in
             defer { state.nextID += 1 }
-            let client = Client(id: state.nextID, version: version, queue: ClientQueue(capacity: queueCapacity))
+            let client = Client(id: state.nextID, version: version, queue: ClientQueue(capacity: queueCapacity), connection: connection)
             state.clients[client.id] = client
             return client
         }
@@ -214,7 +217,7 @@ final class ChangeHub: Sendable {
     /// Offers `change` to every join whose bindings match it and whose viewer may see the row,
     /// and keeps it in the window rejoining clients resume from.
     func publish(_ change: TableChange, receivedAt: ContinuousClock.Instant = .now) {
-        state.withLock { state in
+        let overflowed: [any Channel] = state.withLock { state in
             state.window.append((change, receivedAt))
             let now = ContinuousClock.now
             while state.window.count - state.windowHead > windowCapacity
@@ -227,16 +230,21 @@ final class ChangeHub: Sendable {
             }
             // Rendered once, and only when someone may want it.
             let candidates = state.candidates(for: change)
-            guard !candidates.isEmpty else { return }
+            guard !candidates.isEmpty else { return [] }
             let dataJSON = change.dataJSON
+            var overflowed: [any Channel] = []
             for id in candidates {
                 guard let client = state.clients[id] else { continue }
                 for join in (state.joins[id] ?? [:]).values {
                     guard let text = Self.frame(change, dataJSON: dataJSON, for: join, version: client.version) else { continue }
-                    metrics.offered(client.send(text, eventID: change.eventID, enqueuedAt: receivedAt))
+                    let offer = client.send(text, eventID: change.eventID, enqueuedAt: receivedAt)
+                    metrics.offered(offer)
+                    if offer == .overflowed { overflowed.append(client.connection) }
                 }
             }
+            return overflowed
         }
+        RealtimeHub.closeLater(overflowed)
     }
 
     /// The `postgres_changes` message of `change` for `join`, naming the ids of the bindings it
@@ -253,12 +261,16 @@ final class ChangeHub: Sendable {
     /// Sends a broadcast to every client joined on `topic` on this replica; the sender (when it
     /// is here) only if its join asked for its own.
     func broadcast(topic: String, payloadJSON: String, from sender: UInt64?) {
-        state.withLock { state in
+        let overflowed: [any Channel] = state.withLock { state in
+            var overflowed: [any Channel] = []
             for id in state.byTopic[topic] ?? [] {
                 guard let client = state.clients[id], let join = state.joins[id]?[topic] else { continue }
                 if id == sender, !join.receivesOwnBroadcasts { continue }
-                _ = client.send(PhoenixMessage.text(client.version, joinRef: join.joinRef, ref: nil, topic: topic, event: "broadcast", payloadJSON: payloadJSON))
+                let text = PhoenixMessage.text(client.version, joinRef: join.joinRef, ref: nil, topic: topic, event: "broadcast", payloadJSON: payloadJSON)
+                if client.send(text) == .overflowed { overflowed.append(client.connection) }
             }
+            return overflowed
         }
+        RealtimeHub.closeLater(overflowed)
     }
 }

@@ -36,7 +36,7 @@ struct SupabaseRealtimeSession {
             return
         }
         await endpoints.capSendBuffer(of: channel)
-        let client = hub.connect(version: version, queueCapacity: endpoints.settings.clientBuffer)
+        let client = hub.connect(version: version, queueCapacity: endpoints.settings.clientBuffer, connection: channel)
         let ending = Ending()
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -70,7 +70,9 @@ struct SupabaseRealtimeSession {
                             message(join, "phx_close", "{}", version: client.version),
                         ])
                     }
-                    try? await Task.sleep(for: .milliseconds(250))
+                    // Once a second: an expired join is closed within a second, and the hub's
+                    // lock is not taken four times a second per connection.
+                    try? await Task.sleep(for: .seconds(1))
                 }
             }
             await group.next()
