@@ -301,11 +301,7 @@ import TestSupport
             let items = (0..<8).map { OrderItem(menuItemId: "m\($0)", name: "Soup \($0) " + String(repeating: "with extra croutons ", count: 100), quantity: 1, unitPriceCents: 1_000) }
             let placed = OrderPlaced(orderId: order, parties: parties, items: items, totalCents: 8_000, dropoff: .init(address: "Mannerheimintie 1", lat: 60.17, lng: 24.94), etaSeconds: nil, placedAt: Date())
             let batch = try (0..<25).map { _ in try EventEnvelope(placed, source: "/splash/tracking").record(topic: TopicCatalog.trackingOrders.name) }
-            @Sendable func disconnectedAsSlow() async -> Bool {
-                let metrics = (try? await gateway.get("/metrics").text) ?? ""
-                return metrics.contains(#"realtime_disconnects_total{reason="slow_client",transport="websocket"} 1"#)
-                    || metrics.contains(#"realtime_disconnects_total{transport="websocket",reason="slow_client"} 1"#)
-            }
+            @Sendable func disconnectedAsSlow() async -> Bool { await gateway.countsOneDisconnect("slow_client", transport: "websocket") }
             // A batch at a time, each given a few seconds to be pushed: the feed is not flooded
             // with events the disconnect no longer needs.
             try await EventPublisher.with(gateway.kafka) { publisher in

@@ -286,11 +286,7 @@ import TestSupport
                                                changes: [["event": "*", "schema": "public", "table": "orders"]]))
             try await Task.sleep(for: .milliseconds(500))
             let parties = OrderParties(customerId: customer, restaurantId: UUID(), restaurantOwnerId: UUID(), driverId: nil)
-            @Sendable func disconnectedAsSlow() async -> Bool {
-                let metrics = (try? await gateway.get("/metrics").text) ?? ""
-                return metrics.contains(#"realtime_disconnects_total{reason="slow_client",transport="supabase"} 1"#)
-                    || metrics.contains(#"realtime_disconnects_total{transport="supabase",reason="slow_client"} 1"#)
-            }
+            @Sendable func disconnectedAsSlow() async -> Bool { await gateway.countsOneDisconnect("slow_client", transport: "supabase") }
             try await EventPublisher.with(gateway.kafka) { publisher in
                 for round in 0..<40 {
                     // Small frames (about 600 bytes): some hundreds fill the 4 KiB socket buffers and the 16-frame queue.

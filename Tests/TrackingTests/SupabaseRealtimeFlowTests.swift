@@ -13,23 +13,9 @@ extension TrackingAsProcesses {
 
         @Test func supabasePyFollowsAnOrderARenameAndABroadcast() async throws {
             try await WholeStackTurns.take {
-                let database = try await TestPostgres.shared.makeDatabase()
-                let kafka = try await TestKafka.shared.running()
-                let issuer = "http://localhost:8080/auth/v1"
-                let common = ["KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
-                              "OUTBOX_POLL_INTERVAL": "50ms", "LOG_LEVEL": "warning"]
-                let auth = try await ServiceProcess("auth", environment: common.merging([
-                    "DATABASE_URL": try await database.makeServiceRole(schema: "auth", password: "rt-auth").url, "AUTH_JWT_KEY": SigningKey.generate().pem,
-                    "AUTH_JWT_ISSUER": issuer, "AUTH_BCRYPT_COST": "4", "AUTH_SERVICE_TOKEN": WholeDeliveryTests.serviceToken, "AUTH_TRUSTED_PROXIES": "127.0.0.1/32",
-                ]) { _, new in new })
-                let tracking = try await ServiceProcess("tracking", environment: common.merging([
-                    "DATABASE_URL": try await database.makeServiceRole(schema: "tracking", password: "rt-tracking").url,
-                    "TRACKING_JWKS_URL": "\(auth.baseURL)/auth/v1/.well-known/jwks.json", "TRACKING_JWT_ISSUER": issuer, "TRACKING_SEED": "false",
-                ]) { _, new in new })
-                let gateway = try await ServiceProcess("gateway", environment: common.merging([
-                    "GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_TRACKING_URL": tracking.baseURL, "GATEWAY_JWT_ISSUER": issuer,
-                ]) { _, new in new })
-                defer { Task { for process in [gateway, tracking, auth] { await process.stop() } } }
+                let stack = try await ProcessStack.start()
+                let gateway = stack.gateway
+                defer { Task { await stack.stop() } }
                 let api = Client(base: gateway.baseURL)
                 let admin = try await api.account("admin", role: "admin")
                 let kitchen = try await api.account("kitchen", role: "restaurant")
@@ -50,7 +36,7 @@ extension TrackingAsProcesses {
                     "python3", script.path, gateway.baseURL, "anon-key", customer.token, stranger.token, kitchen.token, order, customer.id, newName,
                 ]).runToCompletion()
                 #expect(output.contains("all steps passed"), "\(output)")
-                for process in [gateway, tracking, auth] { await process.stop() }
+                await stack.stop()
             }
         }
     }

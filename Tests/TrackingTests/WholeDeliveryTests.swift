@@ -16,31 +16,12 @@ extension TrackingAsProcesses {
     /// driving the roads, every call over sockets through the gateway, and the customer watching the
     /// order's `orders:{id}` WebSocket channel.
     @Suite("a whole delivery through the gateway") struct WholeDeliveryTests {
-        static let serviceToken = "auth-service-token-for-tests-0123456789"
-
         @Test func theCustomerSeesEveryMoveInOrderAndTheCarComingWithAFallingETAUntilDelivered() async throws {
             try await WholeStackTurns.take {
-                let database = try await TestPostgres.shared.makeDatabase()
-                let kafka = try await TestKafka.shared.running()
-                let issuer = "http://localhost:8080/auth/v1"
-                let common = ["KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
-                              "OUTBOX_POLL_INTERVAL": "50ms", "LOG_LEVEL": "warning"]
-                let auth = try await ServiceProcess("auth", environment: common.merging([
-                    "DATABASE_URL": try await database.makeServiceRole(schema: "auth", password: "e2e-auth").url, "AUTH_JWT_KEY": SigningKey.generate().pem,
-                    "AUTH_JWT_ISSUER": issuer, "AUTH_BCRYPT_COST": "4", "AUTH_SERVICE_TOKEN": Self.serviceToken, "AUTH_TRUSTED_PROXIES": "127.0.0.1/32",
-                    "AUTH_RATE_LIMIT_TOKEN": "100000/1m", "AUTH_RATE_LIMIT_SIGNUP": "100000/1m",
-                ]) { _, new in new })
-                let tracking = try await ServiceProcess("tracking", environment: common.merging([
-                    "DATABASE_URL": try await database.makeServiceRole(schema: "tracking", password: "e2e-tracking").url,
-                    "TRACKING_JWKS_URL": "\(auth.baseURL)/auth/v1/.well-known/jwks.json", "TRACKING_JWT_ISSUER": issuer,
-                    "TRACKING_SEED": "false", "TRACKING_DISPATCH_INTERVAL": "100ms",
-                ]) { _, new in new })
-                let gateway = try await ServiceProcess("gateway", environment: common.merging([
-                    "GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_TRACKING_URL": tracking.baseURL, "GATEWAY_JWT_ISSUER": issuer,
-                    "GATEWAY_RATE_LIMIT_TRACKING": "100000/1m", "GATEWAY_RATE_LIMIT_AUTH": "100000/1m",
-                ]) { _, new in new })
+                let stack = try await ProcessStack.start(trackingSettings: ["TRACKING_DISPATCH_INTERVAL": "100ms"])
+                let database = stack.database, gateway = stack.gateway
                 let api = Client(base: gateway.baseURL)
-                defer { Task { for process in [gateway, tracking, auth] { await process.stop() } } }
+                defer { Task { await stack.stop() } }
 
                 // People: an admin (for the restaurant), the restaurant's account, a customer and a stranger.
                 let admin = try await api.account("admin", role: "admin")
@@ -118,7 +99,7 @@ extension TrackingAsProcesses {
                 simulator.stop()
                 await socket.disconnect()
                 await snoop.disconnect()
-                for process in [gateway, tracking, auth] { await process.stop() }
+                await stack.stop()
             }
         }
 
@@ -156,7 +137,7 @@ extension TrackingAsProcesses {
                 let email = "\(name)-\(UUID().uuidString.prefix(6))@example.com"
                 let user = try await expect(200, .POST, "/auth/v1/admin/users", json: [
                     "email": email, "password": "correct horse 1", "email_confirm": true, "app_metadata": ["role": role],
-                ], headers: [("X-Splash-Service-Token", TrackingAsProcesses.WholeDeliveryTests.serviceToken)])
+                ], headers: [("X-Splash-Service-Token", ProcessStack.serviceToken)])
                 let session = try await expect(200, .POST, "/auth/v1/token?grant_type=password", json: ["email": email, "password": "correct horse 1"])
                 return Account(id: user["id"] as! String, token: session["access_token"] as! String)
             }
@@ -171,7 +152,7 @@ extension TrackingAsProcesses {
                 let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("tracking-simulator")
                 output = try CapturedOutput()
                 process = ProcessCommand(binary, ["--gateway", gateway, "--drivers", String(drivers), "--speed", "20", "--interval", "0.25", "--seed", "7"],
-                                         environment: ["AUTH_SERVICE_TOKEN": TrackingAsProcesses.WholeDeliveryTests.serviceToken, "LOG_COLOR": "never"]).makeProcess()
+                                         environment: ["AUTH_SERVICE_TOKEN": ProcessStack.serviceToken, "LOG_COLOR": "never"]).makeProcess()
                 process.standardOutput = .file(output.handle)
                 process.standardError = .file(output.handle)
                 try process.run()

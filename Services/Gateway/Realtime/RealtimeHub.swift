@@ -42,8 +42,7 @@ final class RealtimeHub: Sendable {
         var channelsOf: [UInt64: Set<RealtimeChannel>] = [:]
         var live: Set<UInt64> = []
         var nextClientID: UInt64 = 1
-        var replay: [PushEvent] = []
-        var replayHead = 0
+        var replay: ReplayWindow<PushEvent>
 
         mutating func add(_ client: Client, to channel: RealtimeChannel) {
             channelsOf[client.id, default: []].insert(channel)
@@ -56,14 +55,11 @@ final class RealtimeHub: Sendable {
         }
     }
 
-    private let state = Mutex(State())
-    private let replayCapacity: Int
-    private let replayAge: Duration
+    private let state: Mutex<State>
     let metrics: RealtimeMetrics
 
     init(replayCapacity: Int, replayAge: Duration, metrics: RealtimeMetrics = RealtimeMetrics()) {
-        self.replayCapacity = replayCapacity
-        self.replayAge = replayAge
+        state = Mutex(State(replay: ReplayWindow(capacity: replayCapacity, age: replayAge)))
         self.metrics = metrics
     }
 
@@ -113,10 +109,9 @@ final class RealtimeHub: Sendable {
         state.withLock { state in
             for channel in channels { state.add(client, to: channel) }
             guard let lastEventID else { return nil }
-            let window = state.replay[state.replayHead...]
-            guard let index = window.lastIndex(where: { $0.id == lastEventID }) else { return .unavailable }
+            guard let missed = state.replay.elements(after: { $0.id == lastEventID }) else { return .unavailable }
             var count = 0
-            for event in state.replay[(index + 1)...] {
+            for (event, _) in missed {
                 guard let frame = event.frames.first(where: { channels.contains($0.channel) }) else { continue }
                 _ = client.queue.offer(event.frame(frame.text, enqueuedAt: .now))
                 count += 1
@@ -129,17 +124,8 @@ final class RealtimeHub: Sendable {
 
     /// Offers `event` to every client subscribed to one of its channels and keeps it for replay.
     func publish(_ event: PushEvent) {
-        let now = ContinuousClock.now
         let overflowed: [any Channel] = state.withLock { state in
-            state.replay.append(event)
-            while state.replay.count - state.replayHead > replayCapacity
-                || (state.replayHead < state.replay.count && now - state.replay[state.replayHead].receivedAt > replayAge) {
-                state.replayHead += 1
-            }
-            if state.replayHead > 1_024, state.replayHead * 2 > state.replay.count {
-                state.replay.removeFirst(state.replayHead)
-                state.replayHead = 0
-            }
+            state.replay.append(event, receivedAt: event.receivedAt)
             var reached = Set<UInt64>()
             var overflowed: [any Channel] = []
             for (channel, text) in event.frames {

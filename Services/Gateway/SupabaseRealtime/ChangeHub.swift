@@ -87,8 +87,7 @@ final class ChangeHub: Sendable {
         /// Clients joined on each topic, for broadcasts.
         var byTopic: [String: Set<UInt64>] = [:]
         var nextID: UInt64 = 1
-        var window: [(change: TableChange, receivedAt: ContinuousClock.Instant)] = []
-        var windowHead = 0
+        var window: ReplayWindow<TableChange>
 
         mutating func remove(_ client: UInt64, topic: String) {
             guard let join = joins[client]?.removeValue(forKey: topic) else { return }
@@ -131,14 +130,11 @@ final class ChangeHub: Sendable {
         }
     }
 
-    private let state = Mutex(State())
-    private let windowCapacity: Int
-    private let windowAge: Duration
+    private let state: Mutex<State>
     let metrics: RealtimeMetrics
 
     init(windowCapacity: Int, windowAge: Duration, metrics: RealtimeMetrics) {
-        self.windowCapacity = windowCapacity
-        self.windowAge = windowAge
+        state = Mutex(State(window: ReplayWindow(capacity: windowCapacity, age: windowAge)))
         self.metrics = metrics
     }
 
@@ -177,9 +173,9 @@ final class ChangeHub: Sendable {
             state.add(client.id, join)
             for text in greeting { _ = client.send(text) }
             guard let lastEventID else { return nil }
-            guard let index = state.window[state.windowHead...].lastIndex(where: { $0.change.eventID == lastEventID }) else { return .unavailable }
+            guard let missed = state.window.elements(after: { $0.eventID == lastEventID }) else { return .unavailable }
             var count = 0
-            for (change, _) in state.window[(index + 1)...] {
+            for (change, _) in missed {
                 if let text = Self.frame(change, dataJSON: change.dataJSON, for: join, version: client.version) {
                     _ = client.send(text, eventID: change.eventID)
                     count += 1
@@ -218,16 +214,7 @@ final class ChangeHub: Sendable {
     /// and keeps it in the window rejoining clients resume from.
     func publish(_ change: TableChange, receivedAt: ContinuousClock.Instant = .now) {
         let overflowed: [any Channel] = state.withLock { state in
-            state.window.append((change, receivedAt))
-            let now = ContinuousClock.now
-            while state.window.count - state.windowHead > windowCapacity
-                || (state.windowHead < state.window.count && now - state.window[state.windowHead].receivedAt > windowAge) {
-                state.windowHead += 1
-            }
-            if state.windowHead > 1_024, state.windowHead * 2 > state.window.count {
-                state.window.removeFirst(state.windowHead)
-                state.windowHead = 0
-            }
+            state.window.append(change, receivedAt: receivedAt)
             // Rendered once, and only when someone may want it.
             let candidates = state.candidates(for: change)
             guard !candidates.isEmpty else { return [] }

@@ -80,17 +80,3 @@ struct PhoenixMessage: Sendable, Equatable {
         return encoder
     }()
 }
-
-extension JSONValue {
-    subscript(key: String) -> JSONValue? {
-        if case .object(let fields) = self { fields[key] } else { nil }
-    }
-
-    var arrayValue: [JSONValue]? {
-        if case .array(let items) = self { items } else { nil }
-    }
-
-    var boolValue: Bool? {
-        if case .bool(let value) = self { value } else { nil }
-    }
-}

@@ -66,8 +66,8 @@ struct SupabaseRealtimeSession {
                         guard let viewer = join.viewer, viewer.expiresAt.timeIntervalSinceNow <= 0 else { continue }
                         let seconds = Int(-viewer.expiresAt.timeIntervalSinceNow)
                         hub.leave(client, topic: join.topic, farewell: [
-                            message(join, "system", #"{"extension":"system","message":"Token has expired \#(seconds) seconds ago","status":"error"}"#, version: client.version),
-                            message(join, "phx_close", "{}", version: client.version),
+                            frame(on: join, "system", #"{"extension":"system","message":"Token has expired \#(seconds) seconds ago","status":"error"}"#, version: client.version),
+                            frame(on: join, "phx_close", "{}", version: client.version),
                         ])
                     }
                     // Once a second: an expired join is closed within a second, and the hub's
@@ -176,13 +176,13 @@ struct SupabaseRealtimeSession {
         let name = String(message.topic.dropFirst("realtime:".count))
         var greeting = [Self.replyText(message, .ok(["postgres_changes": .array(echoed)]), version: client.version)]
         if !bindings.isEmpty {
-            greeting.append(self.message(join, "system", PhoenixMessage.json(JSONValue.object([
+            greeting.append(frame(on: join, "system", PhoenixMessage.json(JSONValue.object([
                 "extension": "postgres_changes", "status": "ok", "message": "Subscribed to PostgreSQL", "channel": .string(name),
             ])), version: client.version))
         }
         let after = config["after"]?.stringValue
         if hub.join(client, join, greeting: greeting, resumingAfter: after) == .unavailable {
-            _ = client.send(self.message(join, "system", PhoenixMessage.json(JSONValue.object([
+            _ = client.send(frame(on: join, "system", PhoenixMessage.json(JSONValue.object([
                 "extension": "postgres_changes", "status": "error", "channel": .string(name),
                 "message": .string("Changes after \(after ?? "") are no longer held; load the rows again"),
             ])), version: client.version))
@@ -236,7 +236,7 @@ struct SupabaseRealtimeSession {
             // The anon key, or another user's token: the join keeps the viewer it has.
             break
         case .failure(let refusal):
-            _ = client.send(self.message(join, "system", PhoenixMessage.json(JSONValue.object([
+            _ = client.send(frame(on: join, "system", PhoenixMessage.json(JSONValue.object([
                 "extension": "system", "status": "error", "message": .string(refusal.reason),
             ])), version: client.version))
         }
@@ -278,7 +278,7 @@ struct SupabaseRealtimeSession {
         _ = client.send(Self.replyText(message, reply, version: client.version))
     }
 
-    private func message(_ join: ChangeHub.Join, _ event: String, _ payloadJSON: String, version: PhoenixMessage.Version) -> String {
+    private func frame(on join: ChangeHub.Join, _ event: String, _ payloadJSON: String, version: PhoenixMessage.Version) -> String {
         PhoenixMessage.text(version, joinRef: join.joinRef, ref: nil, topic: join.topic, event: event, payloadJSON: payloadJSON)
     }
 
@@ -299,8 +299,4 @@ struct Refusal: Error, ExpressibleByStringInterpolation {
     init(_ reason: String) { self.reason = reason }
     init(stringLiteral value: String) { reason = value }
     init(stringInterpolation: DefaultStringInterpolation) { reason = String(stringInterpolation: stringInterpolation) }
-}
-
-extension JSONValue: ExpressibleByStringLiteral {
-    package init(stringLiteral value: String) { self = .string(value) }
 }

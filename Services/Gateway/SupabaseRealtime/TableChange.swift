@@ -140,37 +140,13 @@ struct TableChange: Sendable {
     var filterable: [String: JSONValue] { kind == .delete ? oldRecord : record }
 
     /// `payload.data` of the `postgres_changes` message, rendered once for every client.
+    /// `event_id` is not Supabase's: the event it came from, for a rejoin that should miss nothing.
     var dataJSON: String {
-        struct Column: Encodable { let name: String; let type: String }
-        struct Data: Encodable {
-            let schema = "public"
-            let table: String
-            let type: String
-            let commit_timestamp: String
-            let columns: [Column]
-            let record: [String: JSONValue]
-            let old_record: [String: JSONValue]
-            let errors: String? = nil
-            /// Not Supabase's: the event it came from, for a rejoin that should miss nothing.
-            let event_id: String
-
-            func encode(to encoder: any Encoder) throws {
-                var container = encoder.container(keyedBy: CodingKeys.self)
-                try container.encode(schema, forKey: .schema)
-                try container.encode(table, forKey: .table)
-                try container.encode(type, forKey: .type)
-                try container.encode(commit_timestamp, forKey: .commit_timestamp)
-                try container.encode(columns, forKey: .columns)
-                try container.encode(record, forKey: .record)
-                try container.encode(old_record, forKey: .old_record)
-                try container.encodeNil(forKey: .errors)
-                try container.encode(event_id, forKey: .event_id)
-            }
-
-            enum CodingKeys: String, CodingKey { case schema, table, type, commit_timestamp, columns, record, old_record, errors, event_id }
-        }
-        return PhoenixMessage.json(Data(table: table, type: kind.rawValue, commit_timestamp: EventJSON.formatTimestamp(commitTimestamp),
-                                        columns: columns.map { Column(name: $0.name, type: $0.type) }, record: record, old_record: oldRecord, event_id: eventID))
+        PhoenixMessage.json(JSONValue.object([
+            "schema": "public", "table": .string(table), "type": .string(kind.rawValue), "commit_timestamp": .time(commitTimestamp),
+            "columns": .array(columns.map { .object(["name": .string($0.name), "type": .string($0.type)]) }),
+            "record": .object(record), "old_record": .object(oldRecord), "errors": .null, "event_id": .string(eventID),
+        ]))
     }
 
     private static func order(_ id: UUID, _ parties: OrderParties) -> [String: JSONValue] {
@@ -183,10 +159,4 @@ struct TableChange: Sendable {
     }
 
     private static func id(_ uuid: UUID) -> String { uuid.uuidString.lowercased() }
-}
-
-extension JSONValue {
-    static func uuid(_ id: UUID) -> JSONValue { .string(id.uuidString.lowercased()) }
-    static func time(_ date: Date) -> JSONValue { .string(EventJSON.formatTimestamp(date)) }
-    static func optional(_ text: String?) -> JSONValue { text.map(JSONValue.string) ?? .null }
 }

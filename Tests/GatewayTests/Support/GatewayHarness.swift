@@ -107,4 +107,12 @@ extension GatewayHarness {
     }
 
     var webSocketURL: String { "ws://127.0.0.1:\(app.port)/v1/realtime" }
+
+    /// Whether `/metrics` counts exactly one disconnect of `transport` for `reason` (the labels in
+    /// either order).
+    func countsOneDisconnect(_ reason: String, transport: String) async -> Bool {
+        let metrics = (try? await get("/metrics").text) ?? ""
+        return metrics.contains(#"realtime_disconnects_total{reason="\#(reason)",transport="\#(transport)"} 1"#)
+            || metrics.contains(#"realtime_disconnects_total{transport="\#(transport)",reason="\#(reason)"} 1"#)
+    }
 }
