@@ -35,8 +35,9 @@ import TestSupport
     }
 
     @Test func aTokenCanComeAsTheFirstMessageAndAClientWithoutOneIsClosedWith4001() async throws {
-        // Long enough for a loaded machine to get the first message out (a loaded run missed 500 ms).
-        try await GatewayHarness.with(["GATEWAY_REALTIME_AUTH_TIMEOUT": "2s"]) { gateway in
+        // Long enough for a loaded machine to get the first message out (loaded runs missed 500 ms
+        // and then 2 s: the connection was closed before the token was sent).
+        try await GatewayHarness.with(["GATEWAY_REALTIME_AUTH_TIMEOUT": "6s"]) { gateway in
             let user = UUID()
             let late = RealtimeSocket(url: gateway.webSocketURL)
             try await late.send(#"{"op":"auth","token":"\#(try gateway.token(user: user))"}"#)
