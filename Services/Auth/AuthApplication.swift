@@ -30,7 +30,6 @@ func buildApplication(_ config: AuthConfiguration, runtime: ServiceRuntime) asyn
     var parts = ServiceApplicationParts(name: "auth", http: config.http, logger: logger, metrics: runtime.metrics)
     parts.readiness = [.postgres(client), .kafka(producer)]
     parts.services = [client, producer, relay]
-    parts.problemRenderer = GoTrueErrorRenderer.renderer
     // Every auth request is a small JSON document; a large body is refused before it is read.
     parts.routePolicies = [
         RoutePolicy(pathPrefix: "/auth/v1", maxBodySize: 64 * 1024, timeout: config.http.requestTimeout),
@@ -101,7 +100,7 @@ struct AuthRoutes: Sendable {
 }
 
 /// Echoes `X-Supabase-Api-Version` on successful responses (error responses echo it in
-/// `GoTrueErrorRenderer`).
+/// `GoTrueError`).
 struct APIVersionEchoMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
 

@@ -52,7 +52,6 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
 
     var parts = ServiceApplicationParts(name: "social", http: config.http, logger: logger, metrics: runtime.metrics)
     parts.readiness = [.postgres(client), .kafka(producer)]
-    parts.problemRenderer = StorageErrorRenderer.renderer
     parts.services = [
         client, producer, relay, renderer, HTTPClientService(client: http), keys,
         EventConsumer(

@@ -19,8 +19,6 @@ package struct ServiceApplicationParts: Sendable {
     /// Work that must finish before the server accepts requests (migrations); runs once `services`
     /// are up.
     package var beforeServerStarts: [@Sendable () async throws -> Void] = []
-    /// How error responses are written (RFC 9457 problem JSON unless the service says otherwise).
-    package var problemRenderer: ProblemRenderer = .problemJSON
     /// Body-size and timeout limits for route groups that differ from the defaults.
     package var routePolicies: [RoutePolicy] = []
     /// The HTTP channel the server speaks: HTTP/1.1, or HTTP/1.1 with a WebSocket upgrade (the
@@ -53,15 +51,14 @@ package func makeServiceApplication<Context: ServiceRequestContext>(
     addRoutes: (Router<Context>) throws -> Void
 ) rethrows -> ServiceApplication<Context> {
     let router = Router(context: Context.self)
-    router.add(middleware: ProblemMiddleware<Context>(renderer: parts.problemRenderer))
+    router.add(middleware: ProblemMiddleware<Context>())
     HealthRoutes(checks: parts.readiness, metrics: parts.metrics).addRoutes(to: router)
     try addRoutes(router)
 
     let responder = ServiceResponder(
         base: router.buildResponder(),
         policies: RoutePolicies(default: parts.http, overrides: parts.routePolicies),
-        metrics: parts.metrics,
-        renderer: parts.problemRenderer
+        metrics: parts.metrics
     )
     var application = Application(
         responder: responder,

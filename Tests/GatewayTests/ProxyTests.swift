@@ -61,6 +61,53 @@ import TestSupport
         }
     }
 
+    @Test func whatTheGatewayRefusesUnderASupabasePathIsInThatProtocolsErrorShape() async throws {
+        try await GatewayHarness.with(["GATEWAY_MAX_BODY_AUTH": "1KiB", "GATEWAY_MAX_BODY_STORAGE": "1KiB", "GATEWAY_MAX_BODY_DATA_SOCIAL": "1KiB"]) { gateway in
+            let body = HTTPClientRequest.Body.bytes(Data(count: 4 << 10))
+            // GoTrue's older shape, and its newer one when the client names an API version.
+            let legacy = try await gateway.app.request(.post, "/auth/v1/signup", headers: [("Content-Type", "application/json")], body: body)
+            #expect(legacy.status == 413)
+            #expect(legacy.headers["content-type"] == "application/json")
+            #expect(legacy.headers["x-sb-error-code"] == "request_too_large")
+            let legacyJSON = try legacy.json()
+            #expect(legacyJSON["code"] as? Int == 413)
+            #expect(legacyJSON["error_code"] as? String == "request_too_large")
+            #expect((legacyJSON["msg"] as? String)?.isEmpty == false)
+            let versioned = try await gateway.app.request(.post, "/auth/v1/signup", headers: [
+                ("Content-Type", "application/json"), ("X-Supabase-Api-Version", "2024-01-01"),
+            ], body: body)
+            #expect(versioned.headers["x-supabase-api-version"] == "2024-01-01")
+            let versionedJSON = try versioned.json()
+            #expect(versionedJSON["code"] as? String == "request_too_large")
+            #expect((versionedJSON["message"] as? String)?.isEmpty == false)
+            // Storage's shape, its status a string; PostgREST's.
+            let upload = try await gateway.app.request(.post, "/storage/v1/object/posts/a/b.jpg", headers: [("Content-Type", "image/jpeg")], body: body)
+            #expect(upload.status == 413)
+            let uploadJSON = try upload.json()
+            #expect(uploadJSON["statusCode"] as? String == "413")
+            #expect(uploadJSON["error"] as? String == "EntityTooLarge")
+            let insert = try await gateway.app.request(.post, "/rest/v1/posts", headers: [("Content-Type", "application/json")], body: body)
+            #expect(insert.status == 413)
+            #expect(try insert.json()["code"] as? String == "PGRST413")
+            // Elsewhere: problem JSON.
+            let other = try await gateway.app.request(.post, "/v1/posts", headers: [("Content-Type", "application/json")], body: body)
+            #expect(other.headers["content-type"] == "application/problem+json")
+        }
+    }
+
+    @Test(arguments: ["", "https://app.example.com"]) func aPreflightIsAnsweredByCORSNeverRefusedForItsMissingToken(origins: String) async throws {
+        try await GatewayHarness.with(["GATEWAY_CORS_ORIGINS": origins]) { gateway in
+            let preflight = try await gateway.app.request(.options, "/v1/edits", headers: [
+                ("Origin", "https://elsewhere.example"), ("Access-Control-Request-Method", "POST"), ("Access-Control-Request-Headers", "authorization"),
+            ])
+            #expect(preflight.status == 403)
+            #expect(preflight.headers["access-control-allow-origin"] == nil)
+            #expect(try preflight.json()["type"] as? String == "urn:splash:problem:origin-not-allowed")
+            // A call with a token still reaches edge authentication as before.
+            #expect(try await gateway.app.request(.get, "/v1/edits", headers: [("Origin", "https://elsewhere.example")]).status == 401)
+        }
+    }
+
     @Test(arguments: modes) func a20MBUploadReachesItsServiceWhileTheClientIsStillSendingIt(mode: GatewayHarness.ProxyMode) async throws {
         // The harness's 2 s for edit-render is for the slow-route test; a 20 MB upload in a debug
         // build under the whole suite's load may take longer.

@@ -2,7 +2,8 @@ import Hummingbird
 import ServiceKit
 
 /// The errors of the GoTrue protocol that auth answers with (Services/Auth/README.md), each with its
-/// status and `error_code`. `GoTrueErrorRenderer` writes them in the shape the client asked for.
+/// status and `error_code`. ServiceKit writes every problem under `/auth/v1` in GoTrue's shape, the
+/// one the client asked for (`GoTrueError`).
 enum AuthError: Error, Equatable {
     case validationFailed(String)
     case badJSON(String)
@@ -97,7 +98,7 @@ extension AuthError: ProblemConvertible {
         if case .overRequestRateLimit(let seconds) = self {
             headers[.retryAfter] = String(seconds)
         }
-        // The reasons of a weak password travel as field errors of /password; the renderer
+        // The reasons of a weak password travel as field errors of /password; `GoTrueError`
         // writes them as `weak_password.reasons`.
         var errors: [FieldError] = []
         if case .weakPassword(let reasons) = self {

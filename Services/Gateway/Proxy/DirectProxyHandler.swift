@@ -48,9 +48,13 @@ struct DirectProxy: Sendable {
         bytes.writeStaticString("\r\n")
     }
 
-    /// A whole answer with `problem` (for `path`), as bytes; `closing` adds `Connection: close`.
-    func problemAnswer(_ problem: Problem, path: String, requestID: String, closing: Bool = false, allocator: ByteBufferAllocator) -> ByteBuffer {
-        let (fields, body) = problem.document(path: path, requestID: requestID)
+    /// A whole answer with `problem` (for `path`, in the error shape a client expects there: a
+    /// GoTrue client's `X-Supabase-Api-Version` is in `head`), as bytes; `closing` adds
+    /// `Connection: close`.
+    func problemAnswer(_ problem: Problem, path: String, head: MessageHead? = nil, requestID: String, closing: Bool = false, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var requestFields = HTTPFields()
+        requestFields[.supabaseAPIVersion] = head?.combined(.xSupabaseAPIVersion)
+        let (fields, body) = problem.document(path: path, requestID: requestID, headers: requestFields)
         var answer = allocator.buffer(capacity: 512 + body.readableBytes)
         answer.writeStatusLine(problem.status.code, reason: problem.status.reasonPhrase)
         for field in fields { answer.writeField(field.name.rawName, field.value) }
@@ -575,7 +579,8 @@ final class DirectProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, D
         }
         let logger = direct.logger(for: exchange.requestID)
         let problem = direct.proxy.failed(error, group: exchange.call.group, logger: logger)
-        let answer = direct.problemAnswer(problem, path: exchange.call.path, requestID: exchange.requestID, allocator: context.channel.allocator)
+        let answer = direct.problemAnswer(problem, path: exchange.call.path, head: exchange.call.request.head, requestID: exchange.requestID,
+                                         allocator: context.channel.allocator)
         context.writeAndFlush(wrapOutboundOut(.byteBuffer(answer)), promise: nil)
         finish(exchange, status: problem.status.code, context: context)
     }

@@ -195,6 +195,7 @@ enum FieldKind: Equatable {
     case authorization, connection, contentLength, date, expect, host, keepAlive, origin
     case proxyAuthenticate, proxyAuthorization, proxyConnection, server, te, trailer
     case transferEncoding, upgrade, xForwardedFor, xForwardedHost, xForwardedProto, xRequestID
+    case xSupabaseAPIVersion
     case other
 
     private static let names: [(String, FieldKind)] = [
@@ -204,6 +205,7 @@ enum FieldKind: Equatable {
         ("proxy-connection", .proxyConnection), ("server", .server), ("te", .te), ("trailer", .trailer),
         ("transfer-encoding", .transferEncoding), ("upgrade", .upgrade), ("x-forwarded-for", .xForwardedFor),
         ("x-forwarded-host", .xForwardedHost), ("x-forwarded-proto", .xForwardedProto), ("x-request-id", .xRequestID),
+        ("x-supabase-api-version", .xSupabaseAPIVersion),
     ]
     /// The known names as lowercase bytes, at the index of their length (an array, not a
     /// dictionary: every field of every proxied head is looked up, and this spares the hashing).

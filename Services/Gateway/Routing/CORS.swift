@@ -44,8 +44,9 @@ extension CORSPolicy.Origins: ExpressibleByArrayLiteral {
     }
 }
 
-/// Answers CORS preflights and marks responses to allowed origins. Runs before edge
-/// authentication, since a preflight carries no token.
+/// Answers CORS preflights (403 to an origin not allowed, and to every origin with CORS off) and
+/// marks responses to allowed origins. Runs before edge authentication, since a preflight carries
+/// no token.
 struct CORSMiddleware<Context: ServiceRequestContext>: RouterMiddleware {
     let policy: CORSPolicy
 
@@ -55,14 +56,20 @@ struct CORSMiddleware<Context: ServiceRequestContext>: RouterMiddleware {
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard policy.isEnabled, let origin = request.headers[.origin] else {
+        guard let origin = request.headers[.origin] else {
             return try await next(request, context)
         }
-        let allowed = policy.allowedOrigin(origin)
+        // A preflight is this layer's alone to answer, CORS on or off: it never carries a token,
+        // so passing it on would have edge authentication refuse it with a 401.
+        let allowed = policy.isEnabled ? policy.allowedOrigin(origin) : nil
         if request.method == .options, request.headers[.accessControlRequestMethod] != nil {
             var headers = HTTPFields()
             headers[.vary] = "Origin, Access-Control-Request-Method, Access-Control-Request-Headers"
-            guard let allowed else { return Response(status: .forbidden, headers: headers) }
+            guard let allowed else {
+                throw Problem(status: .forbidden, type: "origin-not-allowed",
+                              detail: policy.isEnabled ? "This origin may not call the gateway from a browser." : "The gateway answers no cross-origin calls (GATEWAY_CORS_ORIGINS is empty).",
+                              headers: headers)
+            }
             headers[.accessControlAllowOrigin] = allowed
             headers[.accessControlAllowMethods] = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
             headers[.accessControlAllowHeaders] = request.headers[.accessControlRequestHeaders]
@@ -70,6 +77,7 @@ struct CORSMiddleware<Context: ServiceRequestContext>: RouterMiddleware {
             headers[.accessControlMaxAge] = String(policy.maxAge.components.seconds)
             return Response(status: .noContent, headers: headers)
         }
+        guard policy.isEnabled else { return try await next(request, context) }
         var response = try await next(request, context)
         if let allowed {
             response.headers[.accessControlAllowOrigin] = allowed

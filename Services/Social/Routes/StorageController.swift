@@ -12,7 +12,7 @@ import ServiceKit
 /// `posts` and `avatars` — upload (raw or multipart, `x-upsert`), replace, download (with a token,
 /// through a signed link, or from the public bucket), info, signed links (one or many), list and
 /// remove. Names are `{owner id}/…`; writing under another user's id is 403. Errors are Storage's
-/// (`StorageErrorRenderer`).
+/// (`StorageErrorBody`).
 ///
 /// Paths are read from the raw request target, segment by segment, so an encoded slash or dot
 /// segment is refused rather than resolved.

@@ -5,7 +5,7 @@ import NIOCore
 import ServiceKit
 
 /// The errors of the Storage API, each with Supabase Storage's error code. Thrown as `Problem`s
-/// whose type is the code, and written by `StorageErrorRenderer` in Storage's shape.
+/// whose type is the code, and written in Storage's shape under `/storage/v1` (`StorageErrorBody`).
 enum StorageError {
     static func invalidKey(_ detail: String) -> Problem {
         Problem(status: .badRequest, type: "InvalidKey", title: "Invalid key", detail: detail)
@@ -38,33 +38,4 @@ enum StorageError {
     static let invalidSignature = Problem(status: .badRequest, type: "InvalidSignature", title: "Invalid signature",
                                           detail: "The signed link is not valid for this object")
     static let expiredSignature = Problem(status: .badRequest, type: "InvalidJWT", title: "Expired link", detail: "The signed link has expired")
-}
-
-/// Writes errors under `/storage/v1` as Supabase Storage does —
-/// `{"statusCode":"404","error":"not_found","message":"Object not found"}`, `statusCode` a string —
-/// including ServiceKit's own (an oversized body, a malformed one, a timeout); every other path
-/// gets problem JSON.
-enum StorageErrorRenderer {
-    static let renderer = ProblemRenderer { problem, request, requestID in
-        guard request.uri.path.hasPrefix("/storage/v1") else {
-            return problem.response(path: request.uri.path, requestID: requestID)
-        }
-        return response(for: problem)
-    }
-
-    static func response(for problem: Problem) -> Response {
-        let prefix = "urn:splash:problem:"
-        var code = problem.type.hasPrefix(prefix) ? String(problem.type.dropFirst(prefix.count)) : problem.title
-        switch code {
-        case "body-too-large": code = "EntityTooLarge"
-        case "malformed-body", "validation": code = "InvalidRequest"
-        case "invalid-token", "unauthenticated": code = "InvalidJWT"
-        default: break
-        }
-        let body: [String: String] = ["statusCode": String(problem.status.code), "error": code, "message": problem.detail ?? problem.title]
-        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        var headers = problem.headers
-        headers[.contentType] = "application/json"
-        return Response(status: problem.status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
-    }
 }

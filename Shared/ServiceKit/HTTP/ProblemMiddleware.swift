@@ -1,25 +1,21 @@
 import Hummingbird
 import Logging
 
-/// Turns every error thrown by a handler into a problem response (`application/problem+json`
-/// unless the service renders problems its own way).
+/// Turns every error thrown by a handler into a problem response (`application/problem+json`, or
+/// under a Supabase protocol's path that protocol's error shape: `ErrorShape`).
 ///
 /// `ProblemConvertible` errors keep their status and text; Hummingbird's `HTTPError`s keep their
 /// status, message and headers; malformed JSON bodies become 400s. Anything else is a 500 that says
 /// nothing about its cause and is logged, with the request id, at error level.
 package struct ProblemMiddleware<Context: ServiceRequestContext>: RouterMiddleware {
-    private let renderer: ProblemRenderer
-
-    package init(renderer: ProblemRenderer = .problemJSON) {
-        self.renderer = renderer
-    }
+    package init() {}
 
     package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch {
             let problem = Problem.answering(error, logger: context.logger)
-            return renderer.response(for: problem, to: request, requestID: context.requestID)
+            return problem.response(path: request.uri.path, requestID: context.requestID, headers: request.headers)
         }
     }
 }

@@ -27,13 +27,11 @@ package struct ServiceResponder<Base: HTTPResponder>: HTTPResponder where Base.C
     private let base: Base
     private let policies: RoutePolicies
     private let recorder: RequestRecorder
-    private let renderer: ProblemRenderer
 
-    package init(base: Base, policies: RoutePolicies, metrics: ServiceMetrics, renderer: ProblemRenderer = .problemJSON) {
+    package init(base: Base, policies: RoutePolicies, metrics: ServiceMetrics) {
         self.base = base
         self.policies = policies
         self.recorder = metrics.requests
-        self.renderer = renderer
     }
 
     package func respond(to request: Request, context: Context) async throws -> Response {
@@ -61,7 +59,7 @@ package struct ServiceResponder<Base: HTTPResponder>: HTTPResponder where Base.C
                 response = try await base.respond(to: request, context: context)
             }
         } catch {
-            response = renderer.response(for: Problem.answering(error, logger: context.logger), to: request, requestID: requestID)
+            response = Problem.answering(error, logger: context.logger).response(path: request.uri.path, requestID: requestID, headers: request.headers)
         }
         response.headers[.requestID] = requestID
         // The router stores the matched route's template in a box the copies of the context share.

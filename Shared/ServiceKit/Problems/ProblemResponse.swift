@@ -42,20 +42,28 @@ extension Problem {
     /// The media type of problem responses.
     package static let mediaType = "application/problem+json"
 
-    /// The response for this problem, occurring at `path` during request `requestID`.
-    package func response(path: String, requestID: String) -> Response {
-        let (headers, body) = document(path: path, requestID: requestID)
+    /// The response for this problem, occurring at `path` during request `requestID`, in the
+    /// shape a client expects there (`ErrorShape`; `headers` are the request's).
+    package func response(path: String, requestID: String, headers: HTTPFields = [:]) -> Response {
+        let (headers, body) = document(path: path, requestID: requestID, headers: headers)
         return Response(status: status, headers: headers, body: .init(byteBuffer: body))
     }
 
-    /// The headers (this problem's own and the problem media type) and JSON body of the response
-    /// for this problem, for code that writes responses itself.
-    /// Under `/rest/v1` (the PostgREST-compatible data API) it is in PostgREST's shape instead.
-    package func document(path: String, requestID: String) -> (headers: HTTPFields, body: ByteBuffer) {
-        if PostgRESTError.covers(path) {
+    /// The headers (this problem's own and the media type) and JSON body of the response for
+    /// this problem, for code that writes responses itself: problem JSON, or under a Supabase
+    /// protocol's path that protocol's error shape (`ErrorShape`; `headers` are the request's).
+    package func document(path: String, requestID: String, headers requestHeaders: HTTPFields = [:]) -> (headers: HTTPFields, body: ByteBuffer) {
+        switch ErrorShape(path: path, headers: requestHeaders) {
+        case .postgREST:
             var headers = self.headers
             headers[.contentType] = "application/json; charset=utf-8"
             return (headers, ByteBuffer(bytes: PostgRESTError(self).json))
+        case .goTrue(let apiVersion):
+            return GoTrueError.document(for: self, apiVersion: apiVersion)
+        case .storage:
+            return StorageErrorBody.document(for: self)
+        case .problemJSON:
+            break
         }
         let document = ProblemDocument(problem: self, instance: path, requestID: requestID)
         let encoder = JSONEncoder()
