@@ -138,7 +138,7 @@ let package = Package(
         // Libraries every service stands on.
         .target(
             name: "ServiceKit",
-            dependencies: [hummingbird, hummingbirdCore, httpTypes, nioCore, nioPosix, logging, metrics, prometheus, serviceLifecycle],
+            dependencies: ["AsyncSignals", hummingbird, hummingbirdCore, httpTypes, nioCore, nioPosix, logging, metrics, prometheus, serviceLifecycle],
             path: "Shared/ServiceKit"
         ),
         .target(
@@ -231,7 +231,7 @@ let package = Package(
 
         .testTarget(
             name: "ServiceKitTests",
-            dependencies: ["ServiceKit", "TestSupport", hummingbird, hummingbirdTesting],
+            dependencies: ["ServiceKit", "TestSupport", hummingbird, hummingbirdTesting, serviceLifecycle],
             path: "Tests/ServiceKitTests"
         ),
         .testTarget(

@@ -64,7 +64,7 @@ package func makeServiceApplication<Context: ServiceRequestContext>(
         responder: responder,
         server: parts.server,
         configuration: .init(address: .hostname(parts.http.host, port: parts.http.port), serverName: parts.name),
-        services: parts.services,
+        services: startingInOrder(parts.services).services,
         onServerRunning: parts.onServerRunning,
         logger: parts.logger
     )
