@@ -56,6 +56,19 @@ import Yams
         await #expect(throws: ProcessCommand.Failure.self) { try await validate(folder) }
     }
 
+    @Test func anUpperCaseIdIsRefusedWhereTheSchemaSaysUUID() async throws {
+        // Ids are RFC 9562's lower-case form everywhere: keys, subjects, rows, HTTP answers and
+        // payloads. An example with one id upper-cased, and nothing else changed, fails.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("upper-case-ids-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let example = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: Self.schemas.appendingPathComponent("auth.profile.updated.v1.example.json"))) as? [String: Any])
+        var upper = example
+        upper["userId"] = try #require(example["userId"] as? String).uppercased()
+        try JSONSerialization.data(withJSONObject: upper).write(to: folder.appendingPathComponent("auth.profile.updated.v1.json"))
+        await #expect(throws: ProcessCommand.Failure.self) { try await validate(folder) }
+    }
+
     @Test func theAsyncAPIDocumentDescribesEveryTopicAndEventType() throws {
         let text = try String(contentsOf: Self.contracts.appendingPathComponent("asyncapi.yaml"), encoding: .utf8)
         let document = try #require(try Yams.load(yaml: text) as? [String: Any])

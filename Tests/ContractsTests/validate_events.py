@@ -3,16 +3,27 @@
 Usage: validate_events.py <schemas-dir> <payloads-dir>
 Every <type>.json (or <type>.example.json, or <type>~<n>.json for one of several payloads of a
 type) in <payloads-dir> is validated against <schemas-dir>/<type>.schema.json (Draft 2020-12,
-formats checked). Prints one line per failure; exits 1 if any failed.
+formats checked). Splash's `uuid` format is RFC 9562's lower-case form, the one keys, subjects,
+rows and HTTP answers use: an upper-case id fails. Prints one line per failure; exits 1 if any
+failed.
 """
 import json
 import pathlib
+import re
 import sys
 
 import jsonschema
 
 schemas, payloads = map(pathlib.Path, sys.argv[1:3])
-checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
+checker = jsonschema.FormatChecker()
+checker.checkers = dict(jsonschema.Draft202012Validator.FORMAT_CHECKER.checkers)
+LOWER_CASE_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+@checker.checks("uuid")
+def lower_case_uuid(value):
+    return not isinstance(value, str) or LOWER_CASE_UUID.fullmatch(value) is not None
+
 failures = 0
 count = 0
 for payload_file in sorted(p for p in payloads.glob("*.json") if not p.name.endswith(".schema.json")):
