@@ -16,7 +16,7 @@ KUBERNETES_VALIDATE := kubernetes-validate==1.37.0
 # Drives each service from its openapi.yaml in the contract tests.
 SCHEMATHESIS := schemathesis==4.32.5
 
-.PHONY: run test contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-data-api bench-s3 bench-routing bench-tracking bench-realtime
+.PHONY: run test test-fuzz contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-data-api bench-s3 bench-routing bench-tracking bench-realtime
 
 # $(call install-debian,packages): installs those of the Debian packages not installed yet.
 install-debian = missing=""; \
@@ -59,6 +59,25 @@ test: deps
 	  echo "=== make test failed (exit $$status); the failures, from .build/test.log:"; \
 	  grep -E -A4 '(✘|error: |Fatal error|signal code)' .build/test.log | grep -v 'Test run with' | tail -60; \
 	fi; exit $$status
+
+# libFuzzer over the parsers hostile bytes meet first: bearer tokens, claims and key sets
+# (FuzzTokens), /rest/v1 query strings (FuzzDataQuery), uploads' image headers (FuzzImageHeader).
+# Built with -sanitize=fuzzer,address into .build-fuzz; each runs FUZZ_SECONDS (60) from its
+# committed corpus, Fuzz/<name>/corpus (what it finds new goes to .build-fuzz/corpus). A crash,
+# a trap, a leak of memory safety or an input slower than 10 s stops the run, its input kept in
+# .build-fuzz/crashes/.
+FUZZ_TARGETS = Tokens DataQuery ImageHeader Multipart Phoenix HTTPHead
+FUZZ_SECONDS ?= 60
+test-fuzz: deps
+	@set -e; for target in $(FUZZ_TARGETS); do \
+	  SPLASH_FUZZ=1 $(SWIFT) build --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld --product Fuzz$$target; \
+	done
+	@set -e; mkdir -p .build-fuzz/crashes; for target in $(FUZZ_TARGETS); do \
+	  echo "=== Fuzz$$target, $(FUZZ_SECONDS) s"; mkdir -p .build-fuzz/corpus/$$target; \
+	  ASAN_OPTIONS=detect_leaks=0 .build-fuzz/debug/Fuzz$$target -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	    -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix=.build-fuzz/crashes/$$target- \
+	    .build-fuzz/corpus/$$target Fuzz/$$target/corpus; \
+	done
 
 # make contract SERVICE=photo-catalog: that service's ContractTests suite (schemathesis against its
 # openapi.yaml, its events against their schemas); make contract: every service's, and the event

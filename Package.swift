@@ -374,3 +374,27 @@ let package = Package(
         ),
     ] + services.flatMap(\.targets)
 )
+
+// libFuzzer targets (`make test-fuzz`), declared only when SPLASH_FUZZ is set: built with
+// `-sanitize=fuzzer,address` into .build-fuzz (and linked by lld: gold fails on them), each
+// calls libFuzzer's driver from its own entry point (FuzzDriver, C); without libFuzzer's runtime
+// they would not link.
+if Context.environment["SPLASH_FUZZ"] != nil {
+    package.targets.append(.target(name: "FuzzDriver", path: "Fuzz/Driver"))
+    // Multipart, Phoenix and HTTPHead compile a service's parser file, linked into their folder,
+    // since a target cannot depend on an executable.
+    let targets: [(String, [Target.Dependency])] = [
+        ("Tokens", ["Identity"]), ("DataQuery", ["DataAPI"]), ("ImageHeader", ["Imaging"]),
+        ("Multipart", []), ("Phoenix", ["Identity"]), ("HTTPHead", [nioCore]),
+    ]
+    for (name, dependencies) in targets {
+        package.targets.append(.executableTarget(
+            name: "Fuzz\(name)",
+            dependencies: ["FuzzDriver"] + dependencies,
+            path: "Fuzz/\(name)",
+            exclude: ["corpus"],
+            linkerSettings: [.unsafeFlags(["-sanitize=fuzzer,address"])]
+        ))
+        package.products.append(.executable(name: "Fuzz\(name)", targets: ["Fuzz\(name)"]))
+    }
+}

@@ -1,0 +1,1 @@
+../../Services/Social/Storage/MultipartForm.swift
