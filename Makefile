@@ -129,7 +129,7 @@ bench-gateway: deps
 
 # Realtime at scale: 2,000 clients each following its own order, a change per order per second,
 # through Supabase Realtime and (the baseline) /v1/realtime; latency and memory per connection.
-REALTIME_BENCH_ARGS ?= --clients 2000 --seconds 20 --rounds 2
+REALTIME_BENCH_ARGS ?= --clients 2000 --seconds 20 --rounds 2 --slices 20
 bench-realtime: deps
 	$(SWIFT) build -c release --product auth
 	$(SWIFT) build -c release --product gateway

@@ -11,7 +11,9 @@ import TestSupport
 
 // Realtime at scale (`make bench-realtime`): N clients on one gateway, each following its own
 // order, and one status change per order per second published to Kafka; the delay from the
-// publish to each client's receipt (p50, p99, max) and the gateway's memory per connection.
+// publish to each client's receipt (p50, p99, max) and the gateway's memory per connection. Each
+// second's changes go out in `--slices` even slices (20 by default: 2,000 orders do not all change
+// at one instant), each timed from its own publish; `--slices 1` sends the whole second at once.
 // Two ways take turns on the same gateway: Supabase Realtime (`/realtime/v1/websocket`, vsn 2.0.0,
 // a `postgres_changes` UPDATE binding with `id=eq.<order>`) and, as the baseline, Splash's own
 // protocol (`/v1/realtime`, the `orders:{id}` channel). auth (for its key set) and the gateway
@@ -20,6 +22,7 @@ import TestSupport
 let clients = BenchmarkArguments.integer("--clients", default: 2_000)
 let seconds = BenchmarkArguments.integer("--seconds", default: 20)
 let rounds = BenchmarkArguments.integer("--rounds", default: 2)
+let slices = max(1, BenchmarkArguments.integer("--slices", default: 20))
 var logger = Logger(label: "bench")
 logger.logLevel = .error
 
@@ -105,14 +108,20 @@ for round in 1...rounds {
         for _ in 0..<seconds {
             version += 1
             let started = ContinuousClock.now
-            let batch = orders.map { order -> any DomainEvent in
-                var change = order
-                change.version = version
-                change.status = version % 2 == 0 ? .preparing : .accepted
-                return change
+            let sliceSize = (orders.count + slices - 1) / slices
+            for (index, slice) in stride(from: 0, to: orders.count, by: sliceSize).enumerated() {
+                let slice = orders[slice..<min(orders.count, slice + sliceSize)]
+                try await Task.sleep(until: started + .seconds(1) * Double(index) / Double(slices))
+                let sentAt = ContinuousClock.now
+                let batch = slice.map { order -> any DomainEvent in
+                    var change = order
+                    change.version = version
+                    change.status = version % 2 == 0 ? .preparing : .accepted
+                    return change
+                }
+                for order in slice { sent["\(order.orderId.uuidString.lowercased())/\(version)"] = sentAt }
+                try await publish(batch)
             }
-            for order in orders { sent["\(order.orderId.uuidString.lowercased())/\(version)"] = started }
-            try await publish(batch)
             try await Task.sleep(until: started + .seconds(1))
         }
         try await Task.sleep(for: .seconds(2))
@@ -152,7 +161,7 @@ enum Benchmark {
     }
 }
 
-print("\n\(clients) clients on one gateway, each following its own order; one status change per order per second for \(seconds) s, \(rounds) round(s) per way (publish → receipt, ms):")
+print("\n\(clients) clients on one gateway, each following its own order; one status change per order per second in \(slices) slice(s) for \(seconds) s, \(rounds) round(s) per way (publish → receipt, ms):")
 for way in Way.allCases {
     let result = results[way] ?? Result()
     let sorted = result.latencies.sorted()
