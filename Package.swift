@@ -395,6 +395,5 @@ if Context.environment["SPLASH_FUZZ"] != nil {
             exclude: ["corpus"],
             linkerSettings: [.unsafeFlags(["-sanitize=fuzzer,address"])]
         ))
-        package.products.append(.executable(name: "Fuzz\(name)", targets: ["Fuzz\(name)"]))
     }
 }
