@@ -367,6 +367,13 @@ let package = Package(
             dependencies: ["Splash", "LocalStack", "ServiceKit", "TestSupport", "Contracts", "EventBus", "Kafka", "AsyncSignals", "Identity", asyncHTTPClient, postgresNIO, logging],
             path: "Tests/SplashTests"
         ),
+        // The running system under faults: services as processes on a Postgres and a broker of the
+        // test's own, taken down while they work (`make test-system`).
+        .testTarget(
+            name: "SystemTests",
+            dependencies: ["TestSupport", "LocalStack", "Kafka", "Contracts", "Identity", asyncHTTPClient, postgresNIO, logging],
+            path: "Tests/SystemTests"
+        ),
         .testTarget(
             name: "DeploymentTests",
             dependencies: ["Auth", "Gateway", "PhotoCatalog", "EditRender", "Social", "Tracking", "S3Blobs", "Identity", "Contracts", "Database", "EventBus", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, yams],

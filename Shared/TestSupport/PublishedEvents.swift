@@ -25,31 +25,36 @@ package enum PublishedEventsError: Error {
     case outboxNotPublished(String)
 }
 
-extension TestKafka {
-    /// The events on `topic` whose key is `key`, in order: the topic read from its beginning to
-    /// its end, in a consumer group of its own that commits nothing.
-    package func events(on topic: String, key: String) async throws -> [EventEnvelope] {
-        var configuration = KafkaConsumerConfiguration(bootstrapServers: try running().bootstrapServers, clientID: "test-reader",
-                                                       groupID: "test-reader-\(UUID())", topics: [topic])
-        configuration.stopsAtEnd = true
-        configuration.commitsOffsets = false
-        var logger = Logger(label: "test-reader")
-        logger.logLevel = .warning
-        let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
-        return try await withRunningServices([consumer], logger: logger) {
-            try await withThrowingTaskGroup(of: [EventEnvelope].self) { group in
-                for await partition in consumer.partitions {
-                    group.addTask {
-                        var events: [EventEnvelope] = []
-                        for await message in partition where message.key.map({ String(decoding: $0, as: UTF8.self) }) == key {
-                            events.append(try EventEnvelope(message))
-                        }
-                        return events
+/// Every event on `topic` of the cluster at `bootstrapServers`, in order per partition: the topic
+/// read from its beginning to its end, in a consumer group of its own that commits nothing.
+package func publishedEvents(on topic: String, bootstrapServers: String) async throws -> [EventEnvelope] {
+    var configuration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers, clientID: "test-reader",
+                                                   groupID: "test-reader-\(UUID())", topics: [topic])
+    configuration.stopsAtEnd = true
+    configuration.commitsOffsets = false
+    var logger = Logger(label: "test-reader")
+    logger.logLevel = .warning
+    let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
+    return try await withRunningServices([consumer], logger: logger) {
+        try await withThrowingTaskGroup(of: [EventEnvelope].self) { group in
+            for await partition in consumer.partitions {
+                group.addTask {
+                    var events: [EventEnvelope] = []
+                    for await message in partition {
+                        events.append(try EventEnvelope(message))
                     }
+                    return events
                 }
-                return try await group.reduce(into: []) { $0 += $1 }
             }
+            return try await group.reduce(into: []) { $0 += $1 }
         }
+    }
+}
+
+extension TestKafka {
+    /// The events on `topic` whose key is `key`, in order (`publishedEvents(on:bootstrapServers:)`).
+    package func events(on topic: String, key: String) async throws -> [EventEnvelope] {
+        try await publishedEvents(on: topic, bootstrapServers: running().bootstrapServers).filter { $0.key == key }
     }
 
     /// Publishes `events` as their services would (CloudEvents, keyed by aggregate), and waits for

@@ -92,6 +92,12 @@ package struct TestDatabase: Sendable {
     package let name: String
     package let port: Int
 
+    /// Database `name` of the server on `port` (one a test runs itself, say).
+    package init(name: String, port: Int) {
+        self.name = name
+        self.port = port
+    }
+
     /// `postgres://` URL of the database, as a service's `DATABASE_URL` takes it.
     package var url: String {
         "postgres://\(PostgresCluster.superuser)@127.0.0.1:\(port)/\(name)?sslmode=disable"

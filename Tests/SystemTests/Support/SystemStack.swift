@@ -1,0 +1,97 @@
+import AsyncHTTPClient
+import Contracts
+import Foundation
+import Identity
+import Kafka
+import TestSupport
+
+/// auth as a process on a Postgres and a Kafka cluster of the test's own, which the test may take
+/// down and bring back while it writes, and what a test reads back from both to prove nothing was
+/// lost or done twice.
+struct SystemStack: Sendable {
+    let postgres: OwnPostgres
+    let database: TestDatabase
+    let kafka: KafkaEmbeddedCluster
+    let auth: ServiceProcess
+
+    static func start() async throws -> SystemStack {
+        let postgres = try await OwnPostgres.start()
+        let database = try await postgres.makeDatabase()
+        let kafka = try KafkaEmbeddedCluster(brokers: 3, topics: TopicCatalog.all)
+        let auth = try await ServiceProcess("auth", environment: [
+            "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
+            "OUTBOX_POLL_INTERVAL": "100ms", "LOG_LEVEL": "warning",
+            "DATABASE_URL": try await database.makeServiceRole(schema: "auth", password: "system-auth").url, "AUTH_JWT_KEY": SigningKey.generate().pem,
+            "AUTH_JWT_ISSUER": "http://localhost:8080/auth/v1", "AUTH_BCRYPT_COST": "4",
+            "AUTH_RATE_LIMIT_TOKEN": "1000000/1m", "AUTH_RATE_LIMIT_SIGNUP": "1000000/1m",
+        ])
+        return SystemStack(postgres: postgres, database: database, kafka: kafka, auth: auth)
+    }
+
+    func stop() async {
+        await auth.stop()
+        kafka.shutdown()
+        await postgres.stop()
+    }
+
+    /// What the sign-ups of a run were answered.
+    struct SignUps: Sendable {
+        /// The ids of the accounts made (200).
+        var made: [String] = []
+        /// Every other answer's status, in order; 0 when no answer came.
+        var refused: [Int] = []
+        /// When each answer came, with its status (0: none), from the run's start.
+        var timeline: [(at: Duration, status: Int)] = []
+    }
+
+    /// Signs up a new account every `interval` for `duration`, straight to auth, each with a
+    /// deadline of 5 s.
+    func signUp(for duration: Duration, every interval: Duration = .milliseconds(50)) async -> SignUps {
+        let start = ContinuousClock.now
+        var result = SignUps()
+        var index = 0
+        while ContinuousClock.now - start < duration {
+            index += 1
+            let tick = start + interval * index
+            var request = HTTPClientRequest(url: "\(auth.baseURL)/auth/v1/signup")
+            request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/json")
+            let email = "system-\(UUID().uuidString.prefix(12).lowercased())@system.splash.example"
+            request.body = .bytes(Data(#"{"email":"\#(email)","password":"a long password 1"}"#.utf8))
+            var status = 0
+            if let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(5)) {
+                status = Int(response.status.code)
+                let body = (try? await response.body.collect(upTo: 1 << 20)).map { Data(buffer: $0) } ?? Data()
+                if status == 200, let json = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
+                   let id = (json["user"] as? [String: Any])?["id"] as? String {
+                    result.made.append(id)
+                } else if status == 200 {
+                    status = -1  // a 200 without the account's id
+                }
+            }
+            if status != 200 { result.refused.append(status) }
+            result.timeline.append((ContinuousClock.now - start, status))
+            try? await Task.sleep(until: tick)
+        }
+        return result
+    }
+
+    /// The ids of every account in auth's table.
+    func accountIDs() async throws -> Set<String> {
+        try await database.withClient { client in
+            var ids = Set<String>()
+            for try await id in try await client.query("SELECT id::text FROM auth.users").decode(String.self) { ids.insert(id) }
+            return ids
+        }
+    }
+
+    /// The `auth.user.registered.v1` events on Kafka, as their distinct event ids per account.
+    func registrations() async throws -> [String: Set<UUID>] {
+        var byAccount: [String: Set<UUID>] = [:]
+        for event in try await publishedEvents(on: TopicCatalog.authUsers.name, bootstrapServers: kafka.bootstrapServers)
+        where event.type == UserRegistered.type {
+            byAccount[event.key, default: []].insert(event.id)
+        }
+        return byAccount
+    }
+}
