@@ -392,7 +392,7 @@ if Context.environment["SPLASH_FUZZ"] != nil {
     // since a target cannot depend on an executable.
     let targets: [(String, [Target.Dependency])] = [
         ("Tokens", ["Identity"]), ("DataQuery", ["DataAPI"]), ("ImageHeader", ["Imaging"]),
-        ("Multipart", []), ("Phoenix", ["Identity"]), ("HTTPHead", [nioCore]),
+        ("Multipart", []), ("Phoenix", ["Identity", nioCore]), ("HTTPHead", [nioCore]),
     ]
     for (name, dependencies) in targets {
         package.targets.append(.executableTarget(

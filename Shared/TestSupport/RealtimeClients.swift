@@ -7,6 +7,7 @@ import Synchronization
 /// message it receives, and can send.
 package final class RealtimeSocket: Sendable {
     private let received = Mutex<[String]>([])
+    private let receivedBinary = Mutex<[[UInt8]]>([])
     private let outbound = Mutex<WebSocketTestClient.Writer?>(nil)
     private let closed = Mutex<(code: UInt16?, reason: String?)?>(nil)
     private let task = Mutex<Task<Void, Never>?>(nil)
@@ -21,6 +22,9 @@ package final class RealtimeSocket: Sendable {
             do {
                 let frame = try await WebSocketTestClient.run(url: url, headers: headers, reads: reads) { writer in
                     self.outbound.withLock { $0 = writer }
+                } onBinary: { bytes in
+                    self.arrivals.withLock { $0.append(.now) }
+                    self.receivedBinary.withLock { $0.append(bytes) }
                 } onText: { text in
                     self.arrivals.withLock { $0.append(.now) }
                     self.received.withLock { $0.append(text) }
@@ -34,16 +38,36 @@ package final class RealtimeSocket: Sendable {
     }
 
     package var messages: [String] { received.withLock { $0 } }
+    /// Every binary message received so far, in order.
+    package var binaryMessages: [[UInt8]] { receivedBinary.withLock { $0 } }
     package var arrivalTimes: [ContinuousClock.Instant] { arrivals.withLock { $0 } }
     package var closeFrame: (code: UInt16?, reason: String?)? { closed.withLock { $0 } }
 
     package func send(_ json: String) async throws {
+        try await writer().send(text: json)
+    }
+
+    package func send(binary: [UInt8]) async throws {
+        try await writer().send(binary: binary)
+    }
+
+    /// The binary message matching `predicate` within `timeout`.
+    package func binary(within timeout: Duration = RealtimeClientError.patience, where predicate: ([UInt8]) -> Bool) async throws -> [UInt8] {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let found = binaryMessages.first(where: predicate) { return found }
+            guard ContinuousClock.now < deadline else { throw RealtimeClientError.timedOut("a matching binary message (connection closed: \(String(describing: closeFrame)))", messages) }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    private func writer() async throws -> WebSocketTestClient.Writer {
         let deadline = ContinuousClock.now + .seconds(10)
         while outbound.withLock({ $0 }) == nil, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
         guard let writer = outbound.withLock({ $0 }) else { throw RealtimeClientError.notConnected }
-        try await writer.send(text: json)
+        return writer
     }
 
     /// The first message (as JSON) matching `predicate` within `timeout`.

@@ -44,6 +44,10 @@ package enum WebSocketTestClient {
             try await outbound.write(Frame.encode(opcode: .text, payload: Array(text.utf8)))
         }
 
+        package func send(binary: [UInt8]) async throws {
+            try await outbound.write(Frame.encode(opcode: .binary, payload: binary))
+        }
+
         /// Starts the closing handshake; the server answers with its close frame.
         package func close(code: UInt16 = 1000, reason: String = "") async throws {
             try await outbound.write(Frame.encode(opcode: .close, payload: Frame.closeBody(code: code, reason: reason)))
@@ -51,7 +55,7 @@ package enum WebSocketTestClient {
     }
 
     /// Connects to `url`, hands the writer to `onOpen` once upgraded, and calls `onText` with each
-    /// text message until the server closes. With `reads` false the client never reads after the
+    /// text message (and `onBinary` with each binary one) until the server closes. With `reads` false the client never reads after the
     /// handshake (a slow client: the socket's buffers fill up) until its task is cancelled.
     /// - Returns: the server's close frame, or nil when the connection ended without one.
     package static func run(
@@ -59,6 +63,7 @@ package enum WebSocketTestClient {
         headers: [(String, String)] = [],
         reads: Bool = true,
         onOpen: @Sendable (Writer) -> Void = { _ in },
+        onBinary: @Sendable ([UInt8]) -> Void = { _ in },
         onText: @Sendable (String) -> Void
     ) async throws -> CloseFrame? {
         guard let parsed = URL(string: url), parsed.scheme == "ws", let host = parsed.host, let port = parsed.port else {
@@ -86,15 +91,17 @@ package enum WebSocketTestClient {
                     return nil
                 }
                 var fragments: [UInt8] = []
+                var binary = false
                 while let frame = try await reader.nextFrame() {
                     switch frame.opcode {
-                    case .text, .continuation:
+                    case .text, .binary, .continuation:
+                        if frame.opcode != .continuation { binary = frame.opcode == .binary }
                         fragments += frame.payload
                         if frame.fin {
-                            onText(String(decoding: fragments, as: UTF8.self))
+                            if binary { onBinary(fragments) } else { onText(String(decoding: fragments, as: UTF8.self)) }
                             fragments.removeAll(keepingCapacity: true)
                         }
-                    case .binary, .pong:
+                    case .pong:
                         continue
                     case .ping:
                         try await outbound.write(Frame.encode(opcode: .pong, payload: frame.payload))

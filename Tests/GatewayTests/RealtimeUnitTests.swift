@@ -4,6 +4,13 @@ import EventBus
 import Foundation
 import Testing
 
+extension ClientQueue.Frame {
+    /// The text of a text frame.
+    var text: String? {
+        if case .text(let text) = content { text } else { nil }
+    }
+}
+
 /// The realtime pieces that need no sockets: client queues, audiences, rendering, the order
 /// directory.
 @Suite("Gateway realtime units") struct RealtimeUnitTests {
@@ -14,7 +21,7 @@ import Testing
     func drain(_ queue: ClientQueue) async -> [String] {
         queue.close()
         var texts: [String] = []
-        while let frame = await queue.next() { texts.append(frame.text) }
+        while let frame = await queue.next() { texts.append(frame.text ?? "<bytes>") }
         return texts
     }
 

@@ -29,6 +29,14 @@ import TestSupport
         return String(decoding: try JSONSerialization.data(withJSONObject: value), as: UTF8.self)
     }
 
+    /// A broadcast as supabase-js (vsn 2.0.0) sends one: a binary frame of kind 3 with the sizes
+    /// of the join ref, ref, topic, user event and metadata, the payload's encoding (1: JSON,
+    /// 0: bytes), then each of them and the payload.
+    static func binaryBroadcast(join: String, ref: String, topic: String, event: String, json: Bool, payload: [UInt8]) -> [UInt8] {
+        let parts = [join, ref, topic, event, ""].map { Array($0.utf8) }
+        return [3] + parts.map { UInt8($0.count) } + [json ? 1 : 0] + parts.flatMap { $0 } + payload
+    }
+
     static func status(_ message: [String: Any]) -> String? { (message["payload"] as? [String: Any])?["status"] as? String }
     static func data(_ message: [String: Any]) -> [String: Any] { ((message["payload"] as? [String: Any])?["data"] as? [String: Any]) ?? [:] }
 
@@ -159,6 +167,51 @@ import TestSupport
         }
     }
 
+    /// supabase-js's binary broadcasts: a 2.0.0 client hears one as supabase-js reads it (kind 4:
+    /// the sizes of the topic, event and metadata, the encoding, then each and the payload), a
+    /// 1.0.0 client as the text form when its payload is JSON; opaque bytes pass unchanged to 2.0.0
+    /// clients and are not offered to 1.0.0 ones. The sender's `ack` is answered.
+    @Test func binaryBroadcastsReachEachClientInTheFormItsVersionReads() async throws {
+        try await GatewayHarness.with { gateway in
+            let alice = RealtimeSocket(url: Self.url(gateway)), bob = RealtimeSocket(url: Self.url(gateway)),
+                carol = RealtimeSocket(url: Self.url(gateway, version: "1.0.0"))
+            defer { Task { for socket in [alice, bob, carol] { await socket.disconnect() } } }
+            for (socket, version) in [(alice, "2.0.0"), (bob, "2.0.0"), (carol, "1.0.0")] {
+                try await socket.send(try Self.join("realtime:room-2", ref: "1", token: try gateway.token(), config: ["broadcast": ["self": false, "ack": true]], version: version))
+                let reply = try await socket.phoenix { $0["event"] as? String == "phx_reply" }
+                #expect(Self.status(reply) == "ok")
+            }
+            let json = Array(#"{"x":3,"name":"ä"}"#.utf8)
+            try await alice.send(binary: Self.binaryBroadcast(join: "1", ref: "2", topic: "realtime:room-2", event: "cursor", json: true, payload: json))
+            let heard = try await bob.binary { $0.first == 4 }
+            #expect(heard == [4, 15, 6, 0, 1] + Array("realtime:room-2cursor".utf8) + json)
+            let converted = try await carol.phoenix { $0["event"] as? String == "broadcast" }
+            let payload = try #require(converted["payload"] as? [String: Any])
+            #expect(payload["type"] as? String == "broadcast" && payload["event"] as? String == "cursor", "\(payload)")
+            #expect((payload["payload"] as? [String: Any])?["name"] as? String == "ä" && converted["topic"] as? String == "realtime:room-2")
+            let ack = try await alice.phoenix { $0["event"] as? String == "phx_reply" && $0["ref"] as? String == "2" }
+            #expect(Self.status(ack) == "ok")
+
+            let bytes: [UInt8] = [0, 255, 10, 13, 0x80]
+            try await alice.send(binary: Self.binaryBroadcast(join: "1", ref: "3", topic: "realtime:room-2", event: "blob", json: false, payload: bytes))
+            // Then a text broadcast: once carol has it, she would have had the bytes before it.
+            try await alice.send(try Self.frame(join: "1", ref: "4", topic: "realtime:room-2", event: "broadcast", payload: ["type": "broadcast", "event": "after", "payload": [:]]))
+            let opaque = try await bob.binary { $0.count > 4 && $0[4] == 0 }
+            #expect(opaque == [4, 15, 4, 0, 0] + Array("realtime:room-2blob".utf8) + bytes)
+            _ = try await carol.phoenix { ($0["payload"] as? [String: Any])?["event"] as? String == "after" }
+            #expect(carol.phoenixMessages.filter { $0["event"] as? String == "broadcast" }.count == 2, "\(carol.messages)")
+            #expect(alice.binaryMessages.isEmpty, "not back to its sender")
+
+            // A binary frame that is not a broadcast, or not whole, is answered, and the
+            // connection stays.
+            try await bob.send(binary: [3, 0, 0, 40, 1, 0, 1])
+            let error = try await bob.phoenix { $0["event"] as? String == "phx_error" }
+            #expect(((error["payload"] as? [String: Any])?["reason"] as? String)?.contains("binary") == true)
+            try await bob.send(try Self.frame(join: nil, ref: "9", topic: "phoenix", event: "heartbeat", payload: [:]))
+            _ = try await bob.phoenix { $0["event"] as? String == "phx_reply" && $0["ref"] as? String == "9" }
+        }
+    }
+
     @Test func anExpiredTokenClosesItsChannelWithASystemErrorAndAFreshOneKeepsItOpen() async throws {
         try await GatewayHarness.with { gateway in
             let user = UUID()
@@ -271,6 +324,10 @@ import TestSupport
                 try await Task.sleep(for: .milliseconds(500))
                 #expect(sockets[1].phoenixMessages.count { $0["event"] as? String == "broadcast" } == 1, "once")
                 #expect(!sockets[0].phoenixMessages.contains { $0["event"] as? String == "broadcast" }, "not back to its sender")
+                // supabase-js's binary broadcast crosses too, read on the other side by a 1.0.0 client.
+                try await sockets[0].send(binary: Self.binaryBroadcast(join: "1", ref: "3", topic: "realtime:shared", event: "bytes", json: true, payload: Array(#"{"from":"js"}"#.utf8)))
+                let crossed = try await sockets[1].phoenix { ($0["payload"] as? [String: Any])?["event"] as? String == "bytes" }
+                #expect(((crossed["payload"] as? [String: Any])?["payload"] as? [String: Any])?["from"] as? String == "js")
             }
         }
     }

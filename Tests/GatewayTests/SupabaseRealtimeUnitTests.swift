@@ -3,6 +3,7 @@ import Contracts
 import EventBus
 import Foundation
 import Identity
+import NIOCore
 import Testing
 import TestSupport
 
@@ -18,6 +19,63 @@ import TestSupport
         for bad in ["", "[]", #"["1","2","t"]"#, #"{"event":"e"}"#, "nonsense", #"[1,2,3,4,5]"#] {
             #expect(throws: PhoenixMessage.Malformed.self) { try PhoenixMessage(text: bad) }
         }
+    }
+
+    /// supabase-js's user broadcast push, byte by byte: kind 3; the sizes of the join ref, ref,
+    /// topic, user event and metadata; the payload's encoding (1: JSON); then each, then the payload.
+    @Test func aBinaryBroadcastIsReadAsSupabaseJsWritesIt() throws {
+        let bytes: [UInt8] = [3, 1, 1, 14, 6, 12, 1] + Array(#"12realtime:room1cursor{"id":"abc"}{"x":3}"#.utf8)
+        let push = try UserBroadcastFrame.decode(ByteBuffer(bytes: bytes))
+        #expect(push == UserBroadcastFrame.Push(joinRef: "1", ref: "2", topic: "realtime:room1",
+                                                broadcast: .user(event: "cursor", json: true, payload: Data(#"{"x":3}"#.utf8))))
+        let opaque = try UserBroadcastFrame.decode(ByteBuffer(bytes: [3, 0, 0, 1, 1, 0, 0] + Array("te".utf8) + [0xFF, 0x00]))
+        #expect(opaque == UserBroadcastFrame.Push(joinRef: nil, ref: nil, topic: "t", broadcast: .user(event: "e", json: false, payload: Data([0xFF, 0x00]))))
+
+        let refused: [[UInt8]] = [
+            [],                                        // nothing
+            [0, 0, 0, 1, 1, 0] + Array("te".utf8),     // a push (kind 0), not a broadcast
+            [3, 0, 0, 1],                              // a header cut short
+            [3, 0, 0, 9, 1, 0, 1] + Array("te".utf8),  // sizes past the end
+            [3, 0, 0, 1, 1, 0, 2] + Array("te".utf8),  // an encoding that is neither 0 nor 1
+            [3, 0, 0, 1, 1, 0, 1] + Array("te{x".utf8), // "JSON" that is not
+            [3, 0, 0, 1, 0, 0, 1] + Array("t{}".utf8),  // no event
+            [3, 0, 0, 1, 1, 0, 1, 0x74, 0xC3] + Array("{}".utf8), // an event that is not UTF-8
+        ]
+        for frame in refused {
+            #expect(throws: UserBroadcastFrame.Malformed.self, "\(frame)") { try UserBroadcastFrame.decode(ByteBuffer(bytes: frame)) }
+        }
+    }
+
+    /// What supabase-js reads back (kind 4): the sizes of the topic, user event and metadata, the
+    /// encoding, then each and the payload; a 1.0.0 client gets the text form when the payload
+    /// is JSON, and nothing when it is opaque bytes.
+    @Test func aBinaryBroadcastGoesToEachVersionInTheFormItReads() throws {
+        let json = Broadcast.user(event: "cursor", json: true, payload: Data(#"{"x":3}"#.utf8))
+        guard case .binary(let frame)? = json.frame(for: .v2, topic: "realtime:room1", joinRef: "1") else {
+            Issue.record("a 2.0.0 client gets a binary frame")
+            return
+        }
+        #expect(Array(frame.readableBytesView) == [4, 14, 6, 0, 1] + Array(#"realtime:room1cursor{"x":3}"#.utf8))
+        guard case .text(let converted)? = json.frame(for: .v1, topic: "realtime:room1", joinRef: "1") else {
+            Issue.record("a 1.0.0 client gets the text form")
+            return
+        }
+        #expect(try PhoenixMessage(text: converted) == PhoenixMessage(joinRef: "1", ref: nil, topic: "realtime:room1", event: "broadcast",
+                                                                 payload: .object(["type": "broadcast", "event": "cursor", "payload": .object(["x": .int(3)])])))
+        let opaque = Broadcast.user(event: "blob", json: false, payload: Data([1, 2, 3]))
+        #expect(opaque.frame(for: .v1, topic: "realtime:room1", joinRef: "1") == nil)
+        guard case .binary(let bytes)? = opaque.frame(for: .v2, topic: "realtime:room1", joinRef: "1") else {
+            Issue.record("a 2.0.0 client gets opaque bytes as they came")
+            return
+        }
+        #expect(Array(bytes.readableBytesView) == [4, 14, 4, 0, 0] + Array("realtime:room1blob".utf8) + [1, 2, 3])
+        // A text broadcast stays text in both versions.
+        let text = Broadcast.text(.object(["type": "broadcast", "event": "wave", "payload": .object([:])]))
+        guard case .text(let v2)? = text.frame(for: .v2, topic: "realtime:room1", joinRef: "7") else {
+            Issue.record("a text broadcast is text")
+            return
+        }
+        #expect(v2 == #"["7",null,"realtime:room1","broadcast",{"event":"wave","payload":{},"type":"broadcast"}]"#)
     }
 
     @Test func filtersMatchAsPostgRESTWouldAndRefuseWhatTheyCannotRead() throws {

@@ -1,3 +1,4 @@
+import NIOCore
 import Synchronization
 
 /// The frames waiting to be written to one realtime client, bounded.
@@ -9,12 +10,31 @@ import Synchronization
 /// connection is closed (WebSocket close code 4008).
 final class ClientQueue: Sendable {
     struct Frame: Sendable {
+        /// What a frame carries: text (every frame of `/v1/realtime` and SSE), or bytes (a
+        /// Supabase Realtime binary broadcast).
+        enum Content: Sendable {
+            case text(String)
+            case binary(ByteBuffer)
+        }
+
         /// The CloudEvent id and type of an event frame; `nil` for the gateway's own messages.
         let eventID: String?
         var eventType: String? = nil
-        let text: String
+        let content: Content
         let supersedingKey: String?
         let enqueuedAt: ContinuousClock.Instant
+
+        init(eventID: String?, eventType: String? = nil, content: Content, supersedingKey: String?, enqueuedAt: ContinuousClock.Instant) {
+            self.eventID = eventID
+            self.eventType = eventType
+            self.content = content
+            self.supersedingKey = supersedingKey
+            self.enqueuedAt = enqueuedAt
+        }
+
+        init(eventID: String?, eventType: String? = nil, text: String, supersedingKey: String?, enqueuedAt: ContinuousClock.Instant) {
+            self.init(eventID: eventID, eventType: eventType, content: .text(text), supersedingKey: supersedingKey, enqueuedAt: enqueuedAt)
+        }
     }
 
     enum Offer: Equatable {

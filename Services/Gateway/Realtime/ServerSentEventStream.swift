@@ -51,11 +51,13 @@ struct ServerSentEventStream: Sendable {
             // reconnects elsewhere), or when the connection task is cancelled.
             try await withGracefulShutdownHandler {
                 while let frame = await withTaskCancellationHandler(operation: { await queue.next() }, onCancel: { queue.close() }) {
+                    // Only the Supabase Realtime hub queues bytes; every frame here is text.
+                    guard case .text(let text) = frame.content else { continue }
                     if let id = frame.eventID {
-                        try await writer.write(ByteBuffer(string: "id: \(id)\nevent: \(frame.eventType ?? "message")\ndata: \(frame.text)\n\n"))
+                        try await writer.write(ByteBuffer(string: "id: \(id)\nevent: \(frame.eventType ?? "message")\ndata: \(text)\n\n"))
                         hub.metrics.pushed("sse", after: .now - frame.enqueuedAt)
                     } else {
-                        try await writer.write(ByteBuffer(string: frame.text))
+                        try await writer.write(ByteBuffer(string: text))
                     }
                 }
             } onGracefulShutdown: {

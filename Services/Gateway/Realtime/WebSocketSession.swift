@@ -91,7 +91,7 @@ struct WebSocketSession {
                     // when a write fails. An overflow is told below, whoever ends the session.
                     while let frame = await client.queue.next() {
                         do {
-                            try await outbound.write(.text(frame.text))
+                            try await outbound.write(frame.content.webSocketFrame)
                         } catch {
                             shared.end(Ending(code: .goingAway, reason: "", metric: "write_failed"))
                             return
@@ -246,5 +246,15 @@ struct WebSocketSession {
             group.cancelAll()
         }
         logger.debug("realtime connection closed", metadata: ["reason": "\(ending.metric)"])
+    }
+}
+
+extension ClientQueue.Frame.Content {
+    /// The WebSocket message this content is written as.
+    var webSocketFrame: WebSocketOutboundWriter.OutboundFrame {
+        switch self {
+        case .text(let text): .text(text)
+        case .binary(let bytes): .binary(bytes)
+        }
     }
 }

@@ -63,7 +63,11 @@ final class ChangeHub: Sendable {
         }
 
         func send(_ text: String, eventID: String? = nil, enqueuedAt: ContinuousClock.Instant = .now) -> ClientQueue.Offer {
-            queue.offer(.init(eventID: eventID, text: text, supersedingKey: nil, enqueuedAt: enqueuedAt))
+            send(.text(text), eventID: eventID, enqueuedAt: enqueuedAt)
+        }
+
+        func send(_ content: ClientQueue.Frame.Content, eventID: String? = nil, enqueuedAt: ContinuousClock.Instant = .now) -> ClientQueue.Offer {
+            queue.offer(.init(eventID: eventID, content: content, supersedingKey: nil, enqueuedAt: enqueuedAt))
         }
     }
 
@@ -245,16 +249,17 @@ final class ChangeHub: Sendable {
 
     // MARK: Broadcast
 
-    /// Sends a broadcast to every client joined on `topic` on this replica; the sender (when it
-    /// is here) only if its join asked for its own.
-    func broadcast(topic: String, payloadJSON: String, from sender: UInt64?) {
+    /// Sends `broadcast` to every client joined on `topic` on this replica, in the form its
+    /// version reads (`Broadcast.frame`); the sender (when it is here) only if its join asked for
+    /// its own.
+    func broadcast(topic: String, _ broadcast: Broadcast, from sender: UInt64?) {
         let overflowed: [any Channel] = state.withLock { state in
             var overflowed: [any Channel] = []
             for id in state.byTopic[topic] ?? [] {
                 guard let client = state.clients[id], let join = state.joins[id]?[topic] else { continue }
                 if id == sender, !join.receivesOwnBroadcasts { continue }
-                let text = PhoenixMessage.text(client.version, joinRef: join.joinRef, ref: nil, topic: topic, event: "broadcast", payloadJSON: payloadJSON)
-                if client.send(text) == .overflowed { overflowed.append(client.connection) }
+                guard let frame = broadcast.frame(for: client.version, topic: topic, joinRef: join.joinRef) else { continue }
+                if client.send(frame) == .overflowed { overflowed.append(client.connection) }
             }
             return overflowed
         }

@@ -42,8 +42,10 @@ struct SupabaseRealtimeSession {
             group.addTask {
                 do {
                     for try await message in inbound.messages(maxSize: 64 << 10) {
-                        guard case .text(let text) = message else { continue }
-                        await handle(text, client: client, apikey: apikey)
+                        switch message {
+                        case .text(let text): await handle(text, client: client, apikey: apikey)
+                        case .binary(let bytes): await handle(bytes, client: client)
+                        }
                     }
                 } catch {}
                 ending.record("client_closed")
@@ -51,7 +53,7 @@ struct SupabaseRealtimeSession {
             group.addTask {
                 while let frame = await client.queue.next() {
                     do {
-                        try await outbound.write(.text(frame.text))
+                        try await outbound.write(frame.content.webSocketFrame)
                     } catch {
                         ending.record("write_failed")
                         return
@@ -121,22 +123,41 @@ struct SupabaseRealtimeSession {
         case (_, "access_token"):
             await refresh(message, client: client, apikey: apikey)
         case (_, "broadcast"):
-            guard let join = hub.join(of: client, topic: message.topic) else {
-                reply(message, .error("join the channel first"), to: client)
-                return
-            }
-            do {
-                try await endpoints.broadcasts.send(topic: message.topic, payload: message.payload, from: client.id)
-                if join.acknowledgesBroadcasts, message.ref != nil { reply(message, .ok([:]), to: client) }
-            } catch {
-                // Delivered here; the other replicas could not be told.
-                if join.acknowledgesBroadcasts, message.ref != nil { reply(message, .error("the broadcast could not reach every gateway"), to: client) }
-            }
+            await send(.text(message.payload), as: message, from: client)
         case (_, "presence"):
             // Presence is not offered; a client that tracks itself is told so rather than left waiting.
             reply(message, .error("presence is not supported"), to: client)
         default:
             reply(message, .error("unknown event \(message.event.prefix(60))"), to: client)
+        }
+    }
+
+    /// A binary frame: a user broadcast (supabase-js, vsn 2.0.0); anything else is answered
+    /// with a `phx_error` saying so.
+    private func handle(_ bytes: ByteBuffer, client: ChangeHub.Client) async {
+        do {
+            let push = try UserBroadcastFrame.decode(bytes)
+            await send(push.broadcast, as: PhoenixMessage(joinRef: push.joinRef, ref: push.ref, topic: push.topic, event: "broadcast", payload: .object([:])), from: client)
+        } catch {
+            _ = client.send(PhoenixMessage(joinRef: nil, ref: nil, topic: "phoenix", event: "phx_error",
+                                           payload: .object(["reason": .string("unreadable binary message: \(error.reason)")])).text(client.version))
+        }
+    }
+
+    /// Sends a client's broadcast to the others on its channel, here and on the other replicas;
+    /// `message` is the frame it came in (its topic and refs), answered when the join asked for
+    /// acknowledgements.
+    private func send(_ broadcast: Broadcast, as message: PhoenixMessage, from client: ChangeHub.Client) async {
+        guard let join = hub.join(of: client, topic: message.topic) else {
+            reply(message, .error("join the channel first"), to: client)
+            return
+        }
+        do {
+            try await endpoints.broadcasts.send(topic: message.topic, broadcast, from: client.id)
+            if join.acknowledgesBroadcasts, message.ref != nil { reply(message, .ok([:]), to: client) }
+        } catch {
+            // Delivered here; the other replicas could not be told.
+            if join.acknowledgesBroadcasts, message.ref != nil { reply(message, .error("the broadcast could not reach every gateway"), to: client) }
         }
     }
 

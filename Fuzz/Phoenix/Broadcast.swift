@@ -1,0 +1,1 @@
+../../Services/Gateway/SupabaseRealtime/Broadcast.swift

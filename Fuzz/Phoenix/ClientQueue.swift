@@ -1,0 +1,1 @@
+../../Services/Gateway/Realtime/ClientQueue.swift
