@@ -39,7 +39,7 @@ func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) 
     let orders = OrderStore(client: client, outbox: outbox, graph: graph, logger: logger)
     let serviceReads = PostgresClient(configuration: config.database.serviceSessions(maximumConnections: 4), backgroundLogger: logger)
     let positions = PositionIngest(client: client, serviceReads: serviceReads, producer: producer, graph: graph, logger: logger)
-    let dispatcher = Dispatcher(client: client, orders: orders, graph: graph, logger: logger)
+    let dispatcher = Dispatcher(client: client, orders: orders, graph: graph, early: config.dispatchEarly, logger: logger)
 
     var parts = ServiceApplicationParts(name: "tracking", http: config.http, logger: logger, metrics: runtime.metrics)
     parts.readiness = [.postgres(client), .kafka(producer)]

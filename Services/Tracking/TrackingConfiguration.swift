@@ -20,6 +20,8 @@ struct TrackingConfiguration: ServiceConfiguration {
     var authServiceToken: String?
     /// How often the dispatcher looks for orders ready for a driver.
     var dispatchInterval: Duration
+    /// Reserves a driver for an order as soon as it is accepted, not once it is ready.
+    var dispatchEarly: Bool
 
     init(from reader: ConfigurationReader) throws(ConfigurationError) {
         http = try HTTPServerSettings(from: reader, defaultPort: 8085)
@@ -30,6 +32,7 @@ struct TrackingConfiguration: ServiceConfiguration {
         authURL = try reader.url("TRACKING_AUTH_URL", schemes: ["http", "https"], default: URL(string: "http://127.0.0.1:8081")!)
         authServiceToken = try reader.optionalSecret("AUTH_SERVICE_TOKEN", expected: "auth's service token")
         dispatchInterval = try reader.duration("TRACKING_DISPATCH_INTERVAL", default: .milliseconds(500), minimum: .milliseconds(50))
+        dispatchEarly = try reader.bool("TRACKING_DISPATCH_EARLY", default: false)
         if seeds, authServiceToken == nil {
             throw ConfigurationError(variable: "AUTH_SERVICE_TOKEN", expected: "auth's service token (or AUTH_SERVICE_TOKEN_FILE), to make the seeded restaurants' owner accounts; or TRACKING_SEED=false", problem: .missing)
         }

@@ -100,6 +100,79 @@ import TestSupport
         }
     }
 
+    /// `TRACKING_DISPATCH_EARLY`: an accepted order gets the nearest free driver reserved while the
+    /// kitchen works (its status stays, the driver sees it, is announced and given nothing else);
+    /// once it is ready, that driver's legs begin.
+    @Test func earlyDispatchReservesTheNearestDriverWhileTheKitchenWorksAndAssignsThemWhenReady() async throws {
+        try await TrackingHarness.with(["TRACKING_DISPATCH_INTERVAL": "100ms", "TRACKING_DISPATCH_EARLY": "true"]) { tracking in
+            let owner = Person(role: .restaurant), customer = Person(role: .customer)
+            let restaurant = try #require(try await tracking.restaurant(owner: owner, lat: 60.1710, lng: 24.9414)["id"] as? String)
+            // Two drivers; which is nearer by road, the test's own routing says.
+            let places = [(60.1702, 24.9523), (60.1590, 24.9560)]
+            let graph = try RoadGraph.helsinki(), pickup = Coordinate(lat: 60.1710, lng: 24.9414)
+            let seconds = places.map { graph.route(from: Coordinate(lat: $0.0, lng: $0.1), to: pickup).seconds }
+            let drivers = [Person(role: .driver), Person(role: .driver)]
+            let (near, far) = seconds[0] < seconds[1] ? (drivers[0], drivers[1]) : (drivers[1], drivers[0])
+            for (driver, (lat, lng)) in zip(drivers, places) {
+                #expect(try await tracking.call(.post, "/v1/drivers/me/shift", as: driver, json: #"{"onShift":true}"#).status == 200)
+                try await tracking.position(of: driver, lat: lat, lng: lng)
+            }
+            try await eventually("the drivers' positions written") {
+                try await tracking.database.count("tracking.drivers", where: "lat IS NOT NULL AND on_shift") == 2
+            }
+            // A placed order waits for the kitchen, not for a driver.
+            let first = try #require(try await tracking.place(at: restaurant, as: customer).json()["id"] as? String)
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await tracking.call(.get, "/v1/orders/\(first)", as: customer).json()["driverId"] == nil)
+
+            #expect(try await tracking.move(first, to: "accepted", as: owner, version: "\"1\"").status == 200)
+            try await eventually("a driver reserved") {
+                try await tracking.call(.get, "/v1/orders/\(first)", as: customer).json()["driverId"] as? String != nil
+            }
+            let reserved = try await tracking.call(.get, "/v1/orders/\(first)", as: customer).json()
+            #expect(reserved["driverId"] as? String == near.id.lowercased && reserved["status"] as? String == "accepted")
+            #expect((reserved["statusHistory"] as? [[String: Any]])?.map { $0["status"] as? String } == ["placed", "accepted"])
+            let listed = try await tracking.call(.get, "/v1/orders?role=driver", as: near).json()["items"] as? [[String: Any]]
+            #expect(listed?.map { $0["id"] as? String } == [first])
+            let announced = try await TestKafka.shared.events(on: TopicCatalog.trackingOrders.name, key: first)
+                .filter { $0.type == DriverAssigned.type }.map { try $0.decode(DriverAssigned.self) }
+            #expect(announced.count == 1 && announced.first?.parties.driverId == near.id && (announced.first?.etaSeconds ?? 0) > 0)
+
+            // The near driver is taken: the next accepted order gets the far one, a third none.
+            let second = try #require(try await tracking.place(at: restaurant, as: customer).json()["id"] as? String)
+            #expect(try await tracking.move(second, to: "accepted", as: owner, version: "\"1\"").status == 200)
+            try await eventually("the second driver reserved") {
+                try await tracking.call(.get, "/v1/orders/\(second)", as: customer).json()["driverId"] as? String == far.id.lowercased
+            }
+            let third = try #require(try await tracking.place(at: restaurant, as: customer).json()["id"] as? String)
+            #expect(try await tracking.move(third, to: "accepted", as: owner, version: "\"1\"").status == 200)
+
+            // Ready: the reserved driver's legs begin, by the dispatcher.
+            let version = try #require(try await tracking.call(.get, "/v1/orders/\(first)", as: owner).json()["version"] as? Int)
+            #expect(try await tracking.move(first, to: "preparing", as: owner, version: "\"\(version)\"").status == 200)
+            #expect(try await tracking.move(first, to: "ready_for_pickup", as: owner, version: "\"\(version + 1)\"").status == 200)
+            try await eventually("the legs begun") {
+                try await tracking.call(.get, "/v1/orders/\(first)", as: customer).json()["status"] as? String == "driver_assigned"
+            }
+            let assigned = try await tracking.call(.get, "/v1/orders/\(first)", as: customer).json()
+            #expect(assigned["driverId"] as? String == near.id.lowercased)
+            #expect(((assigned["statusHistory"] as? [[String: Any]])?.last?["by"] as? [String: Any])?["role"] as? String == "dispatch")
+            #expect(try await TestKafka.shared.events(on: TopicCatalog.trackingOrders.name, key: first).filter { $0.type == DriverAssigned.type }.count == 1,
+                    "the reservation announced the driver; the move says the legs began")
+            #expect(try await tracking.call(.get, "/v1/orders/\(third)", as: customer).json()["driverId"] == nil, "no third driver")
+
+            // Delivered, the near driver is free again: the third order is theirs.
+            var step = try #require(assigned["version"] as? Int)
+            for status in ["enroute_to_pickup", "arrived_at_pickup", "picked_up", "enroute_to_dropoff", "arrived_at_dropoff", "delivered"] {
+                #expect(try await tracking.move(first, to: status, as: near, version: "\"\(step)\"").status == 200)
+                step += 1
+            }
+            try await eventually("the third order reserved") {
+                try await tracking.call(.get, "/v1/orders/\(third)", as: customer).json()["driverId"] as? String == near.id.lowercased
+            }
+        }
+    }
+
     @Test func twoDispatcherReplicasGiveOneFreeDriverOneOrderOnly() async throws {
         try await TrackingHarness.with(["TRACKING_DISPATCH_INTERVAL": "50ms"]) { tracking in
             // A second replica on the same database, dispatching as often.

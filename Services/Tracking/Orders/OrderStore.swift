@@ -270,27 +270,58 @@ struct OrderStore: Sendable {
         }
     }
 
-    /// Gives `order` to `driver` (who has no other active order: the unique index refuses a
-    /// second), with its events: the move, and the assignment with the driver's road time through
-    /// the restaurant to the dropoff when their position is known.
+    /// Gives `order` to `driver` (who has no other order: the unique index refuses a second, unless
+    /// it is this one, reserved for them), with its events: the move, and the assignment with the
+    /// driver's road time through the restaurant to the dropoff when their position is known.
     func assign(_ order: Order, to driver: UUID, by actor: OrderActor, on connection: PostgresConnection) async throws -> Order {
+        let eta = try await etaOfAssignment(order, to: driver, on: connection)
+        let updated = try await refusingABusyDriver {
+            try await apply(order, to: .driverAssigned, by: actor, reason: nil, driver: .some(driver), eta: eta, on: connection)
+        }
+        // A driver reserved early was announced then; the move itself says their legs begin.
+        if order.driverId != driver { try await announceAssignment(of: updated, eta: eta, on: connection) }
+        return updated
+    }
+
+    /// Reserves `driver` for `order` while its kitchen still prepares it (early dispatch): the
+    /// order keeps its status and gets its driver, who sees it and is given no other, with the
+    /// assignment's events; once it is ready, `assign` begins their legs.
+    func reserve(_ order: Order, for driver: UUID, on connection: PostgresConnection) async throws -> Order {
+        let eta = try await etaOfAssignment(order, to: driver, on: connection)
+        let updated = try await refusingABusyDriver {
+            let row = try await connection.query("""
+                UPDATE orders SET driver_id = \(driver), eta_seconds = coalesce(\(eta), eta_seconds), version = version + 1, updated_at = clock_timestamp()
+                WHERE id = \(order.id) RETURNING \(unescaped: Order.columns)
+                """, logger: logger).collect().first
+            return try Order(row: row!)
+        }
+        try await stamp(order.id, on: connection)
+        try await announceAssignment(of: updated, eta: eta, on: connection)
+        return updated
+    }
+
+    /// The road time from where `driver` is through the restaurant to the dropoff; nil while
+    /// their position is unknown.
+    private func etaOfAssignment(_ order: Order, to driver: UUID, on connection: PostgresConnection) async throws -> Int? {
         let position = try await connection.query("SELECT lat, lng FROM drivers WHERE user_id = \(driver) AND lat IS NOT NULL", logger: logger)
             .collect().first?.decode((Double, Double).self)
-        var eta: Int?
-        if let (lat, lng) = position {
-            let pickup = try await connection.restaurantLocation(order.restaurantId, logger: logger)
-            eta = Int(graph.deliveryRoute(from: Coordinate(lat: lat, lng: lng), status: .driverAssigned, pickup: pickup, dropoff: order.dropoff.coordinate).seconds.rounded())
-        }
-        let updated: Order
+        guard let (lat, lng) = position else { return nil }
+        let pickup = try await connection.restaurantLocation(order.restaurantId, logger: logger)
+        return Int(graph.deliveryRoute(from: Coordinate(lat: lat, lng: lng), status: .driverAssigned, pickup: pickup, dropoff: order.dropoff.coordinate).seconds.rounded())
+    }
+
+    private func refusingABusyDriver(_ write: () async throws -> Order) async throws -> Order {
         do {
-            updated = try await apply(order, to: .driverAssigned, by: actor, reason: nil, driver: .some(driver), eta: eta, on: connection)
+            return try await write()
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
             throw Problem(status: .conflict, type: "driver-busy", title: "Driver busy", detail: "That driver is on another order.")
         }
-        let assigned = DriverAssigned(orderId: order.id, parties: updated.parties, etaSeconds: eta, assignedAt: updated.updatedAt)
+    }
+
+    private func announceAssignment(of order: Order, eta: Int?, on connection: PostgresConnection) async throws {
+        let assigned = DriverAssigned(orderId: order.id, parties: order.parties, etaSeconds: eta, assignedAt: order.updatedAt)
         try await outbox.append(assigned, subject: assigned.aggregateID, on: connection, logger: logger)
         try await outbox.append(assigned.v1, subject: assigned.aggregateID, on: connection, logger: logger)
-        return updated
     }
 
     /// Changes the notes or the dropoff of an order still `placed`: its customer or an admin.
