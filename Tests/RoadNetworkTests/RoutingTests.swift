@@ -103,6 +103,43 @@ import Testing
         }
     }
 
+    /// A car along its route: the time left falls as it drives (matched to the stretch it is on,
+    /// not to a carriageway or a loop the route comes back to later), a point a little off the road
+    /// or a little behind still matches, one far off does not.
+    @Test func aFollowedRouteGivesTheTimeLeftFromWhereTheCarIs() throws {
+        let route = Self.graph.route(from: try place("Maya Bar & Grill"), to: Coordinate(lat: 60.1694, lng: 24.9526))
+        #expect(route.kind == .road && route.points.count > 10)
+        var follower = RouteFollower(route: route)
+        #expect(abs((follower.secondsLeft(from: route.points[0]) ?? -1) - route.seconds) < 1e-6)
+        var previous = route.seconds
+        let segments = route.segmentMetres
+        for index in 0..<segments.count {
+            // Halfway along each segment, 10 m to its side.
+            let a = route.points[index], b = route.points[index + 1]
+            let half = a.interpolated(to: b, fraction: 0.5)
+            let scale = cos(half.lat * .pi / 180)
+            let (east, north) = ((b.lng - a.lng) * scale, b.lat - a.lat)
+            let norm = max((east * east + north * north).squareRoot(), 1e-12)
+            let aside = Coordinate(lat: half.lat + east / norm * 10 / 111_195, lng: half.lng - north / norm * 10 / 111_195 / scale)
+            let matched = follower.secondsLeft(from: aside)
+            let left = try #require(matched, "segment \(index)")
+            let expected = (index + 1..<segments.count).reduce(0.5 * segments[index] / route.speeds[index]) { $0 + segments[$1] / route.speeds[$1] } * route.seconds
+                / zip(segments, route.speeds).reduce(0) { $0 + $1.0 / $1.1 }
+            // Within the time of the 10 m aside (a point beside a bend is beside two stretches).
+            #expect(abs(left - expected) < 3, "segment \(index) of \(segments.count) (\(segments[index]) m): \(left) s left, \(expected) expected, matched \(follower.segment)")
+            #expect(left <= previous + 3)
+            previous = left
+        }
+        #expect(abs(follower.secondsLeft(from: route.points[route.points.count - 1]) ?? -1) < 1e-6)
+        // GPS jitter: a point a little behind the last match is still on the route.
+        var jittery = RouteFollower(route: route)
+        _ = jittery.secondsLeft(from: route.points[5])
+        #expect(jittery.secondsLeft(from: route.points[4].interpolated(to: route.points[5], fraction: 0.8)) != nil)
+        // 300 m north of the end is off the route.
+        let end = route.points[route.points.count - 1]
+        #expect(follower.secondsLeft(from: Coordinate(lat: end.lat + 300 / 111_195, lng: end.lng)) == nil)
+    }
+
     @Test func twoRoutesThatMeetJoinIntoOne() throws {
         let a = try place("Maya Bar & Grill"), b = try place("Graniittilinna"), c = try place("Cafe Java")
         let first = Self.graph.route(from: a, to: b), second = Self.graph.route(from: b, to: c)

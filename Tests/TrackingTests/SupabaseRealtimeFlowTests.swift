@@ -9,14 +9,13 @@ extension TrackingAsProcesses {
     /// gateway as processes, a real Postgres and the test Kafka cluster. The changes it receives
     /// are made from the events tracking and auth publish.
     @Suite("Supabase Realtime through the gateway") struct SupabaseRealtimeFlowTests {
-        typealias Client = WholeDeliveryTests.Client
 
         @Test func supabasePyFollowsAnOrderARenameAndABroadcast() async throws {
             try await WholeStackTurns.take {
                 let stack = try await ProcessStack.start()
                 let gateway = stack.gateway
                 defer { Task { await stack.stop() } }
-                let api = Client(base: gateway.baseURL)
+                let api = GatewayAPI(base: gateway.baseURL)
                 let admin = try await api.account("admin", role: "admin")
                 let kitchen = try await api.account("kitchen", role: "restaurant")
                 let customer = try await api.account("customer", role: "customer")

@@ -20,6 +20,8 @@ struct SimulatedDriver: Sendable {
 
     /// The moves before and after each leg.
     static let active: Set<String> = ["driver_assigned", "enroute_to_pickup", "arrived_at_pickup", "picked_up", "enroute_to_dropoff", "arrived_at_dropoff"]
+    /// An order in the kitchen with this driver reserved for it (tracking's early dispatch).
+    static let reserved: Set<String> = ["accepted", "preparing", "ready_for_pickup"]
 
     func run() async {
         var random = SeededRandom(state: seed)
@@ -49,7 +51,7 @@ struct SimulatedDriver: Sendable {
 
     private func activeOrder() async throws -> [String: Any]? {
         let listing = try await gateway.expect([200], .GET, "/v1/orders?role=driver&limit=5", token: try await account.accessToken()).json()
-        return (listing["items"] as? [[String: Any]] ?? []).first { Self.active.contains($0["status"] as? String ?? "") }
+        return (listing["items"] as? [[String: Any]] ?? []).first { Self.active.union(Self.reserved).contains($0["status"] as? String ?? "") }
     }
 
     /// Drives `order` from wherever it is to its end; returns where the driver is then.
@@ -76,13 +78,27 @@ struct SimulatedDriver: Sendable {
             return true
         }
 
+        if Self.reserved.contains(status) {
+            // Reserved while the kitchen works: drive to the restaurant, and wait there for the
+            // order to be ready and given to this driver.
+            position = try await drive(graph.route(from: position, to: pickup), random: &random)
+            while Self.reserved.contains(status) {
+                try await send(position, heading: nil, speedMps: 0)
+                try await Task.sleep(for: max(interval, .seconds(1)))
+                let current = try await gateway.expect([200, 404], .GET, "/v1/orders/\(id)", token: try await account.accessToken())
+                guard current.status == 200 else { return position }
+                status = current.json()["status"] as? String ?? ""
+                version = current.json()["version"] as? Int ?? version
+            }
+            guard status == "driver_assigned" else { return position }
+        }
         if status == "driver_assigned" { guard try await move("enroute_to_pickup") else { return position } }
         if status == "enroute_to_pickup" {
             position = try await drive(graph.route(from: position, to: pickup), random: &random)
             guard try await move("arrived_at_pickup") else { return position }
         }
         if status == "arrived_at_pickup" {
-            try await pause(seconds: 20)
+            try await pause(seconds: 20, at: position)
             guard try await move("picked_up") else { return position }
         }
         if status == "picked_up" { guard try await move("enroute_to_dropoff") else { return position } }
@@ -91,22 +107,27 @@ struct SimulatedDriver: Sendable {
             guard try await move("arrived_at_dropoff") else { return position }
         }
         if status == "arrived_at_dropoff" {
-            try await pause(seconds: 15)
+            try await pause(seconds: 15, at: position)
             _ = try await move("delivered")
         }
         return position
     }
 
-    /// Follows `route`, a position every interval, `speed` times faster than real time.
+    /// Follows `route`, `speed` times faster than real time: every interval, the car moves as far
+    /// as it drove in the time that really passed (a late wake-up or a slow answer does not slow
+    /// it down), and says where it is.
     private func drive(_ route: Route, random: inout SeededRandom) async throws -> Coordinate {
-        let step = interval.seconds * speed
         var segment = 0, along = 0.0
         var stop = 0.0
         let lengths = route.segmentMetres
         guard !lengths.isEmpty else { return route.points.last ?? route.points[0] }
         var jitter = Double.random(in: 0.85...1.15, using: &random)
+        var last = ContinuousClock.now
         while segment < lengths.count {
-            var time = step
+            try await Task.sleep(for: interval)
+            let now = ContinuousClock.now
+            var time = (now - last).seconds * speed
+            last = now
             // A stop at a junction takes its time first.
             let waited = min(stop, time)
             stop -= waited
@@ -136,13 +157,18 @@ struct SimulatedDriver: Sendable {
                 : route.points[route.points.count - 1]
             let heading = segment < lengths.count ? route.points[segment].bearing(to: route.points[segment + 1]) : nil
             try await send(here, heading: heading, speedMps: stop > 0 || segment >= lengths.count ? 0 : route.speeds[min(segment, lengths.count - 1)] * jitter * speed)
-            if segment < lengths.count { try await Task.sleep(for: interval) }
         }
         return route.points[route.points.count - 1]
     }
 
-    private func pause(seconds: Double) async throws {
-        try await Task.sleep(for: .milliseconds(Int(seconds / speed * 1_000)))
+    /// Waits `seconds` (simulated) at `position`, the phone saying where it is every interval
+    /// meanwhile, as a real one does.
+    private func pause(seconds: Double, at position: Coordinate) async throws {
+        let end = ContinuousClock.now + .milliseconds(Int(seconds / speed * 1_000))
+        while ContinuousClock.now < end {
+            try await send(position, heading: nil, speedMps: 0)
+            try await Task.sleep(for: min(interval, end - .now))
+        }
     }
 
     private func send(_ position: Coordinate, heading: Double?, speedMps: Double) async throws {

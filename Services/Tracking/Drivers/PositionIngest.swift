@@ -45,9 +45,20 @@ final class PositionIngest: Sendable {
     private struct Latest {
         var points: [UUID: PositionReport] = [:]
         var dirty: Set<UUID> = []
-        /// Recent points per driver on an order, each with the speed limit where it was, for
-        /// their pace.
-        var trail: [UUID: [(point: PositionReport, limit: Double)]] = [:]
+        /// Each driver on an order: the route they follow and their pace along it.
+        var trips: [UUID: Trip] = [:]
+        /// The number of the next route followed (`DrivingPace`'s stretches).
+        var nextStretch = 0
+    }
+
+    /// A driver on an order: the route they were given (to the dropoff, through the pickup until
+    /// picked up), followed point by point, and their pace.
+    struct Trip: Sendable {
+        var order: UUID
+        var throughPickup: Bool
+        var stretch: Int
+        var route: RouteFollower
+        var pace = DrivingPace()
     }
 
     private let latest = Mutex(Latest())
@@ -101,28 +112,44 @@ final class PositionIngest: Sendable {
     }
 
     /// The road time from `position` to the order's dropoff (through its pickup before it is
-    /// picked up), at the edges' speeds scaled by how fast the driver has been going.
-    func eta(from position: Coordinate, for order: ActiveOrder, driver: UUID) -> Int {
-        let route = graph.deliveryRoute(from: position, status: order.status, pickup: order.pickup, dropoff: order.dropoff)
-        return Int((route.seconds / pace(of: driver)).rounded())
-    }
-
-    /// How much faster (above 1) or slower than the roads' speed limits the driver has been
-    /// moving over their last minute: the time the roads they covered take at their limits over
-    /// the time they took, counting only the stretches where they moved (a wait at the restaurant
-    /// or a red light says nothing of how fast they drive); 1 until they have moved for 3 s.
-    func pace(of driver: UUID) -> Double {
-        let trail = latest.withLock { $0.trail[driver] ?? [] }
-        var roadSeconds = 0.0, elapsed = 0.0
-        for (a, b) in zip(trail, trail.dropFirst()) {
-            let metres = a.point.coordinate.metres(to: b.point.coordinate)
-            let seconds = b.point.recordedAt.timeIntervalSince(a.point.recordedAt)
-            guard metres >= 1, seconds > 0 else { continue }
-            roadSeconds += metres / b.limit
-            elapsed += seconds
+    /// picked up) along the route the driver follows (`RouteFollower`), at the edges' speeds scaled
+    /// by the driver's pace (`DrivingPace`), which this position, recorded `at`, is noted in.
+    /// `setOff`: where the driver was before this point, if lately.
+    func eta(from position: Coordinate, at recordedAt: Date, setOff: Coordinate?, for order: ActiveOrder, driver: UUID) -> Int {
+        let throughPickup = OrderMachine.beforePickup.contains(order.status)
+        var trip = latest.withLock { $0.trips[driver] }
+        let sameLeg = trip?.order == order.id && trip?.throughPickup == throughPickup
+        var roadSeconds = sameLeg ? trip?.route.secondsLeft(from: position) : nil
+        if roadSeconds == nil {
+            // A new leg, or off the route: a route to follow (found outside the lock). A new leg's
+            // is planned from where the driver set off — the pickup once picked up, where they were
+            // before a new order's first point — as their own navigation planned it there (a point
+            // a little way down the road may snap to a street they are not on); off the route, or
+            // when the point is not on that plan, from where they are.
+            var follower: RouteFollower?
+            if !sameLeg, let start = throughPickup ? setOff : order.pickup {
+                var planned = RouteFollower(route: graph.deliveryRoute(from: start, status: order.status, pickup: order.pickup, dropoff: order.dropoff))
+                roadSeconds = planned.secondsLeft(from: position)
+                if roadSeconds != nil { follower = planned }
+            }
+            if follower == nil {
+                var here = RouteFollower(route: graph.deliveryRoute(from: position, status: order.status, pickup: order.pickup, dropoff: order.dropoff))
+                roadSeconds = here.secondsLeft(from: position) ?? here.route.seconds
+                follower = here
+            }
+            trip = Trip(order: order.id, throughPickup: throughPickup, stretch: -1, route: follower!, pace: trip?.pace ?? DrivingPace())
         }
-        guard elapsed >= 3 else { return 1 }
-        return min(20, max(0.2, roadSeconds / elapsed))
+        guard var trip, let roadSeconds else { return 0 }
+        let pace = latest.withLock { state in
+            if trip.stretch < 0 {
+                trip.stretch = state.nextStretch
+                state.nextStretch += 1
+            }
+            trip.pace.note(at: recordedAt, stretch: trip.stretch, status: order.status, roadSecondsLeft: roadSeconds)
+            state.trips[driver] = trip
+            return trip.pace.pace(at: recordedAt)
+        }
+        return Int((roadSeconds / pace).rounded())
     }
 
     /// Publishes the accepted points of `driver`, in the order recorded, each with its order and
@@ -131,9 +158,10 @@ final class PositionIngest: Sendable {
         let sorted = points.sorted { $0.recordedAt < $1.recordedAt }
         guard let newest = sorted.last else { return }
         let order = try await activeOrder(of: driver)
-        remember(sorted, driver: driver, onOrder: order != nil)
+        let previous = remember(newest, driver: driver)
+        let setOff = (sorted.dropLast().last ?? previous).flatMap { newest.recordedAt.timeIntervalSince($0.recordedAt) <= 60 ? $0.coordinate : nil }
         // One route for the batch: earlier points' ETAs add the time between them and the newest.
-        let newestETA = order.map { eta(from: newest.coordinate, for: $0, driver: driver) }
+        let newestETA = order.map { eta(from: newest.coordinate, at: newest.recordedAt, setOff: setOff, for: $0, driver: driver) }
         var records: [KafkaRecord] = []
         for point in sorted {
             let eta = newestETA.map { $0 + Int(newest.recordedAt.timeIntervalSince(point.recordedAt).rounded()) }
@@ -147,24 +175,16 @@ final class PositionIngest: Sendable {
         }
     }
 
-    /// Keeps the newest point of `driver` (for the database and the route) and, while they are on
-    /// an order, their last minute of points with the speed limits there (for their pace).
-    private func remember(_ points: [PositionReport], driver: UUID, onOrder: Bool) {
-        let limited = onOrder ? points.map { ($0, graph.speedLimit(near: $0.coordinate)) } : []
+    /// Keeps the newest point of `driver`, for the database and the route; returns the one it
+    /// replaces.
+    private func remember(_ newest: PositionReport, driver: UUID) -> PositionReport? {
         latest.withLock { state in
-            guard let newest = points.last else { return }
-            if (state.points[driver]?.recordedAt ?? .distantPast) < newest.recordedAt {
+            let previous = state.points[driver]
+            if (previous?.recordedAt ?? .distantPast) < newest.recordedAt {
                 state.points[driver] = newest
                 state.dirty.insert(driver)
             }
-            guard onOrder else {
-                state.trail[driver] = nil
-                return
-            }
-            var trail = (state.trail[driver] ?? []) + limited
-            trail.sort { $0.point.recordedAt < $1.point.recordedAt }
-            trail.removeAll { newest.recordedAt.timeIntervalSince($0.point.recordedAt) > 60 }
-            state.trail[driver] = Array(trail.suffix(240))
+            return previous
         }
     }
 
@@ -192,9 +212,11 @@ final class PositionIngest: Sendable {
 
     /// Writes the latest point of every driver who moved since the last flush, in one statement.
     func flush() async throws {
+        let now = Date()
         let points = latest.withLock { state in
             let points = state.dirty.compactMap { driver in state.points[driver].map { (driver, $0) } }
             state.dirty.removeAll()
+            state.trips = state.trips.filter { !$0.value.pace.isStale(at: now) }
             return points
         }
         guard !points.isEmpty else { return }
