@@ -36,7 +36,7 @@ func buildApplication(_ config: AuthConfiguration, runtime: ServiceRuntime) asyn
         RoutePolicy(pathPrefix: "/rest/v1", maxBodySize: 64 * 1024, timeout: config.http.requestTimeout),
     ]
 
-    let routes = try AuthRoutes(config: config, client: client, logger: logger)
+    let routes = try AuthRoutes(config: config, client: client, outbox: try Outbox(schema: authSchema, service: "auth", relay: relay), logger: logger)
     let verifier = AccessTokenVerifier(keys: config.verificationKeys, issuer: config.issuer)
     let data = DataEndpoint(tables: AuthDataTables.tables(client: client, logger: logger), logger: logger) { token throws(AccessTokenError) in
         try verifier.verify(token)
@@ -55,7 +55,7 @@ struct AuthRoutes: Sendable {
     let publicRoutes: PublicController
     let admin: AdminController
 
-    init(config: AuthConfiguration, client: PostgresClient, logger: Logger) throws {
+    init(config: AuthConfiguration, client: PostgresClient, outbox: Outbox, logger: Logger) throws {
         let sessions = Sessions(
             client: client,
             issuer: TokenIssuer(signer: AccessTokenSigner(key: config.signingKey), issuer: config.issuer, lifetime: config.accessTokenLifetime),
@@ -65,7 +65,7 @@ struct AuthRoutes: Sendable {
         )
         let accounts = Accounts(
             client: client,
-            outbox: try Outbox(schema: authSchema, service: "auth"),
+            outbox: outbox,
             hasher: PasswordHasher(cost: config.bcryptCost),
             passwordPolicy: config.passwordPolicy,
             sessions: sessions,

@@ -13,12 +13,7 @@ extension PostgresClient {
         logger: Logger,
         _ body: @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        try await unwrappingTransactionErrors {
-            try await withTransaction(logger: logger) { connection in
-                try await connection.query("SELECT set_config('app.auth_flow', 'on', true)", logger: logger)
-                return try await body(connection)
-            }
-        }
+        try await withTransaction(settings: [("app.auth_flow", "on")], logger: logger, body)
     }
 
     /// A transaction acting for signed-in user `userID`, who sees only their own rows.

@@ -29,7 +29,7 @@ func buildApplication(_ config: RenderConfiguration, runtime: ServiceRuntime) as
     let client = PostgresClient(configuration: config.database.client, backgroundLogger: logger)
     let producer = try KafkaProducer(configuration: config.events.producer(clientID: "edit-render"), logger: logger)
     let relay = try OutboxRelay(schema: renderSchema, client: client, producer: producer, configuration: config.events.outbox, logger: logger)
-    let outbox = try Outbox(schema: renderSchema, service: "edit-render")
+    let outbox = try Outbox(schema: renderSchema, service: "edit-render", relay: relay)
     var httpConfiguration = HTTPClient.Configuration()
     httpConfiguration.redirectConfiguration = .disallow
     httpConfiguration.timeout = .init(connect: .seconds(5), read: .seconds(30))

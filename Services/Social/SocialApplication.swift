@@ -28,7 +28,7 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
     let client = PostgresClient(configuration: config.database.client, backgroundLogger: logger)
     let producer = try KafkaProducer(configuration: config.events.producer(clientID: "social"), logger: logger)
     let relay = try OutboxRelay(schema: socialSchema, client: client, producer: producer, configuration: config.events.outbox, logger: logger)
-    let outbox = try Outbox(schema: socialSchema, service: "social")
+    let outbox = try Outbox(schema: socialSchema, service: "social", relay: relay)
     let inbox = try Inbox(schema: socialSchema, client: client, logger: logger)
     var httpConfiguration = HTTPClient.Configuration()
     httpConfiguration.redirectConfiguration = .disallow

@@ -28,7 +28,7 @@ func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) 
     let client = PostgresClient(configuration: config.database.client, backgroundLogger: logger)
     let producer = try KafkaProducer(configuration: config.events.producer(clientID: "tracking"), logger: logger)
     let relay = try OutboxRelay(schema: trackingSchema, client: client, producer: producer, configuration: config.events.outbox, logger: logger)
-    let outbox = try Outbox(schema: trackingSchema, service: "tracking")
+    let outbox = try Outbox(schema: trackingSchema, service: "tracking", relay: relay)
     var httpConfiguration = HTTPClient.Configuration()
     httpConfiguration.redirectConfiguration = .disallow
     httpConfiguration.timeout = .init(connect: .seconds(5), read: .seconds(30))

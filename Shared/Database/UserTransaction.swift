@@ -9,12 +9,12 @@ extension PostgresClient {
     /// leaks to the next user of the pooled connection; the value is bound as a parameter.
     /// - Throws: the error of `body` as it was thrown (after rolling back), or the database's.
     @discardableResult
-    package func withUserTransaction<Result>(
+    package func withUserTransaction<Result: Sendable>(
         userID: String,
         logger: Logger,
         isolation: isolated (any Actor)? = #isolation,
-        _ body: (PostgresConnection) async throws -> sending Result
-    ) async throws -> sending Result {
+        _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
         try await withTransaction(setting: "app.user_id", to: userID, logger: logger, isolation: isolation, body)
     }
 
@@ -22,45 +22,53 @@ extension PostgresClient {
     /// collectors, a signed link's download): `app.service` is `on`, which the policies of a
     /// schema that has such work let see every row. Transaction-local, as a user's setting is.
     @discardableResult
-    package func withServiceTransaction<Result>(
+    package func withServiceTransaction<Result: Sendable>(
         logger: Logger,
         isolation: isolated (any Actor)? = #isolation,
-        _ body: (PostgresConnection) async throws -> sending Result
-    ) async throws -> sending Result {
+        _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
         try await withTransaction(setting: "app.service", to: "on", logger: logger, isolation: isolation, body)
     }
 
-    private func withTransaction<Result>(
+    private func withTransaction<Result: Sendable>(
         setting name: String,
         to value: String,
         logger: Logger,
         isolation: isolated (any Actor)?,
-        _ body: (PostgresConnection) async throws -> sending Result
-    ) async throws -> sending Result {
+        _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
         try await withTransaction(settings: [(name, value)], logger: logger, isolation: isolation, body)
     }
 
     /// Runs `body` in a transaction with each of `settings` (name, value) set transaction-locally,
-    /// in one round trip: for policies that read more than the user (a role, say).
+    /// in one round trip: for policies that read more than the user (a role, say). What `body`
+    /// asks of `CommitHooks.current` runs once the transaction has committed.
     @discardableResult
-    package func withTransaction<Result>(
+    package func withTransaction<Result: Sendable>(
         settings: [(name: String, value: String)],
         logger: Logger,
         isolation: isolated (any Actor)? = #isolation,
-        _ body: (PostgresConnection) async throws -> sending Result
-    ) async throws -> sending Result {
-        try await unwrappingTransactionErrors {
-            try await withTransaction(logger: logger, isolation: isolation) { connection in
-                var bindings = PostgresBindings()
-                var calls: [String] = []
-                for (index, setting) in settings.enumerated() {
-                    bindings.append(setting.name)
-                    bindings.append(setting.value)
-                    calls.append("set_config($\(2 * index + 1), $\(2 * index + 2), true)")
+        _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        let hooks = CommitHooks()
+        return try await CommitHooks.$current.withValue(hooks) {
+            let result = try await unwrappingTransactionErrors {
+                try await withTransaction(logger: logger, isolation: isolation) { connection in
+                    if !settings.isEmpty {
+                        var bindings = PostgresBindings()
+                        var calls: [String] = []
+                        for (index, setting) in settings.enumerated() {
+                            bindings.append(setting.name)
+                            bindings.append(setting.value)
+                            calls.append("set_config($\(2 * index + 1), $\(2 * index + 2), true)")
+                        }
+                        try await connection.query(PostgresQuery(unsafeSQL: "SELECT " + calls.joined(separator: ", "), binds: bindings), logger: logger)
+                    }
+                    return try await body(connection)
                 }
-                try await connection.query(PostgresQuery(unsafeSQL: "SELECT " + calls.joined(separator: ", "), binds: bindings), logger: logger)
-                return try await body(connection)
             }
+            hooks.run()
+            return result
         }
     }
 }

@@ -27,6 +27,6 @@ package struct EventBusSchema: Sendable {
     /// `"<schema>".<table>`; the schema name is a validated identifier.
     func table(_ name: String) -> String { "\"\(schema)\".\(name)" }
 
-    /// The `LISTEN` channel the outbox trigger notifies on commit.
+    /// The `LISTEN` channel an outbox without a relay of its own notifies on (`Outbox`).
     var channel: String { "\(schema)_outbox" }
 }

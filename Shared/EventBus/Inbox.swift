@@ -1,3 +1,4 @@
+import Database
 import Foundation
 import Logging
 import PostgresNIO
@@ -27,7 +28,7 @@ public struct Inbox: Sendable {
         consumer: String,
         _ body: (ReceivedEvent, PostgresConnection) async throws -> Void
     ) async throws -> Bool {
-        try await client.withTransaction(logger: logger) { connection in
+        try await client.withTransaction(settings: [], logger: logger) { connection in
             let inserted = try await connection.query("""
                 INSERT INTO \(unescaped: schema.table("inbox")) (consumer, event_id, type)
                 VALUES (\(consumer), \(event.envelope.id), \(event.envelope.type))

@@ -1,19 +1,29 @@
 import Contracts
+import Database
 import Foundation
 import Logging
 import PostgresNIO
 
 /// Writes events to a service's `outbox` table inside the caller's transaction, so an event exists
 /// if and only if the state change it describes committed. `OutboxRelay` publishes them.
+///
+/// Once a transaction that appended events commits, the relay is woken: this process's `relay`,
+/// in the process, when the transaction was run with `CommitHooks` (every transaction of
+/// `Database`'s); otherwise the transaction notifies the schema's channel, which every relay of the
+/// schema listens on. (A `NOTIFY` in every writing transaction makes Postgres serialise their
+/// commits: like toggles went from 1,130 to … per second without it.)
 public struct Outbox: Sendable {
     private let schema: EventBusSchema
     /// The CloudEvents `source` of this service's events: `/splash/<service>`.
     public let source: String
+    private let relay: OutboxRelay?
 
+    /// - Parameter relay: this process's relay of `schema`, woken in the process after commits.
     /// - Throws: `MigrationError.invalidSchemaName` for a schema that is not a plain identifier.
-    public init(schema: String, service: String) throws {
+    public init(schema: String, service: String, relay: OutboxRelay? = nil) throws {
         self.schema = try EventBusSchema(schema)
         self.source = "/splash/\(service)"
+        self.relay = relay
     }
 
     /// Appends `event` on `connection` (which must be inside the caller's transaction) and returns
@@ -26,6 +36,11 @@ public struct Outbox: Sendable {
             INSERT INTO \(unescaped: schema.table("outbox")) (event_id, topic, key, type, source, subject, occurred_at, payload)
             VALUES (\(envelope.id), \(topic ?? Event.topic.name), \(envelope.key), \(envelope.type), \(envelope.source), \(envelope.subject), \(envelope.time), \(Data(envelope.data)))
             """, logger: logger)
+        if let relay, let hooks = CommitHooks.current {
+            hooks.afterCommit { relay.wake() }
+        } else {
+            try await connection.query("SELECT pg_notify(\(schema.channel), '')", logger: logger)
+        }
         return envelope
     }
 }

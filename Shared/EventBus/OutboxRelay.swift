@@ -36,6 +36,8 @@ public final class OutboxRelay: Service, Sendable {
     private let published: Counter
     private let failed: Counter
     private let latency: Metrics.Timer
+    /// Rouses the publishing loop: a notification, a commit in this process, shutdown.
+    private let wakeup = Wakeup()
 
     /// - Throws: `MigrationError.invalidSchemaName` for a schema that is not a plain identifier.
     public init(schema: String, client: PostgresClient, producer: KafkaProducer, configuration: Configuration = Configuration(), logger: Logger) throws {
@@ -49,8 +51,14 @@ public final class OutboxRelay: Service, Sendable {
         latency = Metrics.Timer(label: "outbox_publish_delay_seconds", dimensions: [("schema", schema)], preferredDisplayUnit: .seconds)
     }
 
+    /// Publishes what was just committed, without waiting for the next poll (`Outbox` calls it
+    /// after its transaction's commit).
+    package func wake() {
+        wakeup.signal()
+    }
+
     public func run() async throws {
-        let wakeup = Wakeup()
+        let wakeup = self.wakeup
         try await withGracefulShutdownHandler {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { await self.listen(wakeup: wakeup) }
@@ -72,6 +80,10 @@ public final class OutboxRelay: Service, Sendable {
                     if failures > 0 {
                         // Back off while Kafka or Postgres is failing: 100 ms doubling to 5 s.
                         try? await Task.sleep(for: .milliseconds(min(5_000, 100 << min(failures, 6))))
+                    } else if round.contended {
+                        // Another replica's relay is at work and will not be woken for what this
+                        // one was woken for: try again shortly.
+                        try? await Task.sleep(for: .milliseconds(10))
                     } else if round.published < configuration.batchSize {
                         await wakeup.wait(upTo: configuration.pollInterval)
                     }
@@ -86,13 +98,18 @@ public final class OutboxRelay: Service, Sendable {
     package struct Round: Sendable {
         package var published: Int
         package var retriableFailures: Int
+        /// Another relay of the schema held the lock.
+        package var contended = false
 
-        /// A round that found nothing to do (or another relay at work).
+        /// A round that found nothing to do.
         static let nothing = Round(published: 0, retriableFailures: 0)
+        /// A round that found another relay at work.
+        static let busy = Round(published: 0, retriableFailures: 0, contended: true)
     }
 
     /// Publishes up to one batch of pending rows and marks them, in one transaction under the
-    /// schema's relay lock. Returns without doing anything when another relay holds the lock.
+    /// schema's relay lock. Returns without doing anything (`contended`) when another relay holds
+    /// the lock.
     /// With `markingPublished: false` the transaction is rolled back after publishing, as if the
     /// relay had died before its commit (tests use it).
     package func publishPending(markingPublished: Bool = true) async throws -> Round {
@@ -100,7 +117,7 @@ public final class OutboxRelay: Service, Sendable {
             let lockName = "splash.outbox.\(schema.schema)"
             let locked = try await connection.query("SELECT pg_try_advisory_xact_lock(hashtextextended(\(lockName), 0))", logger: logger)
                 .collect().first?.decode(Bool.self) ?? false
-            guard locked else { return .nothing }
+            guard locked else { return .busy }
             let rows = try await claim(on: connection)
             guard !rows.isEmpty else { return .nothing }
             let outcomes = await producer.send(rows.map(\.record))
@@ -174,8 +191,8 @@ public final class OutboxRelay: Service, Sendable {
         try await client.query("DELETE FROM \(unescaped: schema.table("outbox")) WHERE published_at < now() - make_interval(secs => \(seconds))", logger: logger)
     }
 
-    /// Holds one connection listening on the schema's channel and turns notifications into
-    /// wake-ups; reconnects after a failure.
+    /// Holds one connection listening on the schema's channel (what an outbox without a relay of
+    /// its own notifies) and turns notifications into wake-ups; reconnects after a failure.
     private func listen(wakeup: Wakeup) async {
         while !Task.isCancelled {
             do {

@@ -1,4 +1,5 @@
 import Contracts
+import Database
 import EventBus
 import Foundation
 import Kafka
@@ -6,6 +7,7 @@ import LocalStack
 import Logging
 import PostgresNIO
 import ServiceKit
+import Synchronization
 import Testing
 import TestSupport
 
@@ -113,6 +115,51 @@ import TestSupport
             }
             #expect(calls.total == 400, "every event was delivered twice")
             #expect(summary == ProbeEffects.Summary(effects: 200, distinct: 200, outOfOrder: 0))
+        }
+    }
+
+    /// A transaction that appended events wakes its own process's relay once it has committed,
+    /// without a `NOTIFY` (which would serialise every writer's commit); a writer without a relay
+    /// of its own (another process) wakes the relays with one. The relay polls only once a minute
+    /// here: an event waiting for the poll would miss the deadline.
+    @Test func aWriterWakesItsOwnRelayAfterCommitWithoutANotifyAndOthersWithOne() async throws {
+        try await EventBusHarness.with { harness in
+            let producer = try harness.producer()
+            var configuration = OutboxRelay.Configuration()
+            configuration.pollInterval = .seconds(60)
+            let relay = try OutboxRelay(schema: EventBusHarness.schema, client: harness.client, producer: producer, configuration: configuration, logger: harness.logger)
+            let consumer = try harness.consumer(group: "wakes-\(UUID())", deadLetters: producer)
+            let notified = Mutex(0)
+            let listening = Task {
+                try await harness.client.withConnection { connection in
+                    try await connection.listen(on: "\(EventBusHarness.schema)_outbox") { notifications in
+                        for try await _ in notifications { notified.withLock { $0 += 1 } }
+                    }
+                }
+            }
+            defer { listening.cancel() }
+            try await withRunningServices([producer, relay, consumer]) {
+                try await Task.sleep(for: .seconds(1))  // the relay's first round and its LISTEN
+                let own = try Outbox(schema: EventBusHarness.schema, service: "probe", relay: relay)
+                // A rolled-back transaction wakes nothing and publishes nothing.
+                _ = try? await harness.client.withTransaction(settings: [], logger: harness.logger) { connection in
+                    try await own.append(ProbeEvent(key: "rolled-back", seq: 0), topic: harness.topic.name, on: connection, logger: harness.logger)
+                    throw ProbeFailure()
+                }
+                try await harness.client.withTransaction(settings: [], logger: harness.logger) { connection in
+                    try await own.append(ProbeEvent(key: "own", seq: 0), topic: harness.topic.name, on: connection, logger: harness.logger)
+                }
+                #expect(try await harness.waitForEffects(1, timeout: .seconds(20)).effects == 1)
+                #expect(notified.withLock { $0 } == 0, "the writer's own relay was woken without a NOTIFY")
+                let other = try Outbox(schema: EventBusHarness.schema, service: "probe")
+                try await harness.client.withTransaction(settings: [], logger: harness.logger) { connection in
+                    try await other.append(ProbeEvent(key: "other", seq: 0), topic: harness.topic.name, on: connection, logger: harness.logger)
+                }
+                #expect(try await harness.waitForEffects(2, timeout: .seconds(20)).effects == 2)
+                #expect(notified.withLock { $0 } == 1, "a writer without a relay of its own notified once")
+            }
+            let published = try await harness.client.query("SELECT count(*)::int FROM probe.outbox", logger: harness.logger).collect().first?.decode(Int.self)
+            #expect(published == 2, "the rolled-back event is not in the outbox")
         }
     }
 
