@@ -137,34 +137,11 @@ for (title, sql) in [("first page", feedSQL),
     precondition(!plan.contains("Seq Scan"), "the feed's plan has a sequential scan")
 }
 
-/// pgbench's per-transaction log lines: `client transaction latency-µs script epoch µs`.
-func pgbenchLatencies(_ directory: URL) throws -> LatencyHistogram {
-    var histogram = LatencyHistogram()
-    for file in try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil) {
-        for line in try String(contentsOf: file, encoding: .utf8).split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            if fields.count >= 3, let microseconds = Int(fields[2]) { histogram.add(microseconds) }
-        }
-    }
-    return histogram
-}
-
+/// The feed's query by pgbench at `connections`: as PostgREST runs it (a transaction with the
+/// viewer set) unless `sql` is given.
 func pgbench(seconds: Int, sql: String? = nil) async throws -> (tps: Double, latency: LatencyHistogram) {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pgbench-\(UUID().uuidString.prefix(8))")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let script = directory.appendingPathComponent("feed.sql")
-    try (sql.map { "\($0);\n" } ?? "BEGIN;\nSELECT set_config('app.user_id', '\(viewer)', true);\n\(feedSQL.split(separator: "\n").joined(separator: " "));\nCOMMIT;\n")
-        .write(to: script, atomically: true, encoding: .utf8)
-    let logs = directory.appendingPathComponent("log")
-    try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
-    let output = try await ProcessCommand(postgresBin.appendingPathComponent("pgbench"),
-        ["-h", "127.0.0.1", "-p", String(database.port), "-U", role, "-n", "-M", "prepared", "-c", String(connections), "-j", "2", "-T", String(seconds),
-         "-f", script.path, "-l", "--log-prefix", logs.appendingPathComponent("feed").path, database.name],
-        environment: environment).runToCompletion()
-    try FileManager.default.removeItem(at: script)
-    let tps = output.split(separator: "\n").first { $0.hasPrefix("tps = ") }.flatMap { Double($0.split(separator: " ")[2]) } ?? 0
-    return (tps, try pgbenchLatencies(logs))
+    let script = sql.map { "\($0);\n" } ?? "BEGIN;\nSELECT set_config('app.user_id', '\(viewer)', true);\n\(feedSQL.split(separator: "\n").joined(separator: " "));\nCOMMIT;\n"
+    return try await PGBench.run(script, database: database, role: role, password: rolePassword, clients: connections, seconds: seconds)
 }
 
 let headers = ["Authorization: Bearer \(token)"]

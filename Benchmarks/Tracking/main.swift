@@ -15,7 +15,11 @@ import TestSupport
 //  2. meanwhile, a position accepted → on the customer's orders:{id} WebSocket: a probe driver on
 //     an active order posts a point every 50 ms, its customer's socket notes when each arrives;
 //  3. order transitions with their outbox events: 32 clients walking orders through the kitchen's
-//     moves (accepted, preparing, ready_for_pickup) through the gateway (no baseline yet).
+//     moves (accepted, preparing, ready_for_pickup) through the gateway; the baseline, the same
+//     transaction written by hand (lock the order, the move and its history, both events, the
+//     change number under its lock) by pgbench at 32 connections as tracking's role, the services
+//     stopped: the database alone. Once more with the NOTIFY each writing transaction sent before
+//     relays were woken in their process.
 // tracking and the gateway run as their own processes (release builds) against the test support's
 // Postgres and embedded broker, with a fake key server for the tokens; wrk and the probe share the
 // same two cores.
@@ -35,7 +39,7 @@ func percentile(_ sorted: [Double], _ percent: Double) -> Double {
 let keys = FakePhotoCatalog(images: [:])
 try await keys.start()
 let database = try await TestPostgres.shared.makeDatabase()
-let (_, databaseURL) = try await database.makeServiceRole(schema: "tracking", password: "bench")
+let (role, databaseURL) = try await database.makeServiceRole(schema: "tracking", password: "bench")
 let kafka = try await TestKafka.shared.running()
 let issuer = "http://localhost:8080/auth/v1"
 let tracking = try await ServiceProcess("tracking", environment: [
@@ -190,6 +194,46 @@ let placedAndMoved = Double(transitionClients * ordersPerClient * 4)
 try await database.waitUntilOutboxIsPublished(schema: "tracking", timeout: .seconds(60))
 let statusEvents = try await database.count("tracking.outbox", where: "type = 'tracking.order.status-changed.v2'")
 
+// MARK: 3b. The same transaction by the database alone
+
+await socket.disconnect()
+await gateway.stop()
+await tracking.stop()
+let benchOrders = 1_000
+try await database.withClient { client in
+    try await client.query("""
+        INSERT INTO tracking.orders (id, customer_id, restaurant_id, restaurant_owner_id, items, total_cents, dropoff_address, dropoff_lat, dropoff_lng,
+                                     status, status_history, routing, idempotency_key, request_hash)
+        SELECT md5('bench-' || n)::uuid, \(customer), \(UUID(uuidString: restaurantID)!), \(owner), '[{"menuItemId":"m1","name":"Soup","quantity":2,"unitPriceCents":900}]',
+               1800, 'Senate Square', 60.1694, 24.9526, 'accepted', '[]', 'road', 'bench-' || n, 'bench'
+        FROM generate_series(1, \(benchOrders)) AS n
+        """, logger: Logger(label: "bench"))
+}
+let ownerID = owner.uuidString.lowercased()
+let payload = #"{"by":{"role":"restaurant","userId":"\#(ownerID)"},"changedAt":"2026-11-26T12:00:00.000Z","orderId":"00000000-0000-0000-0000-000000000000","parties":{"customerId":"\#(customer.uuidString.lowercased())","driverId":null,"restaurantId":"\#(restaurantID)","restaurantOwnerId":"\#(ownerID)"},"previousStatus":"accepted","reason":null,"status":"preparing","version":3}"#
+func transitionScript(notifying: Bool) -> String {
+    let order = "md5('bench-' || :n)::uuid"
+    let event = { (type: String) in
+        "INSERT INTO tracking.outbox (event_id, topic, key, type, source, subject, occurred_at, payload) VALUES (gen_random_uuid(), 'tracking.orders', md5('bench-' || :n), '\(type)', '/splash/tracking', md5('bench-' || :n), now(), convert_to('\(payload)', 'UTF8'));"
+    }
+    return """
+        \\set n random(1, \(benchOrders))
+        BEGIN;
+        SELECT set_config('app.user_id', '\(ownerID)', true), set_config('app.role', 'restaurant', true);
+        SELECT id, status, version, status_history FROM tracking.orders WHERE id = \(order) FOR UPDATE;
+        UPDATE tracking.orders SET status = CASE status WHEN 'accepted' THEN 'preparing' ELSE 'accepted' END, status_history = (CASE WHEN jsonb_array_length(status_history) >= 10 THEN status_history - 0 ELSE status_history END) || jsonb_build_array(jsonb_build_object('status', 'preparing', 'at', clock_timestamp(), 'by', jsonb_build_object('userId', '\(ownerID)', 'role', 'restaurant'))), version = version + 1, updated_at = clock_timestamp() WHERE id = \(order) RETURNING *;
+        \(event("tracking.order.status-changed.v2"))
+        \(event("tracking.order.status-changed.v1"))
+        \(notifying ? "SELECT pg_notify('tracking_outbox', '');" : "")
+        SELECT pg_advisory_xact_lock(\(0x7472_6163_6B69_6E67 as Int64));
+        UPDATE tracking.orders SET change_seq = nextval('tracking.order_changes') WHERE id = \(order);
+        END;
+
+        """
+}
+let byHand = try await PGBench.run(transitionScript(notifying: false), database: database, role: role, password: "bench", clients: transitionClients, seconds: seconds)
+let byHandNotifying = try await PGBench.run(transitionScript(notifying: true), database: database, role: role, password: "bench", clients: transitionClients, seconds: seconds)
+
 note("""
 
     == tracking: position ingest, batches of \(batch), \(connections) drivers (wrk -c\(connections) -d\(seconds)s; wrk, the gateway, tracking, Postgres and the broker share 2 cores) ==
@@ -203,9 +247,10 @@ note("""
     == order transitions through the gateway, \(transitionClients) clients, each with its outbox event ==
       \(format(Double(transitionLatencies.count) / transitionElapsed.seconds, 0)) transitions/s (with the placements between: \(format(placedAndMoved / transitionElapsed.seconds, 0)) writes/s)   p50 \(format(percentile(transitionLatencies, 50))) ms   p99 \(format(percentile(transitionLatencies, 99))) ms
       status-changed.v2 events in the outbox: \(statusEvents) (the probe's 4 and one per transition: \(transitionLatencies.count + 4))
+      baseline, the transaction by hand (pgbench -M prepared -c\(transitionClients) -j2 -T\(seconds), as tracking's role, the services stopped):
+        \(format(byHand.tps, 0)) tx/s   p50 \(format(byHand.latency.percentile(50))) ms   p99 \(format(byHand.latency.percentile(99))) ms
+      the same with a NOTIFY in each (as before relays were woken in their process):
+        \(format(byHandNotifying.tps, 0)) tx/s   p50 \(format(byHandNotifying.latency.percentile(50))) ms   p99 \(format(byHandNotifying.latency.percentile(99))) ms
     """)
 
-await socket.disconnect()
-await gateway.stop()
-await tracking.stop()
 await keys.stop()
