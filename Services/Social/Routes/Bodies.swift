@@ -1,4 +1,5 @@
 import CatalogClient
+import Contracts
 import Foundation
 import ResourceAPI
 import ServiceKit

@@ -1,12 +1,21 @@
-import Contracts
 import Foundation
 
-/// A body that writes its JSON itself, byte for byte what `JSONBody`'s encoder would write (keys
-/// sorted, slashes unescaped, RFC 3339 dates with milliseconds) but without the encoder's
-/// intermediate tree: for the few bodies served at high rates (a feed page). A test per type holds
-/// the two outputs equal.
+/// A value that writes its JSON itself, byte for byte what `EventJSON.encoder` (and `JSONBody`'s
+/// encoder, alike) would write — keys sorted, slashes unescaped, RFC 3339 dates with milliseconds,
+/// UUIDs in lower case — but without the encoder's intermediate tree: for the few bodies and
+/// events made at high rates (a feed page, driver positions). A test per type holds the two
+/// outputs equal.
 package protocol JSONWritable: Encodable {
     func write(to writer: inout JSONWriter)
+}
+
+extension JSONWritable {
+    /// The value's JSON.
+    package var jsonBytes: [UInt8] {
+        var writer = JSONWriter(capacity: 256)
+        write(to: &writer)
+        return writer.bytes
+    }
 }
 
 /// Writes JSON into a byte buffer. Objects are written by the caller key by key, in sorted order.
@@ -77,6 +86,32 @@ package struct JSONWriter: Sendable {
         needsComma = true
     }
 
+    /// A finite number as `JSONEncoder` writes it: Swift's shortest form, without a trailing `.0`.
+    package mutating func number(_ value: Double) {
+        separate()
+        let text = value.description
+        bytes.append(contentsOf: text.hasSuffix(".0") ? text.utf8.dropLast(2) : text.utf8[...])
+        needsComma = true
+    }
+
+    /// A UUID in lower case (RFC 9562's form, as every Splash payload writes it).
+    package mutating func uuid(_ value: UUID) {
+        separate()
+        let hex: StaticString = "0123456789abcdef"
+        bytes.append(UInt8(ascii: "\""))
+        withUnsafeBytes(of: value.uuid) { raw in
+            hex.withUTF8Buffer { digits in
+                for (index, byte) in raw.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 { bytes.append(UInt8(ascii: "-")) }
+                    bytes.append(digits[Int(byte >> 4)])
+                    bytes.append(digits[Int(byte & 0x0F)])
+                }
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
     package mutating func bool(_ value: Bool) {
         separate()
         bytes.append(contentsOf: (value ? "true" : "false").utf8)
@@ -96,16 +131,5 @@ package struct JSONWriter: Sendable {
 
     private mutating func separate() {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
-    }
-}
-
-extension Page: JSONWritable where Item: JSONWritable {
-    package func write(to writer: inout JSONWriter) {
-        writer.object { writer in
-            writer.key("items")
-            writer.array(items) { writer, item in item.write(to: &writer) }
-            writer.key("nextCursor")
-            writer.string(nextCursor)
-        }
     }
 }
