@@ -31,12 +31,14 @@ public struct EventEnvelope: Sendable, Equatable {
         self.data = data
     }
 
-    /// Wraps `event`, encoding its payload with `EventJSON`.
+    /// Wraps `event`, encoding its payload with `EventJSON` (or writing it directly, the same
+    /// bytes, for an event that is `JSONWritable`). Its id is a random UUID unless one is given.
     /// - Throws: `EncodingError` if the payload does not encode.
-    public init<Event: DomainEvent>(_ event: Event, source: String, id: UUID = UUID(), time: Date = Date(), subject: String? = nil) throws {
+    public init<Event: DomainEvent>(_ event: Event, source: String, id: UUID? = nil, time: Date = Date(), subject: String? = nil) throws {
+        let data = try (event as? any JSONWritable)?.jsonBytes ?? Array(EventJSON.encoder.encode(event))
         self.init(
-            id: id, source: source, type: Event.type, time: time, subject: subject ?? event.aggregateID,
-            key: event.aggregateID, data: Array(try EventJSON.encoder.encode(event))
+            id: id ?? RandomUUIDs.next(), source: source, type: Event.type, time: time, subject: subject ?? event.aggregateID,
+            key: event.aggregateID, data: data
         )
     }
 
@@ -44,7 +46,7 @@ public struct EventEnvelope: Sendable, Equatable {
     public func record(topic: String) -> KafkaRecord {
         var headers = [
             KafkaHeader("ce_specversion", Self.specVersion),
-            KafkaHeader("ce_id", id.uuidString.lowercased()),
+            KafkaHeader("ce_id", id.lowercased),
             KafkaHeader("ce_source", source),
             KafkaHeader("ce_type", type),
             KafkaHeader("ce_time", EventJSON.formatTimestamp(time)),

@@ -11,7 +11,7 @@ import PostgresNIO
 /// in the process, when the transaction was run with `CommitHooks` (every transaction of
 /// `Database`'s); otherwise the transaction notifies the schema's channel, which every relay of the
 /// schema listens on. (A `NOTIFY` in every writing transaction makes Postgres serialise their
-/// commits: like toggles went from 1,130 to … per second without it.)
+/// commits.)
 public struct Outbox: Sendable {
     private let schema: EventBusSchema
     /// The CloudEvents `source` of this service's events: `/splash/<service>`.

@@ -52,6 +52,21 @@ import TestSupport
         #expect(read.replayRecord == KafkaRecord(topic: "auth.users", key: original.key, value: original.value, headers: original.headers))
     }
 
+    /// Event ids come from a pool of system randomness read 4 KiB at a time: version 4, RFC 9562's
+    /// variant, and distinct over many refills.
+    @Test func eventIdsAreRandomVersionFourUUIDs() throws {
+        var seen = Set<UUID>()
+        for _ in 0..<50_000 {
+            let id = try EventEnvelope(ProbeEvent(key: "k", seq: 0), source: "/splash/test").id
+            #expect(id.uuid.6 >> 4 == 4 && id.uuid.8 >> 6 == 0b10)
+            seen.insert(id)
+        }
+        #expect(seen.count == 50_000)
+        // Each of the 122 random bits is set in about half of them.
+        let ones = seen.prefix(4_000).reduce(0) { $0 + (withUnsafeBytes(of: $1.uuid) { $0[0] } & 1 == 1 ? 1 : 0) }
+        #expect((1_700...2_300).contains(ones))
+    }
+
     @Test func backoffDoublesUpToItsCeiling() {
         let policy = RetryPolicy(attempts: 8, initialBackoff: .milliseconds(100), maximumBackoff: .milliseconds(700))
         #expect((1...5).map(policy.backoff(after:)) == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(700), .milliseconds(700)])
