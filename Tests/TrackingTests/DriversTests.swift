@@ -2,7 +2,11 @@
 import Contracts
 import EventBus
 import Foundation
+import ServiceKit
+import PostgresNIO
+import Database
 import LocalStack
+import Logging
 import RoadNetwork
 import Testing
 import TestSupport
@@ -169,6 +173,42 @@ import TestSupport
             }
             try await eventually("the third order reserved") {
                 try await tracking.call(.get, "/v1/orders/\(third)", as: customer).json()["driverId"] as? String == near.id.lowercased
+            }
+        }
+    }
+
+    /// Many batches at once share their lookups of the drivers' orders; each still gets its own
+    /// driver's order, or none.
+    @Test func concurrentLookupsOfDriversOrdersEachGetTheirOwn() async throws {
+        try await TrackingHarness.with { tracking in
+            let owner = Person(role: .restaurant), customer = Person(role: .customer)
+            let restaurant = try #require(try await tracking.restaurant(owner: owner)["id"] as? String)
+            let drivers = (0..<12).map { _ in Person(role: .driver) }
+            var assigned: [UUID: String] = [:]
+            for driver in drivers.prefix(6) {
+                let order = try #require(try await tracking.place(at: restaurant, as: customer).json()["id"] as? String)
+                for (index, status) in ["accepted", "preparing", "ready_for_pickup"].enumerated() {
+                    #expect(try await tracking.move(order, to: status, as: owner, version: "\"\(index + 1)\"").status == 200)
+                }
+                let admin = Person(id: tracking.admin, role: .admin)
+                #expect(try await tracking.move(order, to: "driver_assigned", as: admin, version: "\"4\"", extra: #","driverId":"\#(driver.id.lowercased)""#).status == 200)
+                assigned[driver.id] = order
+            }
+            let expected = assigned
+            // Sessions acting for the service, as tracking's own are.
+            let settings = try DatabaseSettings(from: ConfigurationReader(["DATABASE_URL": tracking.databaseURL]))
+            let client = PostgresClient(configuration: settings.serviceSessions(maximumConnections: 2))
+            try await withRunningServices([client]) {
+                let lookup = ActiveOrderLookup(client: client, logger: Logger(label: "lookup"))
+                let found = try await withThrowingTaskGroup(of: (UUID, String?).self) { group in
+                    for round in 0..<240 {
+                        let driver = drivers[round % drivers.count].id
+                        group.addTask { (driver, try await lookup.order(of: driver)?.id.lowercased) }
+                    }
+                    return try await group.reduce(into: [(UUID, String?)]()) { $0.append($1) }
+                }
+                #expect(found.count == 240)
+                for (driver, order) in found { #expect(order == expected[driver], "driver \(driver)") }
             }
         }
     }

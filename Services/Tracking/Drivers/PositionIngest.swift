@@ -32,8 +32,8 @@ struct RefusedPoint: Encodable, Sendable, Equatable {
 /// memory and written to `drivers` at most once a second (`flush`), for the dispatcher.
 final class PositionIngest: Sendable {
     let client: PostgresClient
-    /// Sessions acting for the service: the active-order lookup is one round trip.
-    let serviceReads: PostgresClient
+    /// The order each driver is on (on sessions acting for the service: one round trip).
+    let activeOrders: ActiveOrderLookup
     let producer: KafkaProducer
     let graph: RoadGraph
     let logger: Logger
@@ -65,7 +65,7 @@ final class PositionIngest: Sendable {
 
     init(client: PostgresClient, serviceReads: PostgresClient, producer: KafkaProducer, graph: RoadGraph, logger: Logger) {
         self.client = client
-        self.serviceReads = serviceReads
+        activeOrders = ActiveOrderLookup(client: serviceReads, logger: logger)
         self.producer = producer
         self.graph = graph
         self.logger = logger
@@ -92,24 +92,7 @@ final class PositionIngest: Sendable {
         return (accepted, refused)
     }
 
-    /// The order `driver` is on while its parties may see the car, with what its ETA needs.
-    struct ActiveOrder: Sendable {
-        var id: UUID
-        var status: OrderStatus
-        var pickup: Coordinate
-        var dropoff: Coordinate
-    }
-
-    func activeOrder(of driver: UUID) async throws -> ActiveOrder? {
-        let statuses = OrderMachine.withDriver.map(\.rawValue)
-        let row = try await serviceReads.query("""
-            SELECT o.id, o.status, r.lat, r.lng, o.dropoff_lat, o.dropoff_lng FROM orders o JOIN restaurants r ON r.id = o.restaurant_id
-            WHERE o.driver_id = \(driver) AND o.status = ANY(\(statuses))
-            """, logger: logger).collect().first
-        guard let (id, status, lat, lng, dropoffLat, dropoffLng) = try row?.decode((UUID, String, Double, Double, Double, Double).self),
-              let status = OrderStatus(rawValue: status) else { return nil }
-        return ActiveOrder(id: id, status: status, pickup: Coordinate(lat: lat, lng: lng), dropoff: Coordinate(lat: dropoffLat, lng: dropoffLng))
-    }
+    typealias ActiveOrder = ActiveOrderLookup.ActiveOrder
 
     /// The road time from `position` to the order's dropoff (through its pickup before it is
     /// picked up) along the route the driver follows (`RouteFollower`), at the edges' speeds scaled
@@ -157,7 +140,7 @@ final class PositionIngest: Sendable {
     func publish(_ points: [PositionReport], driver: UUID) async throws {
         let sorted = points.sorted { $0.recordedAt < $1.recordedAt }
         guard let newest = sorted.last else { return }
-        let order = try await activeOrder(of: driver)
+        let order = try await activeOrders.order(of: driver)
         let previous = remember(newest, driver: driver)
         let setOff = (sorted.dropLast().last ?? previous).flatMap { newest.recordedAt.timeIntervalSince($0.recordedAt) <= 60 ? $0.coordinate : nil }
         // One route for the batch: earlier points' ETAs add the time between them and the newest.
