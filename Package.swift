@@ -388,11 +388,11 @@ let package = Package(
 // they would not link.
 if Context.environment["SPLASH_FUZZ"] != nil {
     package.targets.append(.target(name: "FuzzDriver", path: "Fuzz/Driver"))
-    // Multipart, Phoenix and HTTPHead compile a service's parser file, linked into their folder,
+    // Multipart, Phoenix, HTTPHead and Positions compile a service's parser file, linked into their folder,
     // since a target cannot depend on an executable.
     let targets: [(String, [Target.Dependency])] = [
         ("Tokens", ["Identity"]), ("DataQuery", ["DataAPI"]), ("ImageHeader", ["Imaging"]),
-        ("Multipart", []), ("Phoenix", ["Identity", nioCore]), ("HTTPHead", [nioCore]),
+        ("Multipart", []), ("Phoenix", ["Identity", nioCore]), ("HTTPHead", [nioCore]), ("Positions", ["Contracts", "RoadNetwork"]),
     ]
     for (name, dependencies) in targets {
         package.targets.append(.executableTarget(

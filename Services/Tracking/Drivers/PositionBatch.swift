@@ -2,6 +2,15 @@ import Contracts
 import Foundation
 import RoadNetwork
 
+/// One point a driver's phone sends.
+struct PositionReport: Sendable, Equatable {
+    var coordinate: Coordinate
+    var heading: Double?
+    var speedMps: Double?
+    var accuracyM: Double?
+    var recordedAt: Date
+}
+
 /// Reads a batch of positions as a driver's phone sends it — a JSON array of 1–100 objects
 /// `{lat, lng, heading?, speedMps?, accuracyM?, recordedAt}` — in one pass over the bytes, with
 /// no tree of values in between: the hot path of tracking (a batch every second from every

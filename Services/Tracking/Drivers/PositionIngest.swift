@@ -9,15 +9,6 @@ import RoadNetwork
 import ServiceKit
 import Synchronization
 
-/// One point a driver's phone sends.
-struct PositionReport: Sendable, Equatable {
-    var coordinate: Coordinate
-    var heading: Double?
-    var speedMps: Double?
-    var accuracyM: Double?
-    var recordedAt: Date
-}
-
 /// A point refused, by its index in the batch.
 struct RefusedPoint: Encodable, Sendable, Equatable {
     var index: Int

@@ -1,0 +1,1 @@
+../../Services/Tracking/Drivers/PositionBatch.swift
