@@ -25,7 +25,11 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
     try await prepareServiceStorage(schema: socialSchema, migrations: try Migration.load(bundle: .module), database: config.database,
                                     events: config.events, topics: [TopicCatalog.socialActivity] + Projections.topics, logger: logger)
 
-    let client = PostgresClient(configuration: config.database.client, backgroundLogger: logger)
+    // Generic plans for the prepared statements (the feed's): with the viewer and the limit as
+    // parameters Postgres would plan each page anew — 2.6 ms of planning for 0.8 ms of running.
+    var clientConfiguration = config.database.client
+    clientConfiguration.options.additionalStartupParameters.append(("options", "-c plan_cache_mode=force_generic_plan"))
+    let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
     let producer = try KafkaProducer(configuration: config.events.producer(clientID: "social"), logger: logger)
     let relay = try OutboxRelay(schema: socialSchema, client: client, producer: producer, configuration: config.events.outbox, logger: logger)
     let outbox = try Outbox(schema: socialSchema, service: "social", relay: relay)

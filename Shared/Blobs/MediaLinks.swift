@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import ServiceKit
+import Synchronization
 
 /// Why a signed link is refused.
 package enum LinkRefusal: Error, Equatable {
@@ -13,19 +14,28 @@ package enum LinkRefusal: Error, Equatable {
 /// is worth nothing as another.
 package struct LinkSigner: Sendable {
     private let key: SymmetricKey
+    private let made = MadeSignatures()
 
     package init(secret: [UInt8]) {
         key = SymmetricKey(data: secret)
     }
 
+    /// The signature of a link to `name` that stops working at `expires`. Links' expiries are
+    /// rounded up to a bucket, so a feed signs the same objects for every reader until the bucket
+    /// turns: signatures made are remembered (a few thousand), not computed again.
     package func signature(_ name: String, expires: Int) -> String {
+        made.signature(of: name, expires: expires) { computed(name, expires: expires) }
+    }
+
+    private func computed(_ name: String, expires: Int) -> String {
         HMAC<SHA256>.authenticationCode(for: Array("\(name)\n\(expires)".utf8), using: key).hexEncoded
     }
 
     /// - Throws: `.badSignature` when `given` is not the signature of `name` and `expires`
     ///   (compared in constant time), `.expired` when it is but `expires` has passed.
     package func verify(_ name: String, expires: Int, signature given: String, now: Date = Date()) throws(LinkRefusal) {
-        let expected = Array(signature(name, expires: expires).utf8), actual = Array(given.utf8)
+        // Computed, never looked up: what a request names does not fill the signatures made.
+        let expected = Array(computed(name, expires: expires).utf8), actual = Array(given.utf8)
         guard expected.count == actual.count, zip(expected, actual).reduce(0, { $0 | ($1.0 ^ $1.1) }) == 0 else { throw .badSignature }
         guard Double(expires) > now.timeIntervalSince1970 else { throw .expired }
     }
@@ -98,5 +108,28 @@ extension BlobKey {
         let isUpload = parts[1] == "uploads" && UUID(uuidString: String(file[0])) != nil
         guard middleIsID || isUpload else { return nil }
         self.init(path)
+    }
+}
+
+/// The link signatures a process made lately, by what they sign; forgotten all at once when there
+/// are `capacity` of them (the expiry bucket has turned, or the objects are many).
+private final class MadeSignatures: Sendable {
+    private struct Signed: Hashable {
+        var name: String
+        var expires: Int
+    }
+
+    private static let capacity = 4_096
+    private let signatures = Mutex<[Signed: String]>([:])
+
+    func signature(of name: String, expires: Int, making make: () -> String) -> String {
+        let signed = Signed(name: name, expires: expires)
+        if let known = signatures.withLock({ $0[signed] }) { return known }
+        let signature = make()
+        signatures.withLock { signatures in
+            if signatures.count >= Self.capacity { signatures.removeAll(keepingCapacity: true) }
+            signatures[signed] = signature
+        }
+        return signature
     }
 }

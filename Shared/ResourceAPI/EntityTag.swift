@@ -11,8 +11,16 @@ package enum EntityTag {
     /// `"<first 128 bits of the body's SHA-256, base64url>"`: the same body always gets the same
     /// tag, on every replica.
     package static func of(_ body: some Sequence<UInt8>) -> String {
-        let digest = SHA256.hash(data: Array(body))
-        return "\"\(Base64URL.encode(digest.prefix(16)))\""
+        tag(SHA256.hash(data: Array(body)))
+    }
+
+    /// The tag of `body`'s readable bytes, hashed where they are.
+    package static func of(_ body: ByteBuffer) -> String {
+        tag(body.withUnsafeReadableBytes { SHA256.hash(data: $0) })
+    }
+
+    private static func tag(_ digest: SHA256.Digest) -> String {
+        "\"\(Base64URL.encode(digest.prefix(16)))\""
     }
 
     /// Whether an `If-None-Match` list names `etag` (weak comparison, as RFC 9110 asks for it),
@@ -30,7 +38,7 @@ package enum EntityTag {
     /// names it. `headers` go on either answer.
     package static func response(to request: Request, body: ByteBuffer, contentType: String = "application/json", headers: HTTPFields = [:]) -> Response {
         var headers = headers
-        let tag = of(body.readableBytesView)
+        let tag = of(body)
         headers[.eTag] = tag
         if matches(request.headers[.ifNoneMatch], tag) {
             return Response(status: .notModified, headers: headers)

@@ -115,13 +115,13 @@ struct WrittenJSONTests {
     @Test func aPostPageWritesWhatTheEncoderWrites() throws {
         let tricky = "quote \" backslash \\ slash / newline \n tab \t bell \u{07} nul-ish \u{01} emoji 👩🏾‍💻 ñ \u{2028}"
         let posts = [
-            PostBody(id: UUID().lowercased, author: .init(id: UUID().lowercased, username: tricky, avatarUrl: nil), photo: .unsplash("Aqua-1"),
+            PostBody(id: UUID(), author: .init(id: UUID(), username: tricky, avatarUrl: nil), photo: .unsplash("Aqua-1"),
                      photoKey: "unsplash:Aqua-1", caption: tricky, media: MediaBody(url: "https://images.unsplash.com/a?w=1080&q=80", width: 1080, height: 720, expiresAt: nil),
                      likeCount: 12, likedByMe: true, createdAt: Date(timeIntervalSince1970: 1_795_000_000.123456)),
-            PostBody(id: UUID().lowercased, author: .init(id: UUID().lowercased, username: nil, avatarUrl: "https://a.test/x.png"), photo: .object("posts/u/a b.jpg"),
+            PostBody(id: UUID(), author: .init(id: UUID(), username: nil, avatarUrl: "https://a.test/x.png"), photo: .object("posts/u/a b.jpg"),
                      photoKey: "post:\(UUID().lowercased)", caption: "", media: MediaBody(url: "https://s.test/storage/v1/object/sign/posts/u/a%20b.jpg?token=1.ab", width: 1, height: 2, expiresAt: Date(timeIntervalSince1970: 1_795_000_300)),
                      likeCount: 0, likedByMe: false, createdAt: Date(timeIntervalSince1970: 0)),
-            PostBody(id: UUID().lowercased, author: .init(id: UUID().lowercased, username: "ana", avatarUrl: nil), photo: .edit(UUID()),
+            PostBody(id: UUID(), author: .init(id: UUID(), username: "ana", avatarUrl: nil), photo: .edit(UUID()),
                      photoKey: "edit:\(UUID().lowercased)", caption: "x", media: MediaBody(url: "u", width: 3, height: 4, expiresAt: nil),
                      likeCount: Int.max, likedByMe: false, createdAt: Date(timeIntervalSince1970: -1.5)),
         ]

@@ -275,7 +275,7 @@ struct PostStore: Sendable {
             guard let media = photos.media(unsplashURL: unsplashURL, objectName: objectName, width: width, height: height, expires: expires) else {
                 throw UnreadableRow(table: "posts", id: id)
             }
-            return PostBody(id: id.lowercased, author: .init(id: author.lowercased, username: username, avatarUrl: avatar),
+            return PostBody(id: id, author: .init(id: author, username: username, avatarUrl: avatar),
                             photo: try Self.photoRef(key: key, objectName: objectName, id: id), photoKey: key, caption: caption,
                             media: media, likeCount: likes, likedByMe: likedByMe, createdAt: created)
         }

@@ -67,7 +67,7 @@ struct CollectionPhotoBody: Encodable, Sendable {
 /// A post as the feed, an author's list and `GET /v1/posts/{id}` show it.
 struct PostBody: Encodable, Sendable {
     struct Author: Encodable, Sendable {
-        var id: String
+        var id: UUID
         var username: String?
         var avatarUrl: String?
 
@@ -81,7 +81,7 @@ struct PostBody: Encodable, Sendable {
         }
     }
 
-    var id: String
+    var id: UUID
     var author: Author
     var photo: PhotoRef
     var photoKey: String
@@ -112,19 +112,19 @@ extension PostBody: JSONWritable {
             writer.key("author")
             writer.object { writer in
                 writer.key("avatarUrl"); writer.string(author.avatarUrl)
-                writer.key("id"); writer.string(author.id)
+                writer.key("id"); writer.uuid(author.id)
                 writer.key("username"); writer.string(author.username)
             }
             writer.key("caption"); writer.string(caption)
             writer.key("createdAt"); writer.date(createdAt)
-            writer.key("id"); writer.string(id)
+            writer.key("id"); writer.uuid(id)
             writer.key("likeCount"); writer.integer(likeCount)
             writer.key("likedByMe"); writer.bool(likedByMe)
             writer.key("media"); media.write(to: &writer)
             writer.key("photo")
             writer.object { writer in
                 switch photo {
-                case .edit(let id): writer.key("editId"); writer.string(id.lowercased)
+                case .edit(let id): writer.key("editId"); writer.uuid(id)
                 case .object(let key): writer.key("objectKey"); writer.string(key)
                 case .unsplash(let id): writer.key("unsplashPhotoId"); writer.string(id)
                 }

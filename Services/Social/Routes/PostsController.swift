@@ -25,7 +25,7 @@ struct PostsController: Sendable {
             if photo == nil { body.fail("photo", "photo: exactly one of {\"unsplashPhotoId\"}, {\"editId\"} or {\"objectKey\": \"posts/{your id}/…\"}") }
             try body.validate()
             return try IdempotencyKey.response(try await posts.create(photo!, caption: caption, user: user, idempotency: idempotency)) { post in
-                try JSONBody.response(.created, post, headers: [.location: "/v1/posts/\(post.id)"])
+                try JSONBody.response(.created, post, headers: [.location: "/v1/posts/\(post.id.lowercased)"])
             }
         }
         group.get("posts/:id") { request, context in
@@ -56,7 +56,7 @@ struct PostsController: Sendable {
     private func page(_ request: Request, user: UUID, selection: (PageCursor?) -> PostStore.Selection) async throws -> Response {
         let page = try PageRequest(request)
         let rows = try await posts.posts(selection(page.cursor), viewer: user, limit: page.limit + 1)
-        let (items, next) = page.page(of: rows) { PageCursor(time: $0.createdAt, key: $0.id) }
+        let (items, next) = page.page(of: rows) { PageCursor(time: $0.createdAt, id: $0.id) }
         return try JSONBody.tagged(Page(items: Array(items), nextCursor: next), for: request)
     }
 }

@@ -181,7 +181,7 @@ struct SocialDataTables {
                     // Each row is a post of its own: a fresh key, so no two rows are taken for a retry.
                     let outcome = try await posts.create(photo, caption: caption, user: user, idempotency: IdempotencyKey(key: UUID().uuidString, body: bytes))
                     switch outcome {
-                    case .created(let post), .replayed(let post): written.append(["id": .string(post.id)])
+                    case .created(let post), .replayed(let post): written.append(["id": .string(post.id.lowercased)])
                     case .keyReused: break
                     }
                 }
