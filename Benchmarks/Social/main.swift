@@ -206,6 +206,13 @@ let eventsBefore = try await database.count("social.outbox")
 let toggled = try await Wrk.run(gateway.baseURL + "/v1/likes", seconds: seconds, connections: connections, requests: toggles)
 let eventsAfter = try await database.count("social.outbox")
 try await database.waitUntilOutboxIsPublished(schema: "social", timeout: .seconds(60))
+// Every change has its event: the likes the toggling people hold are their liked events less
+// their unliked ones.
+let togglers = people.map { "'\($0.uuidString.lowercased())'" }.joined(separator: ",")
+let heldLikes = try await database.count("social.likes", where: "user_id IN (\(togglers))")
+let likedEvents = try await database.count("social.outbox", where: "type = 'social.photo.liked.v1' AND key IN (\(togglers))")
+let unlikedEvents = try await database.count("social.outbox", where: "type = 'social.photo.unliked.v1' AND key IN (\(togglers))")
+precondition(heldLikes == likedEvents - unlikedEvents, "\(heldLikes) likes held, \(likedEvents) liked and \(unlikedEvents) unliked events")
 
 // MARK: Report
 
@@ -229,7 +236,7 @@ note("""
 
     == social: like toggles, 200 people on the newest 2,000 posts, through the gateway ==
     wrk -t2 -c\(connections) -d\(seconds)s: \(format(toggled.requestsPerSecond, 0)) toggles/s   p50 \(format(toggled.p50)) ms   p99 \(format(toggled.p99)) ms\(toggled.errors.map { "  \($0)" } ?? "")
-      outbox events written meanwhile: \(eventsAfter - eventsBefore) (one per toggle: \(toggled.latency.count) toggles answered)
+      outbox events written meanwhile: \(eventsAfter - eventsBefore) (one per change: \(toggled.latency.count) toggles answered); likes held \(heldLikes) = \(likedEvents) liked − \(unlikedEvents) unliked events
     goal: ≥ 2,000 toggles/s, each with its event
     """)
 

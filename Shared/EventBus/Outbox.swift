@@ -26,6 +26,24 @@ public struct Outbox: Sendable {
         self.relay = relay
     }
 
+    /// An outbox row made for a statement that writes it itself — a change made whole in one
+    /// round trip by a function of the schema — with its envelope and its topic. Once that
+    /// statement has committed (and wrote the row), `committed(on:logger:)` wakes the relay.
+    /// - Throws: `EncodingError` if the payload does not encode.
+    public func row<Event: DomainEvent>(_ event: Event, subject: String? = nil, time: Date = Date()) throws -> (envelope: EventEnvelope, topic: String) {
+        (try EventEnvelope(event, source: source, time: time, subject: subject), Event.topic.name)
+    }
+
+    /// Wakes the relay for rows that a statement of the caller's wrote (`row`) and committed: in
+    /// the process, or by notifying the schema's channel on `client` without a relay of its own.
+    public func committed(on client: PostgresClient, logger: Logger) async throws {
+        if let relay {
+            relay.wake()
+        } else {
+            try await client.query("SELECT pg_notify(\(schema.channel), '')", logger: logger)
+        }
+    }
+
     /// Appends `event` on `connection` (which must be inside the caller's transaction) and returns
     /// its envelope. It is published to `Event.topic` unless `topic` names another.
     /// - Throws: `EncodingError` or the database's error; either aborts the caller's transaction.

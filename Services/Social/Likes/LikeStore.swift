@@ -22,8 +22,35 @@ struct LikeStore: Sendable {
 
     /// Likes `key` for `user`; `changed` is false when it was liked already. A new like of an
     /// Unsplash photo is reported to photo-catalog as a use (Unsplash's rule).
+    ///
+    /// One statement (`like_photo`, the schema's): the check, the row, its event and the count in
+    /// one round trip. An Unsplash photo not described here yet is liked in a transaction that
+    /// first asks photo-catalog about it.
     /// - Throws: 404 `photo-not-found` for a photo the user may not like.
     func like(_ key: PhotoKey, user: UUID) async throws -> (changed: Bool, state: State) {
+        let at = Date()
+        let (event, topic) = try outbox.row(PhotoLiked(userId: user, photoId: key.description, likedAt: at), subject: user.lowercased, time: at)
+        let row = try await client.query("""
+            SELECT outcome, likes FROM like_photo(\(user), \(key.description), \(at), \(event.id), \(topic), \(event.key), \(event.type), \(event.source), \(event.subject), \(Data(event.data)))
+            """, logger: logger).collect().first
+        let (outcome, likes) = try row!.decode((String, Int).self)
+        switch outcome {
+        case "liked":
+            try await outbox.committed(on: client, logger: logger)
+            if case .unsplash(let photo) = key { await photos.catalog.reportUse(photo: photo, user: user) }
+            return (true, State(count: likes, likedByMe: true))
+        case "already":
+            return (false, State(count: likes, likedByMe: true))
+        case "not-found":
+            throw PhotoResolver.notFound
+        default:
+            return try await likeDescribingFirst(key, user: user)
+        }
+    }
+
+    /// `like` for an Unsplash photo not described here yet: photo-catalog is asked about it within
+    /// the like's transaction.
+    private func likeDescribingFirst(_ key: PhotoKey, user: UUID) async throws -> (changed: Bool, state: State) {
         let liked: (changed: Bool, state: State) = try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
             let inserted = try await connection.query("""
                 INSERT INTO likes (user_id, photo_key) VALUES (\(user), \(key.description))
@@ -40,16 +67,16 @@ struct LikeStore: Sendable {
         return liked
     }
 
-    /// Takes the like back; `changed` is false when there was none.
+    /// Takes the like back; `changed` is false when there was none. One statement
+    /// (`unlike_photo`): the row and its event in one round trip.
     func unlike(_ key: PhotoKey, user: UUID) async throws -> Bool {
-        try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            let deleted = try await connection.query("""
-                DELETE FROM likes WHERE user_id = \(user) AND photo_key = \(key.description) RETURNING 1
-                """, logger: logger).collect()
-            guard !deleted.isEmpty else { return false }
-            try await outbox.append(PhotoUnliked(userId: user, photoId: key.description, unlikedAt: Date()), subject: user.lowercased, on: connection, logger: logger)
-            return true
-        }
+        let at = Date()
+        let (event, topic) = try outbox.row(PhotoUnliked(userId: user, photoId: key.description, unlikedAt: at), subject: user.lowercased, time: at)
+        let changed = try await client.query("""
+            SELECT unlike_photo(\(user), \(key.description), \(at), \(event.id), \(topic), \(event.key), \(event.type), \(event.source), \(event.subject), \(Data(event.data)))
+            """, logger: logger).collect().first!.decode(Bool.self)
+        if changed { try await outbox.committed(on: client, logger: logger) }
+        return changed
     }
 
     func state(_ key: PhotoKey, user: UUID) async throws -> State {
