@@ -81,13 +81,17 @@ package struct DataFunction: Sendable {
 }
 
 extension PostgresClient {
-    /// A `DataReader` over this client: each read is one transaction with `settings(caller)` set
-    /// locally (the service's row-level security settings) and the time zone UTC, so timestamps
-    /// read as PostgREST's do (`2026-11-25T10:00:00.123456+00:00`).
+    /// A `DataReader` over this client: each read runs with `settings(caller)` set locally (the
+    /// service's row-level security settings) and the time zone UTC, so timestamps read as
+    /// PostgREST's do (`2026-11-25T10:00:00.123456+00:00`). A read of one statement is one round
+    /// trip (`withSettings`); several (rows and their count) share a transaction.
     package func dataReader(logger: Logger, settings: @escaping @Sendable (DataCaller) -> [(name: String, value: String)]) -> DataReader {
         { caller, statements in
             var local = settings(caller)
             local.append((name: "TimeZone", value: "UTC"))
+            if statements.count == 1 {
+                return [try await self.query(Self.withSettings(local, statements[0]), logger: logger).collect()]
+            }
             return try await self.withTransaction(settings: local, logger: logger) { connection in
                 var results: [[PostgresRow]] = []
                 for statement in statements {
@@ -96,5 +100,22 @@ extension PostgresClient {
                 return results
             }
         }
+    }
+
+    /// `statement` as one statement that first sets each of `settings` transaction-locally (its
+    /// own transaction's): the settings in a first step, the statement in a lateral step that
+    /// depends on it, so every row-level security policy is checked after they are set (were it
+    /// ever checked before, it would see no user and show nothing: it fails closed).
+    static func withSettings(_ settings: [(name: String, value: String)], _ statement: PostgresQuery) -> PostgresQuery {
+        var binds = statement.binds
+        var calls: [String] = []
+        for setting in settings {
+            binds.append(setting.name)
+            binds.append(setting.value)
+            calls.append("set_config($\(binds.count - 1), $\(binds.count), true)")
+        }
+        let sql = "SELECT step.* FROM (SELECT \(calls.joined(separator: " || ")) AS set) AS settings "
+            + "CROSS JOIN LATERAL (SELECT * FROM (\(statement.sql)) AS rows WHERE settings.set IS NOT NULL) AS step"
+        return PostgresQuery(unsafeSQL: sql, binds: binds)
     }
 }
