@@ -200,6 +200,8 @@ await socket.disconnect()
 await gateway.stop()
 await tracking.stop()
 let benchOrders = 1_000
+let ownerID = owner.uuidString.lowercased()
+let payload = #"{"by":{"role":"restaurant","userId":"\#(ownerID)"},"changedAt":"2026-11-26T12:00:00.000Z","orderId":"00000000-0000-0000-0000-000000000000","parties":{"customerId":"\#(customer.uuidString.lowercased())","driverId":null,"restaurantId":"\#(restaurantID)","restaurantOwnerId":"\#(ownerID)"},"previousStatus":"accepted","reason":null,"status":"preparing","version":3}"#
 try await database.withClient { client in
     try await client.query("""
         INSERT INTO tracking.orders (id, customer_id, restaurant_id, restaurant_owner_id, items, total_cents, dropoff_address, dropoff_lat, dropoff_lng,
@@ -208,13 +210,16 @@ try await database.withClient { client in
                1800, 'Senate Square', 60.1694, 24.9526, 'accepted', '[]', 'road', 'bench-' || n, 'bench'
         FROM generate_series(1, \(benchOrders)) AS n
         """, logger: Logger(label: "bench"))
+    // The events' payload, read from a table by the script: pgbench would take the `:` of its
+    // JSON for variables.
+    try await client.query("CREATE TABLE tracking.bench_payload AS SELECT convert_to(\(payload), 'UTF8') AS payload", logger: Logger(label: "bench"))
+    try await client.query("ALTER TABLE tracking.bench_payload OWNER TO \(unescaped: role)", logger: Logger(label: "bench"))
 }
-let ownerID = owner.uuidString.lowercased()
-let payload = #"{"by":{"role":"restaurant","userId":"\#(ownerID)"},"changedAt":"2026-11-26T12:00:00.000Z","orderId":"00000000-0000-0000-0000-000000000000","parties":{"customerId":"\#(customer.uuidString.lowercased())","driverId":null,"restaurantId":"\#(restaurantID)","restaurantOwnerId":"\#(ownerID)"},"previousStatus":"accepted","reason":null,"status":"preparing","version":3}"#
 func transitionScript(notifying: Bool) -> String {
-    let order = "md5('bench-' || :n)::uuid"
+    // CAST, not `::`: pgbench would read `:uuid` as one of its variables.
+    let order = "CAST(md5('bench-' || :n) AS uuid)"
     let event = { (type: String) in
-        "INSERT INTO tracking.outbox (event_id, topic, key, type, source, subject, occurred_at, payload) VALUES (gen_random_uuid(), 'tracking.orders', md5('bench-' || :n), '\(type)', '/splash/tracking', md5('bench-' || :n), now(), convert_to('\(payload)', 'UTF8'));"
+        "INSERT INTO tracking.outbox (event_id, topic, key, type, source, subject, occurred_at, payload) SELECT gen_random_uuid(), 'tracking.orders', md5('bench-' || :n), '\(type)', '/splash/tracking', md5('bench-' || :n), now(), payload FROM tracking.bench_payload;"
     }
     return """
         \\set n random(1, \(benchOrders))
