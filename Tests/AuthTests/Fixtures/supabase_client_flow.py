@@ -6,11 +6,14 @@ Prints one line per step and "all steps passed" at the end; any failure raises a
 import sys
 import uuid
 
-from supabase import create_client
+import httpx
+from supabase import ClientOptions, create_client
 from supabase_auth.errors import AuthApiError
 
 url, key = sys.argv[1], sys.argv[2]
-client = create_client(url, key)
+# httpx's 5 s read timeout is the client's default, not a promise of the protocol: make test runs
+# every suite at once on two cores, where one answer in many can take longer.
+client = create_client(url, key, ClientOptions(httpx_client=httpx.Client(timeout=30, follow_redirects=True)))
 email = f"py-{uuid.uuid4().hex[:10]}@example.com"
 password = "correct horse battery"
 name = f"py_{uuid.uuid4().hex[:8]}"
