@@ -90,15 +90,29 @@ public final class KafkaEmbeddedCluster: Sendable {
     /// an outage) or brings them back up.
     /// - Throws: `KafkaError.embeddedCluster` after shutdown.
     public func setAllBrokers(down: Bool) throws(KafkaError) {
+        try forEachBroker { cluster, broker in
+            if down {
+                rd_kafka_mock_broker_set_down(cluster, broker)
+            } else {
+                rd_kafka_mock_broker_set_up(cluster, broker)
+            }
+        }
+    }
+
+    /// Delays every broker's responses by `roundTripTime` (zero: none). Requests are still handled
+    /// on arrival, so a producer's records are on the log while it waits for their acknowledgements.
+    /// - Throws: `KafkaError.embeddedCluster` after shutdown.
+    public func setAllBrokers(roundTripTime: Duration) throws(KafkaError) {
+        let milliseconds = Int32(roundTripTime.wholeMilliseconds)
+        try forEachBroker { cluster, broker in
+            _ = rd_kafka_mock_broker_set_rtt(cluster, broker, milliseconds)
+        }
+    }
+
+    private func forEachBroker(_ body: (OpaquePointer, Int32) -> Void) throws(KafkaError) {
         let failed: Bool = handles.withLock { handles in
             guard let handles else { return true }
-            for broker in 1...Int32(brokerCount) {
-                if down {
-                    rd_kafka_mock_broker_set_down(handles.cluster, broker)
-                } else {
-                    rd_kafka_mock_broker_set_up(handles.cluster, broker)
-                }
-            }
+            for broker in 1...Int32(brokerCount) { body(handles.cluster, broker) }
             return false
         }
         if failed { throw KafkaError.embeddedCluster(reason: "the cluster is shut down") }

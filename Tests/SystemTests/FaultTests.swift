@@ -59,4 +59,43 @@ struct FaultTests {
         try await checkNothingLostOrDoubled(stack, made: signUps.made)
         await stack.stop()
     }
+
+    /// The relay publishes, then marks its rows in the same transaction: killed between the two,
+    /// its rows stay unmarked and the next relay publishes them again. Kafka then holds the event
+    /// twice, under one event id, and a consumer through its inbox applies it once.
+    @Test func aRelayKilledBetweenPublishAndMarkDeliversAgainAndTheEffectHappensOnce() async throws {
+        let stack = try await SystemStack.start()
+        defer { Task { await stack.stop() } }
+        let effects = RegistrationEffects(stack: stack)
+        try await effects.running {
+            // Accounts made and published: the relay's producer knows the cluster.
+            let before = await stack.signUp(for: .seconds(1), every: .milliseconds(100))
+            try await stack.database.waitUntilOutboxIsPublished(schema: "auth", timeout: .seconds(60))
+            // The brokers now answer 3 s late: the relay's records reach the log, their
+            // acknowledgements do not, and auth is killed while it waits for them.
+            try stack.kafka.setAllBrokers(roundTripTime: .seconds(3))
+            let during = await stack.signUp(for: .seconds(1), every: .milliseconds(100))
+            try await Task.sleep(for: .milliseconds(1_500))
+            await stack.killAuth()
+            try stack.kafka.setAllBrokers(roundTripTime: .zero)
+            let unmarked = try await stack.unpublishedOutboxKeys()
+            let onKafka = try await stack.registrationRecords()
+            let publishedNotMarked = Set(during.made).intersection(unmarked).intersection(onKafka.keys)
+            #expect(!publishedNotMarked.isEmpty, "no account was on Kafka with its outbox row unmarked when auth died (\(during.made.count) made, \(unmarked.count) unmarked)")
+
+            try await stack.startAuth()
+            let after = await stack.signUp(for: .seconds(1), every: .milliseconds(100))
+            let made = before.made + during.made + after.made
+            #expect(before.refused.isEmpty && during.refused.isEmpty && after.refused.isEmpty)
+            try await checkNothingLostOrDoubled(stack, made: made)
+            let records = try await stack.registrationRecords()
+            let deliveredTwice = publishedNotMarked.filter { (records[$0]?.count ?? 0) >= 2 }
+            #expect(deliveredTwice == publishedNotMarked, "published before the kill, not published again after it: \(publishedNotMarked.subtracting(deliveredTwice))")
+            let times = try await effects.times(forAtLeast: made.count)
+            #expect(Set(made).isSubset(of: times.keys), "\(Set(made).subtracting(times.keys).count) accounts never took effect")
+            let repeated = times.filter { $0.value != 1 }
+            #expect(repeated.isEmpty, "registrations applied more than once: \(repeated)")
+        }
+        await stack.stop()
+    }
 }

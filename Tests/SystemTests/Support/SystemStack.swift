@@ -3,29 +3,51 @@ import Contracts
 import Foundation
 import Identity
 import Kafka
+import Synchronization
 import TestSupport
 
 /// auth as a process on a Postgres and a Kafka cluster of the test's own, which the test may take
 /// down and bring back while it writes, and what a test reads back from both to prove nothing was
-/// lost or done twice.
-struct SystemStack: Sendable {
+/// lost or done twice. auth may be killed and started again (`killAuth`, `startAuth`).
+final class SystemStack: Sendable {
     let postgres: OwnPostgres
     let database: TestDatabase
     let kafka: KafkaEmbeddedCluster
-    let auth: ServiceProcess
+    private let authEnvironment: [String: String]
+    private let running: Mutex<ServiceProcess?>
+
+    /// The auth process now running (the last one started).
+    var auth: ServiceProcess { running.withLock { $0! } }
+
+    private init(postgres: OwnPostgres, database: TestDatabase, kafka: KafkaEmbeddedCluster, authEnvironment: [String: String]) {
+        (self.postgres, self.database, self.kafka, self.authEnvironment) = (postgres, database, kafka, authEnvironment)
+        running = Mutex(nil)
+    }
 
     static func start() async throws -> SystemStack {
         let postgres = try await OwnPostgres.start()
         let database = try await postgres.makeDatabase()
         let kafka = try KafkaEmbeddedCluster(brokers: 3, topics: TopicCatalog.all)
-        let auth = try await ServiceProcess("auth", environment: [
+        let stack = SystemStack(postgres: postgres, database: database, kafka: kafka, authEnvironment: [
             "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
             "OUTBOX_POLL_INTERVAL": "100ms", "LOG_LEVEL": "warning",
             "DATABASE_URL": try await database.makeServiceRole(schema: "auth", password: "system-auth").url, "AUTH_JWT_KEY": SigningKey.generate().pem,
             "AUTH_JWT_ISSUER": "http://localhost:8080/auth/v1", "AUTH_BCRYPT_COST": "4",
             "AUTH_RATE_LIMIT_TOKEN": "1000000/1m", "AUTH_RATE_LIMIT_SIGNUP": "1000000/1m",
         ])
-        return SystemStack(postgres: postgres, database: database, kafka: kafka, auth: auth)
+        try await stack.startAuth()
+        return stack
+    }
+
+    /// Starts an auth process (after `killAuth`, a new one on the same database and signing key).
+    func startAuth() async throws {
+        let process = try await ServiceProcess("auth", environment: authEnvironment)
+        running.withLock { $0 = process }
+    }
+
+    /// SIGKILLs the auth process: it dies mid-work, its transactions rolled back by Postgres.
+    func killAuth() async {
+        await auth.kill()
     }
 
     func stop() async {
@@ -85,12 +107,28 @@ struct SystemStack: Sendable {
         }
     }
 
+    /// The keys of auth's outbox rows not marked published (nor failed).
+    func unpublishedOutboxKeys() async throws -> Set<String> {
+        try await database.withClient { client in
+            var keys = Set<String>()
+            for try await key in try await client.query("SELECT key FROM auth.outbox WHERE published_at IS NULL AND failed_at IS NULL").decode(String.self) {
+                keys.insert(key)
+            }
+            return keys
+        }
+    }
+
     /// The `auth.user.registered.v1` events on Kafka, as their distinct event ids per account.
     func registrations() async throws -> [String: Set<UUID>] {
-        var byAccount: [String: Set<UUID>] = [:]
+        try await registrationRecords().mapValues(Set.init)
+    }
+
+    /// Every `auth.user.registered.v1` record on Kafka, redeliveries included: its event id, per account.
+    func registrationRecords() async throws -> [String: [UUID]] {
+        var byAccount: [String: [UUID]] = [:]
         for event in try await publishedEvents(on: TopicCatalog.authUsers.name, bootstrapServers: kafka.bootstrapServers)
         where event.type == UserRegistered.type {
-            byAccount[event.key, default: []].insert(event.id)
+            byAccount[event.key, default: []].append(event.id)
         }
         return byAccount
     }
