@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import Testing
 import TestSupport
@@ -95,6 +96,41 @@ struct FaultTests {
             #expect(Set(made).isSubset(of: times.keys), "\(Set(made).subtracting(times.keys).count) accounts never took effect")
             let repeated = times.filter { $0.value != 1 }
             #expect(repeated.isEmpty, "registrations applied more than once: \(repeated)")
+        }
+        await stack.stop()
+    }
+
+    /// An event its consumer cannot apply is retried, parked on the dead-letter topic, and does
+    /// not hold up the events behind it; once the consumer is fixed, `splash dlq replay` brings it
+    /// back and it is applied, once.
+    @Test func aPoisonEventIsDeadLetteredThePartitionFlowsAndReplayBringsItBackOnce() async throws {
+        let stack = try await SystemStack.start()
+        defer { Task { await stack.stop() } }
+        let poison = UserRegistered(userId: UUID(), username: "poison", role: .customer, registeredAt: Date())
+        let effects = RegistrationEffects(stack: stack, refusing: poison.userId)
+        try await effects.running {
+            let before = await stack.signUp(for: .seconds(1), every: .milliseconds(100))
+            try await stack.publish(poison)
+            // Behind it, on every partition (its own too), accounts keep being made and applied.
+            let after = await stack.signUp(for: .seconds(2), every: .milliseconds(50))
+            let made = before.made + after.made
+            let times = try await effects.times(forAtLeast: made.count)
+            #expect(Set(made).isSubset(of: times.keys), "\(Set(made).subtracting(times.keys).count) accounts behind the poison event never took effect")
+            let poisonID = poison.userId.uuidString.lowercased()
+            #expect(times[poisonID] == nil)
+            let parked = try await stack.deadLetters(of: TopicCatalog.authUsers.name)
+            #expect(parked.map(\.key) == [poisonID], "dead letters: \(parked.map(\.key))")
+
+            try await effects.fix()
+            let replay = try await stack.splash(["dlq", "replay", TopicCatalog.authUsers.name, "--brokers", stack.kafka.bootstrapServers])
+            #expect(replay.contains("1 dead letter(s) replayed"), "\(replay)")
+            let fixed = try await effects.times(forAtLeast: made.count + 1)
+            #expect(fixed[poisonID] == 1)
+            // Replayed once: a second replay finds nothing new.
+            let again = try await stack.splash(["dlq", "replay", TopicCatalog.authUsers.name, "--brokers", stack.kafka.bootstrapServers])
+            #expect(again.contains("0 dead letter(s) replayed"), "\(again)")
+            try await Task.sleep(for: .seconds(1))
+            #expect(try await effects.times(forAtLeast: made.count + 1)[poisonID] == 1)
         }
         await stack.stop()
     }

@@ -9,10 +9,12 @@ import TestSupport
 
 /// A consumer of the registrations on `auth.users` as a platform team would write one: Splash's
 /// `EventConsumer` and `Inbox`, its effect a count per account in schema `effects` of the stack's
-/// database. A redelivered event must leave every count at 1.
+/// database. A redelivered event must leave every count at 1. With `refusing`, the table refuses
+/// that account (a bug in the consumer, say) until `fix()`: its event is a poison one.
 struct RegistrationEffects: Sendable {
     static let schema = "effects"
     let stack: SystemStack
+    var refusing: UUID?
 
     /// Runs the consumer while `body` runs.
     func running<Result: Sendable>(_ body: @Sendable () async throws -> Result) async throws -> Result {
@@ -25,6 +27,11 @@ struct RegistrationEffects: Sendable {
             try await client.query("""
                 CREATE TABLE IF NOT EXISTS \(unescaped: Self.schema).applied (account text PRIMARY KEY, times integer NOT NULL)
                 """, logger: finalLogger)
+            if let refusing {
+                try await client.query(PostgresQuery(unsafeSQL: """
+                    ALTER TABLE \(Self.schema).applied ADD CONSTRAINT refused CHECK (account <> '\(refusing.uuidString.lowercased())')
+                    """), logger: finalLogger)
+            }
             let inbox = try Inbox(schema: Self.schema, client: client, logger: finalLogger)
             let deadLetters = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: stack.kafka.bootstrapServers, clientID: "effects-dlq"), logger: finalLogger)
             var configuration = KafkaConsumerConfiguration(bootstrapServers: stack.kafka.bootstrapServers, clientID: "effects", groupID: "effects", topics: [TopicCatalog.authUsers.name])
@@ -38,6 +45,13 @@ struct RegistrationEffects: Sendable {
                     """, logger: finalLogger)
             })
             return try await withRunningServices([deadLetters, consumer], logger: finalLogger) { try await body() }
+        }
+    }
+
+    /// Lifts the refusal: the consumer is fixed.
+    func fix() async throws {
+        try await stack.database.withClient { client in
+            try await client.query("ALTER TABLE \(unescaped: Self.schema).applied DROP CONSTRAINT IF EXISTS refused")
         }
     }
 

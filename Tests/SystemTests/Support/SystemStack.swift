@@ -1,8 +1,12 @@
 import AsyncHTTPClient
 import Contracts
 import Foundation
+import EventBus
 import Identity
 import Kafka
+import LocalStack
+import Logging
+import ServiceKit
 import Synchronization
 import TestSupport
 
@@ -105,6 +109,25 @@ final class SystemStack: Sendable {
             for try await id in try await client.query("SELECT id::text FROM auth.users").decode(String.self) { ids.insert(id) }
             return ids
         }
+    }
+
+    /// Publishes `event` on its topic as auth would, from outside auth.
+    func publish<Event: DomainEvent>(_ event: Event) async throws {
+        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: kafka.bootstrapServers, clientID: "system-test"), logger: Logger(label: "system-test"))
+        try await withRunningServices([producer]) {
+            _ = try await producer.send(EventEnvelope(event, source: "auth").record(topic: Event.topic.name))
+        }
+    }
+
+    /// The envelopes parked on `topic`'s dead-letter topic.
+    func deadLetters(of topic: String) async throws -> [EventEnvelope] {
+        try await publishedEvents(on: DeadLetter.topic(for: topic), bootstrapServers: kafka.bootstrapServers)
+    }
+
+    /// Runs the `splash` CLI built beside the tests with `arguments`; its output.
+    func splash(_ arguments: [String]) async throws -> String {
+        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("splash")
+        return try await ProcessCommand(binary, arguments).runToCompletion()
     }
 
     /// The keys of auth's outbox rows not marked published (nor failed).
