@@ -371,7 +371,7 @@ let package = Package(
         // test's own, taken down while they work (`make test-system`).
         .testTarget(
             name: "SystemTests",
-            dependencies: ["TestSupport", "LocalStack", "Kafka", "Contracts", "Identity", "EventBus", "ServiceKit", asyncHTTPClient, postgresNIO, logging],
+            dependencies: ["TestSupport", "LocalStack", "Kafka", "Contracts", "Identity", "EventBus", "ServiceKit", asyncHTTPClient, nioHTTP1, postgresNIO, logging],
             path: "Tests/SystemTests"
         ),
         .testTarget(

@@ -134,4 +134,55 @@ struct FaultTests {
         }
         await stack.stop()
     }
+
+    /// A gateway replica SIGKILLed under a client's event stream: the client reconnects to the
+    /// other replica with `Last-Event-ID` and gets every event after its last one, in order, none
+    /// twice, while the user keeps changing their name.
+    @Test func aGatewayKilledUnderAnEventStreamIsResumedOnTheOtherWithoutAGap() async throws {
+        let stack = try await SystemStack.start()
+        defer { Task { await stack.stop() } }
+        let first = try await stack.startGateway()
+        let second = try await stack.startGateway()
+        defer { Task { await first.stop(); await second.stop() } }
+        let (account, token) = try await stack.account()
+        let profileEvent = ProfileUpdated.type
+        let onFirst = EventStreamClient(url: "\(first.baseURL)/v1/events?channels=me", token: token)
+        let watcher = EventStreamClient(url: "\(second.baseURL)/v1/events?channels=me", token: token)
+        #expect(try await onFirst.waitForStatus() == 200)
+        #expect(try await watcher.waitForStatus() == 200)
+        // Both replicas follow the topic before the stream that matters begins.
+        try await stack.rename(token, to: "sys_warm")
+        _ = try await onFirst.event { $0.event == profileEvent }
+        _ = try await watcher.event { $0.event == profileEvent }
+        await watcher.stop()
+
+        let renames = Task {
+            for index in 1...30 {
+                try await stack.rename(token, to: "sys_\(index)")
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        _ = try await onFirst.event { $0.event == profileEvent && $0.data.contains(#""username":"sys_8""#) }
+        await first.kill()
+        while !onFirst.hasEnded { try await Task.sleep(for: .milliseconds(10)) }
+        // What arrived whole before the connection broke (an event ends with a blank line).
+        var before = onFirst.events.filter { $0.event == profileEvent }
+        if !onFirst.raw.hasSuffix("\n\n") { before.removeLast() }
+        let lastID = try #require(before.last?.id)
+        // The client backs off before reconnecting, as the apps do; the renames go on meanwhile.
+        try await Task.sleep(for: .seconds(1))
+
+        let resumed = EventStreamClient(url: "\(second.baseURL)/v1/events?channels=me", token: token, lastEventID: lastID)
+        #expect(try await resumed.waitForStatus() == 200)
+        try await renames.value
+        _ = try await resumed.event { $0.event == profileEvent && $0.data.contains(#""username":"sys_30""#) }
+        await onFirst.stop()
+        await resumed.stop()
+
+        let published = try await stack.profileUpdates(of: account)
+        let received = before.compactMap(\.id) + resumed.events.filter { $0.event == profileEvent }.compactMap(\.id)
+        #expect(published.count == 31)
+        #expect(received == published, "received \(received.count) of \(published.count); missing \(Set(published).subtracting(received).count), twice \(received.count - Set(received).count)")
+        await stack.stop()
+    }
 }

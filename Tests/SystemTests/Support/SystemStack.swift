@@ -6,6 +6,7 @@ import Identity
 import Kafka
 import LocalStack
 import Logging
+import NIOHTTP1
 import ServiceKit
 import Synchronization
 import TestSupport
@@ -130,6 +131,51 @@ final class SystemStack: Sendable {
         return try await ProcessCommand(binary, arguments).runToCompletion()
     }
 
+    /// A gateway replica in front of auth, on the stack's cluster; the test stops or kills it.
+    func startGateway() async throws -> ServiceProcess {
+        try await ServiceProcess("gateway", environment: [
+            "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms", "LOG_LEVEL": "warning",
+            "GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_JWT_ISSUER": authEnvironment["AUTH_JWT_ISSUER"]!,
+            "GATEWAY_RATE_LIMIT_AUTH": "100000/1m", "GATEWAY_REALTIME_HEARTBEAT": "500ms",
+        ])
+    }
+
+    /// A new account straight from auth: its id and access token.
+    func account() async throws -> (id: String, token: String) {
+        let email = "system-\(UUID().uuidString.prefix(12).lowercased())@system.splash.example"
+        let json = try await authJSON(.POST, "/auth/v1/signup", body: #"{"email":"\#(email)","password":"a long password 1"}"#)
+        guard let token = json["access_token"] as? String, let id = (json["user"] as? [String: Any])?["id"] as? String else {
+            throw SystemStackError.unexpectedAnswer("\(json)")
+        }
+        return (id, token)
+    }
+
+    /// Changes the username of the account `token` signs in.
+    func rename(_ token: String, to username: String) async throws {
+        _ = try await authJSON(.PUT, "/auth/v1/user", body: #"{"data":{"username":"\#(username)"}}"#, token: token)
+    }
+
+    private func authJSON(_ method: HTTPMethod, _ path: String, body: String, token: String? = nil) async throws -> [String: Any] {
+        var request = HTTPClientRequest(url: "\(auth.baseURL)\(path)")
+        request.method = method
+        request.headers.add(name: "Content-Type", value: "application/json")
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        request.body = .bytes(Data(body.utf8))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        let data = Data(buffer: try await response.body.collect(upTo: 1 << 20))
+        guard response.status == .ok, let json = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw SystemStackError.unexpectedAnswer("\(method) \(path): \(response.status.code) \(String(decoding: data, as: UTF8.self))")
+        }
+        return json
+    }
+
+    /// The ids of the `auth.profile.updated.v1` events about `account` on Kafka, in their order.
+    func profileUpdates(of account: String) async throws -> [String] {
+        try await publishedEvents(on: TopicCatalog.authUsers.name, bootstrapServers: kafka.bootstrapServers)
+            .filter { $0.type == ProfileUpdated.type && $0.key == account }
+            .map { $0.id.uuidString.lowercased() }
+    }
+
     /// The keys of auth's outbox rows not marked published (nor failed).
     func unpublishedOutboxKeys() async throws -> Set<String> {
         try await database.withClient { client in
@@ -155,4 +201,8 @@ final class SystemStack: Sendable {
         }
         return byAccount
     }
+}
+
+enum SystemStackError: Error {
+    case unexpectedAnswer(String)
 }
