@@ -1,5 +1,7 @@
 import Contracts
 import Foundation
+import NIOHTTP1
+import Synchronization
 import Testing
 import TestSupport
 
@@ -185,4 +187,121 @@ struct FaultTests {
         #expect(received == published, "received \(received.count) of \(published.count); missing \(Set(published).subtracting(received).count), twice \(received.count - Set(received).count)")
         await stack.stop()
     }
+
+    /// Two tracking replicas take orders and the kitchen's moves, and one is SIGKILLed mid-work;
+    /// the clients go on with the other (a placement retried under its `Idempotency-Key`, a move
+    /// whose answer was lost read back). Afterwards every order is once in Postgres, and on Kafka
+    /// has one placement and one status change per move of its history, in order, none twice in
+    /// effect, and no event names an order that does not exist.
+    @Test func aTrackingReplicaKilledMidWorkLosesNoOrderAndNoMoveAndDoublesNone() async throws {
+        let stack = try await SystemStack.start()
+        defer { Task { await stack.stop() } }
+        let databaseURL = try await stack.database.makeServiceRole(schema: "tracking", password: "system-tracking").url
+        let doomed = try await stack.startTracking(databaseURL: databaseURL)
+        let survivor = try await stack.startTracking(databaseURL: databaseURL)
+        defer { Task { await survivor.stop() } }
+        let admin = try await stack.account(role: "admin")
+        let kitchen = try await stack.account(role: "restaurant")
+        let restaurant = try await stack.call(survivor.baseURL, .POST, "/v1/restaurants", token: admin.token, json: [
+            "ownerId": kitchen.id, "name": "System Kitchen", "location": ["lat": 60.1699, "lng": 24.9384],
+            "menu": [["id": "m1", "name": "Soup of the day", "priceCents": 1_250]],
+        ], expecting: 201)["id"] as! String
+        var people: [(id: String, token: String)] = []
+        for _ in 0..<4 { people.append(try await stack.account(role: "customer")) }
+        let customers = people
+
+        let killed = Flag()
+        /// Sends to the replica `turn` picks while it lives, else to the survivor; a request the
+        /// dead replica never answered goes again to the survivor.
+        @Sendable func send(_ turn: Int, _ method: HTTPMethod, _ path: String, token: String, json: Any, headers: [(String, String)]) async throws -> (status: Int, body: [String: Any]) {
+            if turn % 2 == 0, !killed.isSet, let answer = try? await stack.call(doomed.baseURL, method, path, token: token, json: json, headers: headers) {
+                return answer
+            }
+            return try await stack.call(survivor.baseURL, method, path, token: token, json: json, headers: headers)
+        }
+        let start = ContinuousClock.now
+        let killer = Task {
+            try await Task.sleep(for: .seconds(3))
+            await doomed.kill()
+            killed.set()
+        }
+        let placed = try await withThrowingTaskGroup(of: [String].self) { group in
+            for (index, customer) in customers.enumerated() {
+                group.addTask {
+                    var orders: [String] = []
+                    var turn = index
+                    while ContinuousClock.now - start < .seconds(7) {
+                        let key = UUID().uuidString
+                        turn += 1
+                        let order = try await send(turn, .POST, "/v1/orders", token: customer.token, json: [
+                            "restaurantId": restaurant, "items": [["menuItemId": "m1", "quantity": 2]],
+                            "dropoff": ["address": "Senate Square", "lat": 60.1694, "lng": 24.9526],
+                        ], headers: [("Idempotency-Key", key)])
+                        try #require(order.status == 201, "placing: \(order.status) \(order.body)")
+                        let id = order.body["id"] as! String
+                        orders.append(id)
+                        var version = order.body["version"] as! Int
+                        for status in ["accepted", "preparing", "ready_for_pickup"] {
+                            turn += 1
+                            let moved = try await send(turn, .POST, "/v1/orders/\(id)/transitions", token: kitchen.token, json: ["to": status], headers: [("If-Match", "\"\(version)\"")])
+                            if moved.status == 200 {
+                                version = moved.body["version"] as! Int
+                            } else {
+                                // The move may have been made by the replica that died before answering.
+                                let now = try await stack.call(survivor.baseURL, .GET, "/v1/orders/\(id)", token: kitchen.token, expecting: 200)
+                                try #require(now["status"] as? String == status, "moving to \(status): \(moved.status) \(moved.body), the order is \(now["status"] ?? "?")")
+                                version = now["version"] as! Int
+                            }
+                        }
+                    }
+                    return orders
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        try await killer.value
+        #expect(placed.count > 20, "orders placed: \(placed.count)")
+
+        // The invariant, once the survivor's relay has published what the dead one left.
+        try await stack.database.waitUntilOutboxIsPublished(schema: "tracking", timeout: .seconds(90))
+        let histories: [String: [String]] = try await stack.database.withClient { client in
+            var histories: [String: [String]] = [:]
+            let rows = try await client.query("""
+                SELECT id::text, (SELECT array_agg(h->>'status' ORDER BY n) FROM jsonb_array_elements(status_history) WITH ORDINALITY AS e(h, n))
+                FROM tracking.orders
+                """)
+            for try await (id, statuses) in rows.decode((String, [String]).self) { histories[id] = statuses }
+            return histories
+        }
+        #expect(Set(histories.keys) == Set(placed), "orders answered 201: \(placed.count), in Postgres: \(histories.count)")
+        var placements: [String: Set<UUID>] = [:]
+        var moves: [String: [(UUID, String)]] = [:]
+        for event in try await publishedEvents(on: TopicCatalog.trackingOrders.name, bootstrapServers: stack.kafka.bootstrapServers) {
+            switch event.type {
+            case OrderPlaced.type:
+                placements[event.key, default: []].insert(event.id)
+            case OrderStatusChanged.type:
+                // A redelivery repeats an event id; in effect it is the same move.
+                if !(moves[event.key] ?? []).contains(where: { $0.0 == event.id }) {
+                    let status = (try JSONSerialization.jsonObject(with: Data(event.data)) as? [String: Any])?["status"] as? String ?? "?"
+                    moves[event.key, default: []].append((event.id, status))
+                }
+            default: break
+            }
+        }
+        for (order, history) in histories {
+            #expect(placements[order]?.count == 1, "order \(order): \(placements[order]?.count ?? 0) placements")
+            #expect(moves[order]?.map(\.1) ?? [] == Array(history.dropFirst()), "order \(order): moves \(moves[order]?.map(\.1) ?? []), history \(history)")
+        }
+        #expect(Set(placements.keys).union(moves.keys).isSubset(of: histories.keys), "events name orders Postgres does not have")
+        await stack.stop()
+    }
+}
+
+/// A switch one task turns on and others read.
+final class Flag: Sendable {
+    private let value = Mutex(false)
+
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
 }

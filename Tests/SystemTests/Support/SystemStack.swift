@@ -29,6 +29,10 @@ final class SystemStack: Sendable {
         running = Mutex(nil)
     }
 
+    static let issuer = "http://localhost:8080/auth/v1"
+    /// The service token auth accepts for its admin API.
+    static let serviceToken = "system-tests-service-token-0123456789abcdef"
+
     static func start() async throws -> SystemStack {
         let postgres = try await OwnPostgres.start()
         let database = try await postgres.makeDatabase()
@@ -37,8 +41,8 @@ final class SystemStack: Sendable {
             "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
             "OUTBOX_POLL_INTERVAL": "100ms", "LOG_LEVEL": "warning",
             "DATABASE_URL": try await database.makeServiceRole(schema: "auth", password: "system-auth").url, "AUTH_JWT_KEY": SigningKey.generate().pem,
-            "AUTH_JWT_ISSUER": "http://localhost:8080/auth/v1", "AUTH_BCRYPT_COST": "4",
-            "AUTH_RATE_LIMIT_TOKEN": "1000000/1m", "AUTH_RATE_LIMIT_SIGNUP": "1000000/1m",
+            "AUTH_JWT_ISSUER": issuer, "AUTH_BCRYPT_COST": "4",
+            "AUTH_RATE_LIMIT_TOKEN": "1000000/1m", "AUTH_RATE_LIMIT_SIGNUP": "1000000/1m", "AUTH_SERVICE_TOKEN": serviceToken,
         ])
         try await stack.startAuth()
         return stack
@@ -135,38 +139,71 @@ final class SystemStack: Sendable {
     func startGateway() async throws -> ServiceProcess {
         try await ServiceProcess("gateway", environment: [
             "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms", "LOG_LEVEL": "warning",
-            "GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_JWT_ISSUER": authEnvironment["AUTH_JWT_ISSUER"]!,
+            "GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_JWT_ISSUER": Self.issuer,
             "GATEWAY_RATE_LIMIT_AUTH": "100000/1m", "GATEWAY_REALTIME_HEARTBEAT": "500ms",
+        ])
+    }
+
+    /// A tracking replica (not seeded) on `databaseURL` (`database.makeServiceRole(schema: "tracking", …)`,
+    /// made once for all replicas) and the stack's cluster; the test stops or kills it.
+    func startTracking(databaseURL: String) async throws -> ServiceProcess {
+        try await ServiceProcess("tracking", environment: [
+            "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
+            "OUTBOX_POLL_INTERVAL": "100ms", "LOG_LEVEL": "warning", "DATABASE_URL": databaseURL,
+            "TRACKING_JWKS_URL": "\(auth.baseURL)/auth/v1/.well-known/jwks.json", "TRACKING_JWT_ISSUER": Self.issuer, "TRACKING_SEED": "false",
         ])
     }
 
     /// A new account straight from auth: its id and access token.
     func account() async throws -> (id: String, token: String) {
         let email = "system-\(UUID().uuidString.prefix(12).lowercased())@system.splash.example"
-        let json = try await authJSON(.POST, "/auth/v1/signup", body: #"{"email":"\#(email)","password":"a long password 1"}"#)
+        let json = try await call(auth.baseURL, .POST, "/auth/v1/signup", json: ["email": email, "password": "a long password 1"], expecting: 200)
         guard let token = json["access_token"] as? String, let id = (json["user"] as? [String: Any])?["id"] as? String else {
             throw SystemStackError.unexpectedAnswer("\(json)")
         }
         return (id, token)
     }
 
-    /// Changes the username of the account `token` signs in.
-    func rename(_ token: String, to username: String) async throws {
-        _ = try await authJSON(.PUT, "/auth/v1/user", body: #"{"data":{"username":"\#(username)"}}"#, token: token)
+    /// A new account with Splash role `role`, made through auth's admin API, signed in.
+    func account(role: String) async throws -> (id: String, token: String) {
+        let email = "system-\(role)-\(UUID().uuidString.prefix(8).lowercased())@system.splash.example"
+        let user = try await call(auth.baseURL, .POST, "/auth/v1/admin/users", json: [
+            "email": email, "password": "a long password 1", "email_confirm": true, "app_metadata": ["role": role],
+        ], headers: [("X-Splash-Service-Token", Self.serviceToken)], expecting: 200)
+        let session = try await call(auth.baseURL, .POST, "/auth/v1/token?grant_type=password", json: ["email": email, "password": "a long password 1"], expecting: 200)
+        guard let id = user["id"] as? String, let token = session["access_token"] as? String else { throw SystemStackError.unexpectedAnswer("\(user) \(session)") }
+        return (id, token)
     }
 
-    private func authJSON(_ method: HTTPMethod, _ path: String, body: String, token: String? = nil) async throws -> [String: Any] {
-        var request = HTTPClientRequest(url: "\(auth.baseURL)\(path)")
+    /// Changes the username of the account `token` signs in.
+    func rename(_ token: String, to username: String) async throws {
+        _ = try await call(auth.baseURL, .PUT, "/auth/v1/user", token: token, json: ["data": ["username": username]], expecting: 200)
+    }
+
+    /// A JSON request to `base`; its status and JSON object (empty when it is not one). Throws
+    /// when no answer comes (a dead process), or with `expecting` when the status differs.
+    func call(_ base: String, _ method: HTTPMethod, _ path: String, token: String? = nil, json: Any? = nil,
+              headers: [(String, String)] = [], expecting: Int? = nil) async throws -> [String: Any] {
+        let (status, body) = try await call(base, method, path, token: token, json: json, headers: headers)
+        if let expecting, status != expecting {
+            throw SystemStackError.unexpectedAnswer("\(method) \(path): \(status) \(body)")
+        }
+        return body
+    }
+
+    func call(_ base: String, _ method: HTTPMethod, _ path: String, token: String? = nil, json: Any? = nil,
+              headers: [(String, String)] = []) async throws -> (status: Int, body: [String: Any]) {
+        var request = HTTPClientRequest(url: base + path)
         request.method = method
-        request.headers.add(name: "Content-Type", value: "application/json")
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
-        request.body = .bytes(Data(body.utf8))
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let json {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(try JSONSerialization.data(withJSONObject: json))
+        }
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
         let data = Data(buffer: try await response.body.collect(upTo: 1 << 20))
-        guard response.status == .ok, let json = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-            throw SystemStackError.unexpectedAnswer("\(method) \(path): \(response.status.code) \(String(decoding: data, as: UTF8.self))")
-        }
-        return json
+        return (Int(response.status.code), (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:])
     }
 
     /// The ids of the `auth.profile.updated.v1` events about `account` on Kafka, in their order.
