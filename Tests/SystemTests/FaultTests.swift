@@ -5,11 +5,12 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// Splash's promises under faults, on running processes: while accounts are being made, the
-/// brokers go down or Postgres restarts, and afterwards an invariant check reads Postgres and
-/// Kafka: every account made has its registration on Kafka, exactly one of them in effect (one
-/// event id; a redelivery of the same event is allowed), and no registration names an account
-/// that does not exist.
+/// Splash's promises under faults, on running processes: while accounts, renames or orders are
+/// being made, something breaks (the brokers, Postgres, a relay, a consumer, a gateway or tracking
+/// replica), and afterwards an invariant check reads Postgres and Kafka. For accounts: every
+/// account made has its registration on Kafka, exactly one of them in effect (one event id; a
+/// redelivery of the same event is allowed), and no registration names an account that does not
+/// exist. `docs/testing.md` lists each fault and what must hold.
 @Suite("Faults under load", .serialized)
 struct FaultTests {
     /// Checks the invariant, once the relay has caught up.

@@ -13,7 +13,8 @@ import TestSupport
 
 /// auth as a process on a Postgres and a Kafka cluster of the test's own, which the test may take
 /// down and bring back while it writes, and what a test reads back from both to prove nothing was
-/// lost or done twice. auth may be killed and started again (`killAuth`, `startAuth`).
+/// lost or done twice. auth may be killed and started again (`killAuth`, `startAuth`); gateway and
+/// tracking replicas are started on demand, for the test to kill.
 final class SystemStack: Sendable {
     let postgres: OwnPostgres
     let database: TestDatabase
