@@ -72,8 +72,10 @@ struct FaultTests {
         defer { Task { await stack.stop() } }
         let effects = RegistrationEffects(stack: stack)
         try await effects.running {
-            // Accounts made and published: the relay's producer knows the cluster.
-            let before = await stack.signUp(for: .seconds(1), every: .milliseconds(100))
+            // Accounts made and published, enough of them (60 over 6 partitions) that the relay's
+            // producer has connected to every broker: a connection made once responses are late
+            // would wait 3 s for its first answer before sending anything.
+            let before = await stack.signUp(for: .seconds(3), every: .milliseconds(50))
             try await stack.database.waitUntilOutboxIsPublished(schema: "auth", timeout: .seconds(60))
             // The brokers now answer 3 s late: the relay's records reach the log, their
             // acknowledgements do not, and auth is killed while it waits for them.
