@@ -46,6 +46,14 @@ let comparedGateway = BenchmarkArguments.string("--compare-gateway")
 /// The compared gateway's EVENT_LOOPS (by default the same as the other's): with the same build
 /// under both names, how the number of loops changes the cost.
 let comparedEventLoops = BenchmarkArguments.integer("--compare-event-loops", default: gatewayEventLoops)
+/// Settings for the compared gateway only, `NAME=VALUE[,NAME=VALUE…]`: the same build with one
+/// path or feature turned off (`GATEWAY_DIRECT_PROXY=false` under the name `gateway-routed`).
+let comparedSettings: [String: String] = Dictionary(
+    (BenchmarkArguments.string("--compare-setting") ?? "").split(separator: ",").compactMap { pair in
+        let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+        return parts.count == 2 ? (parts[0], parts[1]) : nil
+    }
+) { _, last in last }
 var logger = Logger(label: "bench")
 logger.logLevel = .error
 
@@ -73,7 +81,7 @@ let auth = try await ServiceProcess("auth", environment: common.merging([
 /// its cost per request runs with the default 100 ms, as against a real broker (which answers as
 /// soon as records arrive, so the wait costs no latency there), lest the embedded broker's polling
 /// (about 30 ms of CPU per second at 10 ms) be counted as the proxy's.
-func startGateway(_ executable: String = "gateway", fetchMaxWait: String, eventLoops: Int = 0) async throws -> ServiceProcess {
+func startGateway(_ executable: String = "gateway", fetchMaxWait: String, eventLoops: Int = 0, settings: [String: String] = [:]) async throws -> ServiceProcess {
     var environment = common.merging([
         "GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_JWT_ISSUER": issuer,
         "GATEWAY_RATE_LIMIT_AUTH": unlimited, "GATEWAY_RATE_LIMIT_REALTIME": unlimited,
@@ -81,11 +89,11 @@ func startGateway(_ executable: String = "gateway", fetchMaxWait: String, eventL
         "KAFKA_FETCH_MAX_WAIT": fetchMaxWait,
     ]) { _, new in new }
     if eventLoops > 0 { environment["EVENT_LOOPS"] = String(eventLoops) }
-    return try await ServiceProcess(executable, environment: environment)
+    return try await ServiceProcess(executable, environment: environment.merging(settings) { _, new in new })
 }
 let gateway = try await startGateway(fetchMaxWait: "100ms", eventLoops: gatewayEventLoops)
 let compared: ServiceProcess? = if let comparedGateway {
-    try await startGateway(comparedGateway, fetchMaxWait: "100ms", eventLoops: comparedEventLoops)
+    try await startGateway(comparedGateway, fetchMaxWait: "100ms", eventLoops: comparedEventLoops, settings: comparedSettings)
 } else {
     nil
 }
@@ -289,7 +297,7 @@ delays.sort()
 func loopsText(_ loops: Int) -> String { loops > 0 ? "EVENT_LOOPS=\(loops)" : "an event loop per core" }
 print("""
 
-gateway benchmark — \(ProcessInfo.processInfo.activeProcessorCount) cores; authenticated GET /auth/v1/user (auth reads the user from Postgres); the gateway with KAFKA_FETCH_MAX_WAIT=100ms and \(loopsText(gatewayEventLoops))\(comparedGateway.map { ", \($0) with \(loopsText(comparedEventLoops))" } ?? ""), nginx with one worker process
+gateway benchmark — \(ProcessInfo.processInfo.activeProcessorCount) cores; authenticated GET /auth/v1/user (auth reads the user from Postgres); the gateway with KAFKA_FETCH_MAX_WAIT=100ms and \(loopsText(gatewayEventLoops))\(comparedGateway.map { ", \($0) with \(loopsText(comparedEventLoops))\(comparedSettings.isEmpty ? "" : " and " + comparedSettings.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))" } ?? ""), nginx with one worker process
 \(loads.map { report($0, $0 >= 16 ? "saturating: the CPU is shared by wrk, auth, Postgres and the proxy" : $0 == 1 ? "one connection: nothing queues" : "moderate: the cores are already busy") }.joined(separator: "\n"))
 broadcast to \(socketCount) WebSocket clients on one gateway (Kafka publish → client receives; KAFKA_FETCH_MAX_WAIT=10ms), \(broadcasts) events:
   \(perEvent.joined(separator: "\n  "))
