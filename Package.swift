@@ -225,7 +225,7 @@ let package = Package(
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["Identity", "LocalStack", "S3Blobs", "Kafka", "EventBus", "Contracts", "Database", "ServiceKit", "AsyncSignals", hummingbird, hummingbirdCore, httpTypes, asyncHTTPClient, postgresNIO, serviceLifecycle, logging, crypto, nioCore, nioPosix, yams],
+            dependencies: ["Identity", "LocalStack", "S3Blobs", "Kafka", "EventBus", "Contracts", "Database", "ServiceKit", "AsyncSignals", hummingbird, hummingbirdCore, httpTypes, asyncHTTPClient, postgresNIO, serviceLifecycle, logging, crypto, nioCore, nioHTTP1, nioPosix, yams],
             path: "Shared/TestSupport"
         ),
 

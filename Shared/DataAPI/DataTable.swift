@@ -108,12 +108,7 @@ extension PostgresClient {
     /// ever checked before, it would see no user and show nothing: it fails closed).
     static func withSettings(_ settings: [(name: String, value: String)], _ statement: PostgresQuery) -> PostgresQuery {
         var binds = statement.binds
-        var calls: [String] = []
-        for setting in settings {
-            binds.append(setting.name)
-            binds.append(setting.value)
-            calls.append("set_config($\(binds.count - 1), $\(binds.count), true)")
-        }
+        let calls = binds.settingLocally(settings)
         let sql = "SELECT step.* FROM (SELECT \(calls.joined(separator: " || ")) AS set) AS settings "
             + "CROSS JOIN LATERAL (SELECT * FROM (\(statement.sql)) AS rows WHERE settings.set IS NOT NULL) AS step"
         return PostgresQuery(unsafeSQL: sql, binds: binds)

@@ -56,12 +56,7 @@ extension PostgresClient {
                 try await withTransaction(logger: logger, isolation: isolation) { connection in
                     if !settings.isEmpty {
                         var bindings = PostgresBindings()
-                        var calls: [String] = []
-                        for (index, setting) in settings.enumerated() {
-                            bindings.append(setting.name)
-                            bindings.append(setting.value)
-                            calls.append("set_config($\(2 * index + 1), $\(2 * index + 2), true)")
-                        }
+                        let calls = bindings.settingLocally(settings)
                         try await connection.query(PostgresQuery(unsafeSQL: "SELECT " + calls.joined(separator: ", "), binds: bindings), logger: logger)
                     }
                     return try await body(connection)
@@ -85,5 +80,17 @@ package func unwrappingTransactionErrors<Result>(
     } catch let error as PostgresTransactionError {
         guard let thrown = error.closureError, error.rollbackError == nil else { throw error }
         throw thrown
+    }
+}
+
+extension PostgresBindings {
+    /// A `set_config(name, value, true)` call (transaction-local) for each of `settings`, their
+    /// names and values bound after what is bound already: the calls, for the caller's statement.
+    package mutating func settingLocally(_ settings: [(name: String, value: String)]) -> [String] {
+        settings.map { setting in
+            append(setting.name)
+            append(setting.value)
+            return "set_config($\(count - 1), $\(count), true)"
+        }
     }
 }

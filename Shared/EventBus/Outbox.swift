@@ -40,7 +40,7 @@ public struct Outbox: Sendable {
         if let relay {
             relay.wake()
         } else {
-            try await client.query("SELECT pg_notify(\(schema.channel), '')", logger: logger)
+            try await client.query(notifyingRelays, logger: logger)
         }
     }
 
@@ -57,8 +57,14 @@ public struct Outbox: Sendable {
         if let relay, let hooks = CommitHooks.current {
             hooks.afterCommit { relay.wake() }
         } else {
-            try await connection.query("SELECT pg_notify(\(schema.channel), '')", logger: logger)
+            try await connection.query(notifyingRelays, logger: logger)
         }
         return envelope
+    }
+
+    /// Notifies the schema's channel, on which every relay of the schema listens (delivered once
+    /// the notifying transaction commits).
+    private var notifyingRelays: PostgresQuery {
+        "SELECT pg_notify(\(schema.channel), '')"
     }
 }

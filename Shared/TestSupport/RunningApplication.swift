@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOHTTP1
 import ServiceKit
 import ServiceLifecycle
 
@@ -51,6 +52,25 @@ package struct RunningApplication: Sendable {
         }
         return TestResponse(status: Int(response.status.code), headers: fields, body: Data(buffer: bytes))
     }
+}
+
+/// A JSON request to `url`, as an app sends one: its status and the answer's JSON object (empty
+/// when it is not one). Throws when no answer comes within `timeout` (a dead process, say).
+package func jsonRequest(
+    _ method: HTTPMethod, _ url: String, token: String? = nil, json: Any? = nil,
+    headers: [(String, String)] = [], timeout: Duration = .seconds(30)
+) async throws -> (status: Int, body: [String: Any]) {
+    var request = HTTPClientRequest(url: url)
+    request.method = method
+    if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+    for (name, value) in headers { request.headers.add(name: name, value: value) }
+    if let json {
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(try JSONSerialization.data(withJSONObject: json))
+    }
+    let response = try await HTTPClient.shared.execute(request, timeout: .nanoseconds(timeout.totalNanoseconds))
+    let data = Data(buffer: try await response.body.collect(upTo: 4 << 20))
+    return (Int(response.status.code), (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:])
 }
 
 /// A response as a test sees it.

@@ -6,6 +6,12 @@ import LocalStack
 import Glibc
 #endif
 
+/// Executable `name` of this package, built beside the running test bundle or benchmark
+/// (`swift build --build-tests` builds them all).
+package func builtExecutable(_ name: String) -> URL {
+    URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent(name)
+}
+
 /// A Splash service as its own process: the executable built beside the running test bundle or
 /// benchmark (`swift build --build-tests` builds them all), on a free port, with its output
 /// captured.
@@ -24,8 +30,7 @@ package final class ServiceProcess: Sendable {
     ///   configuration names its own address. A free port may be taken by another test before the
     ///   service binds it: then the service is started again on another, up to three times.
     package init(_ executable: String, environment: [String: String], port: Int? = nil, readyWithin timeout: Duration = .seconds(60)) async throws {
-        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent(executable)
+        let binary = builtExecutable(executable)
         guard FileManager.default.isExecutableFile(atPath: binary.path) else { throw ServiceProcessError.notBuilt(binary.path) }
         name = executable
         var attempt = 1

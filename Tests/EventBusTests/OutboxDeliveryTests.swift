@@ -13,8 +13,7 @@ import TestSupport
 
 @Suite("Outbox to consumer delivery") struct OutboxDeliveryTests {
     /// The probe consumer binary built beside this test bundle.
-    static let probe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        .deletingLastPathComponent().appendingPathComponent("EventProbe")
+    static let probe = builtExecutable("EventProbe")
 
     @Test func tenThousandEventsReachAConsumerInAnotherProcessOnceAndInOrderPerKey() async throws {
         try await EventBusHarness.with { harness in

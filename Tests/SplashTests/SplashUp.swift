@@ -18,8 +18,7 @@ import Glibc
 /// behind. Killed, with everything it started, when released.
 final class SplashUp: Sendable {
     /// The `splash` binary built beside this test bundle (`swift build --build-tests` builds both).
-    static let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        .deletingLastPathComponent().appendingPathComponent("splash")
+    static let executable = builtExecutable("splash")
 
     let dataDirectory: URL
     let postgresPort: Int

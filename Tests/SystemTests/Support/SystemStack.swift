@@ -132,8 +132,7 @@ final class SystemStack: Sendable {
 
     /// Runs the `splash` CLI built beside the tests with `arguments`; its output.
     func splash(_ arguments: [String]) async throws -> String {
-        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("splash")
-        return try await ProcessCommand(binary, arguments).runToCompletion()
+        try await ProcessCommand(builtExecutable("splash"), arguments).runToCompletion()
     }
 
     /// A gateway replica in front of auth, on the stack's cluster; the test stops or kills it.
@@ -194,17 +193,7 @@ final class SystemStack: Sendable {
 
     func call(_ base: String, _ method: HTTPMethod, _ path: String, token: String? = nil, json: Any? = nil,
               headers: [(String, String)] = []) async throws -> (status: Int, body: [String: Any]) {
-        var request = HTTPClientRequest(url: base + path)
-        request.method = method
-        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
-        for (name, value) in headers { request.headers.add(name: name, value: value) }
-        if let json {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(try JSONSerialization.data(withJSONObject: json))
-        }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
-        let data = Data(buffer: try await response.body.collect(upTo: 1 << 20))
-        return (Int(response.status.code), (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:])
+        try await jsonRequest(method, base + path, token: token, json: json, headers: headers, timeout: .seconds(10))
     }
 
     /// The ids of the `auth.profile.updated.v1` events about `account` on Kafka, in their order.

@@ -1,8 +1,5 @@
-import AsyncHTTPClient
 import Foundation
 import LocalStack
-import NIOCore
-import NIOFoundationCompat
 import NIOHTTP1
 import Testing
 import TestSupport
@@ -17,17 +14,7 @@ struct GatewayAPI: Sendable {
     }
 
     func call(_ method: HTTPMethod, _ path: String, token: String? = nil, json: Any? = nil, headers: [(String, String)] = []) async throws -> (status: Int, body: [String: Any]) {
-        var request = HTTPClientRequest(url: base + path)
-        request.method = method
-        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
-        for (name, value) in headers { request.headers.add(name: name, value: value) }
-        if let json {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(data: try JSONSerialization.data(withJSONObject: json)))
-        }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
-        let data = Data(buffer: try await response.body.collect(upTo: 4 << 20))
-        return (Int(response.status.code), (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:])
+        try await jsonRequest(method, base + path, token: token, json: json, headers: headers)
     }
 
     func expect(_ status: Int, _ method: HTTPMethod, _ path: String, token: String? = nil, json: Any? = nil, headers: [(String, String)] = []) async throws -> [String: Any] {
@@ -54,7 +41,7 @@ final class SimulatorProcess: Sendable {
     let output: CapturedOutput
 
     init(gateway: String, drivers: Int, speed: Double, interval: Double, seed: UInt64) throws {
-        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("tracking-simulator")
+        let binary = builtExecutable("tracking-simulator")
         output = try CapturedOutput()
         process = ProcessCommand(binary, ["--gateway", gateway, "--drivers", String(drivers), "--speed", String(speed), "--interval", String(interval), "--seed", String(seed)],
                                  environment: ["AUTH_SERVICE_TOKEN": ProcessStack.serviceToken, "LOG_COLOR": "never"]).makeProcess()
