@@ -13,8 +13,16 @@ import TestSupport
 @Suite struct DeadLetterCommandTests {
     let logger = Logger(label: "dlq-command-test")
 
-    func splash(_ arguments: [String]) async throws -> String {
-        try await ProcessCommand(SplashUp.executable, arguments).runToCompletion()
+    func splash(_ arguments: [String], expectingFailure: Bool = false) async throws -> String {
+        let command = ProcessCommand(SplashUp.executable, arguments)
+        guard expectingFailure else { return try await command.runToCompletion() }
+        do {
+            let output = try await command.runToCompletion()
+            Issue.record("splash \(arguments.joined(separator: " ")) succeeded: \(output)")
+            return output
+        } catch {
+            return "\(error)"
+        }
     }
 
     @Test func deadLettersAreListedAndReplayedOnceToTheirTopic() async throws {
@@ -40,6 +48,27 @@ import TestSupport
         #expect(replay.contains("1 dead letter(s) replayed"))
         let again = try await splash(["dlq", "replay", topic.name, "--brokers", cluster.bootstrapServers])
         #expect(again.contains("0 dead letter(s) replayed"))
+        #expect(try await splash(["dlq", "list", topic.name, "--brokers", cluster.bootstrapServers]).contains("1 dead letter(s) on \(topic.deadLetter.name), 0 waiting"))
+
+        // Two more; the second replayed alone, then the rest: the first only, and each once.
+        let secondProducer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "dlq-test"), logger: logger)
+        try await withRunningServices([secondProducer]) {
+            for offset in [42, 43] {
+                let original = KafkaMessage(topic: topic.name, partition: 0, offset: Int64(offset), key: record.key, value: record.value, headers: record.headers, timestamp: nil)
+                try await secondProducer.send(DeadLetter(original: original, error: "timeout \(offset)", attempts: 3).record)
+            }
+        }
+        let one = try await splash(["dlq", "replay", topic.name, "--partition", "0", "--offset", "2", "--brokers", cluster.bootstrapServers])
+        #expect(one.contains("replayed #0:2 to \(topic.name)[0]"), "\(one)")
+        let twice = try await splash(["dlq", "replay", topic.name, "--partition", "0", "--offset", "2", "--brokers", cluster.bootstrapServers], expectingFailure: true)
+        #expect(twice.contains("was replayed already"), "\(twice)")
+        let listed = try await splash(["dlq", "list", topic.name, "--brokers", cluster.bootstrapServers])
+        #expect(listed.contains("3 dead letter(s) on \(topic.deadLetter.name), 1 waiting"), "\(listed)")
+        let rest = try await splash(["dlq", "replay", topic.name, "--brokers", cluster.bootstrapServers])
+        #expect(rest.contains("replayed #0:1 to"), "\(rest)")
+        #expect(rest.contains("1 dead letter(s) replayed"), "\(rest)")
+        let onTopic = try await KafkaInspector(bootstrapServers: cluster.bootstrapServers, logger: logger).records(in: [topic])
+        #expect(onTopic.count == 3, "the first, the second alone and the rest: \(onTopic.map(\.offset))")
 
         let tail = try await splash(["events", "tail", topic.name, "--from-beginning", "--brokers", cluster.bootstrapServers], until: OnboardingCompleted.type)
         #expect(tail.contains("\(OnboardingCompleted.type)  \(event.aggregateID)"))

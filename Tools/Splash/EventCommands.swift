@@ -39,75 +39,61 @@ struct DeadLetterCommand: AsyncParsableCommand {
         subcommands: [List.self, Replay.self]
     )
 
-    /// `auth.users` or `auth.users.dlq` → `auth.users.dlq`.
-    static func deadLetterTopic(_ topic: String) -> String {
-        topic.hasSuffix(".dlq") ? topic : DeadLetter.topic(for: topic)
-    }
-
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print every dead letter of <topic>: where it came from, why, and the event.")
+        static let configuration = CommandConfiguration(abstract: "Print every dead letter of <topic>: where it came from, why, the event, and whether it was replayed.")
 
         @Argument(help: "The topic (auth.users) or its dead-letter topic (auth.users.dlq).")
         var topic: String
         @OptionGroup var broker: BrokerOptions
 
         func run() async throws {
-            var configuration = KafkaConsumerConfiguration(bootstrapServers: try broker.bootstrapServers(), clientID: "splash-dlq", groupID: "splash-dlq-list-\(UUID())", topics: [DeadLetterCommand.deadLetterTopic(topic)])
-            configuration.commitsOffsets = false
-            configuration.stopsAtEnd = true
-            let consumer = try KafkaConsumer(configuration: configuration, logger: cliLogger())
-            let count = try await withRunningServices([consumer], logger: cliLogger()) {
-                var count = 0
-                for await partition in consumer.partitions {
-                    for await message in partition {
-                        guard let letter = DeadLetter(deadLetterMessage: message) else { continue }
-                        count += 1
-                        say("""
-                            #\(message.offset)  from \(letter.original.topic)[\(letter.original.partition)]@\(letter.original.offset)  \
-                            attempts \(letter.attempts)  type \(letter.original.headers[text: "ce_type"] ?? "?")  key \(letter.original.keyText ?? "")
-                              error: \(letter.error)
-                              event: \(String(decoding: letter.original.value, as: UTF8.self))
-                            """)
-                    }
-                }
-                return count
+            let office = DeadLetterOffice(bootstrapServers: try broker.bootstrapServers(), logger: cliLogger())
+            let topic = try await office.deadLetterTopic(topic)
+            let entries = try await office.letters(of: topic)
+            for entry in entries {
+                let letter = entry.letter
+                say("""
+                    #\(entry.partition):\(entry.offset)  from \(letter.original.topic)[\(letter.original.partition)]@\(letter.original.offset)  \
+                    attempts \(letter.attempts)  type \(letter.original.headers[text: "ce_type"] ?? "?")  key \(letter.original.keyText ?? "")\
+                    \(entry.replayed ? "  (replayed)" : "")
+                      error: \(letter.error)
+                      event: \(String(decoding: letter.original.value, as: UTF8.self))
+                    """)
             }
-            say("\(count) dead letter(s) on \(DeadLetterCommand.deadLetterTopic(topic))")
+            say("\(entries.count) dead letter(s) on \(topic.name), \(entries.filter { !$0.replayed }.count) waiting")
         }
     }
 
     struct Replay: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Publish the dead letters of <topic> back to their original topic.",
-            discussion: "Progress is committed in the consumer group splash-dlq-replay.<topic>, so each dead letter is replayed once."
+            discussion: "Progress is committed in the consumer group splash-dlq-replay.<topic>.dlq, so each dead letter is replayed once. With --partition and --offset, only that one."
         )
 
         @Argument(help: "The topic (auth.users) or its dead-letter topic (auth.users.dlq).")
         var topic: String
+        @Option(help: "With --offset: replay only the letter there.")
+        var partition: Int32?
+        @Option(help: "With --partition: replay only the letter there.")
+        var offset: Int64?
         @OptionGroup var broker: BrokerOptions
 
+        func validate() throws {
+            guard (partition == nil) == (offset == nil) else { throw ValidationError("--partition and --offset go together") }
+        }
+
         func run() async throws {
-            let servers = try broker.bootstrapServers()
-            let deadLetterTopic = DeadLetterCommand.deadLetterTopic(topic)
-            var configuration = KafkaConsumerConfiguration(bootstrapServers: servers, clientID: "splash-dlq", groupID: "splash-dlq-replay.\(deadLetterTopic)", topics: [deadLetterTopic])
-            configuration.stopsAtEnd = true
-            let consumer = try KafkaConsumer(configuration: configuration, logger: cliLogger())
-            let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: servers, clientID: "splash-dlq"), logger: cliLogger())
-            let count = try await withRunningServices([producer, consumer], logger: cliLogger()) {
-                var count = 0
-                for await partition in consumer.partitions {
-                    for await message in partition {
-                        if let letter = DeadLetter(deadLetterMessage: message) {
-                            let report = try await producer.send(letter.replayRecord)
-                            say("replayed #\(message.offset) to \(report.topic)[\(report.partition)]@\(report.offset)")
-                            count += 1
-                        }
-                        partition.markProcessed(message)
-                    }
-                }
-                return count
+            let office = DeadLetterOffice(bootstrapServers: try broker.bootstrapServers(), logger: cliLogger())
+            let topic = try await office.deadLetterTopic(topic)
+            let replay = if let partition, let offset {
+                try await office.replay(topic, partition: partition, offset: offset)
+            } else {
+                try await office.replayAll(topic)
             }
-            say("\(count) dead letter(s) replayed from \(deadLetterTopic)")
+            for (entry, report) in replay.published {
+                say("replayed #\(entry.partition):\(entry.offset) to \(report.topic)[\(report.partition)]@\(report.offset)")
+            }
+            say("\(replay.published.count) dead letter(s) replayed from \(topic.name)")
         }
     }
 }
