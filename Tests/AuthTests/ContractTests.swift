@@ -336,6 +336,31 @@ struct ContractTests {
         }
     }
 
+    @Test func anAdminListsEveryUserNewestFirstWithTheirRoles() async throws {
+        try await AuthHarness.with { auth in
+            let admin = try await auth.signUp()
+            let driver = try await auth.signUp()
+            let newest = try await auth.signUp()
+            try await expectError(403, "not_admin") { version in
+                try await auth.call(.get, "/admin/users", bearer: newest.accessToken, apiVersion: version)
+            }
+            try await auth.makeAdmin(admin.userID)
+            _ = try await auth.call(.put, "/admin/users/\(driver.userID)/role", json: ["role": "driver"], bearer: admin.accessToken)
+            let response = try await auth.call(.get, "/admin/users?per_page=2", bearer: admin.accessToken)
+            #expect(response.status == 200, "\(response.text)")
+            #expect(response.headers["x-total-count"] == "3")
+            #expect(response.headers["link"]?.contains("page=2&per_page=2>; rel=\"next\"") == true)
+            let users = try #require(try response.json()["users"] as? [[String: Any]])
+            #expect(users.compactMap { $0["id"] as? String } == [newest.userID, driver.userID])
+            #expect(users.compactMap { ($0["app_metadata"] as? [String: Any])?["role"] as? String } == ["customer", "driver"])
+            let second = try await auth.call(.get, "/admin/users?page=2&per_page=2", bearer: admin.accessToken)
+            #expect((try second.json()["users"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [admin.userID])
+            try await expectError(400, "validation_failed") { version in
+                try await auth.call(.get, "/admin/users?per_page=0", bearer: admin.accessToken, apiVersion: version)
+            }
+        }
+    }
+
     /// schemathesis drives every operation as an admin, then the admin API with the service token,
     /// then `/logout` alone (which ends the session the other runs use).
     @Test func schemathesisFindsNothingTheDocumentDoesNotPromise() async throws {

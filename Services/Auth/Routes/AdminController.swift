@@ -1,12 +1,14 @@
 import Contracts
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Identity
 import ServiceKit
 
 /// GoTrue's admin API, in part: `POST /admin/users` creates an account (an admin, or another
 /// Splash service presenting `AUTH_SERVICE_TOKEN` in `X-Splash-Service-Token`: tracking seeds
-/// its restaurants' owners this way); `PUT /admin/users/{id}/role` sets a user's Splash role.
+/// its restaurants' owners this way); `GET /admin/users` lists every user, newest first, a page at
+/// a time (the console's Users page); `PUT /admin/users/{id}/role` sets a user's Splash role.
 struct AdminController: Sendable {
     let accounts: Accounts
     let authenticator: BearerAuthenticator
@@ -14,6 +16,7 @@ struct AdminController: Sendable {
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.post("admin/users", use: create)
+        router.get("admin/users", use: list)
         router.put("admin/users/:id/role", use: setRole)
     }
 
@@ -61,6 +64,35 @@ struct AdminController: Sendable {
         return UserResponse(user: try await accounts.create(creation))
     }
 
+    /// GoTrue's answer: `{"users":[…],"aud":"authenticated"}`, with the total in `X-Total-Count`
+    /// and the other pages in `Link`.
+    private struct UserList: Encodable {
+        var users: [UserResponse]
+        var aud = "authenticated"
+    }
+
+    @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let session = try await authenticator.authenticate(request)
+        let page = try Self.positive(request, "page", default: 1, max: 1_000_000)
+        let perPage = try Self.positive(request, "per_page", default: 50, max: 1_000)
+        let (users, total) = try await accounts.users(page: page, perPage: perPage, by: session)
+        var headers: HTTPFields = [.contentType: "application/json"]
+        headers[.xTotalCount] = "\(total)"
+        let lastPage = max(1, (total + perPage - 1) / perPage)
+        var links = ["</admin/users?page=\(lastPage)&per_page=\(perPage)>; rel=\"last\""]
+        if page < lastPage { links.insert("</admin/users?page=\(page + 1)&per_page=\(perPage)>; rel=\"next\"", at: 0) }
+        headers[.link] = links.joined(separator: ", ")
+        let body = try JSONEncoder().encode(UserList(users: users.map(UserResponse.init(user:))))
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// A whole-number query parameter from 1 to `max`.
+    private static func positive(_ request: Request, _ name: String, default value: Int, max: Int) throws -> Int {
+        guard let text = request.uri.queryParameters.get(name) else { return value }
+        guard let number = Int(text), (1...max).contains(number) else { throw AuthError.validationFailed("\(name) must be a whole number from 1 to \(max)") }
+        return number
+    }
+
     private struct RoleBody: Decodable {
         var role: String?
     }
@@ -76,4 +108,9 @@ struct AdminController: Sendable {
         }
         return UserResponse(user: try await accounts.setRole(role, of: id, by: session))
     }
+}
+
+extension HTTPField.Name {
+    static let xTotalCount = Self("X-Total-Count")!
+    static let link = Self("Link")!
 }

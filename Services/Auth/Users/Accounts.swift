@@ -224,6 +224,22 @@ struct Accounts: Sendable {
         }
     }
 
+    /// A page of every user, newest first, and how many there are: GoTrue's admin list.
+    /// - Throws: `AuthError.notAdmin` unless `admin` is an admin now.
+    func users(page: Int, perPage: Int, by admin: AuthenticatedSession) async throws -> (users: [UserRecord], total: Int) {
+        try await client.withAuthFlowTransaction(logger: logger) { [logger] connection in
+            try await connection.requireAdmin(admin, logger: logger)
+            let total = try await connection.query("SELECT count(*) FROM users", logger: logger).collect().first?.decode(Int.self) ?? 0
+            let rows = try await connection.query("""
+                SELECT \(unescaped: UserRecord.columns) FROM \(unescaped: UserRecord.source)
+                ORDER BY u.created_at DESC, u.id DESC LIMIT \(perPage) OFFSET \((page - 1) * perPage)
+                """, logger: logger)
+            var users: [UserRecord] = []
+            for try await row in rows { users.append(try UserRecord(row: row)) }
+            return (users, total)
+        }
+    }
+
     /// The newest sign-ups, newest first: username and sign-up time only.
     func recentSignUps(limit: Int) async throws -> [RecentSignUp] {
         try await client.withAuthFlowTransaction(logger: logger) { [logger] connection in
