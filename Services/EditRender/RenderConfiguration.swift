@@ -1,3 +1,4 @@
+import Contracts
 import Database
 import EventBus
 import Blobs
@@ -55,6 +56,6 @@ struct RenderConfiguration: ServiceConfiguration {
         sourceHosts = Set(try reader.string("RENDER_SOURCE_HOSTS", default: "images.unsplash.com,plus.unsplash.com").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
         allowsPrivateSources = try reader.bool("RENDER_ALLOW_PRIVATE_SOURCES", default: false)
         maxUploadBytes = try reader.byteCount("RENDER_MAX_UPLOAD", default: 25 << 20, in: 1_024...(100 << 20))
-        workerGroup = try reader.string("RENDER_WORKER_GROUP", default: "edit-render-workers")
+        workerGroup = try reader.string("RENDER_WORKER_GROUP", default: ConsumerGroupCatalog.renderWorkers.name)
     }
 }

@@ -1,3 +1,4 @@
+import Contracts
 import Database
 import EventBus
 import Blobs
@@ -51,6 +52,6 @@ struct SocialConfiguration: ServiceConfiguration {
         photoCatalogURL = try reader.url("SOCIAL_PHOTO_CATALOG_URL", schemes: ["http", "https"], default: URL(string: "http://127.0.0.1:8082")!)
         catalogServiceToken = try reader.optionalSecret("CATALOG_SERVICE_TOKEN", expected: "photo-catalog's service token")
         imageWorkers = try reader.integer("SOCIAL_IMAGE_WORKERS", default: ProcessInfo.processInfo.activeProcessorCount, in: 1...64)
-        projectionGroup = try reader.string("SOCIAL_PROJECTION_GROUP", default: "social-projections")
+        projectionGroup = try reader.string("SOCIAL_PROJECTION_GROUP", default: ConsumerGroupCatalog.socialProjections.name)
     }
 }

@@ -10,7 +10,7 @@ import PostgresNIO
 struct Projections: Sendable {
     /// The projections' name in the inbox.
     static let consumer = "social-projections"
-    static let topics = [TopicCatalog.authUsers, TopicCatalog.renderResults]
+    static let topics = ConsumerGroupCatalog.socialProjections.topics
     static let registry = EventRegistry([UserRegistered.self, ProfileUpdated.self, EditCompleted.self])
 
     let logger: Logger

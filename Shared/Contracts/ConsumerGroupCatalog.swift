@@ -1,0 +1,17 @@
+/// The consumer groups the services read in by default, and what they read: the console's
+/// Consumers page shows their lag. (Each gateway replica reads in a group of its own from the
+/// newest offset and commits nothing, so it has no lag to show.)
+public enum ConsumerGroupCatalog {
+    public struct Group: Sendable, Hashable {
+        public var name: String
+        public var service: String
+        public var topics: [Topic]
+    }
+
+    /// social's projections of profiles and renders (`SOCIAL_PROJECTION_GROUP`).
+    public static let socialProjections = Group(name: "social-projections", service: "social", topics: [TopicCatalog.authUsers, TopicCatalog.renderResults])
+    /// edit-render's workers (`RENDER_WORKER_GROUP`).
+    public static let renderWorkers = Group(name: "edit-render-workers", service: "edit-render", topics: [TopicCatalog.renderJobs])
+
+    public static let all = [socialProjections, renderWorkers]
+}
