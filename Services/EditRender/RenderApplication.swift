@@ -51,13 +51,15 @@ func buildApplication(_ config: RenderConfiguration, runtime: ServiceRuntime) as
                             metrics: metrics, logger: logger, maxAttempts: config.events.retry.attempts)
         var registry = EventRegistry()
         registry.register(EditRequested.self)
-        parts.services.append(EventConsumer(
+        let consumer = EventConsumer(
             configuration: config.events.consumer(clientID: "edit-render-worker", group: config.workerGroup, topics: [TopicCatalog.renderJobs]),
             registry: registry, deadLetters: producer, retry: config.events.retry, logger: logger
         ) { received in
             guard let requested = received.event as? EditRequested else { return }
             try await job.handle(requested)
-        })
+        }
+        parts.services.append(consumer)
+        parts.services.append(WorkerRoster(client: client, consumer: consumer, threads: config.workers, interval: .seconds(3), logger: logger))
     }
     parts.routePolicies = [
         RoutePolicy(pathPrefix: "/v1/uploads", maxBodySize: config.maxUploadBytes, timeout: .seconds(120)),
@@ -77,5 +79,6 @@ func buildApplication(_ config: RenderConfiguration, runtime: ServiceRuntime) as
         EditsController(store: store, sources: sources, renderer: renderer, links: links, keys: keys, metrics: metrics).addRoutes(to: group)
         UploadsController(store: store, blobs: blobs, keys: keys, links: links, maxBytes: config.maxUploadBytes).addRoutes(to: group)
         MediaController(blobs: blobs, links: links).addRoutes(to: group)
+        WorkersController(client: client, keys: keys).addRoutes(to: group)
     }
 }

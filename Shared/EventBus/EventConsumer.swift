@@ -4,6 +4,7 @@ import Logging
 import Metrics
 import ServiceKit
 import ServiceLifecycle
+import Synchronization
 
 /// Consumes domain events from topics in a consumer group and runs a handler for each one.
 ///
@@ -28,6 +29,7 @@ public final class EventConsumer: Service, Sendable {
     private let handled: Counter
     private let deadLettered: Counter
     private let skipped: Counter
+    private let running = Mutex<KafkaConsumer?>(nil)
 
     /// - Parameters:
     ///   - configuration: the Kafka consumer's group, topics and settings.
@@ -46,8 +48,15 @@ public final class EventConsumer: Service, Sendable {
         skipped = Counter(label: "events_skipped_total", dimensions: [("group", group)])
     }
 
+    /// The partitions this consumer owns now; none before it runs.
+    public var assignment: [(topic: String, partition: Int32)] {
+        running.withLock { $0?.assignment } ?? []
+    }
+
     public func run() async throws {
         let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
+        running.withLock { $0 = consumer }
+        defer { running.withLock { $0 = nil } }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await consumer.run() }
             for await partition in consumer.partitions {

@@ -70,6 +70,12 @@ public final class KafkaConsumer: Service, Sendable {
 
     /// Polls until graceful shutdown, cancellation or — with `stopsAtEnd` — the end of every
     /// assigned partition; then leaves the group, within `closeTimeout`.
+    /// The partitions this consumer owns now (its group assigned them and has not revoked them),
+    /// by topic and number.
+    public var assignment: [(topic: String, partition: Int32)] {
+        assignments.ownedPartitions()
+    }
+
     public func run() async throws {
         let handle = self.handle
         let assignments = self.assignments
@@ -132,6 +138,10 @@ final class PartitionAssignments: RDKafkaRebalanceHandling, PartitionFlowControl
     /// Called once, right after the handle exists. The handle also holds us (through its
     /// callbacks), so `detach()` breaks the cycle when the consumer stops or goes away; after it,
     /// flow-control calls from partitions still being iterated do nothing.
+    func ownedPartitions() -> [(topic: String, partition: Int32)] {
+        owned.withLock { $0.keys.map { ($0.topic, $0.partition) } }.sorted { ($0.topic, $0.partition) < ($1.topic, $1.partition) }
+    }
+
     func attach(_ handle: RDKafkaHandle) {
         self.handle.withLock { $0 = handle }
     }

@@ -19,7 +19,7 @@ struct ContractTests {
 
     @Test func everyDocumentedOperationIsServedAndErrorsAreProblems() async throws {
         let paths = try #require(try Self.document()["paths"] as? [String: [String: Any]])
-        #expect(Set(paths.keys) == ["/filters", "/edits/preview", "/edits", "/edits/{id}", "/uploads", "/media/{key}"])
+        #expect(Set(paths.keys) == ["/filters", "/edits/preview", "/edits", "/edits/{id}", "/uploads", "/media/{key}", "/workers"])
         let operations = try Self.contract.operations()
         try await RenderHarness.with(["RENDER_ROLE": "api"]) { render in
             for (path, method) in operations {

@@ -34,6 +34,15 @@ import TestSupport
                     return first > 0 && second > 0
                 }
                 #expect(try await render.count("edits", where: "status = 'completed'") < total / 2, "too few jobs left to show a failover")
+                // GET /v1/workers (admins) names both, with the 12 partitions of render.jobs split
+                // between them; anyone else is refused.
+                let admin = try testAccessToken(role: "admin", key: render.catalog.key, issuer: RenderHarness.issuer)
+                try await waitUntilReady("both workers listed with their partitions", timeout: .seconds(30)) {
+                    let listed = (try? await render.apps[0].request(.get, "/v1/workers", headers: [("Authorization", "Bearer \(admin)")]).json()["workers"]) as? [[String: Any]] ?? []
+                    let held = listed.filter { $0["silent"] as? Bool == false }.map { ($0["partitions"] as? [Int] ?? []) }
+                    return held.count == 2 && held.allSatisfy { !$0.isEmpty } && held.flatMap { $0 }.sorted() == Array(0..<12)
+                }
+                #expect(try await render.call(.get, "/v1/workers", user: UUID()).status == 403)
                 let assignmentsBeforeKill = assignments(of: survivor)
                 let victimRendered = await rendered(by: victim)
                 await victim.kill()
