@@ -41,6 +41,7 @@ func service(
     dependencies: [Target.Dependency] = [],
     testDependencies: [Target.Dependency] = [],
     testResources: [Resource] = [],
+    testExclude: [String] = [],
     extraResources: [Resource] = [],
     ownsSchema: Bool = true
 ) -> (product: Product, targets: [Target]) {
@@ -57,6 +58,7 @@ func service(
         name: "\(module)Tests",
         dependencies: [.target(name: module), "TestSupport"] + testDependencies,
         path: "Tests/\(module)Tests",
+        exclude: testExclude,
         resources: testResources
     )
     return (.executable(name: executable, targets: [module]), [target, tests])
@@ -66,8 +68,10 @@ let services: [(product: Product, targets: [Target])] = [
     service(
         "gateway",
         module: "Gateway",
-        dependencies: ["Identity", "KeySetClient", "EventBus", "Kafka", "Contracts", "AsyncSignals", asyncHTTPClient, hummingbird, webSocket, httpTypes, nioCore, nioPosix, nioHTTP1, nioHTTPTypes, nioSSL, nioWebSocket, logging, metrics, serviceLifecycle],
-        testDependencies: ["Identity", "ServiceKit", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, httpTypes, crypto, nioCore, nioPosix, serviceLifecycle, logging],
+        dependencies: ["Identity", "KeySetClient", "EventBus", "Kafka", "Contracts", "AsyncSignals", "RoadNetwork", asyncHTTPClient, hummingbird, webSocket, httpTypes, nioCore, nioPosix, nioHTTP1, nioHTTPTypes, nioSSL, nioWebSocket, nioFoundation, logging, metrics, serviceLifecycle],
+        testDependencies: ["Identity", "ServiceKit", "EventBus", "Kafka", "Contracts", "LocalStack", "RoadNetwork", asyncHTTPClient, hummingbird, httpTypes, crypto, nioCore, nioPosix, nioHTTP1, nioFoundation, serviceLifecycle, logging],
+        testExclude: ["console_check.py"],
+        extraResources: [.copy("Console/Assets")],
         ownsSchema: false
     ),
     service(

@@ -14,7 +14,7 @@ import ServiceLifecycle
 
 /// Builds the gateway: the edge (CORS, token checks, rate limits) in front of the reverse proxy,
 /// with ServiceKit's request ids, body limits, timeouts, problem responses and metrics around it;
-/// and the realtime endpoints with the event feed behind them.
+/// the realtime endpoints with the event feed behind them; and the console.
 func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
     let logger = runtime.logger
     let client = HTTPClient(
@@ -43,6 +43,13 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
     let realtime = RealtimeEndpoints(
         hub: hub, changes: changes, broadcasts: broadcasts, anonKey: config.anonKey, gate: RealtimeGate(keys: keys, orders: orders), settings: config.realtime, addresses: addresses, logger: logger
     )
+    let console = ConsoleEndpoints(
+        access: ConsoleAccess(keys: keys),
+        backends: ConsoleBackends(client: client, authURL: config.routes.groups[0].upstream!, trackingURL: config.routes.groups.first { $0.name == "tracking" }?.upstream,
+                                  editRenderURL: config.routes.groups.first { $0.name == "edit_render" }?.upstream,
+                                  brokers: config.realtime.events.brokers, logger: logger),
+        realtime: realtime, addresses: addresses, assets: try ConsoleAssets(), logger: logger
+    )
     let feed = EventFeed(events: config.realtime.events, replica: config.realtime.replica, hub: hub, changes: changes, broadcasts: broadcasts, orders: orders, logger: logger)
 
     var parts = ServiceApplicationParts(name: "gateway", http: config.http, logger: logger, metrics: runtime.metrics)
@@ -69,6 +76,7 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
         router.add(middleware: CORSMiddleware(policy: config.cors))
         router.add(middleware: EdgeMiddleware<AppRequestContext>(checks: checks, proxy: proxy))
         realtime.addRoutes(to: router)
+        console.addRoutes(to: router)
     }
 }
 

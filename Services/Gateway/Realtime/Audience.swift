@@ -75,6 +75,20 @@ struct Audience: Equatable {
         self.order = order
     }
 
+    /// An event only admins see (a v1 twin, a position between orders, a restaurant change): a
+    /// position supersedes the queued one of the same type and driver.
+    static func adminOnly(_ envelope: EventEnvelope) -> Audience {
+        let positions = envelope.type.hasPrefix("tracking.driver.location-updated.")
+        return Audience(channels: [], supersedingKey: positions ? "\(envelope.type)/\(envelope.subject ?? "")" : nil)
+    }
+
+    /// The same audience, and admins.
+    func addingAdmin() -> Audience {
+        var audience = self
+        audience.channels.append(.admin)
+        return audience
+    }
+
     /// An event about one user: their `me` channel.
     private init(user: UUID) {
         self.init(channels: [.user(Self.id(user))])

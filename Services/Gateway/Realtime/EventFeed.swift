@@ -98,14 +98,15 @@ struct EventFeed: Service {
         do {
             let envelope = try EventEnvelope(message)
             if push, let change = try TableChange(envelope) { changes.publish(change, receivedAt: receivedAt) }
-            guard let audience = try Audience(envelope) else {
-                if push, passedOver.first(envelope.type) {
-                    logger.info("Not pushing events of this type (said once per type)", metadata: ["event.type": "\(envelope.type)", "kafka.topic": "\(message.topic)"])
-                }
-                return
+            var audience = try Audience(envelope)
+            if push, audience == nil, passedOver.first(envelope.type) {
+                logger.info("Not pushing events of this type but to admins (said once per type)", metadata: ["event.type": "\(envelope.type)", "kafka.topic": "\(message.topic)"])
             }
-            if let order = audience.order { orders.record(order: order.id, parties: order.parties) }
-            if push { hub.publish(try PushEvent(envelope, audience: audience, receivedAt: receivedAt)) }
+            if let order = audience?.order { orders.record(order: order.id, parties: order.parties) }
+            guard push else { return }
+            // Admins see every event of the public topics, while one follows them.
+            if hub.isFollowed(.admin) { audience = (audience ?? Audience.adminOnly(envelope)).addingAdmin() }
+            if let audience { hub.publish(try PushEvent(envelope, audience: audience, receivedAt: receivedAt)) }
         } catch {
             // The services' own consumers dead-letter such records; clients just don't see them.
             logger.warning("Not pushing an unreadable event", metadata: [

@@ -8,19 +8,23 @@ import Foundation
 /// - `me`: events about the signed-in user — their render results, their orders, their social
 ///   activity, their own profile;
 /// - `orders:{id}`: one order's status changes, driver assignment and driver positions, for its
-///   customer, its driver, its restaurant and admins.
+///   customer, its driver, its restaurant and admins;
+/// - `admin`: every event of every public topic, as it is (the v1 twins of tracking's events and
+///   positions of drivers between orders too), for admins (the console's live pages).
 enum RealtimeChannel: Hashable, Sendable, CustomStringConvertible {
     case profiles
     case feed
     /// The `me` channel of one user.
     case user(String)
     case order(String)
+    case admin
 
     /// Reads a channel name a client sent; `me` becomes the signed-in user's channel.
     init?(name: String, user: String) {
         switch name {
         case "profiles": self = .profiles
         case "feed": self = .feed
+        case "admin": self = .admin
         case "me": self = .user(user)
         default:
             guard name.hasPrefix("orders:"), let id = UUID(uuidString: String(name.dropFirst("orders:".count))) else { return nil }
@@ -40,6 +44,7 @@ enum RealtimeChannel: Hashable, Sendable, CustomStringConvertible {
         case .feed: "feed"
         case .user: "me"
         case .order(let id): "orders:\(id)"
+        case .admin: "admin"
         }
     }
 }

@@ -152,7 +152,11 @@ struct RealtimeEndpoints: Sendable {
                 detail: refusal.message
             )
         }
-        let lastEventID = request.headers[.lastEventID]
+        return await stream(channels, to: viewer, lastEventID: request.headers[.lastEventID], context: context)
+    }
+
+    /// The SSE stream of `channels` (already decided) for `viewer`, resuming after `lastEventID`.
+    func stream<Context: ServiceRequestContext>(_ channels: Set<RealtimeChannel>, to viewer: Viewer, lastEventID: String?, context: Context) async -> Response {
         await capSendBuffer(of: context.channel)
         let client = hub.connect(transport: "sse", queueCapacity: settings.clientBuffer, connection: context.channel)
         let resumption = hub.subscribe(client, to: channels, resumingAfter: lastEventID)

@@ -10,6 +10,8 @@ struct Viewer: Sendable, Equatable {
     /// fresh token (WebSocket) or reconnects (SSE).
     let expiresAt: Date
 
+    var isAdmin: Bool { role == "admin" }
+
     init(_ claims: AccessTokenClaims) {
         user = claims.subject
         if case .string(let role) = claims.appMetadata["role"] { self.role = role } else { role = nil }
@@ -23,11 +25,14 @@ struct SubscriptionRefusal: Error, Equatable {
     let message: String
 
     static func unknownChannel(_ name: String) -> Self {
-        .init(code: "unknown_channel", message: "No channel is called \(name.prefix(80)); use profiles, feed, me or orders:{order id}.")
+        .init(code: "unknown_channel", message: "No channel is called \(name.prefix(80)); use profiles, feed, me, orders:{order id} or admin.")
     }
 
     static func forbidden(_ channel: RealtimeChannel) -> Self {
-        .init(code: "forbidden", message: "\(channel) is only for the order's customer, driver, restaurant and admins.")
+        switch channel {
+        case .admin: .init(code: "forbidden", message: "admin is only for admins.")
+        default: .init(code: "forbidden", message: "\(channel) is only for the order's customer, driver, restaurant and admins.")
+        }
     }
 }
 
@@ -43,8 +48,13 @@ struct RealtimeGate: Sendable {
     /// The channel `name` names for `viewer`, if they may follow it.
     func channel(named name: String, for viewer: Viewer) async -> Result<RealtimeChannel, SubscriptionRefusal> {
         guard let channel = RealtimeChannel(name: name, user: viewer.user) else { return .failure(.unknownChannel(name)) }
-        if case .order(let id) = channel, await !orders.mayFollow(order: id, user: viewer.user, role: viewer.role) {
+        switch channel {
+        case .order(let id) where await !orders.mayFollow(order: id, user: viewer.user, role: viewer.role):
             return .failure(.forbidden(channel))
+        case .admin where !viewer.isAdmin:
+            return .failure(.forbidden(channel))
+        default:
+            break
         }
         return .success(channel)
     }

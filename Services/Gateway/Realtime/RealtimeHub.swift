@@ -122,6 +122,12 @@ final class RealtimeHub: Sendable {
 
     // MARK: Events
 
+    /// Whether any client follows `channel` now (the feed renders the `admin` frame of an event
+    /// only then).
+    func isFollowed(_ channel: RealtimeChannel) -> Bool {
+        state.withLock { $0.subscribers[channel] != nil }
+    }
+
     /// Offers `event` to every client subscribed to one of its channels and keeps it for replay.
     func publish(_ event: PushEvent) {
         let overflowed: [any Channel] = state.withLock { state in

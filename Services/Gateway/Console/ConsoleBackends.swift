@@ -1,0 +1,154 @@
+import AsyncHTTPClient
+import Contracts
+import EventBus
+import Foundation
+import Kafka
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import RoadNetwork
+import ServiceKit
+
+/// What the console's pages show, fetched where it lives: offsets and dead letters from Kafka,
+/// users from auth's admin API, restaurants from tracking, roads from the fixture. Calls to the
+/// services carry the admin's own token, so each service decides as it would for them.
+struct ConsoleBackends: Sendable {
+    let client: HTTPClient
+    let authURL: URL
+    let trackingURL: URL?
+    let editRenderURL: URL?
+    let brokers: String
+    let logger: Logger
+
+    /// A service's answer passed on as it came (status and JSON body).
+    struct Passed: Sendable {
+        var status: Int
+        var body: ByteBuffer
+        var headers: HTTPHeaders = [:]
+    }
+
+    // MARK: auth
+
+    /// Signs in with a password at auth: the session's JSON, or auth's error.
+    func signIn(email: String, password: String, clientAddress: String) async throws -> (status: Int, json: [String: Any]) {
+        var request = HTTPClientRequest(url: authURL.appendingPathComponent("auth/v1/token").absoluteString + "?grant_type=password")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "X-Forwarded-For", value: clientAddress)
+        request.body = .bytes(try JSONSerialization.data(withJSONObject: ["email": email, "password": password]))
+        let response = try await client.execute(request, timeout: .seconds(10))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        let json = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:]
+        return (Int(response.status.code), json)
+    }
+
+    /// The newest 50 users from auth's admin list and how many there are, as
+    /// `{"total":…,"users":[…]}`; auth's refusal as it came.
+    func users(token: String) async throws -> Passed {
+        let answer = try await call(.GET, authURL, "auth/v1/admin/users", query: "per_page=50", token: token)
+        guard answer.status == 200 else { return answer }
+        let json = (try? JSONSerialization.jsonObject(with: Data(buffer: answer.body))) as? [String: Any] ?? [:]
+        let total = answer.headers.first(name: "X-Total-Count").flatMap(Int.init) ?? 0
+        return Passed(status: 200, body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: ["total": total, "users": json["users"] ?? []])))
+    }
+
+    func setRole(_ role: String, of user: UUID, token: String) async throws -> Passed {
+        try await call(.PUT, authURL, "auth/v1/admin/users/\(user.uuidString.lowercased())/role", token: token,
+                       json: try JSONSerialization.data(withJSONObject: ["role": role]))
+    }
+
+    // MARK: tracking
+
+    /// Every restaurant tracking has (following its cursor, at most 1,000), as
+    /// `{"items":[…]}`; an empty list when tracking is not configured.
+    func restaurants(token: String) async throws -> Passed {
+        guard let trackingURL else { return Passed(status: 200, body: ByteBuffer(string: #"{"items":[]}"#)) }
+        var items: [Any] = []
+        var cursor: String?
+        for _ in 0..<10 {
+            let page = try await call(.GET, trackingURL, "v1/restaurants", query: "limit=100" + (cursor.map { "&cursor=\($0)" } ?? ""), token: token)
+            guard page.status == 200 else { return page }
+            let json = (try? JSONSerialization.jsonObject(with: Data(buffer: page.body))) as? [String: Any] ?? [:]
+            items += json["items"] as? [Any] ?? []
+            cursor = (json["nextCursor"] as? String).flatMap { $0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) }
+            if cursor == nil { break }
+        }
+        return Passed(status: 200, body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: ["items": items])))
+    }
+
+    /// One order as tracking shows it to an admin.
+    func order(_ id: UUID, token: String) async throws -> Passed {
+        guard let trackingURL else { throw Problem(status: .notFound, detail: "tracking is not configured.") }
+        return try await call(.GET, trackingURL, "v1/orders/\(id.uuidString.lowercased())", token: token)
+    }
+
+    private func call(_ method: HTTPMethod, _ base: URL, _ path: String, query: String? = nil, token: String, json: Data? = nil) async throws -> Passed {
+        var request = HTTPClientRequest(url: base.appendingPathComponent(path).absoluteString + (query.map { "?\($0)" } ?? ""))
+        request.method = method
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        if let json {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(json)
+        }
+        let response = try await client.execute(request, timeout: .seconds(10))
+        return Passed(status: Int(response.status.code), body: try await response.body.collect(upTo: 8 << 20), headers: response.headers)
+    }
+
+    // MARK: edit-render
+
+    /// The render workers and the partitions each holds (edit-render's `GET /v1/workers`); none
+    /// when edit-render is not configured or does not answer.
+    func renderWorkers(token: String) async -> [Any] {
+        guard let editRenderURL, let answer = try? await call(.GET, editRenderURL, "v1/workers", token: token), answer.status == 200 else { return [] }
+        return ((try? JSONSerialization.jsonObject(with: Data(buffer: answer.body))) as? [String: Any])?["workers"] as? [Any] ?? []
+    }
+
+    // MARK: Kafka
+
+    /// Each catalogued consumer group's position and lag in every partition it reads.
+    func consumers() async throws -> [[String: Any]] {
+        let inspector = KafkaInspector(bootstrapServers: brokers, timeout: .seconds(5), logger: logger)
+        var groups: [[String: Any]] = []
+        for group in ConsumerGroupCatalog.all {
+            let offsets = try await inspector.offsets(of: group.topics, group: group.name)
+            groups.append([
+                "group": group.name, "service": group.service, "lag": offsets.reduce(0) { $0 + $1.lag },
+                "partitions": offsets.map { offset -> [String: Any] in
+                    ["topic": offset.topic, "partition": offset.partition, "committed": offset.committed.map { $0 as Any } ?? NSNull(),
+                     "end": offset.high, "lag": offset.lag]
+                },
+            ])
+        }
+        return groups
+    }
+
+    var deadLetters: DeadLetterOffice { DeadLetterOffice(bootstrapServers: brokers, logger: logger) }
+
+    /// The dead letters of every event topic waiting to be replayed, and how many were.
+    func waitingLetters() async throws -> [[String: Any]] {
+        var topics: [[String: Any]] = []
+        for topic in TopicCatalog.eventTopics {
+            let entries = try await deadLetters.letters(of: topic.deadLetter)
+            topics.append([
+                "topic": topic.name, "deadLetterTopic": topic.deadLetter.name,
+                "replayed": entries.filter(\.replayed).count,
+                "letters": entries.filter { !$0.replayed }.map { entry -> [String: Any] in
+                    let original = entry.letter.original
+                    return [
+                        "partition": entry.partition, "offset": entry.offset,
+                        "parkedAt": entry.parkedAt.map { EventJSON.formatTimestamp($0) as Any } ?? NSNull(),
+                        "type": original.headers[text: "ce_type"] ?? NSNull(), "key": original.keyText ?? NSNull(),
+                        "error": entry.letter.error, "attempts": entry.letter.attempts,
+                        "from": "\(original.topic)[\(original.partition)]@\(original.offset)",
+                        "event": String(decoding: original.value.prefix(4_000), as: UTF8.self),
+                    ]
+                },
+            ])
+        }
+        return topics
+    }
+
+    /// The road graph as the fixture has it (nodes, edges, restaurants, attribution).
+    static let roads: ByteBuffer? = (try? RoadGraph.helsinkiFixture()).flatMap { try? Data(contentsOf: $0) }.map { ByteBuffer(data: $0) }
+}

@@ -1,0 +1,225 @@
+import Contracts
+import EventBus
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import ServiceKit
+
+/// The console at `/console` (README, "Console"): pages for admins, the sign-in that sets its
+/// cookie, the JSON its pages read, and the `admin` channel as SSE.
+///
+/// Every URL but `/console/login` is for admins only: a page without a session sends the browser
+/// to the sign-in; an API call without one is a 401; anyone else's token is a 403 everywhere.
+/// Changes (`POST`, `PUT`) must be JSON, which a page of another site cannot send without CORS.
+struct ConsoleEndpoints: Sendable {
+    static let pages = ["events", "consumers", "dead-letters", "users", "deliveries"]
+
+    let access: ConsoleAccess
+    let backends: ConsoleBackends
+    let realtime: RealtimeEndpoints
+    let addresses: ClientAddressResolver
+    let assets: ConsoleAssets
+    let logger: Logger
+
+    func addRoutes<Context: ServiceRequestContext>(to router: Router<Context>) {
+        router.get("/console") { request, _ in try await page("events", request) }
+        router.get("/console/login") { _, _ in assets.loginPage(message: nil, status: .ok) }
+        router.post("/console/login") { request, context in try await signIn(request, context: context) }
+        router.post("/console/logout") { request, _ in
+            Response(status: .seeOther, headers: [.location: "/console/login", .setCookie: ConsoleAccess.setCookie("", lifetime: 0, secure: Self.isSecure(request))])
+        }
+        router.get("/console/assets/:name") { request, context in
+            _ = try await access.requireAdminPage(request.headers)
+            guard let asset = assets.asset(named: context.parameters.get("name") ?? "") else { throw Problem(status: .notFound) }
+            return asset
+        }
+        router.get("/console/:page") { request, context in try await page(context.parameters.get("page") ?? "", request) }
+
+        // The JSON the pages read.
+        router.get("/console/api/events") { request, context in
+            let (viewer, _) = try await access.requireAdmin(request.headers)
+            try realtime.room(for: "user:\(viewer.user)")
+            return await realtime.stream([.admin], to: viewer, lastEventID: request.headers[.lastEventID], context: context)
+        }
+        router.get("/console/api/consumers") { request, _ in
+            let (_, token) = try await access.requireAdmin(request.headers)
+            async let workers = backends.renderWorkers(token: token)
+            let groups = try await kafka { try await backends.consumers() }
+            return try await json(["groups": groups, "renderWorkers": await workers])
+        }
+        router.get("/console/api/dead-letters") { request, _ in
+            _ = try await access.requireAdmin(request.headers)
+            return try await json(["topics": try await kafka { try await backends.waitingLetters() }])
+        }
+        router.post("/console/api/dead-letters/:topic/replay") { request, context in
+            let (viewer, _) = try await access.requireAdmin(request.headers)
+            return try await replay(request, context: context, topic: context.parameters.get("topic") ?? "", by: viewer)
+        }
+        router.get("/console/api/users") { request, _ in
+            let (_, token) = try await access.requireAdmin(request.headers)
+            return passed(try await backends.users(token: token))
+        }
+        router.put("/console/api/users/:id/role") { request, context in
+            let (viewer, token) = try await access.requireAdmin(request.headers)
+            guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else {
+                throw Problem.validation([FieldError(.parameter("id"), "id: a user id (UUID)")])
+            }
+            let body = try await jsonBody(request, context: context)
+            guard let role = body["role"] as? String else { throw Problem.validation([FieldError(.body(pointer: "/role"), "role: customer, driver, restaurant or admin")]) }
+            let answer = try await backends.setRole(role, of: id, token: token)
+            if answer.status == 200 {
+                logger.notice("Console: role set", metadata: ["user.id": "\(id)", "role": "\(role)", "admin.id": "\(viewer.user)"])
+            }
+            return passed(answer)
+        }
+        router.get("/console/api/restaurants") { request, _ in
+            let (_, token) = try await access.requireAdmin(request.headers)
+            return passed(try await backends.restaurants(token: token))
+        }
+        router.get("/console/api/orders/:id") { request, context in
+            let (_, token) = try await access.requireAdmin(request.headers)
+            guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else {
+                throw Problem.validation([FieldError(.parameter("id"), "id: an order id (UUID)")])
+            }
+            return passed(try await backends.order(id, token: token))
+        }
+        router.get("/console/api/roads") { request, _ in
+            _ = try await access.requireAdmin(request.headers)
+            guard let roads = ConsoleBackends.roads else { throw Problem(status: .internalServerError, detail: "The road fixture is missing from this build.") }
+            return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "private, max-age=3600"], body: .init(byteBuffer: roads))
+        }
+    }
+
+    // MARK: Pages
+
+    private func page(_ name: String, _ request: Request) async throws -> Response {
+        _ = try await access.requireAdminPage(request.headers)
+        guard Self.pages.contains(name) else { throw Problem(status: .notFound, detail: "The console's pages: \(Self.pages.joined(separator: ", ")).") }
+        return assets.shell(page: name)
+    }
+
+    /// `POST /console/login` (a form: email, password): signs in at auth and, for an admin, sets
+    /// the cookie and goes to the Events page.
+    private func signIn<Context: ServiceRequestContext>(_ request: Request, context: Context) async throws -> Response {
+        let body = try await request.body.collect(upTo: 16 << 10)
+        let form = Self.formFields(String(buffer: body))
+        guard let email = form["email"], let password = form["password"], !email.isEmpty, !password.isEmpty else {
+            return assets.loginPage(message: "Enter an email and a password.", status: .badRequest)
+        }
+        let client = addresses.resolve(peer: context.remoteAddress, forwardedFor: request.headers[.xForwardedFor])
+        let answer: (status: Int, json: [String: Any])
+        do {
+            answer = try await backends.signIn(email: email, password: password, clientAddress: client)
+        } catch {
+            logger.warning("Console sign-in: auth could not be reached", metadata: ["error": "\(error)"])
+            return assets.loginPage(message: "auth cannot be reached just now; try again shortly.", status: .serviceUnavailable)
+        }
+        guard answer.status == 200, let token = answer.json["access_token"] as? String else {
+            let reason = answer.json["msg"] as? String ?? answer.json["message"] as? String ?? "Sign-in failed."
+            return assets.loginPage(message: reason, status: answer.status == 429 ? .tooManyRequests : .unauthorized)
+        }
+        switch await access.decide(token: token) {
+        case .admin:
+            let lifetime = answer.json["expires_in"] as? Int ?? 3_600
+            return Response(status: .seeOther, headers: [
+                .location: "/console/events", .setCookie: ConsoleAccess.setCookie(token, lifetime: lifetime, secure: Self.isSecure(request)),
+            ])
+        case .forbidden:
+            return assets.loginPage(message: "This account is not an admin's.", status: .forbidden)
+        case .signedOut, .keysUnavailable:
+            return assets.loginPage(message: "The token auth issued cannot be checked just now; try again shortly.", status: .serviceUnavailable)
+        }
+    }
+
+    // MARK: API helpers
+
+    private func replay<Context: ServiceRequestContext>(_ request: Request, context: Context, topic name: String, by viewer: Viewer) async throws -> Response {
+        let body = try await jsonBody(request, context: context)
+        let office = backends.deadLetters
+        let topic: Topic
+        do {
+            topic = try await office.deadLetterTopic(name)
+        } catch {
+            throw Problem(status: .notFound, type: "unknown-topic", detail: "No dead-letter topic is called \(name.prefix(100)).")
+        }
+        let replay: DeadLetterOffice.Replay
+        do {
+            if body["all"] as? Bool == true {
+                replay = try await office.replayAll(topic)
+            } else if let partition = body["partition"] as? Int, let offset = body["offset"] as? Int {
+                replay = try await office.replay(topic, partition: Int32(clamping: partition), offset: Int64(offset))
+            } else {
+                throw Problem.validation([FieldError(.body(pointer: ""), "send {\"all\":true} or {\"partition\":…,\"offset\":…}")])
+            }
+        } catch let failure as DeadLetterOffice.Failure {
+            throw Problem(status: .conflict, type: "not-replayable", detail: failure.description)
+        }
+        logger.notice("Console: dead letters replayed", metadata: ["kafka.topic": "\(topic.name)", "count": "\(replay.published.count)", "admin.id": "\(viewer.user)"])
+        return try await json(["replayed": replay.published.map { ["partition": $0.from.partition, "offset": $0.from.offset, "to": "\($0.to.topic)[\($0.to.partition)]@\($0.to.offset)"] }])
+    }
+
+    /// A JSON object body; 415 for any other content type (see the type's comment), 400 when it
+    /// does not parse.
+    private func jsonBody<Context: ServiceRequestContext>(_ request: Request, context: Context) async throws -> [String: Any] {
+        guard request.headers[.contentType]?.lowercased().hasPrefix("application/json") == true else {
+            throw Problem(status: .unsupportedMediaType, type: "json-required", detail: "Send the change as application/json.")
+        }
+        let body = try await request.body.collect(upTo: 16 << 10)
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] else {
+            throw Problem(status: .badRequest, type: "malformed-json", detail: "The body is not a JSON object.")
+        }
+        return object
+    }
+
+    /// Runs a Kafka inspection; a cluster that does not answer is a 503.
+    private func kafka<Value>(_ work: () async throws -> Value) async throws -> Value {
+        do {
+            return try await work()
+        } catch {
+            logger.warning("Console: Kafka did not answer", metadata: ["error": "\(error)"])
+            throw Problem(status: .serviceUnavailable, type: "kafka-unavailable", detail: "Kafka did not answer: \(error)", headers: [.retryAfter: "5"])
+        }
+    }
+
+    private func json(_ object: [String: Any]) async throws -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+                 body: .init(byteBuffer: ByteBuffer(data: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))))
+    }
+
+    private func passed(_ answer: ConsoleBackends.Passed) -> Response {
+        Response(status: HTTPResponse.Status(code: answer.status), headers: [.contentType: "application/json", .cacheControl: "no-store"], body: .init(byteBuffer: answer.body))
+    }
+
+    static func isSecure(_ request: Request) -> Bool {
+        request.headers[HTTPField.Name("X-Forwarded-Proto")!]?.lowercased() == "https"
+    }
+
+    /// The fields of an `application/x-www-form-urlencoded` body.
+    static func formFields(_ text: String) -> [String: String] {
+        var fields: [String: String] = [:]
+        for pair in text.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let decode = { (part: Substring) in part.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "" }
+            if let name = parts.first { fields[decode(name)] = parts.count > 1 ? decode(parts[1]) : "" }
+        }
+        return fields
+    }
+}
+
+extension ConsoleAccess {
+    /// The admin behind a page; a browser without a session is sent to sign in.
+    func requireAdminPage(_ headers: HTTPFields) async throws -> (viewer: Viewer, token: String) {
+        switch await decide(headers) {
+        case .admin(let viewer, let token): return (viewer, token)
+        case .signedOut:
+            // A problem like any other, whose Location a browser follows.
+            throw Problem(status: .seeOther, type: "sign-in", detail: "Sign in at /console/login.", headers: [.location: "/console/login"])
+        case .forbidden: throw Self.forbiddenProblem
+        case .keysUnavailable: throw Self.keysUnavailableProblem
+        }
+    }
+}
+
