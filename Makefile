@@ -58,11 +58,12 @@ run: build
 
 # Two phases: every suite but the heaviest, at most TEST_WIDTH test cases at a time (unbounded,
 # 113 suites starting processes at once on two cores made timing checks fail), then the suites
-# that run whole stacks under load (TEST_ALONE: the fault tests and the ETA check), one at a time.
+# that run whole stacks under load or a browser (TEST_ALONE: the fault tests, the ETA check and
+# the console's chromium test, whose 2-second check is the user's), one at a time.
 # The run's log is kept in .build/test.log; when a test fails, its issues are repeated at the end,
 # where a truncated CI log still shows them.
 TEST_WIDTH ?= 12
-TEST_ALONE = SystemTests\.|ETAAccuracyTests
+TEST_ALONE = SystemTests\.|ETAAccuracyTests|ConsoleTests
 test: deps
 	$(SWIFT) build --build-tests
 	@status=0; : > .build/test.log; \
