@@ -45,6 +45,7 @@ package struct ServiceResponder<Base: HTTPResponder>: HTTPResponder where Base.C
 
         let policy = policies.policy(for: request.uri.path)
         var response: Response
+        var abandoned = false
         do {
             if let declared = request.headers[.contentLength].flatMap(Int.init), declared > policy.maxBodySize {
                 throw Problem.bodyTooLarge(limit: policy.maxBodySize)
@@ -52,16 +53,20 @@ package struct ServiceResponder<Base: HTTPResponder>: HTTPResponder where Base.C
             context.maxUploadSize = policy.maxBodySize
             request.body = RequestBody(asyncSequence: SizeLimitedBody(base: request.body, limit: policy.maxBodySize))
             if let timeout = policy.timeout {
-                response = try await withTimeout(timeout, error: { Problem.requestTimedOut(after: timeout) }) { [base, request, context] in
+                response = try await withTimeout(timeout, error: { RequestAbandoned(timeout: timeout) }) { [base, request, context] in
                     try await base.respond(to: request, context: context)
                 }
             } else {
                 response = try await base.respond(to: request, context: context)
             }
         } catch {
+            abandoned = error is RequestAbandoned
             response = Problem.answering(error, logger: context.logger).response(path: request.uri.path, requestID: requestID, headers: request.headers)
         }
         response.headers[.requestID] = requestID
+        // An abandoned handler may still be reading the request's body: the connection ends with
+        // this answer rather than carry the next request.
+        if abandoned { response.headers[.connection] = "close" }
         // The router stores the matched route's template in a box the copies of the context share.
         recorder.record(
             method: request.method, path: request.uri.path, route: context.endpointPath ?? "unmatched",
@@ -69,4 +74,10 @@ package struct ServiceResponder<Base: HTTPResponder>: HTTPResponder where Base.C
         )
         return response
     }
+}
+
+/// The deadline of a request passed; its handler was left to end by itself (`withTimeout`).
+private struct RequestAbandoned: ProblemConvertible {
+    let timeout: Duration
+    var problem: Problem { .requestTimedOut(after: timeout) }
 }
