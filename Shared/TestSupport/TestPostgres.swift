@@ -91,20 +91,23 @@ struct TestPostgresError: Error, CustomStringConvertible {
 package struct TestDatabase: Sendable {
     package let name: String
     package let port: Int
+    /// The server's address: loopback, or a test's own network namespace.
+    package let host: String
 
-    /// Database `name` of the server on `port` (one a test runs itself, say).
-    package init(name: String, port: Int) {
+    /// Database `name` of the server on `host:port` (one a test runs itself, say).
+    package init(name: String, port: Int, host: String = "127.0.0.1") {
         self.name = name
         self.port = port
+        self.host = host
     }
 
     /// `postgres://` URL of the database, as a service's `DATABASE_URL` takes it.
     package var url: String {
-        "postgres://\(PostgresCluster.superuser)@127.0.0.1:\(port)/\(name)?sslmode=disable"
+        "postgres://\(PostgresCluster.superuser)@\(host):\(port)/\(name)?sslmode=disable"
     }
 
     package var configuration: PostgresClient.Configuration {
-        PostgresClient.Configuration(host: "127.0.0.1", port: port, username: PostgresCluster.superuser, password: nil, database: name, tls: .disable)
+        PostgresClient.Configuration(host: host, port: port, username: PostgresCluster.superuser, password: nil, database: name, tls: .disable)
     }
 
     /// Creates a login role owning schema `schema` (and nothing else) in this database, searching
@@ -114,7 +117,7 @@ package struct TestDatabase: Sendable {
         let role = "\(schema)_\(name)"
         var logger = Logger(label: "test-postgres")
         logger.logLevel = .warning
-        try await PostgresCluster.withSuperuserConnection(port: port, password: nil, database: name, logger: logger) { connection in
+        try await PostgresCluster.withSuperuserConnection(host: host, port: port, password: nil, database: name, logger: logger) { connection in
             // Utility statements take no bind parameters; the names are generated identifiers.
             for statement in [
                 "CREATE ROLE \"\(role)\" LOGIN PASSWORD '\(password)'",
@@ -124,7 +127,7 @@ package struct TestDatabase: Sendable {
                 try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
         }
-        return (role, LocalDatabase(name: name, port: port).url(role: role, password: password))
+        return (role, LocalDatabase(name: name, port: port, host: host).url(role: role, password: password))
     }
 
     /// Rows of `table` (schema-qualified) matching the SQL `condition`, read as the superuser, so

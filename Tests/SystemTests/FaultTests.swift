@@ -6,8 +6,8 @@ import Testing
 import TestSupport
 
 /// Splash's promises under faults, on running processes: while accounts, renames or orders are
-/// being made, something breaks (the brokers, Postgres, a relay, a consumer, a gateway or tracking
-/// replica), and afterwards an invariant check reads Postgres and Kafka. For accounts: every
+/// being made, something breaks (the brokers, Postgres, the network to Postgres, a relay, a
+/// consumer, a gateway or tracking replica), and afterwards an invariant check reads Postgres and Kafka. For accounts: every
 /// account made has its registration on Kafka, exactly one of them in effect (one event id; a
 /// redelivery of the same event is allowed), and no registration names an account that does not
 /// exist. `docs/testing.md` lists each fault and what must hold.
@@ -60,6 +60,35 @@ struct FaultTests {
         #expect(signUps.refused.allSatisfy { $0 == 503 }, "refusals other than 503: \(signUps.refused.filter { $0 != 503 })")
         let last = signUps.timeline.suffix(40)
         #expect(last.allSatisfy { $0.status == 200 }, "the last sign-ups after the restart: \(last.map(\.status))")
+        try await checkNothingLostOrDoubled(stack, made: signUps.made)
+        await stack.stop()
+    }
+
+    /// Postgres on a host of its own (a network namespace joined by a veth pair), cut off from auth
+    /// for 10 s under sign-ups: packets dropped, no reset, so auth's open connections hang. Every
+    /// sign-up is answered within auth's request deadline (a 503, never a 500, never a hang past
+    /// it), sign-ups succeed again once the link is mended, and nothing is lost or doubled: an
+    /// account whose answer was a 503 while its transaction committed later still has its one
+    /// registration.
+    @Test(.enabled(if: NetworkHost.isAvailable, "this machine does not let a test make network namespaces (root and iproute2's ip are needed)"))
+    func aNetworkPartitionFromPostgresIsBoundedRefusalsThenRecoveryWithNothingLost() async throws {
+        let host = try NetworkHost(subnet: Int.random(in: 0...255))
+        defer { host.remove() }
+        let stack = try await SystemStack.start(postgresHost: host, authSettings: ["HTTP_REQUEST_TIMEOUT": "3s"])
+        defer { Task { await stack.stop() } }
+        let partition = Task {
+            try await Task.sleep(for: .seconds(4))
+            try host.partition()
+            try await Task.sleep(for: .seconds(10))
+            try host.heal()
+        }
+        let signUps = await stack.signUp(for: .seconds(26))
+        try await partition.value
+        let during = signUps.timeline.filter { $0.at > .seconds(5) && $0.at < .seconds(14) }
+        #expect(during.contains { $0.status == 503 }, "no sign-up was refused during the partition: \(during.map(\.status))")
+        #expect(signUps.refused.allSatisfy { $0 == 503 }, "refusals other than 503 (0: no answer within 5 s): \(signUps.timeline.filter { $0.status != 200 }.map { "\($0.at): \($0.status)" })")
+        let last = signUps.timeline.suffix(40)
+        #expect(last.allSatisfy { $0.status == 200 }, "the last sign-ups after the link was mended: \(last.map(\.status))")
         try await checkNothingLostOrDoubled(stack, made: signUps.made)
         await stack.stop()
     }

@@ -6,15 +6,18 @@ import PostgresNIO
 package struct LocalDatabase: Sendable {
     package var name: String
     package var port: Int
+    /// The server's address: loopback, or a test's own network namespace.
+    package var host: String
 
-    package init(name: String = "splash", port: Int) {
+    package init(name: String = "splash", port: Int, host: String = "127.0.0.1") {
         self.name = name
         self.port = port
+        self.host = host
     }
 
     /// `postgres://` URL for `role` with `password`.
     package func url(role: String, password: String) -> String {
-        "postgres://\(role):\(password)@127.0.0.1:\(port)/\(name)?sslmode=disable&application_name=\(role)"
+        "postgres://\(role):\(password)@\(host):\(port)/\(name)?sslmode=disable&application_name=\(role)"
     }
 
     /// Creates the database, roles and schemas that are missing and (re)sets each role's password.

@@ -61,11 +61,12 @@ package struct PostgresCluster: Sendable {
         try await asServerUser(ProcessCommand(binaries.initdb, arguments)).runToCompletion()
     }
 
-    /// The command that serves the cluster on `127.0.0.1:port`, stopping when process `owner` is
-    /// gone; `removeDataDirectoryOnExit` deletes the cluster once the server has stopped.
-    package func serverCommand(port: Int, durability: Durability, owner: pid_t, removeDataDirectoryOnExit: Bool = false) -> ProcessCommand {
+    /// The command that serves the cluster on `listenAddress:port` (loopback unless told),
+    /// stopping when process `owner` is gone; `removeDataDirectoryOnExit` deletes the cluster once
+    /// the server has stopped.
+    package func serverCommand(port: Int, durability: Durability, owner: pid_t, removeDataDirectoryOnExit: Bool = false, listenAddress: String = "127.0.0.1") -> ProcessCommand {
         var settings = [
-            "listen_addresses": "127.0.0.1",
+            "listen_addresses": listenAddress,
             "port": String(port),
             "unix_socket_directories": "",
             // The test suite runs many services' pools side by side on one throwaway cluster.
@@ -87,11 +88,11 @@ package struct PostgresCluster: Sendable {
 
     /// Waits until the server on `port` answers a query.
     /// - Throws: `LocalStackError.notReady` when `isAlive` turns false first or `timeout` passes.
-    package static func waitUntilReady(port: Int, password: String?, timeout: Duration = .seconds(30), isAlive: @Sendable () async -> Bool) async throws {
+    package static func waitUntilReady(host: String = "127.0.0.1", port: Int, password: String?, timeout: Duration = .seconds(30), isAlive: @Sendable () async -> Bool) async throws {
         let logger = Logger(label: "postgres-probe")
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            let answered = try? await withSuperuserConnection(port: port, password: password, database: "postgres", logger: logger) { connection in
+            let answered = try? await withSuperuserConnection(host: host, port: port, password: password, database: "postgres", logger: logger) { connection in
                 try await connection.query("SELECT 1", logger: logger)
             }
             if answered != nil { return }
@@ -103,10 +104,11 @@ package struct PostgresCluster: Sendable {
         throw LocalStackError.notReady(name: "postgres", reason: "no connection on port \(port) after \(DurationFormat.format(timeout))")
     }
 
-    /// Runs `body` on a connection to `database` of the local server on `port`, as the superuser
-    /// (loopback, no TLS), and closes the connection whatever `body` does.
+    /// Runs `body` on a connection to `database` of the local server on `host:port` (loopback
+    /// unless told), as the superuser (no TLS), and closes the connection whatever `body` does.
     @discardableResult
     package static func withSuperuserConnection<Result>(
+        host: String = "127.0.0.1",
         port: Int,
         password: String?,
         database: String,
@@ -114,7 +116,7 @@ package struct PostgresCluster: Sendable {
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         let configuration = PostgresConnection.Configuration(
-            host: "127.0.0.1", port: port, username: superuser, password: password, database: database, tls: .disable
+            host: host, port: port, username: superuser, password: password, database: database, tls: .disable
         )
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
         do {

@@ -34,8 +34,11 @@ final class SystemStack: Sendable {
     /// The service token auth accepts for its admin API.
     static let serviceToken = "system-tests-service-token-0123456789abcdef"
 
-    static func start() async throws -> SystemStack {
-        let postgres = try await OwnPostgres.start()
+    /// - Parameters:
+    ///   - postgresHost: a network host for Postgres, to partition it from auth.
+    ///   - authSettings: added to auth's environment.
+    static func start(postgresHost: NetworkHost? = nil, authSettings: [String: String] = [:]) async throws -> SystemStack {
+        let postgres = try await OwnPostgres.start(on: postgresHost)
         let database = try await postgres.makeDatabase()
         let kafka = try KafkaEmbeddedCluster(brokers: 3, topics: TopicCatalog.all)
         let stack = SystemStack(postgres: postgres, database: database, kafka: kafka, authEnvironment: [
@@ -44,7 +47,7 @@ final class SystemStack: Sendable {
             "DATABASE_URL": try await database.makeServiceRole(schema: "auth", password: "system-auth").url, "AUTH_JWT_KEY": SigningKey.generate().pem,
             "AUTH_JWT_ISSUER": issuer, "AUTH_BCRYPT_COST": "4",
             "AUTH_RATE_LIMIT_TOKEN": "1000000/1m", "AUTH_RATE_LIMIT_SIGNUP": "1000000/1m", "AUTH_SERVICE_TOKEN": serviceToken,
-        ])
+        ].merging(authSettings) { _, new in new })
         try await stack.startAuth()
         return stack
     }
