@@ -1,6 +1,8 @@
 import Contracts
 import Foundation
+import LocalStack
 import NIOHTTP1
+import PostgresNIO
 import Synchronization
 import Testing
 import TestSupport
@@ -166,6 +168,58 @@ struct FaultTests {
             try await Task.sleep(for: .seconds(1))
             #expect(try await effects.times(forAtLeast: made.count + 1)[poisonID] == 1)
         }
+        await stack.stop()
+    }
+
+    /// The same for a service's own consumer: social's projections of `auth.users`, with a bug
+    /// that makes its table refuse one profile (a trigger standing in for it). social retries the
+    /// registration, parks it on `auth.users.dlq`, and applies every other account, on every
+    /// partition. Once the bug is fixed, `splash dlq replay auth.users` brings it back and social
+    /// applies it once; in the end social's profiles are exactly auth's accounts, each applied once
+    /// through social's inbox.
+    @Test func socialsOwnConsumerParksAPoisonEventFlowsOnAndAppliesItOnceAfterTheFix() async throws {
+        let stack = try await SystemStack.start()
+        defer { Task { await stack.stop() } }
+        let social = try await stack.startSocial(databaseURL: try await stack.database.makeServiceRole(schema: "social", password: "system-social").url)
+        defer { Task { await social.stop() } }
+        try await stack.database.withClient { client in
+            try await client.query("""
+                CREATE FUNCTION social.refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN IF NEW.username = 'poison_user' THEN RAISE EXCEPTION 'social cannot take this profile'; END IF; RETURN NEW; END $$
+                """)
+            try await client.query("CREATE TRIGGER refuse_poison BEFORE INSERT OR UPDATE ON social.profiles FOR EACH ROW EXECUTE FUNCTION social.refuse_poison()")
+        }
+
+        let poisoned = try await stack.account(username: "poison_user")
+        var made: [String: String] = [:]
+        for index in 1...30 { made[try await stack.account(username: "sys_\(index)")] = "sys_\(index)" }
+        let others = made
+        try await waitUntilReady("social applying every other account", timeout: .seconds(60)) {
+            (try? await stack.database.count("social.profiles")) == others.count
+        }
+        try await waitUntilReady("the registration parked", timeout: .seconds(30)) {
+            (try? await stack.deadLetters(of: TopicCatalog.authUsers.name))?.count == 1
+        }
+        let parked = try await stack.deadLetters(of: TopicCatalog.authUsers.name)
+        #expect(parked.first?.subject == poisoned)
+        #expect(try await stack.database.count("social.profiles", where: "user_id = '\(poisoned)'") == 0)
+
+        // The fix is deployed, then the letter replayed: applied once; a second replay finds nothing.
+        try await stack.database.withClient { client in _ = try await client.query("DROP TRIGGER refuse_poison ON social.profiles") }
+        let replay = try await stack.splash(["dlq", "replay", TopicCatalog.authUsers.name, "--brokers", stack.kafka.bootstrapServers])
+        #expect(replay.contains("1 dead letter(s) replayed"), "\(replay)")
+        try await waitUntilReady("the replayed registration applied", timeout: .seconds(30)) {
+            (try? await stack.database.count("social.profiles", where: "user_id = '\(poisoned)' AND username = 'poison_user'")) == 1
+        }
+        #expect(try await stack.splash(["dlq", "replay", TopicCatalog.authUsers.name, "--brokers", stack.kafka.bootstrapServers]).contains("0 dead letter(s) replayed"))
+
+        // social's profiles are exactly auth's accounts with their names, each registration applied once.
+        let profiles = try await stack.database.withClient { client in
+            try await client.query("SELECT user_id::text, username FROM social.profiles").collect().map { try $0.decode((String, String).self) }
+        }
+        #expect(Dictionary(uniqueKeysWithValues: profiles) == others.merging([poisoned: "poison_user"]) { $1 })
+        #expect(try await stack.database.count("social.inbox", where: "type = '\(UserRegistered.type)'") == others.count + 1)
+        await social.stop()
         await stack.stop()
     }
 

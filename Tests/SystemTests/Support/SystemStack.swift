@@ -157,6 +157,29 @@ final class SystemStack: Sendable {
         ])
     }
 
+    /// social (its projections reading `auth.users` in their own group) on `databaseURL`
+    /// (`database.makeServiceRole(schema: "social", …)`) and the stack's cluster; the test stops
+    /// or kills it.
+    func startSocial(databaseURL: String) async throws -> ServiceProcess {
+        let blobs = FileManager.default.temporaryDirectory.appendingPathComponent("system-social-\(UUID().uuidString.prefix(8))")
+        return try await ServiceProcess("social", environment: [
+            "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
+            "OUTBOX_POLL_INTERVAL": "100ms", "EVENTS_RETRY_BACKOFF": "50ms", "LOG_LEVEL": "warning", "DATABASE_URL": databaseURL,
+            "SOCIAL_JWKS_URL": "\(auth.baseURL)/auth/v1/.well-known/jwks.json", "SOCIAL_JWT_ISSUER": Self.issuer,
+            "SOCIAL_BLOB_DIR": blobs.path, "RENDER_MEDIA_KEY": "system-tests-media-key-0123456789abcdef0123",
+            // Not called by what these tests do (the projections), but required.
+            "SOCIAL_PHOTO_CATALOG_URL": "http://127.0.0.1:9", "SOCIAL_IMAGE_WORKERS": "1",
+        ])
+    }
+
+    /// A new account straight from auth with `username`: its id.
+    func account(username: String) async throws -> String {
+        let email = "system-\(UUID().uuidString.prefix(12).lowercased())@system.splash.example"
+        let json = try await call(auth.baseURL, .POST, "/auth/v1/signup", json: ["email": email, "password": "a long password 1", "data": ["username": username]], expecting: 200)
+        guard let id = (json["user"] as? [String: Any])?["id"] as? String else { throw SystemStackError.unexpectedAnswer("\(json)") }
+        return id
+    }
+
     /// A new account straight from auth: its id and access token.
     func account() async throws -> (id: String, token: String) {
         let email = "system-\(UUID().uuidString.prefix(12).lowercased())@system.splash.example"
