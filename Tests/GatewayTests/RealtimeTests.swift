@@ -231,6 +231,44 @@ import TestSupport
         }
     }
 
+    /// The `admin` channel: every event of the public topics, those pushed to no one else too (a
+    /// v1 twin, a position between orders); refused to anyone else. An admin's stream that drops
+    /// and resumes with `Last-Event-ID` gets what happened while no admin followed.
+    @Test func theAdminChannelCarriesEveryEventToAdminsOnlyAndResumesWithoutAGap() async throws {
+        try await GatewayHarness.with(["GATEWAY_REALTIME_HEARTBEAT": "500ms"]) { gateway in
+            try await gateway.waitForEventFeed()
+            let url = "http://127.0.0.1:\(gateway.app.port)/v1/events?channels=admin"
+            let refused = EventStreamClient(url: url, token: try gateway.token(role: "customer"))
+            #expect(try await refused.waitForStatus() == 403)
+            await refused.stop()
+            let token = try gateway.token(role: "admin")
+            let stream = EventStreamClient(url: url, token: token)
+            #expect(try await stream.waitForStatus() == 200)
+            try await EventPublisher.with(gateway.kafka) { publisher in
+                let driver = UUID()
+                let between = try await publisher.publish(DriverLocationUpdated(driverId: driver, orderId: nil, latitude: 60.17, longitude: 24.94, heading: nil, speedMps: 3, accuracyM: 5, etaSeconds: nil, recordedAt: Date()))
+                let received = try await stream.event { $0.id == between }
+                #expect(received.event == DriverLocationUpdated.type)
+                #expect(received.data.contains(#""channel":"admin""#))
+                await stream.stop()
+                // The gateway notices the stream has gone at its next heartbeat.
+                try await Task.sleep(for: .seconds(2))
+
+                // No admin follows now; the events still reach the window for one who comes back.
+                let missed = try await publisher.publish(ProfileUpdated(userId: UUID(), username: "while_away", avatarUrl: nil, changed: [.username], updatedAt: Date()))
+                let watcher = EventStreamClient(url: "http://127.0.0.1:\(gateway.app.port)/v1/events?channels=profiles", token: try gateway.token())
+                #expect(try await watcher.waitForStatus() == 200)
+                let after = try await publisher.publish(ProfileUpdated(userId: UUID(), username: "after", avatarUrl: nil, changed: [.username], updatedAt: Date()))
+                _ = try await watcher.event { $0.id == after }
+                await watcher.stop()
+                let resumed = EventStreamClient(url: url, token: token, lastEventID: between)
+                _ = try await resumed.event { $0.id == missed }
+                _ = try await resumed.event { $0.id == after }
+                await resumed.stop()
+            }
+        }
+    }
+
     @Test func anSSEStreamEndsWithACloseEventWhenItsTokenExpires() async throws {
         try await GatewayHarness.with { gateway in
             let stream = EventStreamClient(url: "http://127.0.0.1:\(gateway.app.port)/v1/events?channels=me", token: try gateway.token(expiresIn: 2))

@@ -107,6 +107,7 @@ extension ClientQueue.Frame {
         #expect(RealtimeChannel(name: "profiles", user: "u") == .profiles)
         #expect(RealtimeChannel(name: "me", user: "u") == .user("u"))
         #expect(RealtimeChannel(name: "feed", user: "u") == .feed)
+        #expect(RealtimeChannel(name: "admin", user: "u") == .admin)
         let order = UUID()
         #expect(RealtimeChannel(name: "orders:\(order.uuidString)", user: "u") == .order(order.uuidString.lowercased()))
         #expect(RealtimeChannel(name: "orders:42", user: "u") == nil)

@@ -105,7 +105,7 @@ struct EventFeed: Service {
             if let order = audience?.order { orders.record(order: order.id, parties: order.parties) }
             guard push else { return }
             // Admins see every event of the public topics, while one follows them.
-            if hub.isFollowed(.admin) { audience = (audience ?? Audience.adminOnly(envelope)).addingAdmin() }
+            if hub.adminFollowed() { audience = (audience ?? Audience.adminOnly(envelope)).addingAdmin() }
             if let audience { hub.publish(try PushEvent(envelope, audience: audience, receivedAt: receivedAt)) }
         } catch {
             // The services' own consumers dead-letter such records; clients just don't see them.

@@ -43,23 +43,32 @@ final class RealtimeHub: Sendable {
         var live: Set<UInt64> = []
         var nextClientID: UInt64 = 1
         var replay: ReplayWindow<PushEvent>
+        /// When the last follower of a channel left, per channel no one follows now.
+        var lastLeft: [RealtimeChannel: ContinuousClock.Instant] = [:]
 
         mutating func add(_ client: Client, to channel: RealtimeChannel) {
             channelsOf[client.id, default: []].insert(channel)
             subscribers[channel, default: [:]][client.id] = client
+            lastLeft[channel] = nil
         }
 
         mutating func remove(_ client: Client, from channel: RealtimeChannel) {
             subscribers[channel]?[client.id] = nil
-            if subscribers[channel]?.isEmpty == true { subscribers[channel] = nil }
+            if subscribers[channel]?.isEmpty == true {
+                subscribers[channel] = nil
+                if channel == .admin { lastLeft[channel] = .now }
+            }
         }
     }
 
     private let state: Mutex<State>
     let metrics: RealtimeMetrics
 
+    private let replayAge: Duration
+
     init(replayCapacity: Int, replayAge: Duration, metrics: RealtimeMetrics = RealtimeMetrics()) {
         state = Mutex(State(replay: ReplayWindow(capacity: replayCapacity, age: replayAge)))
+        self.replayAge = replayAge
         self.metrics = metrics
     }
 
@@ -122,10 +131,15 @@ final class RealtimeHub: Sendable {
 
     // MARK: Events
 
-    /// Whether any client follows `channel` now (the feed renders the `admin` frame of an event
-    /// only then).
-    func isFollowed(_ channel: RealtimeChannel) -> Bool {
-        state.withLock { $0.subscribers[channel] != nil }
+    /// Whether any client follows the `admin` channel, or did within the replay window's age (the
+    /// feed renders an event's `admin` frame only then: a console that reconnects with
+    /// `Last-Event-ID` finds what it missed).
+    func adminFollowed() -> Bool {
+        state.withLock { state in
+            if state.subscribers[.admin] != nil { return true }
+            guard let left = state.lastLeft[.admin] else { return false }
+            return ContinuousClock.now - left < replayAge
+        }
     }
 
     /// Offers `event` to every client subscribed to one of its channels and keeps it for replay.
