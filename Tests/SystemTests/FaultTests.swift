@@ -32,6 +32,9 @@ struct FaultTests {
     @Test func everyBrokerDownFor10sUnderWritesLosesNoEventAndRefusesNoWrite() async throws {
         let stack = try await SystemStack.start()
         defer { Task { await stack.stop() } }
+        // social's projections read the registrations too, through the outage.
+        let social = try await stack.startSocial(databaseURL: try await stack.database.makeServiceRole(schema: "social", password: "system-social").url)
+        defer { Task { await social.stop() } }
         let outage = Task {
             try await Task.sleep(for: .seconds(4))
             try stack.kafka.setAllBrokers(down: true)
@@ -45,6 +48,18 @@ struct FaultTests {
         let duringOutage = signUps.timeline.filter { $0.at > .seconds(5) && $0.at < .seconds(13) && $0.status == 200 }
         #expect(duringOutage.count > 20, "accounts made while the brokers were down: \(duringOutage.count)")
         try await checkNothingLostOrDoubled(stack, made: signUps.made)
+        // A service's own consumer came through too: social holds every account, each registration
+        // applied once.
+        let accounts = try await stack.accountIDs()
+        try await waitUntilReady("social holding every account", timeout: .seconds(60)) {
+            (try? await stack.database.count("social.profiles")) == accounts.count
+        }
+        let profiles = try await stack.database.withClient { client in
+            try await client.query("SELECT user_id::text FROM social.profiles").collect().map { try $0.decode(String.self) }
+        }
+        #expect(Set(profiles) == accounts)
+        #expect(try await stack.database.count("social.inbox", where: "type = '\(UserRegistered.type)'") == accounts.count)
+        await social.stop()
         await stack.stop()
     }
 
