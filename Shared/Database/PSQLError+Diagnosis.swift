@@ -15,3 +15,27 @@ extension PSQLError: LogDiagnosable {
         return parts.joined(separator: "; ")
     }
 }
+
+extension PSQLError: TransientFailure {
+    /// A connection lost or refused, or a server shutting down or starting (SQLSTATE classes 08
+    /// and 57P): the same request may well succeed in a moment.
+    package var isTransient: Bool {
+        switch code {
+        case .clientClosedConnection, .serverClosedConnection, .connectionError, .uncleanShutdown, .poolClosed:
+            return true
+        case .server:
+            let state = serverInfo?[.sqlState] ?? ""
+            return state.hasPrefix("08") || state.hasPrefix("57P")
+        default:
+            return (underlying as? PSQLError)?.isTransient ?? false
+        }
+    }
+}
+
+extension PostgresTransactionError: TransientFailure {
+    /// A `BEGIN`, `COMMIT` or rollback that failed for a transient reason (the closure's own
+    /// errors are given back unwrapped by `unwrappingTransactionErrors`).
+    package var isTransient: Bool {
+        [beginError, closureError, commitError, rollbackError].contains { ($0 as? any TransientFailure)?.isTransient == true }
+    }
+}

@@ -93,3 +93,10 @@ package protocol ProblemConvertible: Error {
 extension Problem: ProblemConvertible {
     package var problem: Problem { self }
 }
+
+/// An error that says a dependency (a database, say) failed for the moment — a connection lost, a
+/// server shutting down — rather than that the request was wrong or the code broken. The edge
+/// answers it with a 503 and `Retry-After`, as it does an unreachable upstream, never a 500.
+package protocol TransientFailure: Error {
+    var isTransient: Bool { get }
+}
