@@ -75,8 +75,9 @@ public struct DeadLetterOffice: Sendable {
     /// replayed.
     public func letters(of topic: Topic) async throws -> [Entry] {
         let inspector = KafkaInspector(bootstrapServers: bootstrapServers, logger: logger)
+        // One look at the offsets: the replay group's position, and the range to read.
         let committed = try await inspector.offsets(of: [topic], group: Self.replayGroup(of: topic))
-        let records = try await inspector.records(in: [topic])
+        let records = try await inspector.records(in: committed)
         return Self.entries(records, committed: Dictionary(uniqueKeysWithValues: committed.map { ($0.partition, $0.committed ?? $0.low) }))
     }
 

@@ -70,15 +70,22 @@ public struct KafkaInspector: Sendable {
     /// Every record `topics` hold now, each partition's in offset order (records published while
     /// reading may be left out).
     public func records(in topics: [Topic]) async throws(KafkaError) -> [KafkaMessage] {
-        let ranges = try await offsets(of: topics).filter { $0.high > $0.low }
+        try await records(in: try await offsets(of: topics))
+    }
+
+    /// Every record between the `low` and `high` of each of `partitions` (as `offsets(of:)` read
+    /// them), each partition's in offset order.
+    public func records(in partitions: [PartitionOffsets]) async throws(KafkaError) -> [KafkaMessage] {
+        let ranges = partitions.filter { $0.high > $0.low }
         guard !ranges.isEmpty else { return [] }
+        let names = Set(ranges.map(\.topic)).sorted()
         let handle = try consumerHandle(group: "splash-inspector-\(UUID().uuidString.lowercased())")
         let deadline = ContinuousClock.now + timeout
         let result: Result<[KafkaMessage], KafkaError> = await RDKafkaHandle.blocking {
             let list = RDKafkaPartitionList(ranges.map { ($0.topic, $0.partition, $0.low) })
             let error = rd_kafka_assign(handle.pointer, list.pointer)
             guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
-                return .failure(.unreachable(reason: "could not read \(topics.map(\.name)): \(String(cString: rd_kafka_err2str(error)))"))
+                return .failure(.unreachable(reason: "could not read \(names): \(String(cString: rd_kafka_err2str(error)))"))
             }
             defer { rd_kafka_assign(handle.pointer, nil) }
             struct Key: Hashable { var topic: String; var partition: Int32 }
@@ -86,7 +93,7 @@ public struct KafkaInspector: Sendable {
             var records: [KafkaMessage] = []
             while !ends.isEmpty {
                 guard ContinuousClock.now < deadline else {
-                    return .failure(.unreachable(reason: "reading \(topics.map(\.name)) took longer than \(timeout)"))
+                    return .failure(.unreachable(reason: "reading \(names) took longer than \(timeout)"))
                 }
                 guard let message = rd_kafka_consumer_poll(handle.pointer, 100) else { continue }
                 defer { rd_kafka_message_destroy(message) }

@@ -14,7 +14,14 @@ struct WorkerRoster: Service {
     let threads: Int
     let interval: Duration
     let logger: Logger
-    let id = "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8).lowercased())"
+    private let host = ProcessInfo.processInfo.hostName
+    private let pid = ProcessInfo.processInfo.processIdentifier
+    private let id: String
+
+    init(client: PostgresClient, consumer: EventConsumer, threads: Int, interval: Duration, logger: Logger) {
+        (self.client, self.consumer, self.threads, self.interval, self.logger) = (client, consumer, threads, interval, logger)
+        id = "\(host)-\(pid)-\(UUID().uuidString.prefix(8).lowercased())"
+    }
 
     func run() async throws {
         let started = Date()
@@ -31,12 +38,9 @@ struct WorkerRoster: Service {
 
     private func write(started: Date) async throws {
         let partitions = consumer.assignment.map(\.partition)
-        let host = ProcessInfo.processInfo.hostName
-        let pid = Int32(ProcessInfo.processInfo.processIdentifier)
-        let threads = Int32(threads)
         try await client.query("""
             INSERT INTO workers (id, host, pid, threads, partitions, started_at, seen_at)
-            VALUES (\(id), \(host), \(pid), \(threads), \(partitions), \(started), now())
+            VALUES (\(id), \(host), \(Int32(pid)), \(Int32(threads)), \(partitions), \(started), now())
             ON CONFLICT (id) DO UPDATE SET partitions = excluded.partitions, threads = excluded.threads, seen_at = now()
             """, logger: logger)
         try await client.query("DELETE FROM workers WHERE seen_at < now() - interval '1 hour'", logger: logger)

@@ -39,17 +39,30 @@ struct ConsoleAccess: Sendable {
 
     /// The admin behind an API call; a problem otherwise (401, 403 or 503).
     func requireAdmin(_ headers: HTTPFields) async throws(Problem) -> (viewer: Viewer, token: String) {
+        try await requireAdmin(headers, signedOut: Self.signInProblem)
+    }
+
+    /// The admin behind a page; a browser without a session is sent to sign in.
+    func requireAdminPage(_ headers: HTTPFields) async throws(Problem) -> (viewer: Viewer, token: String) {
+        try await requireAdmin(headers, signedOut: Self.signInRedirect)
+    }
+
+    private func requireAdmin(_ headers: HTTPFields, signedOut: Problem) async throws(Problem) -> (viewer: Viewer, token: String) {
         switch await decide(headers) {
         case .admin(let viewer, let token): return (viewer, token)
-        case .signedOut:
-            throw Problem(status: .unauthorized, type: "unauthenticated", title: "Sign in",
-                          detail: "The console is for admins: sign in at /console/login, or send an admin's access token.",
-                          headers: [.wwwAuthenticate: "Bearer"])
+        case .signedOut: throw signedOut
         case .forbidden: throw Self.forbiddenProblem
         case .keysUnavailable: throw Self.keysUnavailableProblem
         }
     }
 
+    static let signInProblem = Problem(
+        status: .unauthorized, type: "unauthenticated", title: "Sign in",
+        detail: "The console is for admins: sign in at /console/login, or send an admin's access token.",
+        headers: [.wwwAuthenticate: "Bearer"]
+    )
+    /// A problem like any other, whose Location a browser follows.
+    static let signInRedirect = Problem(status: .seeOther, type: "sign-in", detail: "Sign in at /console/login.", headers: [.location: "/console/login"])
     static let forbiddenProblem = Problem(status: .forbidden, type: "admins-only", title: "Admins only", detail: "The console is for admins.")
     static let keysUnavailableProblem = Problem(
         status: .serviceUnavailable, type: "token-check-unavailable", title: "Tokens cannot be checked",

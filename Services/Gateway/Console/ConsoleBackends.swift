@@ -32,15 +32,10 @@ struct ConsoleBackends: Sendable {
 
     /// Signs in with a password at auth: the session's JSON, or auth's error.
     func signIn(email: String, password: String, clientAddress: String) async throws -> (status: Int, json: [String: Any]) {
-        var request = HTTPClientRequest(url: authURL.appendingPathComponent("auth/v1/token").absoluteString + "?grant_type=password")
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.headers.add(name: "X-Forwarded-For", value: clientAddress)
-        request.body = .bytes(try JSONSerialization.data(withJSONObject: ["email": email, "password": password]))
-        let response = try await client.execute(request, timeout: .seconds(10))
-        let body = try await response.body.collect(upTo: 1 << 20)
-        let json = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:]
-        return (Int(response.status.code), json)
+        let answer = try await call(.POST, authURL, "auth/v1/token", query: "grant_type=password", token: nil,
+                                    json: try JSONSerialization.data(withJSONObject: ["email": email, "password": password]),
+                                    headers: [("X-Forwarded-For", clientAddress)])
+        return (answer.status, (try? JSONSerialization.jsonObject(with: Data(buffer: answer.body))) as? [String: Any] ?? [:])
     }
 
     /// The newest 50 users from auth's admin list and how many there are, as
@@ -83,10 +78,12 @@ struct ConsoleBackends: Sendable {
         return try await call(.GET, trackingURL, "v1/orders/\(id.uuidString.lowercased())", token: token)
     }
 
-    private func call(_ method: HTTPMethod, _ base: URL, _ path: String, query: String? = nil, token: String, json: Data? = nil) async throws -> Passed {
+    private func call(_ method: HTTPMethod, _ base: URL, _ path: String, query: String? = nil, token: String?, json: Data? = nil,
+                      headers: [(String, String)] = []) async throws -> Passed {
         var request = HTTPClientRequest(url: base.appendingPathComponent(path).absoluteString + (query.map { "?\($0)" } ?? ""))
         request.method = method
-        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let json {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(json)

@@ -64,9 +64,7 @@ struct ConsoleEndpoints: Sendable {
         }
         router.put("/console/api/users/:id/role") { request, context in
             let (viewer, token) = try await access.requireAdmin(request.headers)
-            guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else {
-                throw Problem.validation([FieldError(.parameter("id"), "id: a user id (UUID)")])
-            }
+            let id = try Self.id(in: context, of: "a user")
             let body = try await jsonBody(request, context: context)
             guard let role = body["role"] as? String else { throw Problem.validation([FieldError(.body(pointer: "/role"), "role: customer, driver, restaurant or admin")]) }
             let answer = try await backends.setRole(role, of: id, token: token)
@@ -81,9 +79,7 @@ struct ConsoleEndpoints: Sendable {
         }
         router.get("/console/api/orders/:id") { request, context in
             let (_, token) = try await access.requireAdmin(request.headers)
-            guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else {
-                throw Problem.validation([FieldError(.parameter("id"), "id: an order id (UUID)")])
-            }
+            let id = try Self.id(in: context, of: "an order")
             return passed(try await backends.order(id, token: token))
         }
         router.get("/console/api/roads") { request, _ in
@@ -193,6 +189,14 @@ struct ConsoleEndpoints: Sendable {
         Response(status: HTTPResponse.Status(code: answer.status), headers: [.contentType: "application/json", .cacheControl: "no-store"], body: .init(byteBuffer: answer.body))
     }
 
+    /// The `id` path parameter, a UUID (`what` names it in the 422).
+    private static func id(in context: some RequestContext, of what: String) throws(Problem) -> UUID {
+        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else {
+            throw Problem.validation([FieldError(.parameter("id"), "id: \(what) id (UUID)")])
+        }
+        return id
+    }
+
     static func isSecure(_ request: Request) -> Bool {
         request.headers[HTTPField.Name("X-Forwarded-Proto")!]?.lowercased() == "https"
     }
@@ -208,18 +212,3 @@ struct ConsoleEndpoints: Sendable {
         return fields
     }
 }
-
-extension ConsoleAccess {
-    /// The admin behind a page; a browser without a session is sent to sign in.
-    func requireAdminPage(_ headers: HTTPFields) async throws -> (viewer: Viewer, token: String) {
-        switch await decide(headers) {
-        case .admin(let viewer, let token): return (viewer, token)
-        case .signedOut:
-            // A problem like any other, whose Location a browser follows.
-            throw Problem(status: .seeOther, type: "sign-in", detail: "Sign in at /console/login.", headers: [.location: "/console/login"])
-        case .forbidden: throw Self.forbiddenProblem
-        case .keysUnavailable: throw Self.keysUnavailableProblem
-        }
-    }
-}
-

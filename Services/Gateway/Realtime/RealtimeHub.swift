@@ -43,21 +43,19 @@ final class RealtimeHub: Sendable {
         var live: Set<UInt64> = []
         var nextClientID: UInt64 = 1
         var replay: ReplayWindow<PushEvent>
-        /// When the last follower of a channel left, per channel no one follows now.
-        var lastLeft: [RealtimeChannel: ContinuousClock.Instant] = [:]
+        /// Whether the `admin` channel is followed, readable without the lock.
+        let admin: AdminPresence
 
         mutating func add(_ client: Client, to channel: RealtimeChannel) {
             channelsOf[client.id, default: []].insert(channel)
             subscribers[channel, default: [:]][client.id] = client
-            lastLeft[channel] = nil
+            if channel == .admin { admin.followers(subscribers[channel]?.count ?? 0) }
         }
 
         mutating func remove(_ client: Client, from channel: RealtimeChannel) {
             subscribers[channel]?[client.id] = nil
-            if subscribers[channel]?.isEmpty == true {
-                subscribers[channel] = nil
-                if channel == .admin { lastLeft[channel] = .now }
-            }
+            if subscribers[channel]?.isEmpty == true { subscribers[channel] = nil }
+            if channel == .admin { admin.followers(subscribers[channel]?.count ?? 0) }
         }
     }
 
@@ -65,9 +63,12 @@ final class RealtimeHub: Sendable {
     let metrics: RealtimeMetrics
 
     private let replayAge: Duration
+    private let admin: AdminPresence
 
     init(replayCapacity: Int, replayAge: Duration, metrics: RealtimeMetrics = RealtimeMetrics()) {
-        state = Mutex(State(replay: ReplayWindow(capacity: replayCapacity, age: replayAge)))
+        let admin = AdminPresence()
+        state = Mutex(State(replay: ReplayWindow(capacity: replayCapacity, age: replayAge), admin: admin))
+        self.admin = admin
         self.replayAge = replayAge
         self.metrics = metrics
     }
@@ -133,13 +134,9 @@ final class RealtimeHub: Sendable {
 
     /// Whether any client follows the `admin` channel, or did within the replay window's age (the
     /// feed renders an event's `admin` frame only then: a console that reconnects with
-    /// `Last-Event-ID` finds what it missed).
+    /// `Last-Event-ID` finds what it missed). Asked for every event, so it takes no lock.
     func adminFollowed() -> Bool {
-        state.withLock { state in
-            if state.subscribers[.admin] != nil { return true }
-            guard let left = state.lastLeft[.admin] else { return false }
-            return ContinuousClock.now - left < replayAge
-        }
+        admin.isFollowed(within: replayAge)
     }
 
     /// Offers `event` to every client subscribed to one of its channels and keeps it for replay.
@@ -171,5 +168,30 @@ final class RealtimeHub: Sendable {
                 try? await connection.close()
             }
         }
+    }
+}
+
+/// How many clients follow the `admin` channel and when the last one left, kept by the hub under
+/// its lock and read without it.
+final class AdminPresence: Sendable {
+    private let origin = ContinuousClock.now
+    private let count = Atomic<Int>(0)
+    /// Nanoseconds from `origin` to when the last follower left; `Int64.min` before any did.
+    private let leftAt = Atomic<Int64>(.min)
+
+    /// Records how many follow now (called under the hub's lock).
+    func followers(_ followers: Int) {
+        let before = count.exchange(followers, ordering: .relaxed)
+        if followers == 0, before > 0 {
+            let since = ContinuousClock.now - origin
+            leftAt.store(since.components.seconds * 1_000_000_000 + since.components.attoseconds / 1_000_000_000, ordering: .releasing)
+        }
+    }
+
+    func isFollowed(within window: Duration) -> Bool {
+        if count.load(ordering: .relaxed) > 0 { return true }
+        let left = leftAt.load(ordering: .acquiring)
+        guard left != .min else { return false }
+        return ContinuousClock.now - origin - .nanoseconds(left) < window
     }
 }
