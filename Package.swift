@@ -396,7 +396,7 @@ if Context.environment["SPLASH_FUZZ"] != nil {
     // since a target cannot depend on an executable.
     let targets: [(String, [Target.Dependency])] = [
         ("Tokens", ["Identity"]), ("DataQuery", ["DataAPI"]), ("ImageHeader", ["Imaging"]),
-        ("Multipart", []), ("Phoenix", ["Identity", nioCore]), ("HTTPHead", [nioCore]), ("Positions", ["Contracts", "RoadNetwork"]),
+        ("Multipart", []), ("Phoenix", ["Identity", nioCore]), ("HTTPHead", [nioCore, httpTypes]), ("Positions", ["Contracts", "RoadNetwork"]),
     ]
     for (name, dependencies) in targets {
         package.targets.append(.executableTarget(

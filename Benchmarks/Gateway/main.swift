@@ -15,7 +15,9 @@ import Glibc
 
 // The gateway's figures, each beside its baseline in the same run (`make bench-gateway`):
 //  1. an authenticated GET (auth's GET /auth/v1/user, which reads the user under row-level
-//     security) with wrk: straight to auth, through the gateway, and through nginx (Debian's) as a
+//     security; or, with `--request put`, a PUT of /auth/v1/user with a JSON body, which auth
+//     reads and refuses with a 403, as it may not change app_metadata: a call with a body, at
+//     little cost to auth) with wrk: straight to auth, through the gateway, and through nginx (Debian's) as a
 //     plain reverse proxy — requests per second, latency percentiles, and the CPU time auth and
 //     the proxy spent per request (from /proc; steadier than latency on a shared machine). The
 //     three ways take turns in short slices, and each way's percentiles are read over all the
@@ -47,13 +49,20 @@ let comparedGateway = BenchmarkArguments.string("--compare-gateway")
 /// under both names, how the number of loops changes the cost.
 let comparedEventLoops = BenchmarkArguments.integer("--compare-event-loops", default: gatewayEventLoops)
 /// Settings for the compared gateway only, `NAME=VALUE[,NAME=VALUE…]`: the same build with one
-/// path or feature turned off (`GATEWAY_DIRECT_PROXY=false` under the name `gateway-routed`).
+/// feature turned off or set otherwise.
 let comparedSettings: [String: String] = Dictionary(
     (BenchmarkArguments.string("--compare-setting") ?? "").split(separator: ",").compactMap { pair in
         let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
         return parts.count == 2 ? (parts[0], parts[1]) : nil
     }
 ) { _, last in last }
+/// `get` (the default) or `put`: which call wrk makes (see above).
+let requestKind = BenchmarkArguments.string("--request") ?? "get"
+guard ["get", "put"].contains(requestKind) else { fatalError("--request is get or put") }
+/// wrk's Lua for the calls other than a GET.
+let requestScript: String? = requestKind == "put"
+    ? #"wrk.method = "PUT"; wrk.body = '{"app_metadata":{"role":"admin"},"data":{"note":"\#(String(repeating: "x", count: 512))"}}'; wrk.headers["Content-Type"] = "application/json""#
+    : nil
 var logger = Logger(label: "bench")
 logger.logLevel = .error
 
@@ -175,7 +184,7 @@ func cpuSeconds(_ pids: [pid_t]) -> Double { pids.compactMap(ProcessCPU.seconds)
 var ways: [String: Way] = [:]
 for load in loads {
     for target in targets {
-        _ = try await Wrk.run(target.url, seconds: 2, connections: load, headers: wrkHeaders)  // warm-up: connections, pools, caches
+        _ = try await Wrk.run(target.url, seconds: 2, connections: load, headers: wrkHeaders, requests: requestScript)  // warm-up: connections, pools, caches
     }
     // Short slices, the ways taking turns and each slice starting with the next way, so that a slow
     // spell of the machine (they last seconds) falls on every way alike.
@@ -183,7 +192,7 @@ for load in loads {
         for index in targets.indices {
             let target = targets[(index + slice) % targets.count]
             let (authBefore, proxyBefore, gatewayBefore) = (cpuSeconds([auth.pid]), cpuSeconds(target.proxy), cpuSeconds([gateway.pid]))
-            let result = try await Wrk.run(target.url, seconds: sliceSeconds, connections: load, headers: wrkHeaders)
+            let result = try await Wrk.run(target.url, seconds: sliceSeconds, connections: load, headers: wrkHeaders, requests: requestScript)
             ways["\(target.name) c\(load)", default: Way()].add(
                 result, seconds: sliceSeconds, authCPU: cpuSeconds([auth.pid]) - authBefore,
                 proxyCPU: cpuSeconds(target.proxy) - proxyBefore, gatewayCPU: cpuSeconds([gateway.pid]) - gatewayBefore
@@ -297,7 +306,7 @@ delays.sort()
 func loopsText(_ loops: Int) -> String { loops > 0 ? "EVENT_LOOPS=\(loops)" : "an event loop per core" }
 print("""
 
-gateway benchmark — \(ProcessInfo.processInfo.activeProcessorCount) cores; authenticated GET /auth/v1/user (auth reads the user from Postgres); the gateway with KAFKA_FETCH_MAX_WAIT=100ms and \(loopsText(gatewayEventLoops))\(comparedGateway.map { ", \($0) with \(loopsText(comparedEventLoops))\(comparedSettings.isEmpty ? "" : " and " + comparedSettings.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))" } ?? ""), nginx with one worker process
+gateway benchmark — \(ProcessInfo.processInfo.activeProcessorCount) cores; \(requestKind == "get" ? "authenticated GET /auth/v1/user (auth reads the user from Postgres)" : "authenticated PUT /auth/v1/user with a 0.5 KiB JSON body (auth reads it and answers 403)"); the gateway with KAFKA_FETCH_MAX_WAIT=100ms and \(loopsText(gatewayEventLoops))\(comparedGateway.map { ", \($0) with \(loopsText(comparedEventLoops))\(comparedSettings.isEmpty ? "" : " and " + comparedSettings.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))" } ?? ""), nginx with one worker process
 \(loads.map { report($0, $0 >= 16 ? "saturating: the CPU is shared by wrk, auth, Postgres and the proxy" : $0 == 1 ? "one connection: nothing queues" : "moderate: the cores are already busy") }.joined(separator: "\n"))
 broadcast to \(socketCount) WebSocket clients on one gateway (Kafka publish → client receives; KAFKA_FETCH_MAX_WAIT=10ms), \(broadcasts) events:
   \(perEvent.joined(separator: "\n  "))

@@ -12,9 +12,11 @@ import NIOPosix
 import ServiceKit
 import ServiceLifecycle
 
-/// Builds the gateway: the edge (CORS, token checks, rate limits) in front of the reverse proxy,
-/// with ServiceKit's request ids, body limits, timeouts, problem responses and metrics around it;
-/// the realtime endpoints with the event feed behind them; and the console.
+/// Builds the gateway: the edge and reverse proxy in front of every client connection
+/// (`EdgeProxyHandler`: CORS, token checks, rate limits, body limits, forwarding), and behind it
+/// the router with ServiceKit's request ids, timeouts, problem responses and metrics, for the
+/// gateway's own routes: the realtime endpoints with the event feed behind them, the console and
+/// health.
 func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
     let logger = runtime.logger
     let client = HTTPClient(
@@ -26,10 +28,9 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
     let keys = KeySetCache(url: config.keySetURL, issuer: config.issuer, refreshInterval: config.keySetRefreshInterval, client: client, logger: logger)
     let pools = try UpstreamPools(config.routes, connectTimeout: config.connectTimeout, metrics: runtime.metrics.factory)
     let checks = EdgeChecks(routes: config.routes, keys: keys, addresses: addresses, anonKey: config.anonKey)
-    let proxy = ReverseProxy(pools: pools.byGroup, addresses: addresses, metrics: runtime.metrics.factory)
-    let direct = DirectProxy(
-        checks: checks, proxy: proxy, cors: config.cors, requests: runtime.metrics.requests,
-        forwarded: Counter(label: "gateway_direct_requests_total", factory: runtime.metrics.factory), logger: logger, serverName: "gateway"
+    let proxy = EdgeProxy(
+        checks: checks, pools: pools.byGroup, cors: config.cors, requests: runtime.metrics.requests,
+        metrics: runtime.metrics.factory, logger: logger, serverName: "gateway"
     )
 
     let hub = RealtimeHub(
@@ -56,25 +57,22 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
     // Stopped in reverse order: the key set's refreshing before the client it fetches with.
     parts.services = [HTTPClientService(client: client), keys, pools, producer, feed]
     parts.readiness = [feed.readiness]
-    parts.routePolicies = config.routes.groups.flatMap(\.routePolicies)
-    // The direct path reads each connection's bytes first; the router's path (behind SwiftNIO's
-    // parser) tells it when a routed answer has ended.
+    // The proxy reads each connection's bytes first; behind SwiftNIO's parser, the router's
+    // answers are counted, so a proxied request pipelined after one waits for it.
     let webSocketResponder = realtime.webSocketRouter().buildResponder()
     let channel = HTTP1WebSocketUpgradeChannel.Configuration(
-        http1: .init(additionalChannelHandlers: config.directProxy ? [RoutedAnswerTracker()] : []),
+        http1: .init(additionalChannelHandlers: [RoutedAnswerTracker()]),
         ws: realtime.webSocketConfiguration
     )
-    let directProxy = config.directProxy
     parts.server = HTTPServerBuilder { responder in
         FrontedChannel(
             HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: channel),
-            front: { directProxy ? [DirectProxyHandler(direct)] : [] },
-            behind: { [ParserErrorHandler(direct)] }
+            front: { passedOn in [EdgeProxyHandler(proxy, passedOn: passedOn)] },
+            behind: { [ParserErrorHandler()] }
         )
     }
     return makeServiceApplication(parts, context: AppRequestContext.self) { router in
         router.add(middleware: CORSMiddleware(policy: config.cors))
-        router.add(middleware: EdgeMiddleware<AppRequestContext>(checks: checks, proxy: proxy))
         realtime.addRoutes(to: router)
         console.addRoutes(to: router)
     }

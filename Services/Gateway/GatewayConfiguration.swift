@@ -13,9 +13,6 @@ struct GatewayConfiguration: ServiceConfiguration {
     /// The shortest time between two key-set fetches caused by unknown key ids.
     var keySetRefreshInterval: Duration
     var connectTimeout: Duration
-    /// Whether plain GETs are forwarded by `DirectProxyHandler` on their connection's event loop
-    /// rather than through the router.
-    var directProxy: Bool
     var trustedProxies: [IPRange]
     var cors: CORSPolicy
     var realtime: RealtimeSettings
@@ -49,7 +46,6 @@ struct GatewayConfiguration: ServiceConfiguration {
         issuer = try reader.string("GATEWAY_JWT_ISSUER", default: "http://localhost:8080/auth/v1")
         keySetRefreshInterval = try reader.duration("GATEWAY_JWKS_REFRESH_INTERVAL", default: .seconds(5), minimum: .milliseconds(100))
         connectTimeout = try reader.duration("GATEWAY_CONNECT_TIMEOUT", default: .seconds(1), minimum: .milliseconds(10))
-        directProxy = try reader.bool("GATEWAY_DIRECT_PROXY", default: true)
         anonKey = try reader.optionalSecret("GATEWAY_ANON_KEY", expected: "the anon key clients send as apikey")
         trustedProxies = try reader.ipRanges("GATEWAY_TRUSTED_PROXIES")
         cors = try CORSPolicy(

@@ -121,6 +121,21 @@ import TestSupport
         }
     }
 
+    @Test func aCallWhoseTokenNeedsTheRotatedKeyWaitsForItWithItsBody() async throws {
+        try await GatewayHarness.with(["GATEWAY_JWKS_REFRESH_INTERVAL": "100ms"]) { gateway in
+            #expect(try await gateway.get("/v1/edits", bearer: try gateway.token()).status == 200)
+            let fetches = gateway.upstream.keySetFetchCount
+            // auth rotates its key: the first token signed with the new one makes the gateway
+            // fetch the key set, while the upload's body is already on its way.
+            let rotated = gateway.upstream.rotateKey()
+            let body = Data(repeating: 0x42, count: 300_000)
+            let upload = try await gateway.app.request(.post, "/v1/uploads", headers: [("Authorization", "Bearer \(try gateway.token(key: rotated))")], body: .bytes(body))
+            #expect(upload.status == 200)
+            #expect(try upload.json()["bodySize"] as? Int == body.count)
+            #expect(gateway.upstream.keySetFetchCount == fetches + 1)
+        }
+    }
+
     @Test func whileAuthsKeysCannotBeFetchedTokensGet503NotA401AndTheKeysComeWhenAuthIsBack() async throws {
         let port = freePort()
         let closed = try #require(ClosedPort(port))

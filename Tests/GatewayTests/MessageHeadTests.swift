@@ -2,8 +2,8 @@
 import NIOCore
 import Testing
 
-/// The direct path's own reading of HTTP/1.1: what it takes on, what it leaves to SwiftNIO's
-/// parser, and where answers end.
+/// The proxy's own reading of HTTP/1.1: the heads it takes, the requests it reads from them, the
+/// ones it refuses, and where answers end.
 @Suite("Gateway message heads") struct MessageHeadTests {
     private func take(_ text: String) -> (MessageHead.Parse, rest: String) {
         var buffer = ByteBuffer(string: text)
@@ -28,14 +28,16 @@ import Testing
         #expect(head.combined(.authorization) == "Bearer abc")
         #expect(head.combined(.xForwardedFor) == "1.2.3.4, 5.6.7.8")
         let request = try #require(ClientRequest(head))
-        #expect(request.isGet && request.target == "/v1/photos?page=2" && request.bodyLength == 0 && !request.closes)
+        #expect(request.method == .get && request.target == "/v1/photos?page=2" && request.path == "/v1/photos" && request.body == .none && !request.closes)
     }
 
-    @Test func aHeadStillComingIsIncompleteAndAnOverlongOneIsLeftToTheParser() {
+    @Test func aHeadStillComingIsIncompleteAndAnOverlongOneIsTooLarge() {
         guard case .incomplete = take("GET / HTTP/1.1\r\nHost: a\r\n").0 else { Issue.record("not incomplete"); return }
         guard case .incomplete = take("GET / HTTP/1.1\r\nHost: a\r\n\r").0 else { Issue.record("not incomplete"); return }
         let long = "GET / HTTP/1.1\r\nX-Long: " + String(repeating: "a", count: MessageHead.maximumSize)
-        guard case .notPlain = take(long).0 else { Issue.record("an overlong head was not refused"); return }
+        guard case .tooLarge = take(long).0 else { Issue.record("an overlong head was not refused"); return }
+        let whole = "GET / HTTP/1.1\r\nX-Long: " + String(repeating: "a", count: MessageHead.maximumSize) + "\r\n\r\n"
+        guard case .tooLarge = take(whole).0 else { Issue.record("an overlong head was taken"); return }
     }
 
     @Test(arguments: [
@@ -47,34 +49,57 @@ import Testing
         "GET / HTTP/1.1\r\n: empty name\r\n\r\n",
         "GET / HTTP/1.1\r\nX-A: a\rb\r\n\r\n",  // a bare CR
     ])
-    func headsOutsideTheStrictGrammarAreLeftToTheParser(text: String) {
+    func headsOutsideTheStrictGrammarAreNotTaken(text: String) {
         guard case .notPlain = take(text).0 else { Issue.record("taken: \(text.debugDescription)"); return }
     }
 
     @Test(arguments: [
-        "GET / HTTP/1.0\r\n\r\n",
-        "GET http://elsewhere/ HTTP/1.1\r\nHost: a\r\n\r\n",
-        "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n",
-        "POST /v1/edits HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
-        "GET /v1/realtime HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n",
-        "POST /v1/edits HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n",
+        "GET /v1/edits HTTP/2.0\r\n\r\n",
+        "GET /v1/edits HTTP/1.1 \r\n\r\n",
+        "GET v1/edits HTTP/1.1\r\n\r\n",
+        "GET ftp://elsewhere/ HTTP/1.1\r\n\r\n",
+        "GET  / HTTP/1.1\r\n\r\n",
+        "G(T / HTTP/1.1\r\n\r\n",
         "POST /v1/edits HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
         "POST /v1/edits HTTP/1.1\r\nContent-Length: 5x\r\n\r\n",
-        "GET  / HTTP/1.1\r\n\r\n",
+        // What a front server and the service could read as two different requests.
+        "POST /v1/edits HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n",
+        "POST /v1/edits HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
     ])
-    func requestsWhoseEndCannotBeToldAreNotTakenOn(text: String) throws {
+    func requestsTheGatewayCannotReadSafelyAreRefused(text: String) throws {
         #expect(ClientRequest(try head(text)) == nil)
     }
 
-    @Test func aBodysLengthAndAClosingRequestAreRead() throws {
+    @Test func howARequestEndsAndWhatFollowsItAreRead() throws {
         let post = try #require(ClientRequest(try head("POST /v1/edits HTTP/1.1\r\ncontent-length: 42\r\n\r\n")))
-        #expect(!post.isGet && post.bodyLength == 42)
+        #expect(post.method == .post && post.body == .length(42) && !post.closes && !post.isRetryable)
+        let chunked = try #require(ClientRequest(try head("PUT /v1/edits/1 HTTP/1.1\r\nTransfer-Encoding: Chunked\r\n\r\n")))
+        #expect(chunked.body == .chunked && !chunked.isRetryable)
         let last = try #require(ClientRequest(try head("GET / HTTP/1.1\r\nConnection: keep-alive, Close\r\n\r\n")))
-        #expect(last.closes && last.head.connectionOptions == ["keep-alive", "close"])
+        #expect(last.closes && last.head.connectionOptions == ["keep-alive", "close"] && last.isRetryable)
+        let waiting = try #require(ClientRequest(try head("POST /v1/uploads HTTP/1.1\r\nExpect: 100-Continue\r\nContent-Length: 5\r\n\r\n")))
+        #expect(waiting.expectsContinue)
+        let upgrade = try #require(ClientRequest(try head("GET /v1/realtime HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")))
+        #expect(upgrade.upgrades)
+        // HTTP/1.0 keeps its connection only when it asks to.
+        let old = try #require(ClientRequest(try head("GET /v1/photos HTTP/1.0\r\n\r\n")))
+        #expect(old.isHTTP10 && old.closes)
+        #expect(try #require(ClientRequest(try head("GET /v1/photos HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"))).closes == false)
+    }
+
+    @Test(arguments: [
+        ("GET http://gateway.example/v1/photos?page=2 HTTP/1.1\r\n\r\n", "/v1/photos?page=2", "/v1/photos"),
+        ("GET HTTPS://gateway.example HTTP/1.1\r\n\r\n", "/", "/"),
+        ("GET http://gateway.example?x=1 HTTP/1.1\r\n\r\n", "/?x=1", "/"),
+        ("OPTIONS * HTTP/1.1\r\n\r\n", "*", "*"),
+    ])
+    func anAbsoluteTargetIsReadAsItsPath(text: String, target: String, path: String) throws {
+        let request = try #require(ClientRequest(try head(text)))
+        #expect(request.target == target && request.path == path)
     }
 
     @Test func fieldNamesAreToldApartInAnyCase() {
-        for (name, kind) in [("X-REQUEST-ID", FieldKind.xRequestID), ("content-LENGTH", .contentLength), ("TE", .te), ("X-Request-Ids", .other), ("Hosts", .other), ("Proxy-Authorization-Extra", .other), ("", .other)] {
+        for (name, kind) in [("X-REQUEST-ID", FieldKind.xRequestID), ("content-LENGTH", .contentLength), ("TE", .te), ("ApiKey", .apiKey), ("X-Request-Ids", .other), ("Hosts", .other), ("Proxy-Authorization-Extra", .other), ("", .other)] {
             #expect(Array(name.utf8).withUnsafeBytes { FieldKind($0) } == kind, "\(name)")
         }
     }
@@ -120,6 +145,28 @@ import Testing
 
         let interim = try read("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\nContent-Length: 3\r\n\r\n", split: split)
         #expect(interim.head?.status == 204 && interim.head?.body == AnswerReader.Body.none && interim.ended)
+    }
+
+    @Test func anAnswerToHEADHasNoBodyWhateverItsHeadDeclares() throws {
+        var reader = AnswerReader(toHEAD: true)
+        reader.receive(ByteBuffer(string: "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\nHTTP/1.1 200 OK"))
+        guard case .head(let head)? = try reader.next() else { Issue.record("no head"); return }
+        #expect(head.body == AnswerReader.Body.none && head.declared == .length(1234) && head.endsWithHead && head.keepAlive)
+    }
+
+    @Test(arguments: [1, 4, 1_000]) func aChunkedBodysDataIsCountedAndFoundWhateverTheReads(split: Int) throws {
+        let body = "5;ext=1\r\nhello\r\nA\r\n0123456789\r\n0\r\nX-Trailer: t\r\n\r\n"
+        var scanner = ChunkedBodyScanner()
+        var data = "", counted = 0, ended = false
+        var bytes = ByteBuffer(string: body + "NEXT")
+        while !ended {
+            let piece = bytes.readSlice(length: min(split, bytes.readableBytes))!
+            let scan = try scanner.scan(piece) { range in data += String(buffer: piece.getSlice(at: piece.readerIndex + range.lowerBound, length: range.count)!) }
+            counted += scan.data
+            ended = scan.ends
+            if ended { #expect(scan.count <= piece.readableBytes) }
+        }
+        #expect(data == "hello0123456789" && counted == 15)
     }
 
     @Test func whetherAConnectionCanBeUsedAgainFollowsTheAnswer() throws {

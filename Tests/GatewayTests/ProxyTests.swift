@@ -7,12 +7,8 @@ import Testing
 import TestSupport
 
 @Suite("Gateway routing and proxying") struct ProxyTests {
-    /// Each proxying test runs with the direct path (as the `gateway` executable runs) and
-    /// through the router alone: clients must not be able to tell them apart.
-    static let modes = GatewayHarness.ProxyMode.allCases
-
-    @Test(arguments: modes) func aRequestReachesItsServiceWithForwardingHeadersAndWithoutHopByHopHeaders(mode: GatewayHarness.ProxyMode) async throws {
-        try await GatewayHarness.with(mode: mode) { gateway in
+    @Test func aRequestReachesItsServiceWithForwardingHeadersAndWithoutHopByHopHeaders() async throws {
+        try await GatewayHarness.with{ gateway in
             let response = try await gateway.get("/v1/photos?query=Mountain%20lake&page=2", headers: [
                 ("Connection", "X-Client-Private"), ("X-Client-Private", "1"), ("Keep-Alive", "timeout=5"),
                 ("X-Forwarded-For", "6.6.6.6"), ("X-Request-Id", "trace-42"), ("Accept", "application/json"),
@@ -108,10 +104,10 @@ import TestSupport
         }
     }
 
-    @Test(arguments: modes) func a20MBUploadReachesItsServiceWhileTheClientIsStillSendingIt(mode: GatewayHarness.ProxyMode) async throws {
+    @Test func a20MBUploadReachesItsServiceWhileTheClientIsStillSendingIt() async throws {
         // The harness's 2 s for edit-render is for the slow-route test; a 20 MB upload in a debug
         // build under the whole suite's load may take longer.
-        try await GatewayHarness.with(["GATEWAY_TIMEOUT_EDIT_RENDER": "30s"], mode: mode) { gateway in
+        try await GatewayHarness.with(["GATEWAY_TIMEOUT_EDIT_RENDER": "30s"]) { gateway in
             let token = try gateway.token()
             let (chunks, sender) = AsyncStream.makeStream(of: ByteBuffer.self)
             let upstream = gateway.upstream
@@ -161,10 +157,10 @@ import TestSupport
         await catalog.stop()
     }
 
-    @Test(arguments: modes) func anUpstreamThatDoesNotAnswerInTimeGets504(mode: GatewayHarness.ProxyMode) async throws {
-        try await GatewayHarness.with(mode: mode) { gateway in
+    @Test func anUpstreamThatDoesNotAnswerInTimeGets504() async throws {
+        try await GatewayHarness.with{ gateway in
             let token = try gateway.token()
-            // A first call parks a connection, so in the direct mode the slow call takes that path.
+            // A first call parks a connection, so the slow call goes over a reused one.
             #expect(try await gateway.get("/v1/edits", bearer: token).status == 200)
             let start = ContinuousClock.now
             // The service would answer after 12 s; the gateway's timeout is 2 s.
@@ -175,8 +171,8 @@ import TestSupport
         }
     }
 
-    @Test(arguments: modes) func aCallInProgressWhenTheGatewayStopsStillGetsItsAnswer(mode: GatewayHarness.ProxyMode) async throws {
-        try await GatewayHarness.with(["GATEWAY_TIMEOUT_EDIT_RENDER": "10s"], mode: mode) { gateway in
+    @Test func aCallInProgressWhenTheGatewayStopsStillGetsItsAnswer() async throws {
+        try await GatewayHarness.with(["GATEWAY_TIMEOUT_EDIT_RENDER": "10s"]) { gateway in
             let token = try gateway.token()
             #expect(try await gateway.get("/v1/edits", bearer: token).status == 200)
             async let slow = gateway.get("/v1/edits/slow", bearer: token)
@@ -190,10 +186,10 @@ import TestSupport
         }
     }
 
-    @Test(arguments: modes) func answersSmallAndLargeArriveWholeAndByteForByte(mode: GatewayHarness.ProxyMode) async throws {
-        try await GatewayHarness.with(mode: mode) { gateway in
+    @Test func answersSmallAndLargeArriveWholeAndByteForByte() async throws {
+        try await GatewayHarness.with{ gateway in
             // Below the size read whole before it is passed on, at it, and well above (streamed).
-            for count in [0, 1_000, ReverseProxy.wholeAnswerLimit, ReverseProxy.wholeAnswerLimit + 1, 6 << 20] {
+            for count in [0, 1_000, EdgeProxy.wholeAnswerLimit, EdgeProxy.wholeAnswerLimit + 1, 6 << 20] {
                 let response = try await gateway.get("/v1/media/bytes/\(count)")
                 #expect(response.status == 200)
                 #expect(response.headers["content-length"] == String(count))
@@ -203,8 +199,8 @@ import TestSupport
         }
     }
 
-    @Test(arguments: modes) func sequentialCallsReuseOneKeptAliveConnection(mode: GatewayHarness.ProxyMode) async throws {
-        try await GatewayHarness.with(mode: mode) { gateway in
+    @Test func sequentialCallsReuseOneKeptAliveConnection() async throws {
+        try await GatewayHarness.with{ gateway in
             for _ in 0..<20 {
                 #expect(try await gateway.get("/v1/photos").status == 200)
                 #expect(try await gateway.get("/v1/media/bytes/200000").body.count == 200_000)
@@ -216,11 +212,11 @@ import TestSupport
         }
     }
 
-    @Test(arguments: modes) func aConnectionTheUpstreamClosedWhileIdleIsNotUsedAgain(mode: GatewayHarness.ProxyMode) async throws {
+    @Test func aConnectionTheUpstreamClosedWhileIdleIsNotUsedAgain() async throws {
         let upstream = FakeUpstream()
         try await upstream.start()
         let port = upstream.port
-        try await GatewayHarness.with(upstream: upstream, mode: mode) { gateway in
+        try await GatewayHarness.with(upstream: upstream) { gateway in
             #expect(try await gateway.get("/v1/photos").status == 200)
             #expect(try await gateway.app.request(.post, "/v1/photos/x/download", body: .bytes(Data("{}".utf8))).status == 200)
             // A restart closes the kept-alive connections; no call may fail for it, not even a POST.
@@ -232,12 +228,12 @@ import TestSupport
         await upstream.stop()
     }
 
-    @Test(arguments: modes) func aKeptAliveConnectionTheServiceClosesAsItIsUsedFailsNoCall(mode: GatewayHarness.ProxyMode) async throws {
+    @Test func aKeptAliveConnectionTheServiceClosesAsItIsUsedFailsNoCall() async throws {
         // The first connection answers once, then closes on the next request without answering;
         // the second answers.
         let service = try ScriptedUpstream([.init(answers: ["first"], closesAfter: true), .init(answers: ["second"], closesAfter: false)])
         defer { service.stop() }
-        try await GatewayHarness.with(["GATEWAY_PHOTO_CATALOG_URL": "http://127.0.0.1:\(service.port)"], mode: mode) { gateway in
+        try await GatewayHarness.with(["GATEWAY_PHOTO_CATALOG_URL": "http://127.0.0.1:\(service.port)"]) { gateway in
             #expect(try await gateway.get("/v1/photos").text == "first")
             // Sent on the kept-alive connection, which closes unanswered: the service never handled
             // it, so it is made again over a new connection.
@@ -245,17 +241,12 @@ import TestSupport
             #expect(second.status == 200)
             #expect(second.text == "second")
             #expect(service.requestCount == 3)
-            if mode == .direct {
-                // Both calls went the direct way; the second, met by the closing connection, was
-                // made again by the router.
-                #expect(try await gateway.metric("gateway_direct_requests_total") == 2)
-            }
             #expect(try await gateway.get("/metrics").text.contains("gateway_upstream_errors_total{") == false)
         }
     }
 
-    @Test(arguments: modes) func anUpstreamThatBreaksOffItsAnswerGets502OrAnIncompleteBody(mode: GatewayHarness.ProxyMode) async throws {
-        try await GatewayHarness.with(mode: mode) { gateway in
+    @Test func anUpstreamThatBreaksOffItsAnswerGets502OrAnIncompleteBody() async throws {
+        try await GatewayHarness.with{ gateway in
             // Small answers are read whole first, so the gateway can still answer 502.
             let small = try await gateway.get("/v1/media/broken/5000")
             #expect(small.status == 502)
@@ -268,89 +259,56 @@ import TestSupport
         }
     }
 
-    @Test func plainGetsTakeTheDirectPathAndAnswerAsTheRouterDoes() async throws {
-        var answers: [GatewayHarness.ProxyMode: TestResponse] = [:]
-        for mode in GatewayHarness.ProxyMode.allCases {
-            answers[mode] = try await GatewayHarness.with(mode: mode) { gateway in
-                let token = try gateway.token()
-                var last: TestResponse?
-                for _ in 0..<10 {
-                    last = try await gateway.get("/v1/photos?page=2", bearer: token, headers: [("X-Request-Id", "client-chosen-id")])
-                }
-                // The first call on a client connection goes through the router, which opens the
-                // upstream connection on the client's event loop, where the direct path then finds
-                // it parked (one call more may be routed if the client opens a second connection).
-                let direct = try await gateway.metric("gateway_direct_requests_total")
-                if mode == .direct {
-                    #expect(direct >= 8)
-                } else {
-                    #expect(direct == 0)
-                }
-                #expect(try await gateway.metric(#"http_requests_total{method="GET",route="/v1/photos/**",status="200"}"#) == 10)
-                return last
+    @Test func aProxiedCallIsRecordedAndAnsweredWithTheGatewaysOwnFields() async throws {
+        try await GatewayHarness.with { gateway in
+            let token = try gateway.token()
+            var last: TestResponse?
+            for _ in 0..<10 {
+                last = try await gateway.get("/v1/photos?page=2", bearer: token, headers: [("X-Request-Id", "client-chosen-id")])
             }
-        }
-        let direct = try #require(answers[.direct]), routed = try #require(answers[.routed])
-        #expect(direct.status == 200)
-        #expect(direct.status == routed.status)
-        #expect(Set(direct.headers.keys) == Set(routed.headers.keys))
-        // (RateLimit-Remaining depends on how fast the calls came: the bucket refills meanwhile.)
-        for name in ["x-request-id", "server", "content-type", "ratelimit-limit", "x-upstream"] {
-            #expect(direct.headers[name] == routed.headers[name], "\(name)")
-        }
-        #expect(direct.headers["x-request-id"] == "client-chosen-id")
-        #expect(direct.headers["date"] != nil)
-        #expect(direct.headers["x-upstream-private"] == nil)
-        // What the service received: the same forwarded request either way.
-        let (directEcho, routedEcho) = (try direct.json(), try routed.json())
-        #expect(directEcho["uri"] as? String == "/v1/photos?page=2")
-        #expect(directEcho["uri"] as? String == routedEcho["uri"] as? String)
-        let (directHeaders, routedHeaders) = (directEcho["headers"] as? [String: String] ?? [:], routedEcho["headers"] as? [String: String] ?? [:])
-        #expect(Set(directHeaders.keys) == Set(routedHeaders.keys))
-        #expect(directHeaders["x-request-id"] == "client-chosen-id")
-        // Each run has its own upstream (so its own address, and its own key signing the token).
-        for (name, value) in routedHeaders where !["authorization", "host", "x-forwarded-host"].contains(name) {
-            #expect(directHeaders[name] == value, "\(name)")
+            #expect(try await gateway.metric(#"http_requests_total{method="GET",route="/v1/photos/**",status="200"}"#) == 10)
+            let answer = try #require(last)
+            #expect(answer.status == 200)
+            #expect(answer.headers["x-request-id"] == "client-chosen-id")
+            #expect(answer.headers["server"] == "gateway" && answer.headers["date"] != nil)
+            #expect(answer.headers["ratelimit-limit"] == "600" && answer.headers["ratelimit-remaining"] != nil)
+            #expect(answer.headers["x-upstream"] == "fake" && answer.headers["x-upstream-private"] == nil)
+            let echo = try answer.json()
+            #expect(echo["uri"] as? String == "/v1/photos?page=2")
+            let headers = try #require(echo["headers"] as? [String: String])
+            #expect(headers["x-request-id"] == "client-chosen-id" && headers["authorization"] == "Bearer \(token)")
         }
     }
 
-    @Test func pipelinedRequestsAreAnsweredInOrderWhicheverPathEachTakes() async throws {
+    @Test func pipelinedRequestsAreAnsweredInOrderProxiedOrTheGatewaysOwn() async throws {
         try await GatewayHarness.with { gateway in
             let requests = [
                 "GET /v1/media/bytes/10 HTTP/1.1\r\nHost: gateway\r\n\r\n",
                 "POST /v1/photos/x/download HTTP/1.1\r\nHost: gateway\r\nContent-Length: 2\r\n\r\n{}",
+                "GET /healthz HTTP/1.1\r\nHost: gateway\r\n\r\n",
                 "GET /v1/media/bytes/20 HTTP/1.1\r\nHost: gateway\r\n\r\n",
-                "GET /v1/media/bytes/\(ReverseProxy.wholeAnswerLimit + 30) HTTP/1.1\r\nHost: gateway\r\n\r\n",
+                "GET /v1/media/bytes/\(EdgeProxy.wholeAnswerLimit + 30) HTTP/1.1\r\nHost: gateway\r\n\r\n",
+                "GET /metrics HTTP/1.1\r\nHost: gateway\r\n\r\n",
+                "DELETE /v1/photos/x HTTP/1.1\r\nHost: gateway\r\n\r\n",
                 "GET /v1/media/bytes/40 HTTP/1.1\r\nHost: gateway\r\n\r\n",
             ]
             let connection = try RawHTTPConnection(port: gateway.app.port)
-            // Single calls until one takes the direct path (the first, routed, parks an upstream
-            // connection on this connection's event loop), so the first pipelined call finds one.
-            var before = try await gateway.metric("gateway_direct_requests_total")
-            for _ in 0..<10 {
-                try await connection.send("GET /v1/media/bytes/1 HTTP/1.1\r\nHost: gateway\r\n\r\n")
-                #expect(try await connection.read(1).first?.body.count == 1)
-                let now = try await gateway.metric("gateway_direct_requests_total")
-                if now > before {
-                    before = now
-                    break
-                }
-            }
             // All in one write: the gateway reads them together.
             try await connection.send(requests.joined())
             let answers = try await connection.read(requests.count)
-            #expect(answers.map(\.status) == [200, 200, 200, 200, 200])
+            #expect(answers.map(\.status) == [200, 200, 200, 200, 200, 200, 200, 200])
             #expect(answers[0].body.count == 10)
             #expect(answers[1].body.contains("\"method\":\"POST\"".utf8))
-            #expect(answers[2].body.count == 20)
-            #expect(answers[3].body.count == ReverseProxy.wholeAnswerLimit + 30)
-            #expect(answers[3].body == [UInt8](FakeUpstream.patternData(ReverseProxy.wholeAnswerLimit + 30)))
-            #expect(answers[4].body.count == 40)
-            #expect(try await gateway.metric("gateway_direct_requests_total") > before)
+            #expect(String(decoding: answers[2].body, as: UTF8.self).contains("ok"))
+            #expect(answers[3].body.count == 20)
+            #expect(answers[4].body == [UInt8](FakeUpstream.patternData(EdgeProxy.wholeAnswerLimit + 30)))
+            #expect(String(decoding: answers[5].body, as: UTF8.self).contains("http_requests_total"))
+            #expect(answers[6].body.contains("\"method\":\"DELETE\"".utf8))
+            #expect(answers[7].body.count == 40)
         }
     }
 
-    @Test(arguments: modes) func answersFramedEveryWayArriveAsTheServiceSentThem(mode: GatewayHarness.ProxyMode) async throws {
+    @Test func answersFramedEveryWayArriveAsTheServiceSentThem() async throws {
         // One answer per connection, each closed after it (a parked connection the service closed
         // is not used, or the call is made again over a new one).
         let service = try ScriptedUpstream([
@@ -361,7 +319,7 @@ import TestSupport
             .sends("HTTP/1.1 200 OK\r\nContent-Length: many\r\n\r\n"),
         ])
         defer { service.stop() }
-        try await GatewayHarness.with(["GATEWAY_PHOTO_CATALOG_URL": "http://127.0.0.1:\(service.port)"], mode: mode) { gateway in
+        try await GatewayHarness.with(["GATEWAY_PHOTO_CATALOG_URL": "http://127.0.0.1:\(service.port)"]) { gateway in
             let chunked = try await gateway.get("/v1/photos/1")
             #expect(chunked.status == 200 && chunked.text == "hello world" && chunked.headers["content-type"] == "text/plain")
             let untilClose = try await gateway.get("/v1/photos/2")
@@ -377,35 +335,109 @@ import TestSupport
             let malformed = try await gateway.get("/v1/photos/5")
             #expect(malformed.status == 502)
             #expect(try malformed.json()["type"] as? String == "urn:splash:problem:upstream-failed")
-            if mode == .direct {
-                #expect(try await gateway.metric("gateway_direct_requests_total") >= 5)
-            }
         }
     }
 
-    @Test func aRequestWhoseEndTheDirectPathCannotTellLeavesTheConnectionToTheRouter() async throws {
-        try await GatewayHarness.with { gateway in
+    @Test func chunkedUploadsAreForwardedAsTheyComeAndCountedAgainstTheLimit() async throws {
+        try await GatewayHarness.with(["GATEWAY_MAX_BODY_PHOTO_CATALOG": "64KiB"]) { gateway in
             let connection = try RawHTTPConnection(port: gateway.app.port)
-            try await connection.send("GET /v1/media/bytes/3 HTTP/1.1\r\nHost: gateway\r\n\r\n")
-            #expect(try await connection.read(1).first?.body.count == 3)
-            let before = try await gateway.metric("gateway_direct_requests_total")
-            // A chunked upload, then plain GETs: all answered, in order, by the router.
+            // A chunked upload, then a plain GET on the same connection: both answered, in order.
             try await connection.send(
-                "POST /v1/photos/x/download HTTP/1.1\r\nHost: gateway\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+                "POST /v1/photos/x/download HTTP/1.1\r\nHost: gateway\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n3;x=y\r\nabc\r\n0\r\n\r\n"
                     + "GET /v1/media/bytes/4 HTTP/1.1\r\nHost: gateway\r\n\r\n"
             )
             let answers = try await connection.read(2)
             #expect(answers.map(\.status) == [200, 200])
-            #expect(answers.first?.body.contains("\"method\":\"POST\"".utf8) == true)
-            #expect(answers.last?.body.count == 4)
-            try await connection.send("GET /v1/media/bytes/5 HTTP/1.1\r\nHost: gateway\r\n\r\n")
-            #expect(try await connection.read(1).first?.body.count == 5)
-            #expect(try await gateway.metric("gateway_direct_requests_total") == before)
+            let echo = try JSONSerialization.jsonObject(with: Data(answers[0].body)) as? [String: Any]
+            #expect(echo?["method"] as? String == "POST" && echo?["bodySize"] as? Int == 5)
+            #expect(answers[1].body.count == 4)
+            // Past the limit in data (not in the chunks' framing): 413 before the service answers,
+            // and the connection ends, as the rest of the body cannot be read past.
+            let large = try RawHTTPConnection(port: gateway.app.port, timeout: .seconds(10))
+            let chunk = String(repeating: "z", count: 40 << 10)
+            try await large.send("POST /v1/photos/x/download HTTP/1.1\r\nHost: gateway\r\nTransfer-Encoding: chunked\r\n\r\n")
+            try await large.send("A000\r\n\(chunk)\r\nA000\r\n\(chunk)\r\n")
+            let refused = try await large.read(1)
+            #expect(refused.first?.status == 413)
+            #expect(refused.first?.headers["connection"] == "close")
         }
     }
 
-    @Test(arguments: modes) func tricklingAndMalformedRequestsGetProperAnswersAndTheGatewayStaysUp(mode: GatewayHarness.ProxyMode) async throws {
-        try await GatewayHarness.with(mode: mode) { gateway in
+    @Test func aClientWaitingForContinueGetsItOnceTheCallIsAdmittedAndARefusalIfNot() async throws {
+        try await GatewayHarness.with(["GATEWAY_MAX_BODY_EDIT_RENDER": "1KiB"]) { gateway in
+            let token = try gateway.token()
+            let connection = try RawHTTPConnection(port: gateway.app.port)
+            try await connection.send("POST /v1/uploads HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer \(token)\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n")
+            let interim = try await connection.readInterim()
+            #expect(interim == 100)
+            try await connection.send("data")
+            let answer = try await connection.read(1).first
+            #expect(answer?.status == 200)
+            let echo = try JSONSerialization.jsonObject(with: Data(answer?.body ?? [])) as? [String: Any]
+            #expect(echo?["bodySize"] as? Int == 4)
+            // The service never sees the expectation: the gateway answered it.
+            #expect((echo?["headers"] as? [String: String])?["expect"] == nil)
+            // Without a token: 401 at once, no 100, and the connection ends (the client may still
+            // send the body it held back).
+            let refused = try RawHTTPConnection(port: gateway.app.port)
+            try await refused.send("POST /v1/uploads HTTP/1.1\r\nHost: gateway\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n")
+            let answered = try await refused.read(1).first
+            #expect(answered?.status == 401 && answered?.headers["connection"] == "close")
+            // Over the limit: 413 at once.
+            let tooLarge = try RawHTTPConnection(port: gateway.app.port)
+            try await tooLarge.send("POST /v1/uploads HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer \(token)\r\nExpect: 100-continue\r\nContent-Length: 5000\r\n\r\n")
+            #expect(try await tooLarge.read(1).first?.status == 413)
+        }
+    }
+
+    @Test func aRefusedRequestsSmallBodyIsReadPastAndTheConnectionCarriesOn() async throws {
+        try await GatewayHarness.with { gateway in
+            let connection = try RawHTTPConnection(port: gateway.app.port)
+            // No token for edit-render: 401, its body dropped, and the next request on the same
+            // connection answered.
+            try await connection.send(
+                "POST /v1/edits HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nContent-Length: 13\r\n\r\n{\"filter\":1}\n"
+                    + "GET /v1/media/bytes/3 HTTP/1.1\r\nHost: gateway\r\n\r\n"
+            )
+            let answers = try await connection.read(2)
+            #expect(answers.map(\.status) == [401, 200])
+            #expect(answers[0].headers["www-authenticate"]?.hasPrefix("Bearer") == true && answers[0].headers["connection"] == nil)
+            #expect(answers[1].body.count == 3)
+        }
+    }
+
+    @Test func headAndHTTP10ClientsGetAnswersFramedForThem() async throws {
+        let service = try ScriptedUpstream([
+            .sends("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nhello \r\n5\r\nworld\r\n0\r\n\r\n"),
+            .sends("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nuntil the end"),
+        ])
+        defer { service.stop() }
+        try await GatewayHarness.with(["GATEWAY_PHOTO_CATALOG_URL": "http://127.0.0.1:\(service.port)"]) { gateway in
+            // HEAD: the length a GET would have, and no body (the next answer follows at once).
+            let head = try RawHTTPConnection(port: gateway.app.port)
+            try await head.send("HEAD /v1/media/bytes/5000 HTTP/1.1\r\nHost: gateway\r\n\r\nGET /v1/media/bytes/2 HTTP/1.1\r\nHost: gateway\r\n\r\n")
+            let answers = try await head.read(2, headRequests: [0])
+            #expect(answers[0].status == 200 && answers[0].headers["content-length"] == "5000" && answers[0].body.isEmpty, "\(answers[0])")
+            #expect(answers[1].body.count == 2)
+            // HTTP/1.0 has no chunks: a chunked answer's data, then the connection's end.
+            for expected in ["hello world", "until the end"] {
+                let old = try RawHTTPConnection(port: gateway.app.port)
+                try await old.send("GET /v1/photos/1 HTTP/1.0\r\n\r\n")
+                let (head, body) = try await old.readToEnd()
+                #expect(head.hasPrefix("HTTP/1.1 200") && !head.lowercased().contains("transfer-encoding"), "\(head)")
+                #expect(body == expected)
+            }
+            // An HTTP/1.0 client that asks to keep its connection keeps it for length-framed answers.
+            let kept = try RawHTTPConnection(port: gateway.app.port)
+            try await kept.send("GET /v1/media/bytes/3 HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /v1/media/bytes/4 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            let keptAnswers = try await kept.read(2)
+            #expect(keptAnswers.map(\.body.count) == [3, 4])
+            #expect(keptAnswers[0].headers["connection"] == "keep-alive")
+        }
+    }
+
+    @Test func tricklingAndMalformedRequestsGetProperAnswersAndTheGatewayStaysUp() async throws {
+        try await GatewayHarness.with{ gateway in
             // A head that arrives a few bytes at a time is read whole before anything is decided.
             let trickle = try RawHTTPConnection(port: gateway.app.port)
             let request = "GET /v1/media/bytes/6 HTTP/1.1\r\nHost: gateway\r\nAccept: */*\r\n\r\n"
@@ -416,8 +448,8 @@ import TestSupport
                 try await Task.sleep(for: .milliseconds(2))
             }
             #expect(try await trickle.read(1).first?.body.count == 6)
-            // Heads the direct path does not take on go to SwiftNIO's parser. What it refuses gets a
-            // 400 problem at once, and the connection closes (never left hanging unanswered).
+            // What is not a request the gateway can read safely gets a 400 problem at once, and the
+            // connection closes (never left hanging unanswered).
             for malformed in [
                 "GET /v1/media/bytes/1 HTTP/1.1\r\nHost: gateway\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
                 "GET /v1/media/bytes/1 HTTP/1.1\r\nHost : gateway\r\n\r\n",
@@ -430,6 +462,15 @@ import TestSupport
                 #expect(answer.map { String(decoding: $0.body, as: UTF8.self) }?.contains("urn:splash:problem:malformed-request") == true)
             }
             #expect(try await gateway.get("/v1/media/bytes/7").body.count == 7)
+            // A long URL (a data API filter of thousands of values) goes through; a head past what
+            // the services' parser takes is a 431.
+            let query = (0..<5_000).map { "x\($0)" }.joined(separator: "%2C")
+            let long = try await gateway.get("/v1/photos?in=\(query)")
+            #expect(long.status == 200)
+            #expect((try long.json()["uri"] as? String)?.count == "/v1/photos?in=".count + query.count)
+            let overlong = try RawHTTPConnection(port: gateway.app.port, timeout: .seconds(5))
+            try await overlong.send("GET /v1/photos?q=\(String(repeating: "a", count: MessageHead.maximumSize)) HTTP/1.1\r\nHost: gateway\r\n\r\n")
+            #expect(try await overlong.read(1).first?.status == 431)
         }
     }
 
@@ -456,6 +497,12 @@ import TestSupport
             let simple = try await gateway.get("/v1/photos", headers: [("Origin", "https://app.example.com")])
             #expect(simple.headers["access-control-allow-origin"] == "https://app.example.com")
             #expect(simple.headers["access-control-expose-headers"]?.contains("RateLimit-Remaining") == true)
+            #expect(simple.headers["vary"]?.contains("Origin") == true)
+            // A refusal too: the app's code must be able to read the 401 that tells it to refresh.
+            let refusal = try await gateway.get("/v1/edits", headers: [("Origin", "https://app.example.com")])
+            #expect(refusal.status == 401 && refusal.headers["access-control-allow-origin"] == "https://app.example.com")
+            let other = try await gateway.get("/v1/photos", headers: [("Origin", "https://evil.example")])
+            #expect(other.status == 200 && other.headers["access-control-allow-origin"] == nil && other.headers["vary"]?.contains("Origin") == true)
         }
     }
 }

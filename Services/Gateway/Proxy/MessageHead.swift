@@ -1,13 +1,14 @@
 import NIOCore
 
 /// The head of an HTTP/1.1 message (start line and header fields) as the bytes that came, with
-/// where each part lies: the direct path reads what it needs from it and forwards the rest as it
-/// is, with no header objects made.
+/// where each part lies: the gateway's proxy reads what it needs from it and forwards the rest as
+/// it is, with no header objects made.
 ///
 /// The grammar accepted is RFC 9112's, strictly: `CRLF` line ends, token field names with no space
 /// before the colon, field values of visible characters, spaces and tabs (obs-text included), no
-/// line folding. Anything else is `notPlain`, and the direct path leaves the connection to
-/// SwiftNIO's parser, which decides what to answer.
+/// line folding. Anything else is `notPlain`: a client's such request is refused with a 400 (RFC
+/// 9112 lets a server refuse what the looser readings accept, and two readings of one request
+/// are how requests are smuggled), an upstream's such answer is a 502.
 struct MessageHead {
     /// The head's bytes, from the start line to the empty line that ends it.
     let bytes: ByteBuffer
@@ -28,28 +29,38 @@ struct MessageHead {
         case head(MessageHead)
         /// No end of the head yet.
         case incomplete
-        /// Not a head the direct path handles (malformed, or past `maximumSize`).
+        /// Not a head in the grammar above.
         case notPlain
+        /// A head, or what has come of one, longer than `maximumSize`.
+        case tooLarge
     }
 
-    /// The longest head the direct path reads; a longer one is left to SwiftNIO's parser.
-    static let maximumSize = 16 << 10
+    /// The longest head read; a longer one is refused (431). SwiftNIO's parser, which the
+    /// services behind read with, takes as much (a PostgREST filter `in.(…)` of thousands of
+    /// values makes a URL of tens of kilobytes).
+    static let maximumSize = 80 << 10
 
     /// The head at the start of `buffer`'s readable bytes, which it takes from `buffer` when whole.
     static func take(from buffer: inout ByteBuffer) -> Parse {
-        let located: (length: Int, fields: [Field], startLine: Int)?? = buffer.withUnsafeReadableBytes { bytes in
+        let located: Result<(length: Int, fields: [Field], startLine: Int), Failure>? = buffer.withUnsafeReadableBytes { bytes in
             guard let end = endOfHead(in: bytes) else {
-                return bytes.count > maximumSize ? .some(nil) : nil
+                return bytes.count > maximumSize ? .failure(.tooLarge) : nil
             }
-            guard end <= maximumSize, let (fields, startLine) = parseLines(bytes, upTo: end) else { return .some(nil) }
-            return (end, fields, startLine)
+            guard end <= maximumSize else { return .failure(.tooLarge) }
+            guard let (fields, startLine) = parseLines(bytes, upTo: end) else { return .failure(.notPlain) }
+            return .success((end, fields, startLine))
         }
         switch located {
-        case .none: return .incomplete
-        case .some(.none): return .notPlain
-        case .some(.some(let found)):
+        case nil: return .incomplete
+        case .failure(.notPlain): return .notPlain
+        case .failure(.tooLarge): return .tooLarge
+        case .success(let found):
             return .head(MessageHead(bytes: buffer.readSlice(length: found.length)!, fields: found.fields, startLineLength: found.startLine))
         }
+    }
+
+    private enum Failure: Error {
+        case notPlain, tooLarge
     }
 
     /// The offset just past the empty line that ends the head, if it has come.
@@ -192,6 +203,7 @@ struct MessageHead {
 
 /// The header fields the gateway reads or changes, told apart once while a head is parsed.
 enum FieldKind: Equatable {
+    case accessControlRequestHeaders, accessControlRequestMethod, apiKey
     case authorization, connection, contentLength, date, expect, host, keepAlive, origin
     case proxyAuthenticate, proxyAuthorization, proxyConnection, server, te, trailer
     case transferEncoding, upgrade, xForwardedFor, xForwardedHost, xForwardedProto, xRequestID
@@ -199,6 +211,8 @@ enum FieldKind: Equatable {
     case other
 
     private static let names: [(String, FieldKind)] = [
+        ("access-control-request-headers", .accessControlRequestHeaders), ("access-control-request-method", .accessControlRequestMethod),
+        ("apikey", .apiKey),
         ("authorization", .authorization), ("connection", .connection), ("content-length", .contentLength),
         ("date", .date), ("expect", .expect), ("host", .host), ("keep-alive", .keepAlive), ("origin", .origin),
         ("proxy-authenticate", .proxyAuthenticate), ("proxy-authorization", .proxyAuthorization),

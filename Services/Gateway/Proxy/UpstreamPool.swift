@@ -13,15 +13,12 @@ protocol PooledConnection: AnyObject, Sendable {
     func close()
 }
 
-/// Keep-alive HTTP/1.1 connections to one upstream service, pooled per event loop: those the
-/// router's path speaks HTTP over with SwiftNIO's codec (`UpstreamConnection`) and those the
-/// direct path forwards bytes over (`DirectUpstreamConnection`).
+/// Keep-alive HTTP/1.1 connections to one upstream service, pooled per event loop.
 ///
-/// A request takes a parked connection of the event loop it runs on (with the gateway's tasks
-/// on the event loops, the loop of the client's own connection), so client and upstream sockets
-/// are served by one thread without handing the exchange between threads. Without one it
-/// connects afresh. Connections idle longer than `idleTimeout` are closed when next met, and at
-/// most `maxIdlePerLoop` of each kind wait per loop.
+/// A call takes a parked connection of the client connection's own event loop, so client and
+/// upstream sockets are served by one thread without handing the exchange between threads.
+/// Without one it connects afresh. Connections idle longer than `idleTimeout` are closed when
+/// next met, and at most `maxIdlePerLoop` wait per loop.
 final class UpstreamPool: Sendable {
     /// The `Host` the upstream is asked for (`host[:port]` of its URL).
     let authority: String
@@ -33,7 +30,6 @@ final class UpstreamPool: Sendable {
     private let serverName: String?
     private let connectTimeout: TimeAmount
     private let parked: ParkingLot<UpstreamConnection>
-    private let parkedDirect: ParkingLot<DirectUpstreamConnection>
     private let maxConnections: Int
     private let openConnections = Atomic<Int>(0)
     /// `gateway_upstream_connections_opened_total{upstream}`: steady under steady load when
@@ -62,34 +58,17 @@ final class UpstreamPool: Sendable {
         self.tls = scheme == "https" ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil
         self.connectTimeout = .nanoseconds(connectTimeout.totalNanoseconds)
         self.parked = ParkingLot(idleTimeout: idleTimeout, maxIdlePerLoop: maxIdlePerLoop)
-        self.parkedDirect = ParkingLot(idleTimeout: idleTimeout, maxIdlePerLoop: maxIdlePerLoop)
         self.maxConnections = maxConnections
         self.opened = Counter(label: "gateway_upstream_connections_opened_total", dimensions: [("upstream", name)], factory: metrics)
     }
 
-    /// A connection on `loop` (the client's, so client and service are served by one thread, and
-    /// the connection is parked where that client's next call looks for one) for one exchange, and
-    /// whether it carried one before (then, if it fails before any answer, the upstream most
-    /// likely closed it while idle and never saw the request).
-    /// - Throws: NIO's connect errors, or `UpstreamPoolError.busy` when `maxConnections` are open.
-    func lease(on loop: any EventLoop) async throws -> (connection: UpstreamConnection, reused: Bool) {
-        if let connection = takeParked(on: loop) { return (connection, true) }
+    /// A new connection on `loop`, which must be the caller's (the client connection's, so the
+    /// connection is parked where that client's next call looks for one).
+    /// - Throws: `UpstreamPoolError.busy` when `maxConnections` are open; the future fails with
+    ///   NIO's connect errors (refused, timed out, unresolvable host) and completes on `loop`.
+    func connect(on loop: any EventLoop) throws -> EventLoopFuture<UpstreamConnection> {
         try reserveConnection()
-        do {
-            let connection = try await openChannel(on: loop, UpstreamConnection.addHandlers).flatMapThrowing(UpstreamConnection.init(adopting:)).get()
-            opened(connection)
-            return (connection, false)
-        } catch {
-            openConnections.subtract(1, ordering: .relaxed)
-            throw error
-        }
-    }
-
-    /// A new connection for the direct path on `loop`, which must be the caller's.
-    /// - Throws: as `lease`; the future fails with NIO's connect errors.
-    func connectDirect(on loop: any EventLoop) throws -> EventLoopFuture<DirectUpstreamConnection> {
-        try reserveConnection()
-        let future = openChannel(on: loop, DirectUpstreamConnection.addHandlers).flatMapThrowing(DirectUpstreamConnection.init(adopting:))
+        let future = openChannel(on: loop, UpstreamConnection.addHandlers).flatMapThrowing(UpstreamConnection.init(adopting:))
         future.whenComplete { [self] result in
             switch result {
             case .success(let connection): opened(connection)
@@ -133,23 +112,14 @@ final class UpstreamPool: Sendable {
     }
 
     /// Gives back a connection after its exchange: parked for the next one when `reusable` (the
-    /// answer was read to its end and did not ask to close), closed otherwise.
+    /// answer was read to its end, the request was sent whole, and neither asked to close),
+    /// closed otherwise.
     func release(_ connection: UpstreamConnection, reusable: Bool) {
         guard reusable, connection.isOpen else {
             connection.close()
             return
         }
-        connection.park()
         parked.park(connection)
-    }
-
-    /// Gives back a direct-path connection after its exchange, as `release` does.
-    func releaseDirect(_ connection: DirectUpstreamConnection, reusable: Bool) {
-        guard reusable, connection.isOpen else {
-            connection.close()
-            return
-        }
-        parkedDirect.park(connection)
     }
 
     /// The most recently parked open connection of `loop`; closed and expired ones are dropped.
@@ -157,15 +127,9 @@ final class UpstreamPool: Sendable {
         parked.take(on: loop)
     }
 
-    /// The most recently parked open direct-path connection of `loop`.
-    func takeParkedDirect(on loop: any EventLoop) -> DirectUpstreamConnection? {
-        parkedDirect.take(on: loop)
-    }
-
     /// Closes every parked connection (at shutdown).
     func closeParked() {
         parked.closeAll()
-        parkedDirect.closeAll()
     }
 }
 

@@ -36,6 +36,45 @@ struct CORSPolicy: Sendable, Equatable {
     }
 
     var isEnabled: Bool { origins != .list([]) }
+
+    /// Headers the apps' code may read from responses.
+    static let exposedHeaders =
+        "X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Link, X-Total, X-Per-Page, ETag, Cache-Status, Location"
+
+    /// Whether a request is a preflight: `OPTIONS` with `Origin` and `Access-Control-Request-Method`.
+    static func isPreflight(method: HTTPRequest.Method, origin: String?, requestMethod: String?) -> Bool {
+        method == .options && origin != nil && requestMethod != nil
+    }
+
+    /// The answer to a preflight from `origin`, CORS on or off: a preflight never carries a
+    /// token, so it is this layer's alone to answer. The 204's headers, or the 403 (to an origin
+    /// not allowed, and to every origin while CORS is off).
+    func preflight(origin: String, requestHeaders: String?) -> Result<HTTPFields, Problem> {
+        var headers = HTTPFields()
+        headers[.vary] = "Origin, Access-Control-Request-Method, Access-Control-Request-Headers"
+        guard isEnabled, let allowed = allowedOrigin(origin) else {
+            return .failure(Problem(status: .forbidden, type: "origin-not-allowed",
+                                    detail: isEnabled ? "This origin may not call the gateway from a browser." : "The gateway answers no cross-origin calls (GATEWAY_CORS_ORIGINS is empty).",
+                                    headers: headers))
+        }
+        headers[.accessControlAllowOrigin] = allowed
+        headers[.accessControlAllowMethods] = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
+        headers[.accessControlAllowHeaders] = requestHeaders ?? "Authorization, Content-Type, Idempotency-Key, If-None-Match, X-Request-Id, X-Client-Info, apikey"
+        headers[.accessControlMaxAge] = String(maxAge.components.seconds)
+        return .success(headers)
+    }
+
+    /// The fields every answer to a (non-preflight) request from `origin` gets while CORS is on,
+    /// refusals included: the allowed origin and the headers it may read, and `Vary: Origin`
+    /// whatever the origin.
+    func answerFields(origin: String, _ body: (HTTPField.Name, String) -> Void) {
+        guard isEnabled else { return }
+        if let allowed = allowedOrigin(origin) {
+            body(.accessControlAllowOrigin, allowed)
+            body(.accessControlExposeHeaders, Self.exposedHeaders)
+        }
+        body(.vary, "Origin")
+    }
 }
 
 extension CORSPolicy.Origins: ExpressibleByArrayLiteral {
@@ -44,46 +83,37 @@ extension CORSPolicy.Origins: ExpressibleByArrayLiteral {
     }
 }
 
-/// Answers CORS preflights (403 to an origin not allowed, and to every origin with CORS off) and
-/// marks responses to allowed origins. Runs before edge authentication, since a preflight carries
-/// no token.
+/// CORS for the gateway's own routes (the event stream, the console, health), with the rules
+/// `CORSPolicy` holds; proxied calls get the same from `EdgeProxyHandler`.
 struct CORSMiddleware<Context: ServiceRequestContext>: RouterMiddleware {
     let policy: CORSPolicy
-
-    /// Headers the apps' code may read from responses.
-    static var exposedHeaders: String {
-        "X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Link, X-Total, X-Per-Page, ETag, Cache-Status, Location"
-    }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let origin = request.headers[.origin] else {
             return try await next(request, context)
         }
-        // A preflight is this layer's alone to answer, CORS on or off: it never carries a token,
-        // so passing it on would have edge authentication refuse it with a 401.
-        let allowed = policy.isEnabled ? policy.allowedOrigin(origin) : nil
-        if request.method == .options, request.headers[.accessControlRequestMethod] != nil {
-            var headers = HTTPFields()
-            headers[.vary] = "Origin, Access-Control-Request-Method, Access-Control-Request-Headers"
-            guard let allowed else {
-                throw Problem(status: .forbidden, type: "origin-not-allowed",
-                              detail: policy.isEnabled ? "This origin may not call the gateway from a browser." : "The gateway answers no cross-origin calls (GATEWAY_CORS_ORIGINS is empty).",
-                              headers: headers)
+        if CORSPolicy.isPreflight(method: request.method, origin: origin, requestMethod: request.headers[.accessControlRequestMethod]) {
+            switch policy.preflight(origin: origin, requestHeaders: request.headers[.accessControlRequestHeaders]) {
+            case .success(let headers): return Response(status: .noContent, headers: headers)
+            case .failure(let problem): throw problem
             }
-            headers[.accessControlAllowOrigin] = allowed
-            headers[.accessControlAllowMethods] = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
-            headers[.accessControlAllowHeaders] = request.headers[.accessControlRequestHeaders]
-                ?? "Authorization, Content-Type, Idempotency-Key, If-None-Match, X-Request-Id, X-Client-Info, apikey"
-            headers[.accessControlMaxAge] = String(policy.maxAge.components.seconds)
-            return Response(status: .noContent, headers: headers)
         }
         guard policy.isEnabled else { return try await next(request, context) }
-        var response = try await next(request, context)
-        if let allowed {
-            response.headers[.accessControlAllowOrigin] = allowed
-            response.headers[.accessControlExposeHeaders] = Self.exposedHeaders
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            response = Problem.answering(error, logger: context.logger).response(path: request.uri.path, requestID: context.requestID, headers: request.headers)
         }
-        response.headers[.vary] = response.headers[.vary].map { "\($0), Origin" } ?? "Origin"
+        var vary = response.headers[.vary]
+        policy.answerFields(origin: origin) { name, value in
+            if name == .vary {
+                vary = vary.map { "\($0), \(value)" } ?? value
+            } else {
+                response.headers[name] = value
+            }
+        }
+        response.headers[.vary] = vary
         return response
     }
 }

@@ -62,14 +62,6 @@ final class RouteGroup: Sendable {
             return path.utf8.count == prefix.utf8.count || path.utf8.dropFirst(prefix.utf8.count).first == UInt8(ascii: "/")
         }
     }
-
-    /// The route policies ServiceKit's edge applies to the group's paths: the body limit only.
-    /// The proxy's deadline (the group's timeout, answered with 504) bounds the call, and the edge's
-    /// own waits are bounded too (a key-set fetch takes at most 5 s), so a second timer per request
-    /// — a task group racing a sleep, measurable on every proxied call — would add nothing.
-    var routePolicies: [RoutePolicy] {
-        pathPrefixes.map { RoutePolicy(pathPrefix: $0, maxBodySize: maxBodySize, timeout: nil) }
-    }
 }
 
 /// The gateway's routes, one group per service (docs/architecture.md, "Services").

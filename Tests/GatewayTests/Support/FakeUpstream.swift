@@ -11,14 +11,24 @@ import TestSupport
 /// does, and answers every other path by echoing what it received (method, path, headers, body
 /// size), so a test sees exactly what the gateway forwarded.
 final class FakeUpstream: Sendable {
-    let key: SigningKey
+    private let currentKey: Mutex<SigningKey>
     private let keySetFetches = Atomic<Int>(0)
     private let requests = Atomic<Int>(0)
     private let bodyBytes = Atomic<Int>(0)
     private let running = Mutex<TestServer?>(nil)
 
     init(key: SigningKey = .generate()) {
-        self.key = key
+        self.currentKey = Mutex(key)
+    }
+
+    /// The key its key set publishes (and tokens are signed with).
+    var key: SigningKey { currentKey.withLock { $0 } }
+
+    /// Publishes a new key from now on, as auth does when it rotates its key.
+    func rotateKey() -> SigningKey {
+        let key = SigningKey.generate()
+        currentKey.withLock { $0 = key }
+        return key
     }
 
     var keySetFetchCount: Int { keySetFetches.load(ordering: .relaxed) }
@@ -33,7 +43,7 @@ final class FakeUpstream: Sendable {
         let router = Router()
         router.get("auth/v1/.well-known/jwks.json") { [self] _, _ -> Response in
             keySetFetches.add(1, ordering: .relaxed)
-            let body = try JSONEncoder().encode(JSONWebKeySet(keys: [key.verificationKey.jwk]))
+            let body = try JSONEncoder().encode(JSONWebKeySet(keys: [self.key.verificationKey.jwk]))
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
         }
         router.get("v1/edits/slow") { _, _ -> String in
@@ -56,6 +66,13 @@ final class FakeUpstream: Sendable {
                     try await writer.write(ByteBuffer(bytes: Self.patternBytes[start..<start + piece]))
                     sent += piece
                 }
+                try await writer.finish(nil)
+            })
+        }
+        // What a GET of the same would declare, and no body.
+        router.head("v1/media/bytes/:count") { _, context -> Response in
+            let count = try context.parameters.require("count", as: Int.self)
+            return Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: ResponseBody(contentLength: count) { writer in
                 try await writer.finish(nil)
             })
         }

@@ -17,24 +17,12 @@ struct GatewayHarness: Sendable {
 
     static let issuer = "http://auth.test/auth/v1"
 
-    /// How the gateway under test forwards calls.
-    enum ProxyMode: String, CaseIterable, Sendable, CustomTestStringConvertible {
-        /// As the `gateway` executable runs: plain GETs on the direct path, everything else through
-        /// the router, with tasks on the event loops.
-        case direct
-        /// Everything through the router, with tasks on Swift's global executor.
-        case routed
-
-        var testDescription: String { rawValue }
-    }
-
     /// Runs a gateway whose upstreams are a fresh `FakeUpstream` (started and stopped here):
     /// auth, photo-catalog and edit-render, and the services named by `alsoRouting` (their URL
     /// variables); `overrides` replace or add variables.
     static func with<Result: Sendable>(
         _ overrides: [String: String] = [:],
         alsoRouting variables: [String] = [],
-        mode: ProxyMode = .direct,
         _ body: @Sendable (GatewayHarness) async throws -> Result
     ) async throws -> Result {
         let upstream = FakeUpstream()
@@ -42,7 +30,7 @@ struct GatewayHarness: Sendable {
         do {
             var overrides = overrides
             for variable in variables { overrides[variable] = upstream.baseURL }
-            let result = try await with(overrides, upstream: upstream, mode: mode, body)
+            let result = try await with(overrides, upstream: upstream, body)
             await upstream.stop()
             return result
         } catch {
@@ -55,7 +43,6 @@ struct GatewayHarness: Sendable {
     static func with<Result: Sendable>(
         _ overrides: [String: String] = [:],
         upstream: FakeUpstream,
-        mode: ProxyMode = .direct,
         _ body: @Sendable (GatewayHarness) async throws -> Result
     ) async throws -> Result {
         let kafka = try await TestKafka.shared.running()
@@ -69,14 +56,13 @@ struct GatewayHarness: Sendable {
             "GATEWAY_JWT_ISSUER": issuer,
             "GATEWAY_TIMEOUT_EDIT_RENDER": "2s",
             "GATEWAY_CONNECT_TIMEOUT": "500ms",
-            "GATEWAY_DIRECT_PROXY": String(mode == .direct),
         ]
         environment.merge(overrides) { _, override in override }
         var logger = Logger(label: "gateway-test")
         logger.logLevel = .warning
         let configuration = try GatewayConfiguration(from: ConfigurationReader(environment))
         let application = try await buildApplication(configuration, runtime: ServiceRuntime(name: "gateway", logger: logger, metrics: ServiceMetrics()))
-        return try await withRunningApplication(application, tasksOnEventLoops: mode == .direct) { app in
+        return try await withRunningApplication(application, tasksOnEventLoops: true) { app in
             try await body(GatewayHarness(app: app, upstream: upstream, kafka: kafka))
         }
     }

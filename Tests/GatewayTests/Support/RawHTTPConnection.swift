@@ -47,9 +47,36 @@ final class RawHTTPConnection: @unchecked Sendable {
         try await NIOThreadPool.singleton.runIfActive { try self.sendBlocking(text) }
     }
 
-    /// The next `count` answers, in the order they arrive.
-    func read(_ count: Int) async throws -> [Answer] {
-        try await NIOThreadPool.singleton.runIfActive { try self.readBlocking(count) }
+    /// The next `count` answers, in the order they arrive; those at the indices of `headRequests`
+    /// answer `HEAD` requests, so they have no body whatever their head says.
+    func read(_ count: Int, headRequests: Set<Int> = []) async throws -> [Answer] {
+        try await NIOThreadPool.singleton.runIfActive { try self.readBlocking(count, headRequests: headRequests) }
+    }
+
+    /// The status of an interim (1xx) answer, which must be what comes next.
+    func readInterim() async throws -> Int {
+        try await NIOThreadPool.singleton.runIfActive {
+            while true {
+                if let answer = try self.parseAnswer(bodyless: true) { return answer.status }
+                try self.receive()
+            }
+        }
+    }
+
+    /// Everything until the gateway closes the connection: the answer's head and its body as text.
+    func readToEnd() async throws -> (head: String, body: String) {
+        try await NIOThreadPool.singleton.runIfActive {
+            while true {
+                do {
+                    try self.receive()
+                } catch RawHTTPError.closed {
+                    break
+                }
+            }
+            let text = String(decoding: self.received, as: UTF8.self)
+            guard let end = text.range(of: "\r\n\r\n") else { throw RawHTTPError.malformed("no head") }
+            return (String(text[..<end.lowerBound]), String(text[end.upperBound...]))
+        }
     }
 
     private func sendBlocking(_ text: String) throws {
@@ -62,10 +89,10 @@ final class RawHTTPConnection: @unchecked Sendable {
         }
     }
 
-    private func readBlocking(_ count: Int) throws -> [Answer] {
+    private func readBlocking(_ count: Int, headRequests: Set<Int>) throws -> [Answer] {
         var answers: [Answer] = []
         while answers.count < count {
-            if let answer = try parseAnswer() {
+            if let answer = try parseAnswer(bodyless: headRequests.contains(answers.count)) {
                 answers.append(answer)
             } else {
                 try receive()
@@ -81,8 +108,9 @@ final class RawHTTPConnection: @unchecked Sendable {
         received.append(contentsOf: chunk.prefix(count))
     }
 
-    /// An answer taken off the front of what was received, or `nil` when it is not all there yet.
-    private func parseAnswer() throws -> Answer? {
+    /// An answer taken off the front of what was received, or `nil` when it is not all there yet;
+    /// a `bodyless` one ends with its head.
+    private func parseAnswer(bodyless: Bool = false) throws -> Answer? {
         let separator: [UInt8] = [13, 10, 13, 10]
         guard let headEnd = received.indices.dropLast(3).first(where: { received[$0..<$0 + 4].elementsEqual(separator) }) else { return nil }
         let lines = String(decoding: received[..<headEnd], as: UTF8.self).components(separatedBy: "\r\n")
@@ -94,6 +122,10 @@ final class RawHTTPConnection: @unchecked Sendable {
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
         let bodyStart = headEnd + 4
+        if bodyless || (100..<200).contains(status) || status == 204 || status == 304 {
+            received.removeFirst(bodyStart)
+            return Answer(status: status, headers: headers, body: [])
+        }
         if let length = headers["content-length"].flatMap(Int.init) {
             guard received.count >= bodyStart + length else { return nil }
             let body = Array(received[bodyStart..<bodyStart + length])

@@ -1,0 +1,1 @@
+../../Services/Gateway/Proxy/MessageFraming.swift
