@@ -240,6 +240,103 @@ struct FaultTests {
         await stack.stop()
     }
 
+    /// A poison event on each render topic, for the consumer that reads it: a render job a worker
+    /// cannot claim (a bug in edit-render, a trigger on its table standing in for it) and a
+    /// finished edit social's projections cannot record (a trigger refusing one person's edits).
+    /// Each is retried, parked on its dead-letter topic, and the jobs and results behind it flow
+    /// on; once fixed, `splash dlq replay` brings each back, and it takes effect once: the job
+    /// renders, its result reaches social, every edit ends completed with one result event and one
+    /// file, and social records each once.
+    @Test func poisonRenderJobsAndResultsAreParkedTheRestFlowsAndReplayAppliesEachOnce() async throws {
+        let stack = try await SystemStack.start()
+        defer { Task { await stack.stop() } }
+        let catalog = try await stack.startPhotoCatalog()
+        let blobs = FileManager.default.temporaryDirectory.appendingPathComponent("system-render-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: blobs) }
+        let render = try await stack.startEditRender(
+            databaseURL: try await stack.database.makeServiceRole(schema: "render", password: "system-render").url, photoCatalog: catalog, blobs: blobs
+        )
+        let social = try await stack.startSocial(databaseURL: try await stack.database.makeServiceRole(schema: "social", password: "system-social").url)
+        defer { Task { await social.stop(); await render.stop(); await catalog.stop() } }
+        let (_, token) = try await stack.account()
+        let (blocked, blockedToken) = try await stack.account()
+        try await stack.database.withClient { client in
+            try await client.query("""
+                CREATE FUNCTION render.refuse_claim() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN IF NEW.status = 'rendering' AND NEW.output->>'longestEdge' = '777' THEN RAISE EXCEPTION 'edit-render cannot take this job'; END IF; RETURN NEW; END $$
+                """)
+            try await client.query("CREATE TRIGGER refuse_claim BEFORE UPDATE ON render.edits FOR EACH ROW EXECUTE FUNCTION render.refuse_claim()")
+            try await client.query(PostgresQuery(unsafeSQL: """
+                CREATE FUNCTION social.refuse_edit() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN IF NEW.user_id = '\(UUID(uuidString: blocked)!.uuidString.lowercased())' THEN RAISE EXCEPTION 'social cannot take this edit'; END IF; RETURN NEW; END $$
+                """))
+            try await client.query("CREATE TRIGGER refuse_edit BEFORE INSERT ON social.edits FOR EACH ROW EXECUTE FUNCTION social.refuse_edit()")
+        }
+        func edit(_ token: String, longestEdge: Int) async throws -> String {
+            let body = try await stack.call(render.baseURL, .POST, "/v1/edits", token: token, json: [
+                "source": ["unsplashPhotoId": "mate-aqua-01"], "filters": [["name": "sepia"]], "output": ["longestEdge": longestEdge],
+            ], headers: [("Idempotency-Key", UUID().uuidString)], expecting: 202)
+            guard let id = body["id"] as? String else { throw SystemStackError.unexpectedAnswer("\(body)") }
+            return id
+        }
+        var plain: [String] = []
+        for _ in 0..<6 { plain.append(try await edit(token, longestEdge: 320)) }
+        let poisonJob = try await edit(token, longestEdge: 777)
+        let poisonResult = try await edit(blockedToken, longestEdge: 320)
+        // Behind both, on every partition.
+        for _ in 0..<12 { plain.append(try await edit(token, longestEdge: 320)) }
+
+        let others = plain.count
+        try await waitUntilReady("every other edit rendered and recorded by social", timeout: .seconds(120)) {
+            let rendered = try? await stack.database.count("render.edits", where: "status = 'completed'")
+            let recorded = try? await stack.database.count("social.edits")
+            return rendered == others + 1 && recorded == others
+        }
+        try await waitUntilReady("both poison events parked", timeout: .seconds(60)) {
+            let jobs = try? await stack.deadLetters(of: TopicCatalog.renderJobs.name)
+            let results = try? await stack.deadLetters(of: TopicCatalog.renderResults.name)
+            return jobs?.count == 1 && results?.count == 1
+        }
+        let parkedJob = try await stack.deadLetters(of: TopicCatalog.renderJobs.name)
+        let parkedResult = try await stack.deadLetters(of: TopicCatalog.renderResults.name)
+        #expect(String(decoding: parkedJob[0].data, as: UTF8.self).contains(poisonJob))
+        #expect(String(decoding: parkedResult[0].data, as: UTF8.self).contains(poisonResult))
+        #expect(try await stack.database.count("render.edits", where: "id = '\(poisonJob)' AND status = 'queued'") == 1)
+        #expect(try await stack.database.count("social.edits", where: "edit_id = '\(poisonResult)'") == 0)
+
+        // The fixes are deployed, then the letters replayed: each applied once.
+        try await stack.database.withClient { client in
+            try await client.query("DROP TRIGGER refuse_claim ON render.edits")
+            try await client.query("DROP TRIGGER refuse_edit ON social.edits")
+        }
+        for topic in [TopicCatalog.renderJobs.name, TopicCatalog.renderResults.name] {
+            let replay = try await stack.splash(["dlq", "replay", topic, "--brokers", stack.kafka.bootstrapServers])
+            #expect(replay.contains("1 dead letter(s) replayed"), "\(topic): \(replay)")
+        }
+        let all = plain.count + 2
+        try await waitUntilReady("every edit rendered and recorded by social", timeout: .seconds(60)) {
+            let rendered = try? await stack.database.count("render.edits", where: "status = 'completed'")
+            let recorded = try? await stack.database.count("social.edits")
+            return rendered == all && recorded == all
+        }
+        for topic in [TopicCatalog.renderJobs.name, TopicCatalog.renderResults.name] {
+            #expect(try await stack.splash(["dlq", "replay", topic, "--brokers", stack.kafka.bootstrapServers]).contains("0 dead letter(s) replayed"))
+        }
+        try await Task.sleep(for: .seconds(1))
+        // One final state, one result event and one file per edit; social recorded each once.
+        #expect(try await stack.database.count("render.edits", where: "status <> 'completed'") == 0)
+        #expect(try await stack.database.count("render.outbox", where: "type = '\(EditCompleted.type)'") == all)
+        #expect(try await stack.database.count("render.outbox", where: "type = '\(EditFailed.type)'") == 0)
+        #expect(try await stack.database.count("social.edits") == all)
+        #expect(try await stack.database.count("social.inbox", where: "type = '\(EditCompleted.type)'") == all)
+        let files = try FileManager.default.subpathsOfDirectory(atPath: blobs.path).filter { $0.hasSuffix("edited.jpg") }
+        #expect(files.count == all)
+        await social.stop()
+        await render.stop()
+        await catalog.stop()
+        await stack.stop()
+    }
+
     /// A gateway replica SIGKILLed under a client's event stream: the client reconnects to the
     /// other replica with `Last-Event-ID` and gets every event after its last one, in order, none
     /// twice, while the user keeps changing their name.

@@ -149,27 +149,59 @@ final class SystemStack: Sendable {
 
     /// A tracking replica (not seeded) on `databaseURL` (`database.makeServiceRole(schema: "tracking", …)`,
     /// made once for all replicas) and the stack's cluster; the test stops or kills it.
-    func startTracking(databaseURL: String) async throws -> ServiceProcess {
-        try await ServiceProcess("tracking", environment: [
-            "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
-            "OUTBOX_POLL_INTERVAL": "100ms", "LOG_LEVEL": "warning", "DATABASE_URL": databaseURL,
-            "TRACKING_JWKS_URL": "\(auth.baseURL)/auth/v1/.well-known/jwks.json", "TRACKING_JWT_ISSUER": Self.issuer, "TRACKING_SEED": "false",
-        ])
+    func startTracking(databaseURL: String, settings: [String: String] = [:]) async throws -> ServiceProcess {
+        try await ServiceProcess("tracking", environment: common.merging([
+            "DATABASE_URL": databaseURL, "TRACKING_JWKS_URL": jwksURL, "TRACKING_JWT_ISSUER": Self.issuer, "TRACKING_SEED": "false",
+        ].merging(settings) { _, new in new }) { _, new in new })
     }
 
-    /// social (its projections reading `auth.users` in their own group) on `databaseURL`
-    /// (`database.makeServiceRole(schema: "social", …)`) and the stack's cluster; the test stops
-    /// or kills it.
-    func startSocial(databaseURL: String) async throws -> ServiceProcess {
+    /// The secrets the services share: what edit-render and social present to photo-catalog,
+    /// and the key edit-render signs its media links with (social checks them).
+    static let catalogServiceToken = "system-tests-catalog-token-0123456789abcdef"
+    static let mediaKey = "system-tests-media-key-0123456789abcdef0123"
+
+    /// What every service process of the stack gets.
+    private var common: [String: String] {
+        ["KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
+         "OUTBOX_POLL_INTERVAL": "100ms", "EVENTS_RETRY_BACKOFF": "50ms", "LOG_LEVEL": "warning"]
+    }
+
+    private var jwksURL: String { "\(auth.baseURL)/auth/v1/.well-known/jwks.json" }
+
+    /// social (its projections reading `auth.users` and `render.results` in their own group) on
+    /// `databaseURL` (`database.makeServiceRole(schema: "social", …)`) and the stack's cluster; the
+    /// test stops or kills it. `photoCatalog` is where it describes Unsplash photos (none by default:
+    /// the projections alone call nothing).
+    func startSocial(databaseURL: String, photoCatalog: String = "http://127.0.0.1:9", settings: [String: String] = [:]) async throws -> ServiceProcess {
         let blobs = FileManager.default.temporaryDirectory.appendingPathComponent("system-social-\(UUID().uuidString.prefix(8))")
-        return try await ServiceProcess("social", environment: [
-            "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
-            "OUTBOX_POLL_INTERVAL": "100ms", "EVENTS_RETRY_BACKOFF": "50ms", "LOG_LEVEL": "warning", "DATABASE_URL": databaseURL,
-            "SOCIAL_JWKS_URL": "\(auth.baseURL)/auth/v1/.well-known/jwks.json", "SOCIAL_JWT_ISSUER": Self.issuer,
-            "SOCIAL_BLOB_DIR": blobs.path, "RENDER_MEDIA_KEY": "system-tests-media-key-0123456789abcdef0123",
-            // Not called by what these tests do (the projections), but required.
-            "SOCIAL_PHOTO_CATALOG_URL": "http://127.0.0.1:9", "SOCIAL_IMAGE_WORKERS": "1",
-        ])
+        return try await ServiceProcess("social", environment: common.merging([
+            "DATABASE_URL": databaseURL, "SOCIAL_JWKS_URL": jwksURL, "SOCIAL_JWT_ISSUER": Self.issuer,
+            "SOCIAL_BLOB_DIR": blobs.path, "RENDER_MEDIA_KEY": Self.mediaKey, "CATALOG_SERVICE_TOKEN": Self.catalogServiceToken,
+            "SOCIAL_PHOTO_CATALOG_URL": photoCatalog, "SOCIAL_IMAGE_WORKERS": "1",
+        ].merging(settings) { _, new in new }) { _, new in new })
+    }
+
+    /// photo-catalog serving its bundled fixture photos (no Unsplash key), their image URLs on
+    /// itself; the test stops it.
+    func startPhotoCatalog(settings: [String: String] = [:]) async throws -> ServiceProcess {
+        let port = freePort()
+        return try await ServiceProcess("photo-catalog", environment: common.merging([
+            "DATABASE_URL": try await database.makeServiceRole(schema: "catalog", password: "system-catalog").url,
+            "CATALOG_JWKS_URL": jwksURL, "CATALOG_JWT_ISSUER": Self.issuer, "CATALOG_PUBLIC_URL": "http://127.0.0.1:\(port)",
+            "CATALOG_SERVICE_TOKEN": Self.catalogServiceToken,
+        ].merging(settings) { _, new in new }) { _, new in new }, port: port)
+    }
+
+    /// edit-render (its API and one render worker in one process, the workers' group its own) on
+    /// `databaseURL` (`database.makeServiceRole(schema: "render", …)`), fetching sources from
+    /// `photoCatalog`, its files in `blobs`; the test stops or kills it.
+    func startEditRender(databaseURL: String, photoCatalog: ServiceProcess, blobs: URL, settings: [String: String] = [:]) async throws -> ServiceProcess {
+        try await ServiceProcess("edit-render", environment: common.merging([
+            "DATABASE_URL": databaseURL, "RENDER_JWKS_URL": jwksURL, "RENDER_JWT_ISSUER": Self.issuer,
+            "RENDER_PUBLIC_URL": "http://127.0.0.1", "RENDER_BLOB_DIR": blobs.path, "RENDER_MEDIA_KEY": Self.mediaKey,
+            "RENDER_PHOTO_CATALOG_URL": photoCatalog.baseURL, "CATALOG_SERVICE_TOKEN": Self.catalogServiceToken,
+            "RENDER_SOURCE_HOSTS": "127.0.0.1", "RENDER_ALLOW_PRIVATE_SOURCES": "true", "RENDER_WORKERS": "1",
+        ].merging(settings) { _, new in new }) { _, new in new })
     }
 
     /// A new account straight from auth with `username`: its id.
