@@ -375,7 +375,7 @@ let package = Package(
         // test's own, taken down while they work (`make test-system`).
         .testTarget(
             name: "SystemTests",
-            dependencies: ["TestSupport", "LocalStack", "Kafka", "Contracts", "Identity", "EventBus", "ServiceKit", asyncHTTPClient, nioHTTP1, postgresNIO, logging],
+            dependencies: ["TestSupport", "LocalStack", "Kafka", "Contracts", "Identity", "EventBus", "ServiceKit", "Database", asyncHTTPClient, nioHTTP1, postgresNIO, logging],
             path: "Tests/SystemTests"
         ),
         .testTarget(

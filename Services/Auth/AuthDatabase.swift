@@ -11,7 +11,7 @@ extension PostgresClient {
     /// Errors thrown by `body` come out as they were thrown.
     func withAuthFlowTransaction<Result: Sendable>(
         logger: Logger,
-        _ body: @Sendable (PostgresConnection) async throws -> Result
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         try await withTransaction(settings: [("app.auth_flow", "on")], logger: logger, body)
     }
@@ -21,7 +21,7 @@ extension PostgresClient {
     func withUserTransaction<Result: Sendable>(
         user userID: UUID,
         logger: Logger,
-        _ body: @Sendable (PostgresConnection) async throws -> Result
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         try await withUserTransaction(userID: userID.uuidString.lowercased(), logger: logger) { connection in
             try await body(connection)

@@ -12,10 +12,9 @@ extension PostgresClient {
     package func withUserTransaction<Result: Sendable>(
         userID: String,
         logger: Logger,
-        isolation: isolated (any Actor)? = #isolation,
-        _ body: (PostgresConnection) async throws -> Result
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        try await withTransaction(setting: "app.user_id", to: userID, logger: logger, isolation: isolation, body)
+        try await withTransaction(settings: [("app.user_id", userID)], logger: logger, body)
     }
 
     /// Runs `body` in a transaction done for the service itself, not for a user (projections,
@@ -24,42 +23,37 @@ extension PostgresClient {
     @discardableResult
     package func withServiceTransaction<Result: Sendable>(
         logger: Logger,
-        isolation: isolated (any Actor)? = #isolation,
-        _ body: (PostgresConnection) async throws -> Result
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        try await withTransaction(setting: "app.service", to: "on", logger: logger, isolation: isolation, body)
-    }
-
-    private func withTransaction<Result: Sendable>(
-        setting name: String,
-        to value: String,
-        logger: Logger,
-        isolation: isolated (any Actor)?,
-        _ body: (PostgresConnection) async throws -> Result
-    ) async throws -> Result {
-        try await withTransaction(settings: [(name, value)], logger: logger, isolation: isolation, body)
+        try await withTransaction(settings: [("app.service", "on")], logger: logger, body)
     }
 
     /// Runs `body` in a transaction with each of `settings` (name, value) set transaction-locally,
-    /// in one round trip: for policies that read more than the user (a role, say). What `body`
-    /// asks of `CommitHooks.current` runs once the transaction has committed.
+    /// in one round trip: for policies that read more than the user (a role, say); none for a
+    /// plain transaction. What `body` asks of `CommitHooks.current` runs once the transaction has
+    /// committed. Should the connection close before the transaction is over, it fails at once
+    /// with `ConnectionLost` (`abandoningIfClosed`) rather than wait on a statement that cannot
+    /// return.
     @discardableResult
     package func withTransaction<Result: Sendable>(
         settings: [(name: String, value: String)],
         logger: Logger,
-        isolation: isolated (any Actor)? = #isolation,
-        _ body: (PostgresConnection) async throws -> Result
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         let hooks = CommitHooks()
         return try await CommitHooks.$current.withValue(hooks) {
             let result = try await unwrappingTransactionErrors {
-                try await withTransaction(logger: logger, isolation: isolation) { connection in
-                    if !settings.isEmpty {
-                        var bindings = PostgresBindings()
-                        let calls = bindings.settingLocally(settings)
-                        try await connection.query(PostgresQuery(unsafeSQL: "SELECT " + calls.joined(separator: ", "), binds: bindings), logger: logger)
+                try await withConnection { connection in
+                    try await connection.abandoningIfClosed {
+                        try await connection.withTransaction(logger: logger) { connection in
+                            if !settings.isEmpty {
+                                var bindings = PostgresBindings()
+                                let calls = bindings.settingLocally(settings)
+                                try await connection.query(PostgresQuery(unsafeSQL: "SELECT " + calls.joined(separator: ", "), binds: bindings), logger: logger)
+                            }
+                            return try await body(connection)
+                        }
                     }
-                    return try await body(connection)
                 }
             }
             hooks.run()

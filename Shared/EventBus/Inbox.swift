@@ -26,7 +26,7 @@ public struct Inbox: Sendable {
     public func handle(
         _ event: ReceivedEvent,
         consumer: String,
-        _ body: (ReceivedEvent, PostgresConnection) async throws -> Void
+        _ body: @escaping @Sendable (ReceivedEvent, PostgresConnection) async throws -> Void
     ) async throws -> Bool {
         try await client.withTransaction(settings: [], logger: logger) { connection in
             let inserted = try await connection.query("""

@@ -113,7 +113,7 @@ public final class OutboxRelay: Service, Sendable {
     /// With `markingPublished: false` the transaction is rolled back after publishing, as if the
     /// relay had died before its commit (tests use it).
     package func publishPending(markingPublished: Bool = true) async throws -> Round {
-        try await client.withTransaction(logger: logger) { connection in
+        try await client.withTransaction(settings: [], logger: logger) { [self] connection in
             let lockName = "splash.outbox.\(schema.schema)"
             let locked = try await connection.query("SELECT pg_try_advisory_xact_lock(hashtextextended(\(lockName), 0))", logger: logger)
                 .collect().first?.decode(Bool.self) ?? false

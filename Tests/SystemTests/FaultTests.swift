@@ -1,15 +1,18 @@
 import Contracts
+import Database
 import Foundation
 import LocalStack
+import Logging
 import NIOHTTP1
 import PostgresNIO
 import Synchronization
 import Testing
 import TestSupport
 
-/// Splash's promises under faults, on running processes: while accounts, renames or orders are
-/// being made, something breaks (the brokers, Postgres, the network to Postgres, a relay, a
-/// consumer, a gateway or tracking replica), and afterwards an invariant check reads Postgres and Kafka. For accounts: every
+/// Splash's promises under faults, on running processes: while accounts, renames, edits or orders
+/// are being made — or all the apps' calls at once, through the gateway — something breaks (the
+/// brokers, Postgres, the network to Postgres, a relay, a consumer, a gateway or tracking replica),
+/// and afterwards an invariant check reads Postgres and Kafka (`Support/Invariants.swift`). For accounts: every
 /// account made has its registration on Kafka, exactly one of them in effect (one event id; a
 /// redelivery of the same event is allowed), and no registration names an account that does not
 /// exist. `docs/testing.md` lists each fault and what must hold.
@@ -81,6 +84,45 @@ struct FaultTests {
         #expect(last.allSatisfy { $0.status == 200 }, "the last sign-ups after the restart: \(last.map(\.status))")
         try await checkNothingLostOrDoubled(stack, made: signUps.made)
         await stack.stop()
+    }
+
+    /// A transaction waiting between statements (as a relay waits for Kafka) when Postgres
+    /// restarts: its next statement fails at once with `ConnectionLost`, rather than never
+    /// returning, as PostgresNIO's own transaction would (its query on a closed connection is
+    /// never answered), and the pool serves the next transaction on a new connection.
+    @Test func aTransactionWaitingWhenPostgresRestartsFailsAtOnceInsteadOfHanging() async throws {
+        let postgres = try await OwnPostgres.start()
+        let database = try await postgres.makeDatabase()
+        let client = PostgresClient(configuration: database.configuration)
+        let logger = Logger(label: "system-test")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            try await client.query("CREATE TABLE waits (id int)")
+            let waiting = Flag()
+            let restart = Task {
+                try await waitUntilReady("the transaction waiting", timeout: .seconds(10)) { waiting.isSet }
+                try await postgres.restart(downFor: .seconds(1))
+            }
+            let start = ContinuousClock.now
+            await #expect(throws: ConnectionLost.self) {
+                try await client.withTransaction(settings: [], logger: logger) { connection in
+                    try await connection.query("INSERT INTO waits VALUES (1)", logger: logger)
+                    waiting.set()
+                    try await Task.sleep(for: .seconds(4))
+                    try await connection.query("INSERT INTO waits VALUES (2)", logger: logger)
+                }
+            }
+            #expect(ContinuousClock.now - start < .seconds(20))
+            try await restart.value
+            // Rolled back, and the next transaction runs.
+            try await client.withTransaction(settings: [], logger: logger) { connection in
+                try await connection.query("INSERT INTO waits VALUES (3)", logger: logger)
+            }
+            let rows = try await client.query("SELECT id FROM waits").collect().map { try $0.decode(Int.self) }
+            #expect(rows == [3])
+            group.cancelAll()
+        }
+        await postgres.stop()
     }
 
     /// Postgres on a host of its own (a network namespace joined by a veth pair), cut off from auth
@@ -463,37 +505,7 @@ struct FaultTests {
         #expect(placed.count > 20, "orders placed: \(placed.count)")
 
         // The invariant, once the survivor's relay has published what the dead one left.
-        try await stack.database.waitUntilOutboxIsPublished(schema: "tracking", timeout: .seconds(90))
-        let histories: [String: [String]] = try await stack.database.withClient { client in
-            var histories: [String: [String]] = [:]
-            let rows = try await client.query("""
-                SELECT id::text, (SELECT array_agg(h->>'status' ORDER BY n) FROM jsonb_array_elements(status_history) WITH ORDINALITY AS e(h, n))
-                FROM tracking.orders
-                """)
-            for try await (id, statuses) in rows.decode((String, [String]).self) { histories[id] = statuses }
-            return histories
-        }
-        #expect(Set(histories.keys) == Set(placed), "orders answered 201: \(placed.count), in Postgres: \(histories.count)")
-        var placements: [String: Set<UUID>] = [:]
-        var moves: [String: [(UUID, String)]] = [:]
-        for event in try await publishedEvents(on: TopicCatalog.trackingOrders.name, bootstrapServers: stack.kafka.bootstrapServers) {
-            switch event.type {
-            case OrderPlaced.type:
-                placements[event.key, default: []].insert(event.id)
-            case OrderStatusChanged.type:
-                // A redelivery repeats an event id; in effect it is the same move.
-                if !(moves[event.key] ?? []).contains(where: { $0.0 == event.id }) {
-                    let status = (try JSONSerialization.jsonObject(with: Data(event.data)) as? [String: Any])?["status"] as? String ?? "?"
-                    moves[event.key, default: []].append((event.id, status))
-                }
-            default: break
-            }
-        }
-        for (order, history) in histories {
-            #expect(placements[order]?.count == 1, "order \(order): \(placements[order]?.count ?? 0) placements")
-            #expect(moves[order]?.map(\.1) ?? [] == Array(history.dropFirst()), "order \(order): moves \(moves[order]?.map(\.1) ?? []), history \(history)")
-        }
-        #expect(Set(placements.keys).union(moves.keys).isSubset(of: histories.keys), "events name orders Postgres does not have")
+        try await stack.checkOrders(placed: placed)
         await stack.stop()
     }
 }

@@ -34,7 +34,7 @@ struct BearerAuthenticator: Sendable {
     /// - Throws: what `authenticate` throws, or what `body` throws.
     func withSession<Result: Sendable>(
         _ request: Request,
-        _ body: @Sendable (AuthenticatedSession, PostgresConnection) async throws -> Result
+        _ body: @escaping @Sendable (AuthenticatedSession, PostgresConnection) async throws -> Result
     ) async throws -> Result {
         let session = try verifiedToken(request)
         let idleSeconds = inactivityTimeout.milliseconds / 1_000

@@ -145,7 +145,7 @@ final class CachedUnsplash: Sendable {
         let key = request.cacheKey
         let outcome: FillOutcome
         do {
-            outcome = try await store.client.withTransaction(logger: logger) { [self] connection in
+            outcome = try await store.client.withTransaction(settings: [], logger: logger) { [self] connection in
                 try await store.lockKey(key, timeout: .seconds(30), on: connection)
                 if let current = try await store.lookup(key, on: connection), current.isFresh(at: Date()),
                    current.storedAt > (known?.storedAt ?? .distantPast) {

@@ -38,8 +38,9 @@ package func withTimeout<Result: Sendable>(
     }
 }
 
-/// The first of several outcomes to arrive, for one waiter.
-private final class FirstOutcome<Value: Sendable>: Sendable {
+/// The first of several outcomes to arrive, for one waiter: what lets a caller stop waiting for an
+/// operation that runs in a task of its own.
+package final class FirstOutcome<Value: Sendable>: Sendable {
     private struct State {
         var outcome: Result<Value, any Error>?
         var waiter: CheckedContinuation<Result<Value, any Error>, Never>?
@@ -47,8 +48,10 @@ private final class FirstOutcome<Value: Sendable>: Sendable {
 
     private let state = Mutex(State())
 
+    package init() {}
+
     /// Records `outcome` unless one came first, and wakes the waiter.
-    func settle(_ outcome: Result<Value, any Error>) {
+    package func settle(_ outcome: Result<Value, any Error>) {
         let waiter: CheckedContinuation<Result<Value, any Error>, Never>? = state.withLock { state in
             guard state.outcome == nil else { return nil }
             state.outcome = outcome
@@ -58,7 +61,7 @@ private final class FirstOutcome<Value: Sendable>: Sendable {
         waiter?.resume(returning: outcome)
     }
 
-    func value() async -> Result<Value, any Error> {
+    package func value() async -> Result<Value, any Error> {
         await withCheckedContinuation { continuation in
             let ready: Result<Value, any Error>? = state.withLock { state in
                 if let outcome = state.outcome { return outcome }

@@ -139,12 +139,11 @@ final class SystemStack: Sendable {
     }
 
     /// A gateway replica in front of auth, on the stack's cluster; the test stops or kills it.
-    func startGateway() async throws -> ServiceProcess {
-        try await ServiceProcess("gateway", environment: [
-            "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms", "LOG_LEVEL": "warning",
+    func startGateway(settings: [String: String] = [:]) async throws -> ServiceProcess {
+        try await ServiceProcess("gateway", environment: common.merging([
             "GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_JWT_ISSUER": Self.issuer,
             "GATEWAY_RATE_LIMIT_AUTH": "100000/1m", "GATEWAY_REALTIME_HEARTBEAT": "500ms",
-        ])
+        ].merging(settings) { _, new in new }) { _, new in new })
     }
 
     /// A tracking replica (not seeded) on `databaseURL` (`database.makeServiceRole(schema: "tracking", …)`,
