@@ -91,11 +91,12 @@ package final class SimulatorProcess: Sendable {
     package let process: ChildProcess
     package let output: CapturedOutput
 
-    package init(gateway: String, drivers: Int, speed: Double, interval: Double, seed: UInt64) throws {
+    /// - Parameter serviceToken: what auth accepts for its admin API, where the drivers' accounts are made.
+    package init(gateway: String, drivers: Int, speed: Double, interval: Double, seed: UInt64, serviceToken: String = ProcessStack.serviceToken) throws {
         let binary = builtExecutable("tracking-simulator")
         output = try CapturedOutput()
         process = ProcessCommand(binary, ["--gateway", gateway, "--drivers", String(drivers), "--speed", String(speed), "--interval", String(interval), "--seed", String(seed)],
-                                 environment: ["AUTH_SERVICE_TOKEN": ProcessStack.serviceToken, "LOG_COLOR": "never"]).makeProcess()
+                                 environment: ["AUTH_SERVICE_TOKEN": serviceToken, "LOG_COLOR": "never"]).makeProcess()
         process.standardOutput = .file(output.handle)
         process.standardError = .file(output.handle)
         try process.run()

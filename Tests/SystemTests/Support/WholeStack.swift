@@ -1,0 +1,71 @@
+import Foundation
+import LocalStack
+import TestSupport
+
+/// All of Splash as processes on a `SystemStack`'s Postgres and cluster, the apps' way in: auth
+/// (the stack's), photo-catalog (its fixture photos), edit-render (its API and a render worker),
+/// social, tracking and a gateway in front of them all, with rate limits out of the way (a few
+/// people make all the load); a restaurant with its kitchen's account, and three simulated
+/// drivers on shift. Every service answers within 5 s (a request waiting for a Postgres that is
+/// away is a 503 then); the gateway gives each 8 s to begin.
+struct WholeStack: Sendable {
+    let stack: SystemStack
+    let catalog: ServiceProcess
+    let render: ServiceProcess
+    let social: ServiceProcess
+    let tracking: ServiceProcess
+    let gateway: ServiceProcess
+    let simulator: SimulatorProcess
+    /// edit-render's files.
+    let blobs: URL
+    let kitchen: (id: String, token: String)
+    let restaurant: String
+
+    static let deadline = ["HTTP_REQUEST_TIMEOUT": "5s"]
+
+    static func start(on stack: SystemStack) async throws -> WholeStack {
+        let database = stack.database
+        let catalog = try await stack.startPhotoCatalog(settings: deadline)
+        let blobs = FileManager.default.temporaryDirectory.appendingPathComponent("system-render-\(UUID().uuidString.prefix(8))")
+        let render = try await stack.startEditRender(
+            databaseURL: try await database.makeServiceRole(schema: "render", password: "system-render").url, photoCatalog: catalog, blobs: blobs,
+            settings: deadline
+        )
+        let social = try await stack.startSocial(
+            databaseURL: try await database.makeServiceRole(schema: "social", password: "system-social").url, photoCatalog: catalog.baseURL,
+            settings: deadline
+        )
+        let tracking = try await stack.startTracking(
+            databaseURL: try await database.makeServiceRole(schema: "tracking", password: "system-tracking").url,
+            settings: deadline.merging(["TRACKING_DISPATCH_INTERVAL": "100ms"]) { _, new in new }
+        )
+        var gatewaySettings = [
+            "GATEWAY_PHOTO_CATALOG_URL": catalog.baseURL, "GATEWAY_EDIT_RENDER_URL": render.baseURL,
+            "GATEWAY_SOCIAL_URL": social.baseURL, "GATEWAY_TRACKING_URL": tracking.baseURL, "GATEWAY_UPSTREAM_TIMEOUT": "8s",
+        ]
+        for group in ["AUTH", "PHOTO_CATALOG", "EDIT_RENDER", "MEDIA", "SOCIAL", "STORAGE", "TRACKING", "DATA_AUTH", "DATA_SOCIAL", "DATA_TRACKING"] {
+            gatewaySettings["GATEWAY_RATE_LIMIT_\(group)"] = "1000000/1m"
+        }
+        let gateway = try await stack.startGateway(settings: gatewaySettings)
+
+        let admin = try await stack.account(role: "admin")
+        let kitchen = try await stack.account(role: "restaurant")
+        let restaurant = try await stack.call(gateway.baseURL, .POST, "/v1/restaurants", token: admin.token, json: [
+            "ownerId": kitchen.id, "name": "System Kitchen", "location": ["lat": 60.1699, "lng": 24.9384],
+            "menu": [["id": "m1", "name": "Soup of the day", "priceCents": 1_250]],
+        ], expecting: 201)["id"] as! String
+        let simulator = try SimulatorProcess(gateway: gateway.baseURL, drivers: 3, speed: 20, interval: 0.5, seed: 11, serviceToken: SystemStack.serviceToken)
+        try await waitUntilReady("three drivers on shift", timeout: .seconds(60)) {
+            (try? await database.count("tracking.drivers", where: "on_shift AND lat IS NOT NULL")) == 3
+        }
+        return WholeStack(stack: stack, catalog: catalog, render: render, social: social, tracking: tracking, gateway: gateway,
+                          simulator: simulator, blobs: blobs, kitchen: kitchen, restaurant: restaurant)
+    }
+
+    /// Stops everything but the stack itself, front first.
+    func stop() async {
+        simulator.stop()
+        for process in [gateway, tracking, social, render, catalog] { await process.stop() }
+        try? FileManager.default.removeItem(at: blobs)
+    }
+}
