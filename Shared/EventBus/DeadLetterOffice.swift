@@ -7,11 +7,13 @@ import ServiceKit
 /// Lists and replays the dead letters of a topic: `splash dlq` and the console's Dead letters page.
 ///
 /// A dead letter is **replayed** once its original record has been published again to its topic.
-/// Replaying them all moves the consumer group `splash-dlq-replay.<topic>.dlq` past them (its
-/// committed offsets are the line between replayed and waiting). Replaying one publishes it, then a
-/// marker on the dead-letter topic's same partition (`x-replayed-offset`) that names it; a later
-/// replay of all skips what a marker names. A crash between the two publishes means it may be
-/// replayed twice, which consumers' inboxes make harmless.
+/// Each letter replayed is followed by a marker on the dead-letter topic's same partition
+/// (`x-replayed-offset`) that names it, and a later replay skips what a marker names. Replaying
+/// them all also moves the consumer group `splash-dlq-replay.<topic>.dlq` past them (its committed
+/// offsets are the line between replayed and waiting), so the next replay reads only what came
+/// after — but the markers alone keep each letter to one replay when that commit is lost (the
+/// group's coordinator slow to answer as the command leaves). A crash between a letter's publish
+/// and its marker's means it may be replayed twice, which consumers' inboxes make harmless.
 public struct DeadLetterOffice: Sendable {
     /// A dead letter and where it is on its dead-letter topic.
     public struct Entry: Sendable {
@@ -45,8 +47,16 @@ public struct DeadLetterOffice: Sendable {
         }
     }
 
-    /// The header of a marker record: the offset (on the same partition) of the letter replayed alone.
+    /// The header of a marker record: the offset (on the same partition) of the letter replayed.
     public static let replayedOffsetHeader = "x-replayed-offset"
+
+    /// The marker that says `entry` was replayed: on its dead-letter partition, empty, naming its offset.
+    static func marker(of entry: Entry) -> KafkaRecord {
+        KafkaRecord(
+            topic: entry.topic, key: entry.letter.original.key, value: [],
+            headers: [KafkaHeader(replayedOffsetHeader, "\(entry.offset)")], partition: entry.partition
+        )
+    }
 
     public let bootstrapServers: String
     let logger: Logger
@@ -110,6 +120,7 @@ public struct DeadLetterOffice: Sendable {
                 for await record in partition { records.append(record) }
                 for entry in Self.entries(records, committed: [:]) where !entry.replayed {
                     published.append((entry, try await producer.send(entry.letter.replayRecord)))
+                    try await producer.send(Self.marker(of: entry))
                 }
                 if let last = records.last { partition.markProcessed(last) }
             }
@@ -128,10 +139,7 @@ public struct DeadLetterOffice: Sendable {
         let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: bootstrapServers, clientID: "splash-dlq"), logger: logger)
         let report = try await withRunningServices([producer], logger: logger) {
             let report = try await producer.send(entry.letter.replayRecord)
-            _ = try await producer.send(KafkaRecord(
-                topic: topic.name, key: entry.letter.original.key, value: [],
-                headers: [KafkaHeader(Self.replayedOffsetHeader, "\(offset)")], partition: partition
-            ))
+            try await producer.send(Self.marker(of: entry))
             return report
         }
         return Replay(deadLetterTopic: topic.name, published: [(entry, report)])
