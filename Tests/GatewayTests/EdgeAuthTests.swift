@@ -125,6 +125,8 @@ import TestSupport
         try await GatewayHarness.with(["GATEWAY_JWKS_REFRESH_INTERVAL": "100ms"]) { gateway in
             #expect(try await gateway.get("/v1/edits", bearer: try gateway.token()).status == 200)
             let fetches = gateway.upstream.keySetFetchCount
+            // Past the interval since the last fetch (the one at start may have just ended).
+            try await Task.sleep(for: .milliseconds(300))
             // auth rotates its key: the first token signed with the new one makes the gateway
             // fetch the key set, while the upload's body is already on its way.
             let rotated = gateway.upstream.rotateKey()
