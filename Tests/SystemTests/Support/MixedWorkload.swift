@@ -7,14 +7,16 @@ import TestSupport
 /// What the three apps do through the gateway, a few people at once, the way their clients do it
 /// when the backend stumbles: a call that gets no answer, or a 502, 503 or 504, is made again after
 /// a backoff (a write under the same `Idempotency-Key`) for up to 30 s. Each person, in turns:
-/// refreshes the session now and then, browses and searches the catalog, likes or takes back a
-/// like, reads the feed, and in some rounds saves an edit (the first three people), posts, orders
+/// signs in again or refreshes the session now and then, browses and searches the catalog, likes
+/// or takes back a like, reads the feed, and in some rounds previews and saves an edit (the first
+/// three people), posts, orders
 /// from the kitchen (the first four; the kitchen moves each order to ready for pickup, the
 /// simulated drivers doing the rest) and brings a new person who signs up. What each
 /// write was finally answered is kept for the invariant checks.
 final class MixedWorkload: Sendable {
     struct Person: Sendable {
         var id: String
+        var email: String
         var token: String
         var refreshToken: String
     }
@@ -96,7 +98,7 @@ final class MixedWorkload: Sendable {
         guard answer.status == 200, let token = answer.body["access_token"] as? String, let refresh = answer.body["refresh_token"] as? String,
               let id = (answer.body["user"] as? [String: Any])?["id"] as? String else { return nil }
         outcome.withLock { $0.accounts.append(id) }
-        return Person(id: id, token: token, refreshToken: refresh)
+        return Person(id: id, email: email, token: token, refreshToken: refresh)
     }
 
     /// `people` each doing their rounds until `duration` has passed, and the kitchen moving their
@@ -119,6 +121,11 @@ final class MixedWorkload: Sendable {
         var round = 0
         while ContinuousClock.now < end {
             round += 1
+            if round % 8 == 4 {
+                // Signing in again, as on another device (each answer a session of its own).
+                await call("POST /auth/v1/token?grant_type=password", .POST, "/auth/v1/token?grant_type=password", token: nil,
+                           json: ["email": person.email, "password": "a long password 1"])
+            }
             if round % 6 == 0 {
                 // The session is refreshed, as an app does before its token expires (a lost answer
                 // leaves the old tokens in use).
@@ -133,6 +140,12 @@ final class MixedWorkload: Sendable {
             await call("GET /v1/search/photos", .GET, "/v1/search/photos?query=\(["flower", "aqua", "green"][round % 3])&per_page=5", token: nil)
             await call("GET /v1/photos/{id}", .GET, "/v1/photos/\(photo)", token: person.token)
             await toggleLike(of: "unsplash:\(photo)", by: person)
+            if round % 6 == 3, index < 3 {
+                // A live preview, rendered while the person waits.
+                await call("POST /v1/edits/preview", .POST, "/v1/edits/preview", token: person.token, json: [
+                    "source": ["unsplashPhotoId": photo], "filters": [["name": "sepia", "intensity": 0.8]],
+                ])
+            }
             if round % 6 == 0, index < 3 {
                 let edit = await call("POST /v1/edits", .POST, "/v1/edits", token: person.token, json: [
                     "source": ["unsplashPhotoId": photo], "filters": [["name": "sepia"]], "output": ["longestEdge": 320],
