@@ -9,14 +9,15 @@ extension FaultTests {
     /// All of Splash under a mixed load through the gateway, as the three apps make it (sign-ins
     /// and refreshes, browsing and search, previews and edits, likes, posts, the feed, orders moved by a kitchen and delivered
     /// by simulated drivers, a person following their own events live), while every broker is
-    /// down for 10 s and, later, Postgres restarts. The clients retry what got no answer or a
+    /// down for 10 s, then Postgres restarts, then edit-render is SIGKILLed mid-work and started
+    /// again. The clients retry what got no answer or a
     /// 502/503/504, writes under their `Idempotency-Key`. No answer is a 500; every retried write is
     /// made in the end; and afterwards, in Postgres and on Kafka, nothing was lost or done twice:
     /// accounts (`checkNothingLostOrDoubled`), edits (one final state, one result, one file, one
     /// record in social), likes (counts equal to rows, events alternating to the table's state),
     /// posts, orders (every move once, in order), social's profiles (auth's accounts) and the live
     /// stream (each of the person's finished edits once).
-    @Test func theWholeStackUnderAMixedLoadLosesAndDoublesNothingWhileTheBrokersAndThenPostgresFail() async throws {
+    @Test func theWholeStackUnderAMixedLoadLosesAndDoublesNothingWhileTheBrokersPostgresAndARenderWorkerFail() async throws {
         let stack = try await SystemStack.start(authSettings: WholeStack.deadline)
         defer { Task { await stack.stop() } }
         let whole = try await WholeStack.start(on: stack)
@@ -29,12 +30,14 @@ extension FaultTests {
         #expect(try await watcher.waitForStatus() == 200)
 
         let faults = Task {
-            try await Task.sleep(for: .seconds(8))
+            try await Task.sleep(for: .seconds(5))
             try stack.kafka.setAllBrokers(down: true)
             try await Task.sleep(for: .seconds(10))
             try stack.kafka.setAllBrokers(down: false)
-            try await Task.sleep(for: .seconds(8))
+            try await Task.sleep(for: .seconds(5))
             try await stack.postgres.restart(downFor: .seconds(2))
+            try await Task.sleep(for: .seconds(4))
+            try await whole.killAndRestartRender()
         }
         await workload.run(for: .seconds(40), people: people, photos: photos, restaurant: whole.restaurant, kitchen: whole.kitchen.token)
         try await faults.value

@@ -191,16 +191,17 @@ final class SystemStack: Sendable {
         ].merging(settings) { _, new in new }) { _, new in new }, port: port)
     }
 
-    /// edit-render (its API and one render worker in one process, the workers' group its own) on
-    /// `databaseURL` (`database.makeServiceRole(schema: "render", …)`), fetching sources from
-    /// `photoCatalog`, its files in `blobs`; the test stops or kills it.
-    func startEditRender(databaseURL: String, photoCatalog: ServiceProcess, blobs: URL, settings: [String: String] = [:]) async throws -> ServiceProcess {
+    /// edit-render (its API and one render worker in one process) on `databaseURL`
+    /// (`database.makeServiceRole(schema: "render", …)`), fetching sources from `photoCatalog`,
+    /// its files in `blobs`, on `port` when given (one started again where the gateway finds it);
+    /// the test stops or kills it.
+    func startEditRender(databaseURL: String, photoCatalog: ServiceProcess, blobs: URL, settings: [String: String] = [:], port: Int? = nil) async throws -> ServiceProcess {
         try await ServiceProcess("edit-render", environment: common.merging([
             "DATABASE_URL": databaseURL, "RENDER_JWKS_URL": jwksURL, "RENDER_JWT_ISSUER": Self.issuer,
             "RENDER_PUBLIC_URL": "http://127.0.0.1", "RENDER_BLOB_DIR": blobs.path, "RENDER_MEDIA_KEY": Self.mediaKey,
             "RENDER_PHOTO_CATALOG_URL": photoCatalog.baseURL, "CATALOG_SERVICE_TOKEN": Self.catalogServiceToken,
             "RENDER_SOURCE_HOSTS": "127.0.0.1", "RENDER_ALLOW_PRIVATE_SOURCES": "true", "RENDER_WORKERS": "1",
-        ].merging(settings) { _, new in new }) { _, new in new })
+        ].merging(settings) { _, new in new }) { _, new in new }, port: port)
     }
 
     /// A new account straight from auth with `username`: its id.

@@ -1,5 +1,6 @@
 import Foundation
 import LocalStack
+import Synchronization
 import TestSupport
 
 /// All of Splash as processes on a `SystemStack`'s Postgres and cluster, the apps' way in: auth
@@ -8,10 +9,11 @@ import TestSupport
 /// people make all the load); a restaurant with its kitchen's account, and three simulated
 /// drivers on shift. Every service answers within 5 s (a request waiting for a Postgres that is
 /// away is a 503 then); the gateway gives each 8 s to begin.
-struct WholeStack: Sendable {
+final class WholeStack: Sendable {
     let stack: SystemStack
     let catalog: ServiceProcess
-    let render: ServiceProcess
+    private let renderProcess: Mutex<ServiceProcess>
+    private let renderDatabaseURL: String
     let social: ServiceProcess
     let tracking: ServiceProcess
     let gateway: ServiceProcess
@@ -21,16 +23,27 @@ struct WholeStack: Sendable {
     let kitchen: (id: String, token: String)
     let restaurant: String
 
+    private init(stack: SystemStack, catalog: ServiceProcess, render: ServiceProcess, renderDatabaseURL: String, social: ServiceProcess,
+                 tracking: ServiceProcess, gateway: ServiceProcess, simulator: SimulatorProcess, blobs: URL, kitchen: (id: String, token: String), restaurant: String) {
+        renderProcess = Mutex(render)
+        (self.stack, self.catalog, self.renderDatabaseURL) = (stack, catalog, renderDatabaseURL)
+        (self.social, self.tracking, self.gateway, self.simulator) = (social, tracking, gateway, simulator)
+        (self.blobs, self.kitchen, self.restaurant) = (blobs, kitchen, restaurant)
+    }
+
     static let deadline = ["HTTP_REQUEST_TIMEOUT": "5s"]
+    /// edit-render's: a render worker's group notices a dead member within 6 s.
+    static let renderSettings = deadline.merging(["KAFKA_SESSION_TIMEOUT": "6s"]) { _, new in new }
+
+    /// The edit-render process now running.
+    var render: ServiceProcess { renderProcess.withLock { $0 } }
 
     static func start(on stack: SystemStack) async throws -> WholeStack {
         let database = stack.database
         let catalog = try await stack.startPhotoCatalog(settings: deadline)
         let blobs = FileManager.default.temporaryDirectory.appendingPathComponent("system-render-\(UUID().uuidString.prefix(8))")
-        let render = try await stack.startEditRender(
-            databaseURL: try await database.makeServiceRole(schema: "render", password: "system-render").url, photoCatalog: catalog, blobs: blobs,
-            settings: deadline
-        )
+        let renderDatabaseURL = try await database.makeServiceRole(schema: "render", password: "system-render").url
+        let render = try await stack.startEditRender(databaseURL: renderDatabaseURL, photoCatalog: catalog, blobs: blobs, settings: renderSettings)
         let social = try await stack.startSocial(
             databaseURL: try await database.makeServiceRole(schema: "social", password: "system-social").url, photoCatalog: catalog.baseURL,
             settings: deadline
@@ -58,8 +71,18 @@ struct WholeStack: Sendable {
         try await waitUntilReady("three drivers on shift", timeout: .seconds(60)) {
             (try? await database.count("tracking.drivers", where: "on_shift AND lat IS NOT NULL")) == 3
         }
-        return WholeStack(stack: stack, catalog: catalog, render: render, social: social, tracking: tracking, gateway: gateway,
-                          simulator: simulator, blobs: blobs, kitchen: kitchen, restaurant: restaurant)
+        return WholeStack(stack: stack, catalog: catalog, render: render, renderDatabaseURL: renderDatabaseURL, social: social,
+                          tracking: tracking, gateway: gateway, simulator: simulator, blobs: blobs, kitchen: kitchen, restaurant: restaurant)
+    }
+
+    /// SIGKILLs edit-render mid-work (its API, its worker, its relay) and starts it again on the
+    /// same port: the calls in between are 503s from the gateway, the jobs it had go to the new
+    /// worker once the group has noticed, what its relay had published but not marked goes again.
+    func killAndRestartRender() async throws {
+        let dead = render
+        await dead.kill()
+        let started = try await stack.startEditRender(databaseURL: renderDatabaseURL, photoCatalog: catalog, blobs: blobs, settings: Self.renderSettings, port: dead.port)
+        renderProcess.withLock { $0 = started }
     }
 
     /// Stops everything but the stack itself, front first.
