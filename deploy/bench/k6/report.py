@@ -29,7 +29,7 @@ def command(*arguments):
 
 
 commit = command("git", "rev-parse", "--short", "HEAD")
-dirty = " (with uncommitted changes)" if command("git", "status", "--porcelain", "--untracked-files=no") else ""
+dirty = " (with uncommitted changes)" if command("git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!deploy/bench/results") else ""
 cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), platform.processor())
 machine = f"{os.cpu_count()} cores ({cpu}), {round(os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30)} GiB, {platform.system()} {platform.release()}"
 config = summary["config"]
