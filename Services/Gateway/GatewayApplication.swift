@@ -73,6 +73,7 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
     }
     return makeServiceApplication(parts, context: AppRequestContext.self) { router in
         router.add(middleware: CORSMiddleware(policy: config.cors))
+        router.add(middleware: ProblemMiddleware<AppRequestContext>())
         realtime.addRoutes(to: router)
         console.addRoutes(to: router)
     }

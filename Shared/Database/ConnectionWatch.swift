@@ -22,13 +22,7 @@ extension PostgresConnection {
             throw ConnectionLost()
         }
         defer { ConnectionWatches.shared.stopWatching(watch) }
-        let work = Task {
-            do {
-                outcome.settle(.success(try await operation()))
-            } catch {
-                outcome.settle(.failure(error))
-            }
-        }
+        let work = outcome.run(operation)
         return try await withTaskCancellationHandler {
             try await outcome.value().get()
         } onCancel: {

@@ -442,12 +442,7 @@ struct FaultTests {
         let doomed = try await stack.startTracking(databaseURL: databaseURL)
         let survivor = try await stack.startTracking(databaseURL: databaseURL)
         defer { Task { await survivor.stop() } }
-        let admin = try await stack.account(role: "admin")
-        let kitchen = try await stack.account(role: "restaurant")
-        let restaurant = try await stack.call(survivor.baseURL, .POST, "/v1/restaurants", token: admin.token, json: [
-            "ownerId": kitchen.id, "name": "System Kitchen", "location": ["lat": 60.1699, "lng": 24.9384],
-            "menu": [["id": "m1", "name": "Soup of the day", "priceCents": 1_250]],
-        ], expecting: 201)["id"] as! String
+        let (restaurant, kitchen) = try await stack.restaurant(at: survivor.baseURL)
         var people: [(id: String, token: String)] = []
         for _ in 0..<4 { people.append(try await stack.account(role: "customer")) }
         let customers = people

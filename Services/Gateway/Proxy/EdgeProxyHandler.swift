@@ -79,6 +79,8 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
         var rateLimit: (decision: RateLimitDecision, limit: RateLimit)?
         /// The `Origin` of a browser's call while CORS is on.
         var origin: String?
+        /// The client's `X-Forwarded-For`, read for the rate limit and again for the call.
+        lazy var forwardedFor = request.head.combined(.xForwardedFor)
         var bodyLeft: BodyLeft
         /// `100 Continue` went to the client.
         var continued = false
@@ -157,8 +159,6 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
 
     func handlerRemoved(context: ChannelHandlerContext) {
         abandon()
-        passedOnPromise?.succeed(false)
-        passedOnPromise = nil
         self.context = nil
     }
 
@@ -381,13 +381,14 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
 
     func channelInactive(context: ChannelHandlerContext) {
         abandon()
-        passedOnPromise?.succeed(false)
-        passedOnPromise = nil
         context.fireChannelInactive()
     }
 
-    /// The client is gone: a call in progress can only be cut off.
+    /// The client is gone: a call in progress can only be cut off, and if nothing went on to the
+    /// router, it never will.
     private func abandon() {
+        passedOnPromise?.succeed(false)
+        passedOnPromise = nil
         if let exchange {
             exchange.connection?.detach()
             exchange.connection?.close()
@@ -412,7 +413,8 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
     private func begin(_ request: ClientRequest, _ group: RouteGroup, context: ChannelHandlerContext) {
         let exchange = Exchange(request: request, group: group, requestID: RequestIDGenerator.id(requested: request.head.combined(.xRequestID)))
         self.exchange = exchange
-        let origin = request.head.combined(.origin)
+        // Read only where it can matter: a preflight (answered CORS on or off), or CORS on.
+        let origin = request.method == .options || proxy.cors.isEnabled ? request.head.combined(.origin) : nil
         if let origin, CORSPolicy.isPreflight(method: request.method, origin: origin, requestMethod: request.head.combined(.accessControlRequestMethod)) {
             switch proxy.cors.preflight(origin: origin, requestHeaders: request.head.combined(.accessControlRequestHeaders)) {
             case .success(let fields): return answerPreflight(exchange, fields: fields, context: context)
@@ -454,7 +456,7 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
 
     private func admitted(_ exchange: Exchange, user: String?, context: ChannelHandlerContext) {
         let request = exchange.request, group = exchange.group
-        let (decision, limit) = proxy.checks.takeRateLimit(for: group, user: user, peerIP: peerIP(context), forwardedFor: request.head.combined(.xForwardedFor))
+        let (decision, limit) = proxy.checks.takeRateLimit(for: group, user: user, peerIP: peerIP(context), forwardedFor: exchange.forwardedFor)
         guard decision.allowed else {
             return refuse(exchange, EdgeChecks.rateLimited(decision, limit: limit, group: group), context: context)
         }
@@ -529,10 +531,10 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
                 do {
                     scan = try scanner.scan(pending)
                 } catch {
-                    return abandonBody(exchange, Problem(status: .badRequest, type: "malformed-request", detail: "The request's chunked body is malformed."), context: context)
+                    return giveUp(exchange, context: context) { Problem(status: .badRequest, type: "malformed-request", detail: "The request's chunked body is malformed.") }
                 }
                 guard received + scan.data <= exchange.group.maxBodySize else {
-                    return abandonBody(exchange, .bodyTooLarge(limit: exchange.group.maxBodySize), context: context)
+                    return giveUp(exchange, context: context) { .bodyTooLarge(limit: exchange.group.maxBodySize) }
                 }
                 connection.write(pending.readSlice(length: scan.count)!)
                 exchange.bodyLeft = scan.ends ? .none : .chunked(scanner, received: received + scan.data)
@@ -540,20 +542,6 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
         }
         connection.flush()
         resumeReading(context: context)
-    }
-
-    /// The request's body cannot go on (malformed, or past the limit): the service's half-sent
-    /// call is closed, and the client answered, its connection ending.
-    private func abandonBody(_ exchange: Exchange, _ problem: Problem, context: ChannelHandlerContext) {
-        exchange.connection?.detach()
-        exchange.connection?.close()
-        exchange.connection = nil
-        if exchange.headSent {
-            // The client has the answer's head already: all it can be told is a connection cut short.
-            exchange.closes = true
-            return end(exchange, status: exchange.head?.status ?? 502, context: context)
-        }
-        refuse(exchange, problem, context: context)
     }
 
     func upstreamWritabilityChanged() {
@@ -711,15 +699,21 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
     }
 
     private func fail(_ exchange: Exchange, _ error: any Error, context: ChannelHandlerContext) {
+        giveUp(exchange, context: context) { proxy.failed(error, group: exchange.group, logger: proxy.logger(for: exchange.requestID)) }
+    }
+
+    /// Ends a call that cannot go on (the service failed it, or the request's body is malformed
+    /// or past the limit): the service's connection is closed, and the client answered with
+    /// `problem` — or, once it has the answer's head, with a connection cut short.
+    private func giveUp(_ exchange: Exchange, context: ChannelHandlerContext, problem: () -> Problem) {
         exchange.connection?.detach()
         exchange.connection?.close()
         exchange.connection = nil
-        if exchange.headSent, let head = exchange.head {
-            // The client has the answer's head already: all it can be told is a connection cut short.
+        if exchange.headSent {
             exchange.closes = true
-            return end(exchange, status: head.status, context: context)
+            return end(exchange, status: exchange.head?.status ?? 502, context: context)
         }
-        refuse(exchange, proxy.failed(error, group: exchange.group, logger: proxy.logger(for: exchange.requestID)), context: context)
+        refuse(exchange, problem(), context: context)
     }
 
     // MARK: The gateway's own answers
@@ -811,7 +805,7 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
         bytes.writeStaticString(" HTTP/1.1\r\n")
         bytes.writeField("Host", pool.authority)
         head.writeEndToEndFields(to: &bytes, dropping: [.xForwardedFor, .xForwardedProto, .xForwardedHost, .xRequestID, .expect])
-        let forwarding = proxy.forwarding(peer: peerIP(context), forwardedFor: head.combined(.xForwardedFor), forwardedProto: head.combined(.xForwardedProto))
+        let forwarding = proxy.forwarding(peer: peerIP(context), forwardedFor: exchange.forwardedFor, forwardedProto: head.combined(.xForwardedProto))
         bytes.writeField("X-Forwarded-For", forwarding.forwardedFor)
         bytes.writeField("X-Forwarded-Proto", forwarding.proto)
         if let host = head.combined(.host) { bytes.writeField("X-Forwarded-Host", host) }

@@ -84,7 +84,8 @@ extension CORSPolicy.Origins: ExpressibleByArrayLiteral {
 }
 
 /// CORS for the gateway's own routes (the event stream, the console, health), with the rules
-/// `CORSPolicy` holds; proxied calls get the same from `EdgeProxyHandler`.
+/// `CORSPolicy` holds; proxied calls get the same from `EdgeProxyHandler`. A `ProblemMiddleware`
+/// behind it turns the routes' errors into responses it can mark.
 struct CORSMiddleware<Context: ServiceRequestContext>: RouterMiddleware {
     let policy: CORSPolicy
 
@@ -99,12 +100,9 @@ struct CORSMiddleware<Context: ServiceRequestContext>: RouterMiddleware {
             }
         }
         guard policy.isEnabled else { return try await next(request, context) }
-        var response: Response
-        do {
-            response = try await next(request, context)
-        } catch {
-            response = Problem.answering(error, logger: context.logger).response(path: request.uri.path, requestID: context.requestID, headers: request.headers)
-        }
+        // Refusals come back as responses (the router renders them inside this layer), so they
+        // get the fields too.
+        var response = try await next(request, context)
         var vary = response.headers[.vary]
         policy.answerFields(origin: origin) { name, value in
             if name == .vary {

@@ -32,10 +32,11 @@ struct EdgeChecks: Sendable {
     }
 
     /// Settles a request to `group` from its `Authorization` and `apikey` fields without waiting,
-    /// unless the token's key must be fetched.
-    func admit(authorization: String?, apiKey: String?, method: HTTPRequest.Method, path: String, for group: RouteGroup) -> Admission {
+    /// unless the token's key must be fetched. `apiKey` is read for the Supabase groups alone.
+    func admit(authorization: String?, apiKey readAPIKey: @autoclosure () -> String?, method: HTTPRequest.Method, path: String, for group: RouteGroup) -> Admission {
         guard group.access != .passthrough else { return .user(nil) }
         let supabase = group.access == .storage || group.access == .data
+        let apiKey = supabase ? readAPIKey() : nil
         if supabase, let anonKey, apiKey != anonKey {
             return .refused(Problem(status: .unauthorized, type: "invalid-api-key", title: "Invalid API key",
                                     detail: "Invalid API key: send the project's anon key as `apikey`."))

@@ -15,11 +15,7 @@ package func withTimeout<Result: Sendable>(
     operation: @escaping @Sendable () async throws -> Result
 ) async throws -> Result {
     let outcome = FirstOutcome<Result>()
-    let work = Task {
-        let result: Swift.Result<Result, any Error>
-        do { result = .success(try await operation()) } catch { result = .failure(error) }
-        outcome.settle(result)
-    }
+    let work = outcome.run(operation)
     let timer = Task {
         try? await Task.sleep(for: timeout)
         guard !Task.isCancelled else { return }
@@ -59,6 +55,18 @@ package final class FirstOutcome<Value: Sendable>: Sendable {
             return state.waiter
         }
         waiter?.resume(returning: outcome)
+    }
+
+    /// Runs `operation` in a task of its own, settling with what it returns or throws unless
+    /// something else settles first; the task, to cancel.
+    package func run(_ operation: @escaping @Sendable () async throws -> Value) -> Task<Void, Never> {
+        Task {
+            do {
+                settle(.success(try await operation()))
+            } catch {
+                settle(.failure(error))
+            }
+        }
     }
 
     package func value() async -> Result<Value, any Error> {

@@ -233,6 +233,20 @@ final class SystemStack: Sendable {
         return (id, token)
     }
 
+    /// A restaurant near Helsinki's centre with one dish (`m1`), made by an admin through
+    /// tracking at `base` (tracking itself or a gateway in front of it), and its kitchen's account,
+    /// which owns it.
+    func restaurant(at base: String) async throws -> (id: String, kitchen: (id: String, token: String)) {
+        let admin = try await account(role: "admin")
+        let kitchen = try await account(role: "restaurant")
+        let restaurant = try await call(base, .POST, "/v1/restaurants", token: admin.token, json: [
+            "ownerId": kitchen.id, "name": "System Kitchen", "location": ["lat": 60.1699, "lng": 24.9384],
+            "menu": [["id": "m1", "name": "Soup of the day", "priceCents": 1_250]],
+        ], expecting: 201)
+        guard let id = restaurant["id"] as? String else { throw SystemStackError.unexpectedAnswer("\(restaurant)") }
+        return (id, kitchen)
+    }
+
     /// Changes the username of the account `token` signs in.
     func rename(_ token: String, to username: String) async throws {
         _ = try await call(auth.baseURL, .PUT, "/auth/v1/user", token: token, json: ["data": ["username": username]], expecting: 200)

@@ -61,12 +61,7 @@ final class WholeStack: Sendable {
         }
         let gateway = try await stack.startGateway(settings: gatewaySettings)
 
-        let admin = try await stack.account(role: "admin")
-        let kitchen = try await stack.account(role: "restaurant")
-        let restaurant = try await stack.call(gateway.baseURL, .POST, "/v1/restaurants", token: admin.token, json: [
-            "ownerId": kitchen.id, "name": "System Kitchen", "location": ["lat": 60.1699, "lng": 24.9384],
-            "menu": [["id": "m1", "name": "Soup of the day", "priceCents": 1_250]],
-        ], expecting: 201)["id"] as! String
+        let (restaurant, kitchen) = try await stack.restaurant(at: gateway.baseURL)
         let simulator = try SimulatorProcess(gateway: gateway.baseURL, drivers: 3, speed: 20, interval: 0.5, seed: 11, serviceToken: SystemStack.serviceToken)
         try await waitUntilReady("three drivers on shift", timeout: .seconds(60)) {
             (try? await database.count("tracking.drivers", where: "on_shift AND lat IS NOT NULL")) == 3
