@@ -29,8 +29,10 @@ struct EdgeProxy: Sendable {
 
     /// The body of a refused request, when its `Content-Length` is at most this, is read and
     /// dropped so the connection can carry the next request; a larger or chunked one ends the
-    /// connection after the answer.
-    static let discardLimit = 64 << 10
+    /// connection after the answer. Generous, as the router's path was: a client still sending
+    /// the body of an upload refused as too large (AsyncHTTPClient, say) fails on the
+    /// connection's end rather than reading the 413 before it.
+    static let discardLimit = 64 << 20
 
     /// How long a connection that answered before the client had sent all of its body keeps
     /// reading (and dropping) what comes after its answer, so that the client reads the answer
