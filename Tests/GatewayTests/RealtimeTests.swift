@@ -1,6 +1,7 @@
 import Contracts
 import EventBus
 import Foundation
+import Kafka
 import LocalStack
 import Testing
 import TestSupport
@@ -160,6 +161,31 @@ import TestSupport
                 #expect(pushed["channel"] as? String == "me")
                 #expect(pushed["type"] as? String == "render.edit.failed.v1")
                 #expect(!socket.messages.contains { $0.contains(bobs) })
+            }
+        }
+    }
+
+    /// An outbox relay that lost a delivery report publishes the row again, under the same id: a
+    /// client is shown it once.
+    @Test func anEventDeliveredTwiceIsPushedOnce() async throws {
+        try await GatewayHarness.with { gateway in
+            try await gateway.waitForEventFeed()
+            let alice = UUID()
+            let socket = RealtimeSocket(url: gateway.webSocketURL + "?channels=me", token: try gateway.token(user: alice))
+            defer { Task { await socket.disconnect() } }
+            _ = try await socket.message { $0["op"] as? String == "subscribed" }
+            try await EventPublisher.with(gateway.kafka) { publisher in
+                let done = try EventEnvelope(EditCompleted(editId: UUID(), userId: alice, width: 1080, height: 720, bytes: 300_000, quality: 85, format: .jpeg, completedAt: Date()), source: "/splash/edit-render")
+                let id = try await publisher.publish(done, on: EditCompleted.topic)
+                _ = try await socket.message { $0["id"] as? String == id }
+                try await publisher.publish(done, on: EditCompleted.topic)
+                // Another event on the same key follows the repeat on its partition: once it is
+                // pushed, the repeat was read.
+                var another = done
+                another.id = UUID()
+                let next = try await publisher.publish(another, on: EditCompleted.topic)
+                _ = try await socket.message { $0["id"] as? String == next }
+                #expect(socket.messages.filter { $0.contains(id) }.count == 1)
             }
         }
     }
@@ -339,13 +365,16 @@ import TestSupport
             // dropped; these carry 16 KiB each, so some dozens do it.
             let items = (0..<8).map { OrderItem(menuItemId: "m\($0)", name: "Soup \($0) " + String(repeating: "with extra croutons ", count: 100), quantity: 1, unitPriceCents: 1_000) }
             let placed = OrderPlaced(orderId: order, parties: parties, items: items, totalCents: 8_000, dropoff: .init(address: "Mannerheimintie 1", lat: 60.17, lng: 24.94), etaSeconds: nil, placedAt: Date())
-            let batch = try (0..<25).map { _ in try EventEnvelope(placed, source: "/splash/tracking").record(topic: TopicCatalog.trackingOrders.name) }
+            // Each batch new events: a repeated id is pushed once.
+            @Sendable func batch() throws -> [KafkaRecord] {
+                try (0..<25).map { _ in try EventEnvelope(placed, source: "/splash/tracking").record(topic: TopicCatalog.trackingOrders.name) }
+            }
             @Sendable func disconnectedAsSlow() async -> Bool { await gateway.countsOneDisconnect("slow_client", transport: "websocket") }
             // A batch at a time, each given a few seconds to be pushed: the feed is not flooded
             // with events the disconnect no longer needs.
             try await EventPublisher.with(gateway.kafka) { publisher in
                 for _ in 0..<40 {
-                    for result in await publisher.producer.send(batch) { _ = try result.get() }
+                    for result in await publisher.producer.send(try batch()) { _ = try result.get() }
                     if (try? await waitUntilReady("slow client disconnected", timeout: .seconds(3)) { await disconnectedAsSlow() }) != nil { break }
                 }
             }

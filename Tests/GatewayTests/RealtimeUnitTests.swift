@@ -114,6 +114,23 @@ extension ClientQueue.Frame {
         #expect(RealtimeChannel(name: "users", user: "u") == nil)
     }
 
+    @Test func recentEventIDsTellARepeatAndForgetTheOldestPastCapacity() {
+        let recent = RecentEventIDs(capacity: 3)
+        let ids = (0..<5).map { _ in UUID() }
+        #expect(recent.firstSighting(of: ids[0]))
+        #expect(!recent.firstSighting(of: ids[0]))
+        #expect(recent.firstSighting(of: ids[1]) && recent.firstSighting(of: ids[2]))
+        // A fourth id pushes out the first; the others stay repeats, however often asked.
+        #expect(recent.firstSighting(of: ids[3]))
+        #expect(!recent.firstSighting(of: ids[1]) && !recent.firstSighting(of: ids[2]) && !recent.firstSighting(of: ids[3]))
+        #expect(recent.firstSighting(of: ids[0]))
+        // That one pushed out the second, and the ring wraps on.
+        #expect(recent.firstSighting(of: ids[1]))
+        #expect(recent.firstSighting(of: ids[4]))
+        #expect(!recent.firstSighting(of: ids[0]) && !recent.firstSighting(of: ids[1]) && !recent.firstSighting(of: ids[4]))
+        #expect(recent.firstSighting(of: ids[2]))
+    }
+
     @Test func theOrderDirectoryAdmitsPartiesAndAdminsAndForgetsTheOldestPastCapacity() async {
         let directory = OrderDirectory(capacity: 2, lookupWait: .milliseconds(100))
         let (a, b, c) = (UUID(), UUID(), UUID())

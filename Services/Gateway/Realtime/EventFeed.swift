@@ -28,6 +28,14 @@ struct EventFeed: Service {
     /// The types passed over so far (tracking's v1 twins, types newer than this gateway): each is
     /// logged the first time only.
     private let passedOver = TypesSeen()
+    /// The events pushed lately: one delivered again (publishing is at-least-once) is not pushed
+    /// twice, on either realtime protocol. Driver positions are not kept: they come without an
+    /// outbox, and a repeated one changes nothing a client shows.
+    private let pushed = RecentEventIDs(capacity: Self.rememberedEvents)
+
+    /// How many events' ids a replica remembers to push each once, in about 3 MB. A relay
+    /// publishes a row again on its next pass, seconds after the first, far inside them.
+    static let rememberedEvents = 65_536
 
     /// `/readyz`: ready once this replica reads every public partition (before that, an event
     /// could pass unseen).
@@ -97,6 +105,7 @@ struct EventFeed: Service {
         let receivedAt = ContinuousClock.now
         do {
             let envelope = try EventEnvelope(message)
+            if push, message.topic != TopicCatalog.trackingLocations.name, !pushed.firstSighting(of: envelope.id) { return }
             if push, let change = try TableChange(envelope) { changes.publish(change, receivedAt: receivedAt) }
             var audience = try Audience(envelope)
             if push, audience == nil, passedOver.first(envelope.type) {

@@ -24,8 +24,13 @@ struct EventPublisher: Sendable {
     /// Publishes `event` and returns its CloudEvent id.
     @discardableResult
     func publish<Event: DomainEvent>(_ event: Event, source: String = "/splash/test") async throws -> String {
-        let envelope = try EventEnvelope(event, source: source)
-        try await producer.send(envelope.record(topic: Event.topic.name))
+        try await publish(try EventEnvelope(event, source: source), on: Event.topic)
+    }
+
+    /// Publishes `envelope` as it is (again, for a relay's second delivery) and returns its id.
+    @discardableResult
+    func publish(_ envelope: EventEnvelope, on topic: Topic) async throws -> String {
+        try await producer.send(envelope.record(topic: topic.name))
         return envelope.id.uuidString.lowercased()
     }
 }
