@@ -33,7 +33,7 @@ struct EventFeed: Service {
     /// outbox, and a repeated one changes nothing a client shows.
     private let pushed = RecentEventIDs(capacity: Self.rememberedEvents)
 
-    /// How many events' ids a replica remembers to push each once, in about 3 MB. A relay
+    /// How many events' ids a replica remembers to push each once, in a few MB. A relay
     /// publishes a row again on its next pass, seconds after the first, far inside them.
     static let rememberedEvents = 65_536
 
