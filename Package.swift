@@ -68,8 +68,14 @@ let services: [(product: Product, targets: [Target])] = [
     service(
         "gateway",
         module: "Gateway",
-        dependencies: ["Identity", "KeySetClient", "EventBus", "Kafka", "Contracts", "AsyncSignals", "RoadNetwork", asyncHTTPClient, hummingbird, webSocket, httpTypes, nioCore, nioPosix, nioHTTP1, nioHTTPTypes, nioSSL, nioWebSocket, nioFoundation, logging, metrics, serviceLifecycle],
-        testDependencies: ["Identity", "ServiceKit", "EventBus", "Kafka", "Contracts", "LocalStack", "RoadNetwork", asyncHTTPClient, hummingbird, httpTypes, crypto, nioCore, nioPosix, nioHTTP1, nioFoundation, serviceLifecycle, logging],
+        dependencies: [
+            "Identity", "KeySetClient", "EventBus", "Kafka", "Contracts", "AsyncSignals", "RoadNetwork", asyncHTTPClient, hummingbird, webSocket,
+            httpTypes, nioCore, nioPosix, nioHTTP1, nioHTTPTypes, nioSSL, nioWebSocket, nioFoundation, logging, metrics, serviceLifecycle,
+        ],
+        testDependencies: [
+            "Identity", "ServiceKit", "EventBus", "Kafka", "Contracts", "LocalStack", "RoadNetwork", asyncHTTPClient, hummingbird, httpTypes, crypto,
+            nioCore, nioPosix, nioHTTP1, nioFoundation, serviceLifecycle, logging,
+        ],
         testExclude: ["console_check.py"],
         extraResources: [.copy("Console/Assets")],
         ownsSchema: false
@@ -77,36 +83,63 @@ let services: [(product: Product, targets: [Target])] = [
     service(
         "photo-catalog",
         module: "PhotoCatalog",
-        dependencies: ["KeySetClient", "Identity", "Contracts", "AsyncSignals", "ResourceAPI", asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, nioHTTP1, postgresNIO, logging, metrics, serviceLifecycle],
+        dependencies: [
+            "KeySetClient", "Identity", "Contracts", "AsyncSignals", "ResourceAPI", asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore,
+            nioPosix, nioHTTP1, postgresNIO, logging, metrics, serviceLifecycle,
+        ],
         testDependencies: ["Identity", "ServiceKit", "Database", asyncHTTPClient, hummingbird, httpTypes, nioCore, postgresNIO, logging, yams],
         extraResources: [.copy("Fixtures")]
     ),
     service(
         "edit-render",
         module: "EditRender",
-        dependencies: ["Imaging", "Blobs", "S3Blobs", "ResourceAPI", "CatalogClient", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts", asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, nioFoundation, postgresNIO, logging, metrics, serviceLifecycle],
-        testDependencies: ["Imaging", "Identity", "ServiceKit", "Database", "EventBus", "Kafka", "Contracts", "LocalStack", "S3Blobs", asyncHTTPClient, hummingbird, httpTypes, nioCore, nioHTTP1, postgresNIO, logging, serviceLifecycle, yams],
+        dependencies: [
+            "Imaging", "Blobs", "S3Blobs", "ResourceAPI", "CatalogClient", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts",
+            asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, nioFoundation, postgresNIO, logging, metrics, serviceLifecycle,
+        ],
+        testDependencies: [
+            "Imaging", "Identity", "ServiceKit", "Database", "EventBus", "Kafka", "Contracts", "LocalStack", "S3Blobs", asyncHTTPClient, hummingbird,
+            httpTypes, nioCore, nioHTTP1, postgresNIO, logging, serviceLifecycle, yams,
+        ],
         testResources: [.copy("Fixtures")]
     ),
     service(
         "social",
         module: "Social",
-        dependencies: ["DataAPI", "Blobs", "S3Blobs", "ResourceAPI", "CatalogClient", "Imaging", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts", asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, postgresNIO, logging, metrics, serviceLifecycle],
-        testDependencies: ["Blobs", "S3Blobs", "ResourceAPI", "Imaging", "Identity", "ServiceKit", "Database", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, httpTypes, nioCore, nioHTTP1, postgresNIO, logging, serviceLifecycle, yams],
+        dependencies: [
+            "DataAPI", "Blobs", "S3Blobs", "ResourceAPI", "CatalogClient", "Imaging", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts",
+            asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, postgresNIO, logging, metrics, serviceLifecycle,
+        ],
+        testDependencies: [
+            "Blobs", "S3Blobs", "ResourceAPI", "Imaging", "Identity", "ServiceKit", "Database", "EventBus", "Kafka", "Contracts", "LocalStack",
+            asyncHTTPClient, hummingbird, httpTypes, nioCore, nioHTTP1, postgresNIO, logging, serviceLifecycle, yams,
+        ],
         testResources: [.copy("Fixtures")]
     ),
     service(
         "tracking",
         module: "Tracking",
-        dependencies: ["DataAPI", "RoadNetwork", "ResourceAPI", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts", asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, postgresNIO, logging, metrics, serviceLifecycle],
-        testDependencies: ["RoadNetwork", "ResourceAPI", "Identity", "ServiceKit", "Database", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, httpTypes, nioCore, nioHTTP1, nioFoundation, postgresNIO, logging, serviceLifecycle, yams],
+        dependencies: [
+            "DataAPI", "RoadNetwork", "ResourceAPI", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts", asyncHTTPClient, crypto,
+            hummingbird, httpTypes, nioCore, nioPosix, postgresNIO, logging, metrics, serviceLifecycle,
+        ],
+        testDependencies: [
+            "RoadNetwork", "ResourceAPI", "Identity", "ServiceKit", "Database", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient,
+            hummingbird, httpTypes, nioCore, nioHTTP1, nioFoundation, postgresNIO, logging, serviceLifecycle, yams,
+        ],
         testResources: [.copy("Fixtures")]
     ),
     service(
         "auth",
         module: "Auth",
-        dependencies: ["DataAPI", "Identity", "EventBus", "Kafka", "Contracts", bcrypt, crypto, nioPosix, hummingbird, httpTypes, postgresNIO, logging, metrics, serviceLifecycle],
-        testDependencies: ["Identity", "EventBus", "Kafka", "Contracts", "ServiceKit", "Database", "LocalStack", asyncHTTPClient, httpTypes, postgresNIO, logging, yams],
+        dependencies: [
+            "DataAPI", "Identity", "EventBus", "Kafka", "Contracts", bcrypt, crypto, nioPosix, hummingbird, httpTypes, postgresNIO, logging, metrics,
+            serviceLifecycle,
+        ],
+        testDependencies: [
+            "Identity", "EventBus", "Kafka", "Contracts", "ServiceKit", "Database", "LocalStack", asyncHTTPClient, httpTypes, postgresNIO, logging,
+            yams,
+        ],
         testResources: [.copy("Fixtures")]
     ),
 ]
@@ -142,7 +175,9 @@ let package = Package(
         // Libraries every service stands on.
         .target(
             name: "ServiceKit",
-            dependencies: ["AsyncSignals", hummingbird, hummingbirdCore, httpTypes, nioCore, nioPosix, logging, metrics, prometheus, serviceLifecycle],
+            dependencies: [
+                "AsyncSignals", hummingbird, hummingbirdCore, httpTypes, nioCore, nioPosix, logging, metrics, prometheus, serviceLifecycle,
+            ],
             path: "Shared/ServiceKit"
         ),
         .target(
@@ -155,19 +190,36 @@ let package = Package(
         .target(name: "Identity", dependencies: [crypto], path: "Shared/Identity"),
         // auth's published key set, fetched over HTTP and cached, and the 401s of a bad bearer token:
         // how a service verifies the tokens its requests carry.
-        .target(name: "KeySetClient", dependencies: ["Identity", "ServiceKit", asyncHTTPClient, httpTypes, nioCore, nioFoundation, logging, serviceLifecycle], path: "Shared/KeySetClient"),
+        .target(
+            name: "KeySetClient",
+            dependencies: ["Identity", "ServiceKit", asyncHTTPClient, httpTypes, nioCore, nioFoundation, logging, serviceLifecycle],
+            path: "Shared/KeySetClient"
+        ),
         // The blob store the services share (a folder now) and the signed links to private blobs.
         .target(name: "Blobs", dependencies: ["ServiceKit", crypto, nioCore], path: "Shared/Blobs"),
         // The blob store on an S3-protocol server (AWS, MinIO): SigV4, multipart uploads, retries.
         .target(name: "S3Blobs", dependencies: ["Blobs", "ServiceKit", asyncHTTPClient, crypto, nioCore, nioHTTP1, logging], path: "Shared/S3Blobs"),
         // The road network of central Helsinki (© OpenStreetMap contributors, ODbL) and routes over it.
-        .target(name: "RoadNetwork", path: "Shared/RoadNetwork", exclude: ["Resources/SOURCE.md", "Resources/extract-roads.py"], resources: [.copy("Resources/helsinki-drive.json")]),
+        .target(
+            name: "RoadNetwork",
+            path: "Shared/RoadNetwork",
+            exclude: ["Resources/SOURCE.md", "Resources/extract-roads.py"],
+            resources: [.copy("Resources/helsinki-drive.json")]
+        ),
         // The scaffolding of a service's resource API: JSON bodies, ETags, keyset pages,
         // idempotency keys.
-        .target(name: "ResourceAPI", dependencies: ["ServiceKit", "Contracts", "Identity", crypto, hummingbird, httpTypes, nioCore], path: "Shared/ResourceAPI"),
+        .target(
+            name: "ResourceAPI",
+            dependencies: ["ServiceKit", "Contracts", "Identity", crypto, hummingbird, httpTypes, nioCore],
+            path: "Shared/ResourceAPI"
+        ),
         // The PostgREST subset of `/rest/v1`: queries parsed, rendered as SQL over allow-listed
         // tables, answered in PostgREST's shape. Knows no service; each mounts its own tables.
-        .target(name: "DataAPI", dependencies: ["ServiceKit", "Database", "Identity", hummingbird, httpTypes, nioCore, postgresNIO, logging], path: "Shared/DataAPI"),
+        .target(
+            name: "DataAPI",
+            dependencies: ["ServiceKit", "Database", "Identity", hummingbird, httpTypes, nioCore, postgresNIO, logging],
+            path: "Shared/DataAPI"
+        ),
         // photo-catalog as other services reach it: a photo by id, reports of a photo's use.
         .target(name: "CatalogClient", dependencies: ["Contracts", asyncHTTPClient, logging, nioCore, nioFoundation], path: "Shared/CatalogClient"),
         // Signals tasks wait for (a value that arrives once, a wake-up call); no dependencies.
@@ -219,7 +271,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "TrackingSimulator",
-            dependencies: ["RoadNetwork", "Contracts", "ServiceKit", argumentParser, asyncHTTPClient, crypto, nioCore, nioPosix, nioHTTP1, nioFoundation, logging],
+            dependencies: [
+                "RoadNetwork", "Contracts", "ServiceKit", argumentParser, asyncHTTPClient, crypto, nioCore, nioPosix, nioHTTP1, nioFoundation,
+                logging,
+            ],
             path: "Tools/TrackingSimulator"
         ),
         .executableTarget(
@@ -229,7 +284,10 @@ let package = Package(
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["Identity", "LocalStack", "S3Blobs", "Kafka", "EventBus", "Contracts", "Database", "ServiceKit", "AsyncSignals", hummingbird, hummingbirdCore, httpTypes, asyncHTTPClient, postgresNIO, serviceLifecycle, logging, crypto, nioCore, nioHTTP1, nioPosix, yams],
+            dependencies: [
+                "Identity", "LocalStack", "S3Blobs", "Kafka", "EventBus", "Contracts", "Database", "ServiceKit", "AsyncSignals", hummingbird,
+                hummingbirdCore, httpTypes, asyncHTTPClient, postgresNIO, serviceLifecycle, logging, crypto, nioCore, nioHTTP1, nioPosix, yams,
+            ],
             path: "Shared/TestSupport"
         ),
 
@@ -256,7 +314,9 @@ let package = Package(
         ),
         .testTarget(
             name: "EventBusTests",
-            dependencies: ["EventBus", "EventProbe", "Kafka", "Contracts", "Database", "ServiceKit", "TestSupport", postgresNIO, logging, serviceLifecycle],
+            dependencies: [
+                "EventBus", "EventProbe", "Kafka", "Contracts", "Database", "ServiceKit", "TestSupport", postgresNIO, logging, serviceLifecycle,
+            ],
             path: "Tests/EventBusTests"
         ),
         .executableTarget(
@@ -266,7 +326,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "AuthBenchmark",
-            dependencies: ["Identity", "KeySetClient", "LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, bcrypt, crypto, logging, nioHTTP1],
+            dependencies: [
+                "Identity", "KeySetClient", "LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, bcrypt, crypto, logging, nioHTTP1,
+            ],
             path: "Benchmarks/Auth"
         ),
         .executableTarget(
@@ -368,19 +430,28 @@ let package = Package(
         ),
         .testTarget(
             name: "SplashTests",
-            dependencies: ["Splash", "LocalStack", "ServiceKit", "TestSupport", "Contracts", "EventBus", "Kafka", "AsyncSignals", "Identity", asyncHTTPClient, postgresNIO, logging],
+            dependencies: [
+                "Splash", "LocalStack", "ServiceKit", "TestSupport", "Contracts", "EventBus", "Kafka", "AsyncSignals", "Identity", asyncHTTPClient,
+                postgresNIO, logging,
+            ],
             path: "Tests/SplashTests"
         ),
         // The running system under faults: services as processes on a Postgres and a broker of the
         // test's own, taken down while they work (`make test-system`).
         .testTarget(
             name: "SystemTests",
-            dependencies: ["TestSupport", "LocalStack", "Kafka", "Contracts", "Identity", "EventBus", "ServiceKit", "Database", asyncHTTPClient, nioHTTP1, postgresNIO, logging],
+            dependencies: [
+                "TestSupport", "LocalStack", "Kafka", "Contracts", "Identity", "EventBus", "ServiceKit", "Database", asyncHTTPClient, nioHTTP1,
+                postgresNIO, logging,
+            ],
             path: "Tests/SystemTests"
         ),
         .testTarget(
             name: "DeploymentTests",
-            dependencies: ["Auth", "Gateway", "PhotoCatalog", "EditRender", "Social", "Tracking", "S3Blobs", "Identity", "Contracts", "Database", "EventBus", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, yams],
+            dependencies: [
+                "Auth", "Gateway", "PhotoCatalog", "EditRender", "Social", "Tracking", "S3Blobs", "Identity", "Contracts", "Database", "EventBus",
+                "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, yams,
+            ],
             path: "Tests/DeploymentTests"
         ),
     ] + services.flatMap(\.targets)
@@ -399,12 +470,14 @@ if Context.environment["SPLASH_FUZZ"] != nil {
         ("Multipart", []), ("Phoenix", ["Identity", nioCore]), ("HTTPHead", [nioCore, httpTypes]), ("Positions", ["Contracts", "RoadNetwork"]),
     ]
     for (name, dependencies) in targets {
-        package.targets.append(.executableTarget(
-            name: "Fuzz\(name)",
-            dependencies: ["FuzzDriver"] + dependencies,
-            path: "Fuzz/\(name)",
-            exclude: ["corpus"],
-            linkerSettings: [.unsafeFlags(["-sanitize=fuzzer,address"])]
-        ))
+        package.targets.append(
+            .executableTarget(
+                name: "Fuzz\(name)",
+                dependencies: ["FuzzDriver"] + dependencies,
+                path: "Fuzz/\(name)",
+                exclude: ["corpus"],
+                linkerSettings: [.unsafeFlags(["-sanitize=fuzzer,address"])]
+            )
+        )
     }
 }

@@ -7,8 +7,8 @@ import KeySetClient
 import LocalStack
 import Logging
 import NIOCore
-import ServiceKit
 import NIOHTTP1
+import ServiceKit
 import Synchronization
 import TestSupport
 
@@ -35,25 +35,34 @@ func percentile(_ sorted: [Duration], _ p: Double) -> Double {
 
 let database = try await TestPostgres.shared.makeDatabase()
 let local = LocalDatabase(name: database.name, port: database.port)
-try await local.provision(superuserPassword: nil, services: [LocalService("auth", port: 0, schema: "auth")], passwords: ["splash_auth": "bench"], logger: logger)
+try await local.provision(
+    superuserPassword: nil,
+    services: [LocalService("auth", port: 0, schema: "auth")],
+    passwords: ["splash_auth": "bench"],
+    logger: logger
+)
 let cluster = try await TestKafka.shared.running()
 let port = freePort()
 let authKey = SigningKey.generate()
 let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("auth")
-let process = ProcessCommand(executable, [], environment: ProcessInfo.processInfo.environment.merging([
-    "DATABASE_URL": local.url(role: "splash_auth", password: "bench"),
-    "DATABASE_POOL_SIZE": "16",
-    "KAFKA_BROKERS": cluster.bootstrapServers,
-    "KAFKA_CREATE_TOPICS": "false",
-    "AUTH_JWT_KEY": authKey.pem,
-    "AUTH_BCRYPT_COST": "12",
-    "AUTH_RATE_LIMIT_TOKEN": "100000000/1m",
-    "AUTH_RATE_LIMIT_SIGNUP": "100000000/1m",
-    "HTTP_PORT": String(port),
-    "LOG_LEVEL": "error",
-    // auth stops by itself if this process dies first.
-    "SPLASH_PARENT_PID": String(getpid()),
-]) { _, new in new }).makeProcess()
+let process = ProcessCommand(
+    executable,
+    [],
+    environment: ProcessInfo.processInfo.environment.merging([
+        "DATABASE_URL": local.url(role: "splash_auth", password: "bench"),
+        "DATABASE_POOL_SIZE": "16",
+        "KAFKA_BROKERS": cluster.bootstrapServers,
+        "KAFKA_CREATE_TOPICS": "false",
+        "AUTH_JWT_KEY": authKey.pem,
+        "AUTH_BCRYPT_COST": "12",
+        "AUTH_RATE_LIMIT_TOKEN": "100000000/1m",
+        "AUTH_RATE_LIMIT_SIGNUP": "100000000/1m",
+        "HTTP_PORT": String(port),
+        "LOG_LEVEL": "error",
+        // auth stops by itself if this process dies first.
+        "SPLASH_PARENT_PID": String(getpid()),
+    ]) { _, new in new }
+).makeProcess()
 try process.run()
 
 var configuration = HTTPClient.Configuration()
@@ -125,7 +134,11 @@ func load(_ step: @escaping @Sendable (Int) async throws -> Void) async throws -
 
 var initial: [String] = []
 for index in 0..<clients {
-    let (status, body) = try await call(.POST, "/auth/v1/signup", json: ["email": "bench-\(index)-\(UUID().uuidString.prefix(6))@example.com", "password": password])
+    let (status, body) = try await call(
+        .POST,
+        "/auth/v1/signup",
+        json: ["email": "bench-\(index)-\(UUID().uuidString.prefix(6))@example.com", "password": password]
+    )
     precondition(status == 200)
     initial.append((try JSONSerialization.jsonObject(with: body) as! [String: Any])["refresh_token"] as! String)
 }
@@ -147,9 +160,14 @@ let (refreshRate, refreshLatencies) = try await load { client in
 let key = authKey
 let now = Int(Date().timeIntervalSince1970)
 let claims = AccessTokenClaims(
-    issuer: "http://localhost:8080/auth/v1", subject: UUID().uuidString.lowercased(), expiresAt: now + 3_600, issuedAt: now,
-    email: "ana@example.com", appMetadata: ["provider": .string("email"), "role": .string("customer")],
-    userMetadata: ["username": .string("ana")], sessionID: UUID().uuidString.lowercased(),
+    issuer: "http://localhost:8080/auth/v1",
+    subject: UUID().uuidString.lowercased(),
+    expiresAt: now + 3_600,
+    issuedAt: now,
+    email: "ana@example.com",
+    appMetadata: ["provider": .string("email"), "role": .string("customer")],
+    userMetadata: ["username": .string("ana")],
+    sessionID: UUID().uuidString.lowercased(),
     authenticationMethods: [.init(method: "password", timestamp: now)]
 )
 let token = try AccessTokenSigner(key: key).sign(claims)
@@ -181,7 +199,13 @@ let verifyTwo = try await rate(tasks: 2) { _ = try verifier.verify(token) }
 let bareOne = try await rate(tasks: 1) { precondition(key.verificationKey.publicKey.isValidSignature(signature, for: signingInput)) }
 // What a service's KeySetCache (the gateway's edge) does with a token it verified before: auth's
 // key set fetched from the running auth, the token checked once, then found again.
-let keySet = KeySetCache(url: URL(string: base + "/auth/v1/.well-known/jwks.json")!, issuer: "http://localhost:8080/auth/v1", refreshInterval: .seconds(5), client: http, logger: logger)
+let keySet = KeySetCache(
+    url: URL(string: base + "/auth/v1/.well-known/jwks.json")!,
+    issuer: "http://localhost:8080/auth/v1",
+    refreshInterval: .seconds(5),
+    client: http,
+    logger: logger
+)
 _ = try await keySet.verify(token)
 let rememberedOne = try await rate(tasks: 1) { precondition(keySet.verifyWithoutFetching(token) != nil) }
 
@@ -190,20 +214,22 @@ process.terminate()
 process.waitUntilExit()
 
 func format(_ value: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", value) }
-print("""
-auth benchmark — \(ProcessInfo.processInfo.activeProcessorCount) cores, \(clients) concurrent clients, \(seconds) s per HTTP load
+print(
+    """
+    auth benchmark — \(ProcessInfo.processInfo.activeProcessorCount) cores, \(clients) concurrent clients, \(seconds) s per HTTP load
 
-1. sign-in (POST /token?grant_type=password), bcrypt cost 12, \(signIns) sequential:
-   p50 \(format(percentile(signInTimes, 0.5))) ms, p99 \(format(percentile(signInTimes, 0.99))) ms
-   baseline, Bcrypt.verify at cost 12 in-process: p50 \(format(percentile(bcryptTimes, 0.5))) ms
+    1. sign-in (POST /token?grant_type=password), bcrypt cost 12, \(signIns) sequential:
+       p50 \(format(percentile(signInTimes, 0.5))) ms, p99 \(format(percentile(signInTimes, 0.99))) ms
+       baseline, Bcrypt.verify at cost 12 in-process: p50 \(format(percentile(bcryptTimes, 0.5))) ms
 
-2. refresh (POST /token?grant_type=refresh_token), each client rotating its own session:
-   \(format(refreshRate, 0)) req/s, p50 \(format(percentile(refreshLatencies, 0.5))) ms, p99 \(format(percentile(refreshLatencies, 0.99))) ms
-   baseline, GET /healthz on the same server: \(format(healthRate, 0)) req/s, p99 \(format(percentile(healthLatencies, 0.99))) ms
+    2. refresh (POST /token?grant_type=refresh_token), each client rotating its own session:
+       \(format(refreshRate, 0)) req/s, p50 \(format(percentile(refreshLatencies, 0.5))) ms, p99 \(format(percentile(refreshLatencies, 0.99))) ms
+       baseline, GET /healthz on the same server: \(format(healthRate, 0)) req/s, p99 \(format(percentile(healthLatencies, 0.99))) ms
 
-3. access-token verification (AccessTokenVerifier.verify), in-process:
-   1 task: \(format(verifyOne, 0))/s, 2 tasks: \(format(verifyTwo, 0))/s
-   baseline, bare P-256 signature check, 1 task: \(format(bareOne, 0))/s
-   a token verified before, found again by KeySetCache (the gateway's edge), 1 task: \(format(rememberedOne, 0))/s
-""")
+    3. access-token verification (AccessTokenVerifier.verify), in-process:
+       1 task: \(format(verifyOne, 0))/s, 2 tasks: \(format(verifyTwo, 0))/s
+       baseline, bare P-256 signature check, 1 task: \(format(bareOne, 0))/s
+       a token verified before, found again by KeySetCache (the gateway's edge), 1 task: \(format(rememberedOne, 0))/s
+    """
+)
 exit(0)

@@ -31,16 +31,22 @@ let database = try await TestPostgres.shared.makeDatabase()
 let (_, databaseURL) = try await database.makeServiceRole(schema: "catalog", password: "bench")
 let kafka = try await TestKafka.shared.running()
 let unlimited = "100000000/1m"
-let catalog = try await ServiceProcess("photo-catalog", environment: [
-    "DATABASE_URL": databaseURL, "DATABASE_POOL_SIZE": "16", "LOG_LEVEL": "error",
-    "UNSPLASH_ACCESS_KEY": FakeUnsplash.accessKey, "UNSPLASH_API_URL": unsplash.baseURL,
-    "CATALOG_JWKS_URL": "http://127.0.0.1:\(unsplash.port)/jwks.json",
-])
-let gateway = try await ServiceProcess("gateway", environment: [
-    "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms", "LOG_LEVEL": "error",
-    "GATEWAY_AUTH_URL": unsplash.baseURL, "GATEWAY_JWKS_URL": "http://127.0.0.1:\(unsplash.port)/jwks.json",
-    "GATEWAY_PHOTO_CATALOG_URL": catalog.baseURL, "GATEWAY_RATE_LIMIT_PHOTO_CATALOG": unlimited,
-])
+let catalog = try await ServiceProcess(
+    "photo-catalog",
+    environment: [
+        "DATABASE_URL": databaseURL, "DATABASE_POOL_SIZE": "16", "LOG_LEVEL": "error",
+        "UNSPLASH_ACCESS_KEY": FakeUnsplash.accessKey, "UNSPLASH_API_URL": unsplash.baseURL,
+        "CATALOG_JWKS_URL": "http://127.0.0.1:\(unsplash.port)/jwks.json",
+    ]
+)
+let gateway = try await ServiceProcess(
+    "gateway",
+    environment: [
+        "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms", "LOG_LEVEL": "error",
+        "GATEWAY_AUTH_URL": unsplash.baseURL, "GATEWAY_JWKS_URL": "http://127.0.0.1:\(unsplash.port)/jwks.json",
+        "GATEWAY_PHOTO_CATALOG_URL": catalog.baseURL, "GATEWAY_RATE_LIMIT_PHOTO_CATALOG": unlimited,
+    ]
+)
 
 // MARK: 1. A cached search with wrk
 
@@ -62,7 +68,9 @@ for load in [connections, lightConnections] {
         _ = try await Wrk.run(url, seconds: 2, connections: load, headers: headers)  // warm-up: connections, pools
         let result = try await Wrk.run(url, seconds: seconds, connections: load, headers: headers)
         results["\(name) c\(load)"] = result
-        print("c\(load) \(name): \(format(result.requestsPerSecond, 0)) req/s, p50 \(format(result.p50)) ms, p90 \(format(result.p90)) ms, p99 \(format(result.p99)) ms\(result.errors.map { " — \($0)" } ?? "")")
+        print(
+            "c\(load) \(name): \(format(result.requestsPerSecond, 0)) req/s, p50 \(format(result.p50)) ms, p90 \(format(result.p90)) ms, p99 \(format(result.p99)) ms\(result.errors.map { " — \($0)" } ?? "")"
+        )
     }
 }
 let upstreamAfterWrk = unsplash.calls(to: "/search/photos")
@@ -71,8 +79,10 @@ let upstreamAfterWrk = unsplash.calls(to: "/search/photos")
 
 // The same trace on every run.
 var random = SeededRandom(state: 20_261_122)
-let words = ["mountain", "lake", "forest", "city", "night", "beach", "coffee", "dog", "cat", "flower", "snow", "desert",
-             "portrait", "food", "car", "street", "sky", "ocean", "autumn", "winter", "sunset", "bridge", "train", "book", "rain"]
+let words = [
+    "mountain", "lake", "forest", "city", "night", "beach", "coffee", "dog", "cat", "flower", "snow", "desert",
+    "portrait", "food", "car", "street", "sky", "ocean", "autumn", "winter", "sunset", "bridge", "train", "book", "rain",
+]
 let popular = (0..<50).map { index in "\(words[index % words.count]) \(words[(index * 7 + 3) % words.count])" }
 // Popular queries follow a Zipf-like curve (the first is asked most); spellings vary in case and
 // spacing, as people type them; the long tail is mostly one-off queries.
@@ -126,32 +136,35 @@ let upstreamCalls = unsplash.calls(to: "/search/photos") - before
 let measured = results
 func line(_ name: String, _ load: Int) -> String {
     let result = measured["\(name) c\(load)"]!
-    return "  \(name.padding(toLength: 18, withPad: " ", startingAt: 0)) \(format(result.requestsPerSecond, 0).leftPadded(7)) req/s   p50 \(format(result.p50)) ms   p90 \(format(result.p90)) ms   p99 \(format(result.p99)) ms"
+    return
+        "  \(name.padding(toLength: 18, withPad: " ", startingAt: 0)) \(format(result.requestsPerSecond, 0).leftPadded(7)) req/s   p50 \(format(result.p50)) ms   p90 \(format(result.p90)) ms   p99 \(format(result.p99)) ms"
 }
 extension String {
     func leftPadded(_ width: Int) -> String { String(repeating: " ", count: max(0, width - count)) + self }
 }
-print("""
+print(
+    """
 
-== photo-catalog: a cached search (\(search)) ==
-wrk -t2 -c\(connections) -d\(seconds)s (saturating: wrk, the catalog, the gateway and Postgres share 2 cores):
-\(line("catalog directly", connections))
-\(line("through gateway", connections))
-\(line("gateway, signed in", connections))
-wrk -t2 -c\(lightConnections) -d\(seconds)s (light load):
-\(line("catalog directly", lightConnections))
-\(line("through gateway", lightConnections))
-\(line("gateway, signed in", lightConnections))
-Upstream search calls during the wrk runs: \(upstreamAfterWrk) (the warm-up's one).
+    == photo-catalog: a cached search (\(search)) ==
+    wrk -t2 -c\(connections) -d\(seconds)s (saturating: wrk, the catalog, the gateway and Postgres share 2 cores):
+    \(line("catalog directly", connections))
+    \(line("through gateway", connections))
+    \(line("gateway, signed in", connections))
+    wrk -t2 -c\(lightConnections) -d\(seconds)s (light load):
+    \(line("catalog directly", lightConnections))
+    \(line("through gateway", lightConnections))
+    \(line("gateway, signed in", lightConnections))
+    Upstream search calls during the wrk runs: \(upstreamAfterWrk) (the warm-up's one).
 
-== Upstream calls saved: a replayed trace of \(traceLength) searches ==
-80 % among the 50 most popular queries (Zipf-weighted, spelled in mixed case and spacing), 20 % a long tail;
-\(distinct) distinct questions; \(replayClients) concurrent clients; fresh cache; \(format(replayTime.milliseconds / 1_000, 1)) s.
-  searches answered:      \(traceLength - failures) of \(traceLength) (\(failures) failed)
-  upstream calls:         \(upstreamCalls) (\(format(Double(upstreamCalls) / Double(traceLength) * 100, 1)) % of searches)
-  calls saved:            \(traceLength - upstreamCalls) (\(format(Double(traceLength - upstreamCalls) / Double(traceLength) * 100, 1)) %)
-  budget consumed:        \(upstreamCalls) of a production hour's 5,000 (\(format(Double(upstreamCalls) / 50, 1)) %); without the proxy: \(traceLength), \(format(Double(traceLength) / 5_000, 1))× the hour's budget
-""")
+    == Upstream calls saved: a replayed trace of \(traceLength) searches ==
+    80 % among the 50 most popular queries (Zipf-weighted, spelled in mixed case and spacing), 20 % a long tail;
+    \(distinct) distinct questions; \(replayClients) concurrent clients; fresh cache; \(format(replayTime.milliseconds / 1_000, 1)) s.
+      searches answered:      \(traceLength - failures) of \(traceLength) (\(failures) failed)
+      upstream calls:         \(upstreamCalls) (\(format(Double(upstreamCalls) / Double(traceLength) * 100, 1)) % of searches)
+      calls saved:            \(traceLength - upstreamCalls) (\(format(Double(traceLength - upstreamCalls) / Double(traceLength) * 100, 1)) %)
+      budget consumed:        \(upstreamCalls) of a production hour's 5,000 (\(format(Double(upstreamCalls) / 50, 1)) %); without the proxy: \(traceLength), \(format(Double(traceLength) / 5_000, 1))× the hour's budget
+    """
+)
 
 await gateway.stop()
 await catalog.stop()

@@ -5,8 +5,8 @@ import Kafka
 import LocalStack
 import Logging
 import PostgresNIO
-import ServiceLifecycle
 import ServiceKit
+import ServiceLifecycle
 import Synchronization
 import TestSupport
 
@@ -39,19 +39,29 @@ let value = String(repeating: "x", count: 1_024)
 func measureProducerThroughput() async throws {
     let kcatTopic = try makeTopic("kcat")
     let input = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID()).txt")
-    try (0..<messageCount).map { "key-\($0 % 100)\t\(value)" }.joined(separator: "\n").appending("\n").write(to: input, atomically: true, encoding: .utf8)
+    try (0..<messageCount).map { "key-\($0 % 100)\t\(value)" }.joined(separator: "\n").appending("\n").write(
+        to: input,
+        atomically: true,
+        encoding: .utf8
+    )
     defer { try? FileManager.default.removeItem(at: input) }
     guard let kcat = TestKafka.kcat else { fatalError("kcat is not installed (make deps)") }
     let kcatStart = ContinuousClock.now
-    _ = try await ProcessCommand(kcat, [
-        "-P", "-b", cluster.bootstrapServers, "-t", kcatTopic.name, "-K", "\t", "-z", "lz4",
-        "-X", "enable.idempotence=true", "-X", "acks=all", "-X", "linger.ms=5", "-X", "batch.size=1000000",
-        "-X", "queue.buffering.max.messages=1000000", "-l", input.path,
-    ]).runToCompletion()
+    _ = try await ProcessCommand(
+        kcat,
+        [
+            "-P", "-b", cluster.bootstrapServers, "-t", kcatTopic.name, "-K", "\t", "-z", "lz4",
+            "-X", "enable.idempotence=true", "-X", "acks=all", "-X", "linger.ms=5", "-X", "batch.size=1000000",
+            "-X", "queue.buffering.max.messages=1000000", "-l", input.path,
+        ]
+    ).runToCompletion()
     let kcatRate = Double(messageCount) * 1_000 / (ContinuousClock.now - kcatStart).milliseconds
 
     let ourTopic = try makeTopic("swift")
-    let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "bench"), logger: logger)
+    let producer = try KafkaProducer(
+        configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "bench"),
+        logger: logger
+    )
     let records = (0..<messageCount).map { KafkaRecord(topic: ourTopic.name, key: "key-\($0 % 100)", value: Array(value.utf8)) }
     let ourRate = try await withRunningServices([producer], logger: logger) {
         try await producer.checkConnection(timeout: .seconds(10))
@@ -62,7 +72,15 @@ func measureProducerThroughput() async throws {
         precondition(failed == 0, "\(failed) records failed")
         return Double(messageCount) * 1_000 / elapsed.milliseconds
     }
-    print(String(format: "producer, %d × 1 KB: kcat -P %.0f msg/s, KafkaProducer %.0f msg/s, ratio %.2f", messageCount, kcatRate, ourRate, ourRate / kcatRate))
+    print(
+        String(
+            format: "producer, %d × 1 KB: kcat -P %.0f msg/s, KafkaProducer %.0f msg/s, ratio %.2f",
+            messageCount,
+            kcatRate,
+            ourRate,
+            ourRate / kcatRate
+        )
+    )
 }
 
 // `--messages 0` skips it (to study latency alone).
@@ -84,19 +102,31 @@ final class Latencies: Sendable {
 /// Runs a consumer group on a fresh topic and `write`s 1,000 events a second for `latencySeconds`;
 /// returns, for each event, the time from its `ce_time` (set just before it is written) to its
 /// handler.
-@Sendable func measureLatency(_ label: String, write: @escaping @Sendable (_ producer: KafkaProducer, _ topic: Topic, _ event: ProbeEvent) async throws -> Void, services: (KafkaProducer) throws -> [any Service] = { _ in [] }) async throws {
+@Sendable func measureLatency(
+    _ label: String,
+    write: @escaping @Sendable (_ producer: KafkaProducer, _ topic: Topic, _ event: ProbeEvent) async throws -> Void,
+    services: (KafkaProducer) throws -> [any Service] = { _ in [] }
+) async throws {
     let latencies = Latencies()
     let topic = try makeTopic("latency")
     var producerConfiguration = KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "bench-\(label)")
     if let linger = option("--linger-ms") { producerConfiguration.linger = .milliseconds(linger) }
     let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
-    var consumerConfiguration = KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "bench", groupID: "bench-\(UUID())", topics: [topic.name])
+    var consumerConfiguration = KafkaConsumerConfiguration(
+        bootstrapServers: cluster.bootstrapServers,
+        clientID: "bench",
+        groupID: "bench-\(UUID())",
+        topics: [topic.name]
+    )
     // The embedded broker answers an empty fetch only when its wait is over; `splash up` gives
     // services 10 ms (KAFKA_FETCH_MAX_WAIT), and so does this run unless told otherwise.
     consumerConfiguration.fetchMaxWait = .milliseconds(option("--fetch-wait-ms") ?? 10)
     let consumer = EventConsumer(
         configuration: consumerConfiguration,
-        registry: EventRegistry([ProbeEvent.self]), deadLetters: producer, retry: RetryPolicy(), logger: logger
+        registry: EventRegistry([ProbeEvent.self]),
+        deadLetters: producer,
+        retry: RetryPolicy(),
+        logger: logger
     ) { event in
         guard event.envelope.key != "warm-up" else { return }
         latencies.add(Date().timeIntervalSince(event.envelope.time))
@@ -115,11 +145,18 @@ final class Latencies: Sendable {
     }
     let sorted = latencies.sorted
     func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] * 1_000 }
-    print(String(
-        format: "%@, %d events at 1,000/s (linger %lld ms, fetch wait %lld ms): p50 %.1f ms, p99 %.1f ms, max %.1f ms",
-        label, sorted.count, producerConfiguration.linger.wholeMilliseconds, consumerConfiguration.fetchMaxWait.wholeMilliseconds,
-        percentile(0.5), percentile(0.99), (sorted.last ?? 0) * 1_000
-    ))
+    print(
+        String(
+            format: "%@, %d events at 1,000/s (linger %lld ms, fetch wait %lld ms): p50 %.1f ms, p99 %.1f ms, max %.1f ms",
+            label,
+            sorted.count,
+            producerConfiguration.linger.wholeMilliseconds,
+            consumerConfiguration.fetchMaxWait.wholeMilliseconds,
+            percentile(0.5),
+            percentile(0.99),
+            (sorted.last ?? 0) * 1_000
+        )
+    )
 }
 
 // The Kafka hop alone: KafkaProducer.send → handler. It is the floor under the outbox path.
@@ -131,13 +168,17 @@ let database = try await TestPostgres.shared.makeDatabase()
 try await database.withClient { client in
     try await ProbeEffects.prepare(schema: "bench", client: client, logger: logger)
     let outbox = try Outbox(schema: "bench", service: "bench")
-    try await measureLatency("outbox commit → handler", write: { _, topic, event in
-        try await client.withTransaction(logger: logger) { connection in
-            // `time` is the envelope's ce_time; taken last, just before the commit.
-            _ = try await outbox.append(event, time: Date(), topic: topic.name, on: connection, logger: logger)
+    try await measureLatency(
+        "outbox commit → handler",
+        write: { _, topic, event in
+            try await client.withTransaction(logger: logger) { connection in
+                // `time` is the envelope's ce_time; taken last, just before the commit.
+                _ = try await outbox.append(event, time: Date(), topic: topic.name, on: connection, logger: logger)
+            }
+        },
+        services: { producer in
+            [try OutboxRelay(schema: "bench", client: client, producer: producer, logger: logger)]
         }
-    }, services: { producer in
-        [try OutboxRelay(schema: "bench", client: client, producer: producer, logger: logger)]
-    })
+    )
 }
 cluster.shutdown()

@@ -9,6 +9,7 @@ import Logging
 import ServiceKit
 import Synchronization
 import TestSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -60,7 +61,8 @@ let comparedSettings: [String: String] = Dictionary(
 let requestKind = BenchmarkArguments.string("--request") ?? "get"
 guard ["get", "put"].contains(requestKind) else { fatalError("--request is get or put") }
 /// wrk's Lua for the calls other than a GET.
-let requestScript: String? = requestKind == "put"
+let requestScript: String? =
+    requestKind == "put"
     ? #"wrk.method = "PUT"; wrk.body = '{"app_metadata":{"role":"admin"},"data":{"note":"\#(String(repeating: "x", count: 512))"}}'; wrk.headers["Content-Type"] = "application/json""#
     : nil
 var logger = Logger(label: "bench")
@@ -79,18 +81,26 @@ let common = [
     "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
     "LOG_LEVEL": "error",
 ]
-let auth = try await ServiceProcess("auth", environment: common.merging([
-    "DATABASE_URL": databaseURL, "DATABASE_POOL_SIZE": "16",
-    "AUTH_JWT_KEY": SigningKey.generate().pem, "AUTH_JWT_ISSUER": issuer, "AUTH_BCRYPT_COST": "4",
-    "AUTH_TRUSTED_PROXIES": "127.0.0.1/32",
-    "AUTH_RATE_LIMIT_TOKEN": unlimited, "AUTH_RATE_LIMIT_SIGNUP": unlimited, "AUTH_RATE_LIMIT_FAILED_SIGN_INS": unlimited,
-]) { _, new in new })
+let auth = try await ServiceProcess(
+    "auth",
+    environment: common.merging([
+        "DATABASE_URL": databaseURL, "DATABASE_POOL_SIZE": "16",
+        "AUTH_JWT_KEY": SigningKey.generate().pem, "AUTH_JWT_ISSUER": issuer, "AUTH_BCRYPT_COST": "4",
+        "AUTH_TRUSTED_PROXIES": "127.0.0.1/32",
+        "AUTH_RATE_LIMIT_TOKEN": unlimited, "AUTH_RATE_LIMIT_SIGNUP": unlimited, "AUTH_RATE_LIMIT_FAILED_SIGN_INS": unlimited,
+    ]) { _, new in new }
+)
 /// A gateway in front of auth. The embedded broker answers a consumer's fetch only when its
 /// wait is over, so a gateway measured for delivery latency polls every 10 ms; one measured for
 /// its cost per request runs with the default 100 ms, as against a real broker (which answers as
 /// soon as records arrive, so the wait costs no latency there), lest the embedded broker's polling
 /// (about 30 ms of CPU per second at 10 ms) be counted as the proxy's.
-func startGateway(_ executable: String = "gateway", fetchMaxWait: String, eventLoops: Int = 0, settings: [String: String] = [:]) async throws -> ServiceProcess {
+func startGateway(
+    _ executable: String = "gateway",
+    fetchMaxWait: String,
+    eventLoops: Int = 0,
+    settings: [String: String] = [:]
+) async throws -> ServiceProcess {
     var environment = common.merging([
         "GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_JWT_ISSUER": issuer,
         "GATEWAY_RATE_LIMIT_AUTH": unlimited, "GATEWAY_RATE_LIMIT_REALTIME": unlimited,
@@ -101,11 +111,12 @@ func startGateway(_ executable: String = "gateway", fetchMaxWait: String, eventL
     return try await ServiceProcess(executable, environment: environment.merging(settings) { _, new in new })
 }
 let gateway = try await startGateway(fetchMaxWait: "100ms", eventLoops: gatewayEventLoops)
-let compared: ServiceProcess? = if let comparedGateway {
-    try await startGateway(comparedGateway, fetchMaxWait: "100ms", eventLoops: comparedEventLoops, settings: comparedSettings)
-} else {
-    nil
-}
+let compared: ServiceProcess? =
+    if let comparedGateway {
+        try await startGateway(comparedGateway, fetchMaxWait: "100ms", eventLoops: comparedEventLoops, settings: comparedSettings)
+    } else {
+        nil
+    }
 
 // nginx as a plain reverse proxy to auth: keep-alive upstream connections, forwarding headers.
 let nginxDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-nginx-\(getpid())")
@@ -140,7 +151,10 @@ http {
 """.write(to: nginxDirectory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
 let nginxBinary = ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
 guard let nginxBinary else { fatalError("nginx is not installed; make bench-gateway installs it") }
-let nginx = ProcessCommand(URL(fileURLWithPath: nginxBinary), ["-p", nginxDirectory.path, "-c", nginxDirectory.appendingPathComponent("nginx.conf").path, "-g", "daemon off;"]).makeProcess()
+let nginx = ProcessCommand(
+    URL(fileURLWithPath: nginxBinary),
+    ["-p", nginxDirectory.path, "-c", nginxDirectory.appendingPathComponent("nginx.conf").path, "-g", "daemon off;"]
+).makeProcess()
 try nginx.run()
 try await waitUntilReady("nginx", timeout: .seconds(10)) {
     (try? await HTTPClient.shared.get(url: "http://127.0.0.1:\(nginxPort)/healthz").get().status.code) == 200
@@ -150,8 +164,16 @@ try await waitUntilReady("nginx", timeout: .seconds(10)) {
 var signUp = HTTPClientRequest(url: "\(auth.baseURL)/auth/v1/signup")
 signUp.method = .POST
 signUp.headers.add(name: "Content-Type", value: "application/json")
-signUp.body = .bytes(Data(#"{"email":"bench-\#(UUID().uuidString.prefix(8))@example.com","password":"correct horse 1","data":{"username":"bench_\#(UUID().uuidString.prefix(6).lowercased())"}}"#.utf8))
-let session = try JSONSerialization.jsonObject(with: Data(buffer: try await HTTPClient.shared.execute(signUp, timeout: .seconds(10)).body.collect(upTo: 1 << 20))) as! [String: Any]
+signUp.body = .bytes(
+    Data(
+        #"{"email":"bench-\#(UUID().uuidString.prefix(8))@example.com","password":"correct horse 1","data":{"username":"bench_\#(UUID().uuidString.prefix(6).lowercased())"}}"#
+            .utf8
+    )
+)
+let session =
+    try JSONSerialization.jsonObject(
+        with: Data(buffer: try await HTTPClient.shared.execute(signUp, timeout: .seconds(10)).body.collect(upTo: 1 << 20))
+    ) as! [String: Any]
 let token = session["access_token"] as! String
 
 // MARK: 1. wrk
@@ -159,11 +181,12 @@ let token = session["access_token"] as! String
 let wrkHeaders = ["Authorization: Bearer \(token)", "apikey: anon-key"]
 let nginxWorkers = ProcessCPU.children(of: nginx.processIdentifier)
 /// Each way to the same GET, and the processes whose CPU time is that way's own: the proxy's.
-let targets: [(name: String, url: String, proxy: [pid_t])] = [
-    ("auth directly", "\(auth.baseURL)/auth/v1/user", []),
-    ("through gateway", "\(gateway.baseURL)/auth/v1/user", [gateway.pid]),
-    ("through nginx", "http://127.0.0.1:\(nginxPort)/auth/v1/user", nginxWorkers),
-] + (compared.map { [("through \($0.name)", "\($0.baseURL)/auth/v1/user", [$0.pid])] } ?? [])
+let targets: [(name: String, url: String, proxy: [pid_t])] =
+    [
+        ("auth directly", "\(auth.baseURL)/auth/v1/user", []),
+        ("through gateway", "\(gateway.baseURL)/auth/v1/user", [gateway.pid]),
+        ("through nginx", "http://127.0.0.1:\(nginxPort)/auth/v1/user", nginxWorkers),
+    ] + (compared.map { [("through \($0.name)", "\($0.baseURL)/auth/v1/user", [$0.pid])] } ?? [])
 /// One way's wrk slices at one load, added up: every request's latency, and the CPU time auth,
 /// the proxy and the gateway spent meanwhile.
 struct Way {
@@ -184,7 +207,8 @@ func cpuSeconds(_ pids: [pid_t]) -> Double { pids.compactMap(ProcessCPU.seconds)
 var ways: [String: Way] = [:]
 for load in loads {
     for target in targets {
-        _ = try await Wrk.run(target.url, seconds: 2, connections: load, headers: wrkHeaders, requests: requestScript)  // warm-up: connections, pools, caches
+        // Warm-up: connections, pools, caches.
+        _ = try await Wrk.run(target.url, seconds: 2, connections: load, headers: wrkHeaders, requests: requestScript)
     }
     // Short slices, the ways taking turns and each slice starting with the next way, so that a slow
     // spell of the machine (they last seconds) falls on every way alike.
@@ -194,14 +218,19 @@ for load in loads {
             let (authBefore, proxyBefore, gatewayBefore) = (cpuSeconds([auth.pid]), cpuSeconds(target.proxy), cpuSeconds([gateway.pid]))
             let result = try await Wrk.run(target.url, seconds: sliceSeconds, connections: load, headers: wrkHeaders, requests: requestScript)
             ways["\(target.name) c\(load)", default: Way()].add(
-                result, seconds: sliceSeconds, authCPU: cpuSeconds([auth.pid]) - authBefore,
-                proxyCPU: cpuSeconds(target.proxy) - proxyBefore, gatewayCPU: cpuSeconds([gateway.pid]) - gatewayBefore
+                result,
+                seconds: sliceSeconds,
+                authCPU: cpuSeconds([auth.pid]) - authBefore,
+                proxyCPU: cpuSeconds(target.proxy) - proxyBefore,
+                gatewayCPU: cpuSeconds([gateway.pid]) - gatewayBefore
             )
         }
     }
     for target in targets {
         let way = ways["\(target.name) c\(load)"]!
-        print("c\(load) \(target.name), p99 per slice: \(way.slices.map { format($0.percentile(99), 1) }.joined(separator: " ")) ms\(way.errors.first.map { " — \($0)" } ?? "")")
+        print(
+            "c\(load) \(target.name), p99 per slice: \(way.slices.map { format($0.percentile(99), 1) }.joined(separator: " ")) ms\(way.errors.first.map { " — \($0)" } ?? "")"
+        )
     }
 }
 extension Way {
@@ -235,7 +264,10 @@ let socketTasks = (0..<socketCount).map { _ in
             headers: [("Authorization", "Bearer \(token)")]
         ) { text in
             let now = ContinuousClock.now
-            if text.contains(#""op":"subscribed""#) { arrivals.subscribed.add(1, ordering: .relaxed); return }
+            if text.contains(#""op":"subscribed""#) {
+                arrivals.subscribed.add(1, ordering: .relaxed)
+                return
+            }
             guard let range = text.range(of: #""id":""#) else { return }
             let id = String(text[range.upperBound...].prefix(36))
             arrivals.times.withLock { $0[id, default: []].append(now) }
@@ -254,7 +286,10 @@ var perEvent: [String] = []
 try await withRunningServices([producer]) {
     for index in 0..<broadcasts {
         try await Task.sleep(for: .seconds(1))
-        let envelope = try EventEnvelope(ProfileUpdated(userId: UUID(), username: "broadcast_\(index)", avatarUrl: nil, changed: [.username], updatedAt: Date()), source: "/splash/bench")
+        let envelope = try EventEnvelope(
+            ProfileUpdated(userId: UUID(), username: "broadcast_\(index)", avatarUrl: nil, changed: [.username], updatedAt: Date()),
+            source: "/splash/bench"
+        )
         let id = envelope.id.uuidString.lowercased()
         let sent = ContinuousClock.now
         try await producer.send(envelope.record(topic: TopicCatalog.authUsers.name))
@@ -263,7 +298,9 @@ try await withRunningServices([producer]) {
         }
         let received = arrivals.times.withLock { $0[id]! }.map { (($0 - sent) / .microseconds(1)) / 1_000 }.sorted()
         delays += received
-        perEvent.append("event \(index + 1): \(received.count) clients, p50 \(format(received[received.count / 2])) ms, p99 \(format(received[Int(Double(received.count) * 0.99)])) ms, max \(format(received.last!)) ms")
+        perEvent.append(
+            "event \(index + 1): \(received.count) clients, p50 \(format(received[received.count / 2])) ms, p99 \(format(received[Int(Double(received.count) * 0.99)])) ms, max \(format(received.last!)) ms"
+        )
     }
 }
 for task in socketTasks { task.cancel() }
@@ -276,10 +313,12 @@ func report(_ load: Int, _ note: String) -> String {
     let direct = way("auth directly")
     func line(_ label: String, _ name: String) -> String {
         let measured = way(name)
-        let proxy = name == "auth directly"
+        let proxy =
+            name == "auth directly"
             ? " (gateway at rest meanwhile: \(format(measured.gatewayMillisecondsPerSecond, 1)) ms CPU/s)"
             : ", proxy \(format(measured.proxyMicroseconds, 0)) µs"
-        return "  \(label)\(format(measured.requestsPerSecond, 0)) req/s  p50 \(format(measured.latency.percentile(50))) ms  p90 \(format(measured.latency.percentile(90))) ms  p99 \(format(measured.latency.percentile(99))) ms  CPU per request: auth \(format(measured.authMicroseconds, 0)) µs\(proxy)"
+        return
+            "  \(label)\(format(measured.requestsPerSecond, 0)) req/s  p50 \(format(measured.latency.percentile(50))) ms  p90 \(format(measured.latency.percentile(90))) ms  p99 \(format(measured.latency.percentile(99))) ms  CPU per request: auth \(format(measured.authMicroseconds, 0)) µs\(proxy)"
     }
     func added(_ name: String) -> String {
         let proxied = way(name)
@@ -294,24 +333,26 @@ func report(_ load: Int, _ note: String) -> String {
         return "throughput \(format(proxied.requestsPerSecond / direct.requestsPerSecond)), added p50 \(added(50)), added p99 \(added(99))"
     }
     return """
-    wrk -t\(min(2, load)) -c\(load) (\(note)), \(slices) interleaved slices of \(sliceSeconds) s per way, percentiles over all their requests:
-    \(line("auth directly    ", "auth directly"))
-    \(line("through gateway  ", "through gateway"))
-    \(line("through nginx    ", "through nginx"))
-      gateway/direct \(added("through gateway")) — goals: throughput ≥ 0.7, added p99 ≤ 2 ms
-      nginx/direct   \(added("through nginx"))\(compared.map { "\n\(line("through \($0.name)  ", "through \($0.name)"))\n  \($0.name)/direct \(added("through \($0.name)"))" } ?? "")
-    """
+        wrk -t\(min(2, load)) -c\(load) (\(note)), \(slices) interleaved slices of \(sliceSeconds) s per way, percentiles over all their requests:
+        \(line("auth directly    ", "auth directly"))
+        \(line("through gateway  ", "through gateway"))
+        \(line("through nginx    ", "through nginx"))
+          gateway/direct \(added("through gateway")) — goals: throughput ≥ 0.7, added p99 ≤ 2 ms
+          nginx/direct   \(added("through nginx"))\(compared.map { "\n\(line("through \($0.name)  ", "through \($0.name)"))\n  \($0.name)/direct \(added("through \($0.name)"))" } ?? "")
+        """
 }
 delays.sort()
 func loopsText(_ loops: Int) -> String { loops > 0 ? "EVENT_LOOPS=\(loops)" : "an event loop per core" }
-print("""
+print(
+    """
 
-gateway benchmark — \(ProcessInfo.processInfo.activeProcessorCount) cores; \(requestKind == "get" ? "authenticated GET /auth/v1/user (auth reads the user from Postgres)" : "authenticated PUT /auth/v1/user with a 0.5 KiB JSON body (auth reads it and answers 403)"); the gateway with KAFKA_FETCH_MAX_WAIT=100ms and \(loopsText(gatewayEventLoops))\(comparedGateway.map { ", \($0) with \(loopsText(comparedEventLoops))\(comparedSettings.isEmpty ? "" : " and " + comparedSettings.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))" } ?? ""), nginx with one worker process
-\(loads.map { report($0, $0 >= 16 ? "saturating: the CPU is shared by wrk, auth, Postgres and the proxy" : $0 == 1 ? "one connection: nothing queues" : "moderate: the cores are already busy") }.joined(separator: "\n"))
-broadcast to \(socketCount) WebSocket clients on one gateway (Kafka publish → client receives; KAFKA_FETCH_MAX_WAIT=10ms), \(broadcasts) events:
-  \(perEvent.joined(separator: "\n  "))
-  all: p50 \(format(delays[delays.count / 2])) ms, p99 \(format(delays[Int(Double(delays.count) * 0.99)])) ms, max \(format(delays.last!)) ms
-""")
+    gateway benchmark — \(ProcessInfo.processInfo.activeProcessorCount) cores; \(requestKind == "get" ? "authenticated GET /auth/v1/user (auth reads the user from Postgres)" : "authenticated PUT /auth/v1/user with a 0.5 KiB JSON body (auth reads it and answers 403)"); the gateway with KAFKA_FETCH_MAX_WAIT=100ms and \(loopsText(gatewayEventLoops))\(comparedGateway.map { ", \($0) with \(loopsText(comparedEventLoops))\(comparedSettings.isEmpty ? "" : " and " + comparedSettings.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))" } ?? ""), nginx with one worker process
+    \(loads.map { report($0, $0 >= 16 ? "saturating: the CPU is shared by wrk, auth, Postgres and the proxy" : $0 == 1 ? "one connection: nothing queues" : "moderate: the cores are already busy") }.joined(separator: "\n"))
+    broadcast to \(socketCount) WebSocket clients on one gateway (Kafka publish → client receives; KAFKA_FETCH_MAX_WAIT=10ms), \(broadcasts) events:
+      \(perEvent.joined(separator: "\n  "))
+      all: p50 \(format(delays[delays.count / 2])) ms, p99 \(format(delays[Int(Double(delays.count) * 0.99)])) ms, max \(format(delays.last!)) ms
+    """
+)
 kill(nginx.processIdentifier, SIGQUIT)
 try? FileManager.default.removeItem(at: nginxDirectory)
 await realtimeGateway.stop()

@@ -32,13 +32,19 @@ let kafka = try await TestKafka.shared.running()
 let issuer = "http://localhost:8080/auth/v1"
 let key = SigningKey.generate()
 let common = ["KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms", "LOG_LEVEL": "error"]
-let auth = try await ServiceProcess("auth", environment: common.merging([
-    "DATABASE_URL": databaseURL, "AUTH_JWT_KEY": key.pem, "AUTH_JWT_ISSUER": issuer, "AUTH_BCRYPT_COST": "4",
-]) { _, new in new })
-let gateway = try await ServiceProcess("gateway", environment: common.merging([
-    "GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_JWT_ISSUER": issuer, "GATEWAY_RATE_LIMIT_REALTIME": "100000000/1m",
-    "GATEWAY_REALTIME_MAX_CONNECTIONS": String(clients * 2 + 100), "GATEWAY_REALTIME_BUFFER": "1024",
-]) { _, new in new })
+let auth = try await ServiceProcess(
+    "auth",
+    environment: common.merging([
+        "DATABASE_URL": databaseURL, "AUTH_JWT_KEY": key.pem, "AUTH_JWT_ISSUER": issuer, "AUTH_BCRYPT_COST": "4",
+    ]) { _, new in new }
+)
+let gateway = try await ServiceProcess(
+    "gateway",
+    environment: common.merging([
+        "GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_JWT_ISSUER": issuer, "GATEWAY_RATE_LIMIT_REALTIME": "100000000/1m",
+        "GATEWAY_REALTIME_MAX_CONNECTIONS": String(clients * 2 + 100), "GATEWAY_REALTIME_BUFFER": "1024",
+    ]) { _, new in new }
+)
 try await waitUntilReady("the gateway's event feed", timeout: .seconds(60)) {
     (try? await HTTPClient.shared.get(url: "\(gateway.baseURL)/readyz").get().status.code) == 200
 }
@@ -55,7 +61,8 @@ let pairs = try (0..<clients).map { _ in
     var examples = EventExamples()
     return (try examples.example(OrderPlaced.self), try examples.example(OrderStatusChanged.self))
 }
-let placements = pairs.map(\.0), orders = pairs.map(\.1)
+let placements = pairs.map(\.0)
+let orders = pairs.map(\.1)
 var producerConfiguration = KafkaProducerConfiguration(bootstrapServers: kafka.bootstrapServers, clientID: "bench")
 producerConfiguration.linger = .milliseconds(1)
 let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
@@ -66,7 +73,10 @@ func publish(_ events: [any DomainEvent]) async throws {
 }
 try await publish(placements)
 
-enum Way: String, CaseIterable { case supabase = "Supabase Realtime", native = "Splash's /v1/realtime" }
+enum Way: String, CaseIterable {
+    case supabase = "Supabase Realtime"
+    case native = "Splash's /v1/realtime"
+}
 let ws = gateway.baseURL.replacingOccurrences(of: "http://", with: "ws://")
 
 /// Connects every client the way `way` does and waits until each is subscribed.
@@ -78,7 +88,9 @@ func connect(_ way: Way) async throws -> [RealtimeSocket] {
         switch way {
         case .supabase:
             let socket = RealtimeSocket(url: "\(ws)/realtime/v1/websocket?apikey=anon&vsn=2.0.0")
-            try await socket.send(#"["1","1","realtime:o","phx_join",{"config":{"postgres_changes":[{"event":"UPDATE","schema":"public","table":"orders","filter":"id=eq.\#(id)"}]},"access_token":"\#(token)"}]"#)
+            try await socket.send(
+                #"["1","1","realtime:o","phx_join",{"config":{"postgres_changes":[{"event":"UPDATE","schema":"public","table":"orders","filter":"id=eq.\#(id)"}]},"access_token":"\#(token)"}]"#
+            )
             sockets.append(socket)
         case .native:
             sockets.append(RealtimeSocket(url: "\(ws)/v1/realtime?channels=orders:\(id)", token: token))
@@ -87,14 +99,21 @@ func connect(_ way: Way) async throws -> [RealtimeSocket] {
     }
     for socket in sockets {
         switch way {
-        case .supabase: _ = try await socket.phoenix(within: .seconds(60)) { $0["event"] as? String == "phx_reply" && ($0["payload"] as? [String: Any])?["status"] as? String == "ok" }
+        case .supabase:
+            _ = try await socket.phoenix(within: .seconds(60)) {
+                $0["event"] as? String == "phx_reply" && ($0["payload"] as? [String: Any])?["status"] as? String == "ok"
+            }
         case .native: _ = try await socket.message(within: .seconds(60)) { $0["op"] as? String == "subscribed" }
         }
     }
     return sockets
 }
 
-struct Result { var latencies: [Double] = []; var bytesPerConnection: [Double] = []; var lost = 0 }
+struct Result {
+    var latencies: [Double] = []
+    var bytesPerConnection: [Double] = []
+    var lost = 0
+}
 var results: [Way: Result] = [:]
 var version = 1
 for round in 1...rounds {
@@ -146,12 +165,14 @@ enum Benchmark {
         switch way {
         case .supabase:
             guard let frame = json as? [Any], frame.count == 5, let payload = frame[4] as? [String: Any],
-                  let record = (payload["data"] as? [String: Any])?["record"] as? [String: Any],
-                  let id = record["id"] as? String, let version = record["version"] as? Int else { return nil }
+                let record = (payload["data"] as? [String: Any])?["record"] as? [String: Any],
+                let id = record["id"] as? String, let version = record["version"] as? Int
+            else { return nil }
             return (id, version)
         case .native:
             guard let event = json as? [String: Any], event["type"] as? String == OrderStatusChanged.type,
-                  let data = event["data"] as? [String: Any], let id = data["orderId"] as? String, let version = data["version"] as? Int else { return nil }
+                let data = event["data"] as? [String: Any], let id = data["orderId"] as? String, let version = data["version"] as? Int
+            else { return nil }
             return (id.lowercased(), version)
         }
     }
@@ -161,13 +182,25 @@ enum Benchmark {
     }
 }
 
-print("\n\(clients) clients on one gateway, each following its own order; one status change per order per second in \(slices) slice(s) for \(seconds) s, \(rounds) round(s) per way (publish → receipt, ms):")
+print(
+    "\n\(clients) clients on one gateway, each following its own order; one status change per order per second in \(slices) slice(s) for \(seconds) s, \(rounds) round(s) per way (publish → receipt, ms):"
+)
 for way in Way.allCases {
     let result = results[way] ?? Result()
     let sorted = result.latencies.sorted()
     let memory = result.bytesPerConnection.map { String(format: "%.1f", $0 / 1_024) }.joined(separator: ", ")
-    print(String(format: "  %@: p50 %.1f, p99 %.1f, max %.1f over %d changes (%d not received); gateway memory per connection %@ KiB",
-                 way.rawValue, Benchmark.percentile(sorted, 0.5), Benchmark.percentile(sorted, 0.99), sorted.last ?? .nan, sorted.count, result.lost, memory))
+    print(
+        String(
+            format: "  %@: p50 %.1f, p99 %.1f, max %.1f over %d changes (%d not received); gateway memory per connection %@ KiB",
+            way.rawValue,
+            Benchmark.percentile(sorted, 0.5),
+            Benchmark.percentile(sorted, 0.99),
+            sorted.last ?? .nan,
+            sorted.count,
+            result.lost,
+            memory
+        )
+    )
 }
 producing.cancel()
 await gateway.stop()

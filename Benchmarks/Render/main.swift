@@ -22,7 +22,11 @@ let largePath = LargePainting.url.path
 // A child run: render the large painting once and exit, so the parent can read its peak memory.
 if CommandLine.arguments.contains("--render-once") {
     let source = Array(try Data(contentsOf: URL(fileURLWithPath: largePath)))
-    let rendered = try RenderPipeline.render(source, filters: try FilterChain([FilterStep(name: "sepia"), FilterStep(name: "vignette", parameters: ["intensity": 0.6])]), output: OutputRules())
+    let rendered = try RenderPipeline.render(
+        source,
+        filters: try FilterChain([FilterStep(name: "sepia"), FilterStep(name: "vignette", parameters: ["intensity": 0.6])]),
+        output: OutputRules()
+    )
     print("\(rendered.width)x\(rendered.height) \(rendered.bytes.count) bytes q\(rendered.quality)")
     exit(0)
 }
@@ -61,7 +65,11 @@ func measure(_ renderer: Renderer, _ source: [UInt8], _ chain: FilterChain, _ ru
         return try await group.reduce(0, +)
     }
     let elapsed = started.duration(to: .now).seconds
-    return Figures(imagesPerSecond: Double(count) / elapsed, p50: latencies[latencies.count / 2], p99: latencies[min(latencies.count - 1, latencies.count * 99 / 100)])
+    return Figures(
+        imagesPerSecond: Double(count) / elapsed,
+        p50: latencies[latencies.count / 2],
+        p99: latencies[min(latencies.count - 1, latencies.count * 99 / 100)]
+    )
 }
 
 /// Runs `command` and returns its standard output; stops the benchmark if it fails.
@@ -88,7 +96,9 @@ if FileManager.default.fileExists(atPath: largePath) {
     let child = try run(CommandLine.arguments[0], ["--render-once"])
     var usage = rusage()
     getrusage(RUSAGE_CHILDREN.rawValue, &usage)
-    print("Peak memory rendering \(largePath.split(separator: "/").last!) (5640×3172, 16 MB) → \(child.trimmingCharacters(in: .whitespacesAndNewlines)): max RSS \(usage.ru_maxrss / 1024) MB (whole process)")
+    print(
+        "Peak memory rendering \(largePath.split(separator: "/").last!) (5640×3172, 16 MB) → \(child.trimmingCharacters(in: .whitespacesAndNewlines)): max RSS \(usage.ru_maxrss / 1024) MB (whole process)"
+    )
 } else {
     print("Peak memory: \(largePath) missing; `apt-get install mate-backgrounds`")
 }
@@ -96,10 +106,15 @@ if FileManager.default.fileExists(atPath: largePath) {
 
 let splash = try await measure(renderer, source, effect, OutputRules())
 print("Splash  sepia+vignette → 1080, ≤1 MB: \(format(splash.imagesPerSecond)) images/s, p50 \(format(splash.p50)) ms, p99 \(format(splash.p99)) ms")
-let pillowOutput = try run("python3", ["deploy/bench/pillow_render.py", "--photo", photoPath, "--seconds", "\(seconds)", "--processes", "\(cores)", "--samples", "\(min(samples, 40))"])
+let pillowOutput = try run(
+    "python3",
+    ["deploy/bench/pillow_render.py", "--photo", photoPath, "--seconds", "\(seconds)", "--processes", "\(cores)", "--samples", "\(min(samples, 40))"]
+)
 let pillow = try JSONSerialization.jsonObject(with: Data(pillowOutput.utf8)) as! [String: Any]
 let pillowRate = pillow["images_per_second"] as! Double
-print("Pillow \(pillow["pillow"] as! String) sepia+vignette → 1080, ≤1 MB: \(format(pillowRate)) images/s, p50 \(format(pillow["p50_ms"] as! Double)) ms, p99 \(format(pillow["p99_ms"] as! Double)) ms")
+print(
+    "Pillow \(pillow["pillow"] as! String) sepia+vignette → 1080, ≤1 MB: \(format(pillowRate)) images/s, p50 \(format(pillow["p50_ms"] as! Double)) ms, p99 \(format(pillow["p99_ms"] as! Double)) ms"
+)
 print("  → Splash / Pillow throughput: \(format(splash.imagesPerSecond / pillowRate, 2))× (goal ≥ 4×)")
 
 // MARK: 2. The resize alone against vipsthumbnail
@@ -121,7 +136,11 @@ let thumbnailStarted = ContinuousClock.now
 try await withThrowingTaskGroup(of: Void.self) { group in
     for worker in 0..<cores {
         group.addTask {
-            _ = try run("vipsthumbnail", ["--size", "1080", "-o", scratch.path + "/w\(worker)-%s.jpg[Q=92,strip,optimize_coding]"] + inputs, environment: ["VIPS_CONCURRENCY": "1"])
+            _ = try run(
+                "vipsthumbnail",
+                ["--size", "1080", "-o", scratch.path + "/w\(worker)-%s.jpg[Q=92,strip,optimize_coding]"] + inputs,
+                environment: ["VIPS_CONCURRENCY": "1"]
+            )
         }
     }
     try await group.waitForAll()
@@ -133,6 +152,8 @@ print("  → vipsthumbnail / Splash resize time per image: \(format(thumbnailRat
 // MARK: 3. Preview at 400 px
 
 let preview = try await measure(renderer, source, effect, .preview())
-print("Preview sepia+vignette at 400 px: p50 \(format(preview.p50)) ms, p99 \(format(preview.p99)) ms (goal p50 ≤ 30 ms); \(format(preview.imagesPerSecond)) previews/s")
+print(
+    "Preview sepia+vignette at 400 px: p50 \(format(preview.p50)) ms, p99 \(format(preview.p99)) ms (goal p50 ≤ 30 ms); \(format(preview.imagesPerSecond)) previews/s"
+)
 
 try await renderer.shutdown()

@@ -51,14 +51,15 @@ try python.run()
 let data = output.fileHandleForReading.readDataToEndOfFile()
 python.waitUntilExit()
 guard python.terminationStatus == 0, let baseline = try JSONSerialization.jsonObject(with: data) as? [String: Any],
-      let theirSeconds = baseline["seconds"] as? [Double], var theirs = baseline["microseconds"] as? [Double]
+    let theirSeconds = baseline["seconds"] as? [Double], var theirs = baseline["microseconds"] as? [Double]
 else { fatalError("networkx_routes.py failed (is networkx installed? make bench-routing installs it)") }
 theirs.sort()
 
 // The cross-check: the same fastest time for every pair.
 let disagreements = zip(routes, theirSeconds).filter { abs($0.seconds - $1) > 1e-6 }.count
 
-print("""
+print(
+    """
     == routing: \(pairCount) routes between the fixture's places (seed \(seed)), \(rounds) rounds, one core ==
     graph: \(graph.nodes.count) nodes, \(graph.edges.count) directed edges, \(graph.isRoutable.filter { $0 }.count) routable
     Splash (snap + A*)         p50 \(format(percentile(ours, 50))) µs   p99 \(format(percentile(ours, 99))) µs   max \(format(ours.last!)) µs
@@ -66,5 +67,6 @@ print("""
     p99 ratio (networkx / Splash): \(format(percentile(theirs, 99) / percentile(ours, 99), 1))×
     routes whose time differs from networkx's: \(disagreements) of \(pairCount)
     goal: p99 ≤ 2 ms
-    """)
+    """
+)
 if disagreements > 0 { exit(1) }

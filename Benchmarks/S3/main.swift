@@ -21,8 +21,11 @@ let bucket = "bench-\(getpid())"
 var logger = Logger(label: "s3-bench")
 logger.logLevel = .error
 let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: S3BlobStore.httpConfiguration)
-let store = S3BlobStore(settings: S3Settings(endpoint: server.endpoint, region: "us-east-1", bucket: bucket, accessKeyID: "bench", secretAccessKey: "bench-secret"),
-                        http: http, logger: logger)
+let store = S3BlobStore(
+    settings: S3Settings(endpoint: server.endpoint, region: "us-east-1", bucket: bucket, accessKeyID: "bench", secretAccessKey: "bench-secret"),
+    http: http,
+    logger: logger
+)
 try await store.createBucketIfMissing()
 let payload = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
 
@@ -66,9 +69,13 @@ for round in 0..<rounds {
         let prefix = "swift-\(round)-\(concurrency)"
         figures.swiftPut.append(try await timed(concurrency: concurrency) { try await store.put(BlobKey("\(prefix)/\($0)")!, bytes: payload) })
         figures.swiftGet.append(try await timed(concurrency: concurrency) { _ = try await store.get(BlobKey("\(prefix)/\($0)")!) })
-        let output = try await ProcessCommand(URL(fileURLWithPath: "/usr/bin/env"), [
-            "python3", "-c", boto3Script, server.endpoint.absoluteString, bucket, String(objects), String(concurrency), "boto-\(round)-\(concurrency)",
-        ]).runToCompletion()
+        let output = try await ProcessCommand(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            [
+                "python3", "-c", boto3Script, server.endpoint.absoluteString, bucket, String(objects), String(concurrency),
+                "boto-\(round)-\(concurrency)",
+            ]
+        ).runToCompletion()
         let numbers = output.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
         precondition(numbers.count >= 2, "boto3 printed: \(output)")
         figures.botoPut.append(numbers[numbers.count - 2])
@@ -81,7 +88,9 @@ func spread(_ values: [Double]) -> String {
     let sorted = values.sorted()
     return String(format: "%.0f objects/s (%.0f–%.0f)", sorted[sorted.count / 2], sorted.first!, sorted.last!)
 }
-print("== the S3 blob store against moto on loopback, \(objects) objects of 1 MiB per operation, \(rounds) rounds alternating with boto3 (median, range) ==")
+print(
+    "== the S3 blob store against moto on loopback, \(objects) objects of 1 MiB per operation, \(rounds) rounds alternating with boto3 (median, range) =="
+)
 for concurrency in [1, 8] {
     let figures = byConcurrency[concurrency]!
     print("  \(concurrency) in flight:  PUT  S3BlobStore \(spread(figures.swiftPut))   boto3 \(spread(figures.botoPut))")

@@ -38,19 +38,25 @@ let (role, databaseURL) = try await database.makeServiceRole(schema: "social", p
 let kafka = try await TestKafka.shared.running()
 let blobs = FileManager.default.temporaryDirectory.appendingPathComponent("social-bench-\(getpid())")
 let issuer = "http://localhost:8080/auth/v1"
-let social = try await ServiceProcess("social", environment: [
-    "DATABASE_URL": databaseURL, "DATABASE_POOL_SIZE": String(poolSize), "LOG_LEVEL": "error",
-    "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
-    "SOCIAL_JWKS_URL": catalog.baseURL + "/jwks.json", "SOCIAL_JWT_ISSUER": issuer,
-    "SOCIAL_BLOB_DIR": blobs.path, "RENDER_MEDIA_KEY": "media-signing-key-for-benchmarks-0123456789",
-    "SOCIAL_PHOTO_CATALOG_URL": catalog.baseURL, "SOCIAL_PROJECTION_GROUP": "social-bench-\(getpid())",
-])
+let social = try await ServiceProcess(
+    "social",
+    environment: [
+        "DATABASE_URL": databaseURL, "DATABASE_POOL_SIZE": String(poolSize), "LOG_LEVEL": "error",
+        "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
+        "SOCIAL_JWKS_URL": catalog.baseURL + "/jwks.json", "SOCIAL_JWT_ISSUER": issuer,
+        "SOCIAL_BLOB_DIR": blobs.path, "RENDER_MEDIA_KEY": "media-signing-key-for-benchmarks-0123456789",
+        "SOCIAL_PHOTO_CATALOG_URL": catalog.baseURL, "SOCIAL_PROJECTION_GROUP": "social-bench-\(getpid())",
+    ]
+)
 let unlimited = "100000000/1m"
-let gateway = try await ServiceProcess("gateway", environment: [
-    "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms", "LOG_LEVEL": "error",
-    "GATEWAY_AUTH_URL": catalog.baseURL, "GATEWAY_JWKS_URL": catalog.baseURL + "/jwks.json", "GATEWAY_JWT_ISSUER": issuer,
-    "GATEWAY_SOCIAL_URL": social.baseURL, "GATEWAY_RATE_LIMIT_SOCIAL": unlimited, "GATEWAY_RATE_LIMIT_DATA_SOCIAL": unlimited,
-])
+let gateway = try await ServiceProcess(
+    "gateway",
+    environment: [
+        "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms", "LOG_LEVEL": "error",
+        "GATEWAY_AUTH_URL": catalog.baseURL, "GATEWAY_JWKS_URL": catalog.baseURL + "/jwks.json", "GATEWAY_JWT_ISSUER": issuer,
+        "GATEWAY_SOCIAL_URL": social.baseURL, "GATEWAY_RATE_LIMIT_SOCIAL": unlimited, "GATEWAY_RATE_LIMIT_DATA_SOCIAL": unlimited,
+    ]
+)
 
 // MARK: The data
 
@@ -102,13 +108,24 @@ note("seeded \(posts) posts, \(likes) likes, 10,000 people in \(seeding.duration
 
 let token = try testAccessToken(user: UUID(uuidString: viewer)!, key: catalog.key, issuer: issuer)
 let feedPath = "/v1/feed?limit=20"
-let check = try await HTTPClient.shared.execute({ var r = HTTPClientRequest(url: gateway.baseURL + feedPath); r.headers.add(name: "Authorization", value: "Bearer \(token)"); return r }(), timeout: .seconds(10))
+let check = try await HTTPClient.shared.execute(
+    {
+        var r = HTTPClientRequest(url: gateway.baseURL + feedPath)
+        r.headers.add(name: "Authorization", value: "Bearer \(token)")
+        return r
+    }(),
+    timeout: .seconds(10)
+)
 let firstPage = try JSONSerialization.jsonObject(with: Data(buffer: try await check.body.collect(upTo: 1 << 20))) as? [String: Any]
 let items = firstPage?["items"] as? [[String: Any]] ?? []
 precondition(check.status.code == 200 && items.count == 20, "the feed answered \(check.status) with \(items.count) items")
-precondition(items.contains { $0["likedByMe"] as? Bool == true } && items.allSatisfy { ($0["likeCount"] as? Int ?? 0) >= likesPerPost },
-             "the seeded likes do not show")
-note("feed page: \(items.count) posts, first by \((items[0]["author"] as? [String: Any])?["username"] ?? "?"), \(items[0]["likeCount"] ?? 0) likes, media \(((items[0]["media"] as? [String: Any])?["url"] as? String)?.prefix(60) ?? "?")…")
+precondition(
+    items.contains { $0["likedByMe"] as? Bool == true } && items.allSatisfy { ($0["likeCount"] as? Int ?? 0) >= likesPerPost },
+    "the seeded likes do not show"
+)
+note(
+    "feed page: \(items.count) posts, first by \((items[0]["author"] as? [String: Any])?["username"] ?? "?"), \(items[0]["likeCount"] ?? 0) likes, media \(((items[0]["media"] as? [String: Any])?["url"] as? String)?.prefix(60) ?? "?")…"
+)
 
 /// The feed's query as PostgREST would run it for the viewer: one transaction, the viewer set for
 /// row-level security, every join written by hand.
@@ -126,12 +143,21 @@ let feedSQL = """
 let environment = ["PGPASSWORD": rolePassword]
 let postgresBin = try PostgresBinaries.locate(environment: ProcessInfo.processInfo.environment).directory
 let psqlArguments = ["-h", "127.0.0.1", "-p", String(database.port), "-U", role, "-d", database.name, "-X", "-q", "-v", "ON_ERROR_STOP=1"]
-for (title, sql) in [("first page", feedSQL),
-                     ("a later page", feedSQL.replacingOccurrences(of: "ORDER BY", with: "WHERE (p.created_at, p.id) < (now() - interval '50000 seconds', '20000000-0000-4000-8000-000000000000') ORDER BY"))] {
+for (title, sql) in [
+    ("first page", feedSQL),
+    (
+        "a later page",
+        feedSQL.replacingOccurrences(
+            of: "ORDER BY",
+            with: "WHERE (p.created_at, p.id) < (now() - interval '50000 seconds', '20000000-0000-4000-8000-000000000000') ORDER BY"
+        )
+    ),
+] {
     let file = FileManager.default.temporaryDirectory.appendingPathComponent("explain-\(getpid()).sql")
     try "BEGIN;\nSET LOCAL app.user_id = '\(viewer)';\nEXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) \(sql);\nCOMMIT;\n"
         .write(to: file, atomically: true, encoding: .utf8)
-    let plan = try await ProcessCommand(postgresBin.appendingPathComponent("psql"), psqlArguments + ["-f", file.path], environment: environment).runToCompletion()
+    let plan = try await ProcessCommand(postgresBin.appendingPathComponent("psql"), psqlArguments + ["-f", file.path], environment: environment)
+        .runToCompletion()
     try? FileManager.default.removeItem(at: file)
     note("\nEXPLAIN ANALYZE, the feed's \(title), as social's role with the viewer set:\n\(plan)")
     precondition(!plan.contains("Seq Scan"), "the feed's plan has a sequential scan")
@@ -140,7 +166,9 @@ for (title, sql) in [("first page", feedSQL),
 /// The feed's query by pgbench at `connections`: as PostgREST runs it (a transaction with the
 /// viewer set) unless `sql` is given.
 func pgbench(seconds: Int, sql: String? = nil) async throws -> (tps: Double, latency: LatencyHistogram) {
-    let script = sql.map { "\($0);\n" } ?? "BEGIN;\nSELECT set_config('app.user_id', '\(viewer)', true);\n\(feedSQL.split(separator: "\n").joined(separator: " "));\nCOMMIT;\n"
+    let script =
+        sql.map { "\($0);\n" }
+        ?? "BEGIN;\nSELECT set_config('app.user_id', '\(viewer)', true);\n\(feedSQL.split(separator: "\n").joined(separator: " "));\nCOMMIT;\n"
     return try await PGBench.run(script, database: database, role: role, password: rolePassword, clients: connections, seconds: seconds)
 }
 
@@ -165,7 +193,14 @@ let statement32 = try await pgbench(seconds: seconds, sql: socialSQL.split(separ
 /// asks it, against `/v1/feed` in the same run: rounds alternating the two, so drift in the
 /// machine's load falls on both.
 let restPath = "/rest/v1/posts?select=id,user_id,caption,object_key,created_at&order=created_at.desc&limit=20"
-let restCheck = try await HTTPClient.shared.execute({ var r = HTTPClientRequest(url: gateway.baseURL + restPath); r.headers.add(name: "Authorization", value: "Bearer \(token)"); return r }(), timeout: .seconds(10))
+let restCheck = try await HTTPClient.shared.execute(
+    {
+        var r = HTTPClientRequest(url: gateway.baseURL + restPath)
+        r.headers.add(name: "Authorization", value: "Bearer \(token)")
+        return r
+    }(),
+    timeout: .seconds(10)
+)
 let restRows = try JSONSerialization.jsonObject(with: Data(buffer: try await restCheck.body.collect(upTo: 1 << 20))) as? [[String: Any]] ?? []
 precondition(restCheck.status.code == 200 && restRows.count == 20, "/rest/v1/posts answered \(restCheck.status) with \(restRows.count) rows")
 precondition(restRows.map { $0["id"] as? String } == items.map { $0["id"] as? String }, "/rest/v1/posts and /v1/feed disagree on the first page")
@@ -216,7 +251,8 @@ precondition(heldLikes == likedEvents - unlikedEvents, "\(heldLikes) likes held,
 
 // MARK: Report
 
-note("""
+note(
+    """
 
     == social: the feed's first page (20 posts), \(posts) posts and \(likes) likes in the database ==
     wrk -t2 -c\(connections) -d\(seconds)s (wrk, the gateway, social and Postgres share 2 cores):
@@ -238,7 +274,8 @@ note("""
     wrk -t2 -c\(connections) -d\(seconds)s: \(format(toggled.requestsPerSecond, 0)) toggles/s   p50 \(format(toggled.p50)) ms   p99 \(format(toggled.p99)) ms\(toggled.errors.map { "  \($0)" } ?? "")
       outbox events written meanwhile: \(eventsAfter - eventsBefore) (one per change: \(toggled.latency.count) toggles answered); likes held \(heldLikes) = \(likedEvents) liked − \(unlikedEvents) unliked events
     goal: ≥ 2,000 toggles/s, each with its event
-    """)
+    """
+)
 
 await gateway.stop()
 await social.stop()

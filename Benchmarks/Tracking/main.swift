@@ -4,8 +4,8 @@ import Foundation
 import LocalStack
 import Logging
 import NIOCore
-import NIOHTTP1
 import NIOFoundationCompat
+import NIOHTTP1
 import ServiceKit
 import TestSupport
 
@@ -42,22 +42,35 @@ let database = try await TestPostgres.shared.makeDatabase()
 let (role, databaseURL) = try await database.makeServiceRole(schema: "tracking", password: "bench")
 let kafka = try await TestKafka.shared.running()
 let issuer = "http://localhost:8080/auth/v1"
-let tracking = try await ServiceProcess("tracking", environment: [
-    "DATABASE_URL": databaseURL, "DATABASE_POOL_SIZE": "8", "LOG_LEVEL": "error",
-    "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
-    "TRACKING_JWKS_URL": keys.baseURL + "/jwks.json", "TRACKING_JWT_ISSUER": issuer, "TRACKING_SEED": "false",
-])
+let tracking = try await ServiceProcess(
+    "tracking",
+    environment: [
+        "DATABASE_URL": databaseURL, "DATABASE_POOL_SIZE": "8", "LOG_LEVEL": "error",
+        "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
+        "TRACKING_JWKS_URL": keys.baseURL + "/jwks.json", "TRACKING_JWT_ISSUER": issuer, "TRACKING_SEED": "false",
+    ]
+)
 let unlimited = "100000000/1m"
-let gateway = try await ServiceProcess("gateway", environment: [
-    "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms", "LOG_LEVEL": "error",
-    "GATEWAY_AUTH_URL": keys.baseURL, "GATEWAY_JWKS_URL": keys.baseURL + "/jwks.json", "GATEWAY_JWT_ISSUER": issuer,
-    "GATEWAY_TRACKING_URL": tracking.baseURL, "GATEWAY_RATE_LIMIT_TRACKING": unlimited,
-])
+let gateway = try await ServiceProcess(
+    "gateway",
+    environment: [
+        "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms", "LOG_LEVEL": "error",
+        "GATEWAY_AUTH_URL": keys.baseURL, "GATEWAY_JWKS_URL": keys.baseURL + "/jwks.json", "GATEWAY_JWT_ISSUER": issuer,
+        "GATEWAY_TRACKING_URL": tracking.baseURL, "GATEWAY_RATE_LIMIT_TRACKING": unlimited,
+    ]
+)
 
 func token(_ user: UUID, _ role: String) throws -> String { try testAccessToken(user: user, role: role, key: keys.key, issuer: issuer) }
 
 @discardableResult
-func call(_ base: String, _ method: HTTPMethod, _ path: String, token: String, json: Any? = nil, headers: [(String, String)] = []) async throws -> (Int, [String: Any]) {
+func call(
+    _ base: String,
+    _ method: HTTPMethod,
+    _ path: String,
+    token: String,
+    json: Any? = nil,
+    headers: [(String, String)] = []
+) async throws -> (Int, [String: Any]) {
     var request = HTTPClientRequest(url: base + path)
     request.method = method
     request.headers.add(name: "Authorization", value: "Bearer \(token)")
@@ -71,25 +84,49 @@ func call(_ base: String, _ method: HTTPMethod, _ path: String, token: String, j
     return (Int(response.status.code), (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:])
 }
 
-let admin = try token(UUID(), "admin"), owner = UUID(), customer = UUID()
-let ownerToken = try token(owner, "restaurant"), customerToken = try token(customer, "customer")
-let (created, restaurant) = try await call(gateway.baseURL, .POST, "/v1/restaurants", token: admin, json: [
-    "ownerId": owner.uuidString.lowercased(), "name": "Benchmark kitchen", "location": ["lat": 60.1710, "lng": 24.9414],
-    "menu": [["id": "m1", "name": "Soup", "priceCents": 900]],
-])
+let admin = try token(UUID(), "admin")
+let owner = UUID()
+let customer = UUID()
+let ownerToken = try token(owner, "restaurant")
+let customerToken = try token(customer, "customer")
+let (created, restaurant) = try await call(
+    gateway.baseURL,
+    .POST,
+    "/v1/restaurants",
+    token: admin,
+    json: [
+        "ownerId": owner.uuidString.lowercased(), "name": "Benchmark kitchen", "location": ["lat": 60.1710, "lng": 24.9414],
+        "menu": [["id": "m1", "name": "Soup", "priceCents": 900]],
+    ]
+)
 precondition(created == 201, "the restaurant was not made: \(created)")
 let restaurantID = restaurant["id"] as! String
 
 /// Places an order and takes it to `ready_for_pickup` (or not), as the owner.
 func order(through base: String, ready: Bool) async throws -> String {
-    let (status, placed) = try await call(base, .POST, "/v1/orders", token: customerToken, json: [
-        "restaurantId": restaurantID, "items": [["menuItemId": "m1", "quantity": 2]], "dropoff": ["address": "Senate Square", "lat": 60.1694, "lng": 24.9526],
-    ], headers: [("Idempotency-Key", UUID().uuidString)])
+    let (status, placed) = try await call(
+        base,
+        .POST,
+        "/v1/orders",
+        token: customerToken,
+        json: [
+            "restaurantId": restaurantID, "items": [["menuItemId": "m1", "quantity": 2]],
+            "dropoff": ["address": "Senate Square", "lat": 60.1694, "lng": 24.9526],
+        ],
+        headers: [("Idempotency-Key", UUID().uuidString)]
+    )
     precondition(status == 201, "an order was not placed: \(status)")
     let id = placed["id"] as! String
     if ready {
         for (index, to) in ["accepted", "preparing", "ready_for_pickup"].enumerated() {
-            try await call(base, .POST, "/v1/orders/\(id)/transitions", token: ownerToken, json: ["to": to], headers: [("If-Match", "\"\(index + 1)\"")])
+            try await call(
+                base,
+                .POST,
+                "/v1/orders/\(id)/transitions",
+                token: ownerToken,
+                json: ["to": to],
+                headers: [("If-Match", "\"\(index + 1)\"")]
+            )
         }
     }
     return id
@@ -101,8 +138,14 @@ func order(through base: String, ready: Bool) async throws -> String {
 let probeDriver = UUID()
 let probeToken = try token(probeDriver, "driver")
 let probeOrder = try await order(through: gateway.baseURL, ready: true)
-let (assigned, _) = try await call(gateway.baseURL, .POST, "/v1/orders/\(probeOrder)/transitions", token: admin,
-                                   json: ["to": "driver_assigned", "driverId": probeDriver.uuidString.lowercased()], headers: [("If-Match", "\"4\"")])
+let (assigned, _) = try await call(
+    gateway.baseURL,
+    .POST,
+    "/v1/orders/\(probeOrder)/transitions",
+    token: admin,
+    json: ["to": "driver_assigned", "driverId": probeDriver.uuidString.lowercased()],
+    headers: [("If-Match", "\"4\"")]
+)
 precondition(assigned == 200, "the probe's order was not assigned: \(assigned)")
 let socket = RealtimeSocket(url: gateway.baseURL.replacingOccurrences(of: "http://", with: "ws://") + "/v1/realtime", token: customerToken)
 try await socket.send(#"{"op":"subscribe","channel":"orders:\#(probeOrder)","ref":"p"}"#)
@@ -117,8 +160,13 @@ func probe(for duration: Duration) async throws -> [String: ContinuousClock.Inst
         step += 1
         let recorded = EventJSON.formatTimestamp(Date())
         sent[recorded] = .now
-        try await call(gateway.baseURL, .POST, "/v1/drivers/me/positions", token: probeToken,
-                       json: [["lat": 60.1700 + Double(step % 100) * 0.00001, "lng": 24.9400, "recordedAt": recorded]])
+        try await call(
+            gateway.baseURL,
+            .POST,
+            "/v1/drivers/me/positions",
+            token: probeToken,
+            json: [["lat": 60.1700 + Double(step % 100) * 0.00001, "lng": 24.9400, "recordedAt": recorded]]
+        )
         try await Task.sleep(for: .milliseconds(50))
     }
     return sent
@@ -131,9 +179,10 @@ func probeLatencies(_ sent: [String: ContinuousClock.Instant], after start: Int)
     var latencies: [Double] = []
     for (text, arrived) in zip(messages, times) {
         guard let event = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-              event["type"] as? String == DriverLocationUpdated.type,
-              let recorded = (event["data"] as? [String: Any])?["recordedAt"] as? String,
-              let at = sent[recorded] else { continue }
+            event["type"] as? String == DriverLocationUpdated.type,
+            let recorded = (event["data"] as? [String: Any])?["recordedAt"] as? String,
+            let at = sent[recorded]
+        else { continue }
         latencies.append(Double((arrived - at).components.attoseconds) / 1e15 + Double((arrived - at).components.seconds) * 1_000)
     }
     return latencies.sorted()
@@ -142,7 +191,8 @@ func probeLatencies(_ sent: [String: ContinuousClock.Instant], after start: Int)
 /// wrk's Lua: each connection one driver, posting the same batch of `batch` points (recorded now).
 let drivers = try (0..<connections).map { _ in try token(UUID(), "driver") }
 let recordedAt = EventJSON.formatTimestamp(Date())
-let body = "[" + (0..<batch).map { #"{"lat":60.17\#($0),"lng":24.94\#($0),"speedMps":8.3,"recordedAt":"\#(recordedAt)"}"# }.joined(separator: ",") + "]"
+let body =
+    "[" + (0..<batch).map { #"{"lat":60.17\#($0),"lng":24.94\#($0),"speedMps":8.3,"recordedAt":"\#(recordedAt)"}"# }.joined(separator: ",") + "]"
 let positionsScript = """
     local tokens = {\(drivers.map { "\"\($0)\"" }.joined(separator: ","))}
     local body = '\(body)'
@@ -177,10 +227,19 @@ try await withThrowingTaskGroup(of: [Double].self) { group in
                 let id = try await order(through: gateway.baseURL, ready: false)
                 for (index, to) in ["accepted", "preparing", "ready_for_pickup"].enumerated() {
                     let start = ContinuousClock.now
-                    let (status, _) = try await call(gateway.baseURL, .POST, "/v1/orders/\(id)/transitions", token: ownerToken, json: ["to": to],
-                                                     headers: [("If-Match", "\"\(index + 1)\"")])
+                    let (status, _) = try await call(
+                        gateway.baseURL,
+                        .POST,
+                        "/v1/orders/\(id)/transitions",
+                        token: ownerToken,
+                        json: ["to": to],
+                        headers: [("If-Match", "\"\(index + 1)\"")]
+                    )
                     precondition(status == 200, "a transition answered \(status)")
-                    latencies.append(Double((ContinuousClock.now - start).components.attoseconds) / 1e15 + Double((ContinuousClock.now - start).components.seconds) * 1_000)
+                    latencies.append(
+                        Double((ContinuousClock.now - start).components.attoseconds) / 1e15 + Double((ContinuousClock.now - start).components.seconds)
+                            * 1_000
+                    )
                 }
             }
             return latencies
@@ -201,15 +260,19 @@ await gateway.stop()
 await tracking.stop()
 let benchOrders = 1_000
 let ownerID = owner.uuidString.lowercased()
-let payload = #"{"by":{"role":"restaurant","userId":"\#(ownerID)"},"changedAt":"2026-11-26T12:00:00.000Z","orderId":"00000000-0000-0000-0000-000000000000","parties":{"customerId":"\#(customer.uuidString.lowercased())","driverId":null,"restaurantId":"\#(restaurantID)","restaurantOwnerId":"\#(ownerID)"},"previousStatus":"accepted","reason":null,"status":"preparing","version":3}"#
+let payload =
+    #"{"by":{"role":"restaurant","userId":"\#(ownerID)"},"changedAt":"2026-11-26T12:00:00.000Z","orderId":"00000000-0000-0000-0000-000000000000","parties":{"customerId":"\#(customer.uuidString.lowercased())","driverId":null,"restaurantId":"\#(restaurantID)","restaurantOwnerId":"\#(ownerID)"},"previousStatus":"accepted","reason":null,"status":"preparing","version":3}"#
 try await database.withClient { client in
-    try await client.query("""
+    try await client.query(
+        """
         INSERT INTO tracking.orders (id, customer_id, restaurant_id, restaurant_owner_id, items, total_cents, dropoff_address, dropoff_lat, dropoff_lng,
                                      status, status_history, routing, idempotency_key, request_hash)
         SELECT md5('bench-' || n)::uuid, \(customer), \(UUID(uuidString: restaurantID)!), \(owner), '[{"menuItemId":"m1","name":"Soup","quantity":2,"unitPriceCents":900}]',
                1800, 'Senate Square', 60.1694, 24.9526, 'accepted', '[]', 'road', 'bench-' || n, 'bench'
         FROM generate_series(1, \(benchOrders)) AS n
-        """, logger: Logger(label: "bench"))
+        """,
+        logger: Logger(label: "bench")
+    )
     // The events' payload, read from a table by the script: pgbench would take the `:` of its
     // JSON for variables.
     try await client.query("CREATE TABLE tracking.bench_payload AS SELECT convert_to(\(payload), 'UTF8') AS payload", logger: Logger(label: "bench"))
@@ -236,10 +299,25 @@ func transitionScript(notifying: Bool) -> String {
 
         """
 }
-let byHand = try await PGBench.run(transitionScript(notifying: false), database: database, role: role, password: "bench", clients: transitionClients, seconds: seconds)
-let byHandNotifying = try await PGBench.run(transitionScript(notifying: true), database: database, role: role, password: "bench", clients: transitionClients, seconds: seconds)
+let byHand = try await PGBench.run(
+    transitionScript(notifying: false),
+    database: database,
+    role: role,
+    password: "bench",
+    clients: transitionClients,
+    seconds: seconds
+)
+let byHandNotifying = try await PGBench.run(
+    transitionScript(notifying: true),
+    database: database,
+    role: role,
+    password: "bench",
+    clients: transitionClients,
+    seconds: seconds
+)
 
-note("""
+note(
+    """
 
     == tracking: position ingest, batches of \(batch), \(connections) drivers (wrk -c\(connections) -d\(seconds)s; wrk, the gateway, tracking, Postgres and the broker share 2 cores) ==
       through the gateway   \(format(throughGateway.requestsPerSecond * Double(batch), 0)) positions/s   (\(format(throughGateway.requestsPerSecond, 0)) req/s, p50 \(format(throughGateway.p50, 2)) ms, p99 \(format(throughGateway.p99, 2)) ms)\(throughGateway.errors.map { "  \($0)" } ?? "")
@@ -256,6 +334,7 @@ note("""
         \(format(byHand.tps, 0)) tx/s   p50 \(format(byHand.latency.percentile(50))) ms   p99 \(format(byHand.latency.percentile(99))) ms
       the same with a NOTIFY in each (as before relays were woken in their process):
         \(format(byHandNotifying.tps, 0)) tx/s   p50 \(format(byHandNotifying.latency.percentile(50))) ms   p99 \(format(byHandNotifying.latency.percentile(99))) ms
-    """)
+    """
+)
 
 await keys.stop()

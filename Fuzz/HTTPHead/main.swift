@@ -33,10 +33,15 @@ func oneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
             var handedOut = 0
             while buffer.readableBytes > 0 {
                 let piece = buffer.getSlice(at: buffer.readerIndex, length: min(buffer.readableBytes, 1 + buffer.readableBytes % 7))!
-                guard let scan = try? scanner.scan(piece, onData: { range in
-                    precondition(range.lowerBound >= 0 && range.upperBound <= piece.readableBytes)
-                    handedOut += range.count
-                }) else { return 0 }
+                guard
+                    let scan = try? scanner.scan(
+                        piece,
+                        onData: { range in
+                            precondition(range.lowerBound >= 0 && range.upperBound <= piece.readableBytes)
+                            handedOut += range.count
+                        }
+                    )
+                else { return 0 }
                 precondition(scan.count <= piece.readableBytes && (scan.ends || scan.count == piece.readableBytes))
                 buffer.moveReaderIndex(forwardBy: scan.count)
                 if scan.ends { break }

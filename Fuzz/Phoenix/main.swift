@@ -24,8 +24,8 @@ func oneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     for version in [PhoenixMessage.Version.v1, .v2] {
         // What the gateway writes, it reads back as the same message.
         guard let again = try? PhoenixMessage(text: message.text(version)),
-              again.joinRef == message.joinRef, again.ref == message.ref, again.topic == message.topic, again.event == message.event,
-              equivalent(again.payload, message.payload)
+            again.joinRef == message.joinRef, again.ref == message.ref, again.topic == message.topic, again.event == message.event,
+            equivalent(again.payload, message.payload)
         else { fatalError("\(version) frame did not read back: \(message)") }
     }
     return 0
@@ -47,7 +47,7 @@ func binaryFrame(_ frame: ByteBuffer) {
     if case .binary(let written)? = push.broadcast.frame(for: .v2, topic: push.topic, joinRef: push.joinRef) {
         let view = Array(written.readableBytesView)
         guard view.count == 5 + Int(view[1]) + Int(view[2]) + payload.count, view.suffix(payload.count).elementsEqual(payload),
-              view[(5 + Int(view[1]))...].prefix(Int(view[2])).elementsEqual(event.utf8)
+            view[(5 + Int(view[1]))...].prefix(Int(view[2])).elementsEqual(event.utf8)
         else { fatalError("kind 4 frame does not carry the event and payload it was given: \(push)") }
     } else {
         fatalError("a user broadcast is not binary for 2.0.0: \(push)")

@@ -20,8 +20,14 @@ let authSchema = "auth"
 /// - Throws: when a migration does not apply or Kafka refuses to create the topic.
 func buildApplication(_ config: AuthConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
     let logger = runtime.logger
-    try await prepareServiceStorage(schema: authSchema, migrations: try Migration.load(bundle: .module), database: config.database,
-                                    events: config.events, topics: [TopicCatalog.authUsers], logger: logger)
+    try await prepareServiceStorage(
+        schema: authSchema,
+        migrations: try Migration.load(bundle: .module),
+        database: config.database,
+        events: config.events,
+        topics: [TopicCatalog.authUsers],
+        logger: logger
+    )
 
     let client = PostgresClient(configuration: config.database.client, backgroundLogger: logger)
     let producer = try KafkaProducer(configuration: config.events.producer(clientID: "auth"), logger: logger)
@@ -46,7 +52,6 @@ func buildApplication(_ config: AuthConfiguration, runtime: ServiceRuntime) asyn
         data.addRoutes(to: router)
     }
 }
-
 
 /// Auth's controllers, wired to their dependencies.
 struct AuthRoutes: Sendable {

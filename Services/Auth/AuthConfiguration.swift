@@ -32,7 +32,11 @@ struct AuthConfiguration: ServiceConfiguration {
         database = try DatabaseSettings(from: reader)
         events = try EventBusSettings(from: reader)
         guard let signingKey = try Self.key(reader, "AUTH_JWT_KEY") else {
-            throw ConfigurationError(variable: "AUTH_JWT_KEY", expected: "an EC P-256 private key in PEM (or AUTH_JWT_KEY_FILE naming one)", problem: .missing)
+            throw ConfigurationError(
+                variable: "AUTH_JWT_KEY",
+                expected: "an EC P-256 private key in PEM (or AUTH_JWT_KEY_FILE naming one)",
+                problem: .missing
+            )
         }
         self.signingKey = signingKey
         verificationKeys = [signingKey.verificationKey]

@@ -23,8 +23,14 @@ let renderSchema = "render"
 /// - Throws: when a migration does not apply, Kafka refuses the topics, or libvips cannot start.
 func buildApplication(_ config: RenderConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
     let logger = runtime.logger
-    try await prepareServiceStorage(schema: renderSchema, migrations: try Migration.load(bundle: .module), database: config.database,
-                                    events: config.events, topics: [TopicCatalog.renderJobs, TopicCatalog.renderResults], logger: logger)
+    try await prepareServiceStorage(
+        schema: renderSchema,
+        migrations: try Migration.load(bundle: .module),
+        database: config.database,
+        events: config.events,
+        topics: [TopicCatalog.renderJobs, TopicCatalog.renderResults],
+        logger: logger
+    )
 
     let client = PostgresClient(configuration: config.database.client, backgroundLogger: logger)
     let producer = try KafkaProducer(configuration: config.events.producer(clientID: "edit-render"), logger: logger)
@@ -39,21 +45,40 @@ func buildApplication(_ config: RenderConfiguration, runtime: ServiceRuntime) as
     let metrics = RenderMetrics(factory: runtime.metrics.factory)
     let store = EditStore(client: client, outbox: outbox, logger: logger)
     let catalog = PhotoCatalogClient(http: http, baseURL: config.photoCatalogURL, serviceToken: config.catalogServiceToken, logger: logger)
-    let sources = SourceFetcher(blobs: blobs, store: store, http: http, catalog: catalog, allowedHosts: config.sourceHosts,
-                                allowsPrivateHosts: config.allowsPrivateSources, maxBytes: config.maxUploadBytes, logger: logger)
+    let sources = SourceFetcher(
+        blobs: blobs,
+        store: store,
+        http: http,
+        catalog: catalog,
+        allowedHosts: config.sourceHosts,
+        allowsPrivateHosts: config.allowsPrivateSources,
+        maxBytes: config.maxUploadBytes,
+        logger: logger
+    )
 
     var parts = ServiceApplicationParts(name: "edit-render", http: config.http, logger: logger, metrics: runtime.metrics)
     parts.readiness = [.postgres(client), .kafka(producer)]
     parts.services = [client, producer, relay, renderer, HTTPClientService(client: http)] + (blobHTTP.map { [HTTPClientService(client: $0)] } ?? [])
     if config.role.runsWorkers {
-        let job = RenderJob(client: client, outbox: outbox, sources: sources, renderer: renderer, blobs: blobs,
-                            catalog: catalog,
-                            metrics: metrics, logger: logger, maxAttempts: config.events.retry.attempts)
+        let job = RenderJob(
+            client: client,
+            outbox: outbox,
+            sources: sources,
+            renderer: renderer,
+            blobs: blobs,
+            catalog: catalog,
+            metrics: metrics,
+            logger: logger,
+            maxAttempts: config.events.retry.attempts
+        )
         var registry = EventRegistry()
         registry.register(EditRequested.self)
         let consumer = EventConsumer(
             configuration: config.events.consumer(clientID: "edit-render-worker", group: config.workerGroup, topics: [TopicCatalog.renderJobs]),
-            registry: registry, deadLetters: producer, retry: config.events.retry, logger: logger
+            registry: registry,
+            deadLetters: producer,
+            retry: config.events.retry,
+            logger: logger
         ) { received in
             guard let requested = received.event as? EditRequested else { return }
             try await job.handle(requested)

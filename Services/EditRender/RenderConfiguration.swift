@@ -1,7 +1,7 @@
+import Blobs
 import Contracts
 import Database
 import EventBus
-import Blobs
 import Foundation
 import KeySetClient
 import S3Blobs
@@ -53,7 +53,11 @@ struct RenderConfiguration: ServiceConfiguration {
         blobStore = try BlobStoreChoice(from: reader, folder: media.blobDirectory)
         photoCatalogURL = try reader.url("RENDER_PHOTO_CATALOG_URL", schemes: ["http", "https"], default: URL(string: "http://127.0.0.1:8082")!)
         catalogServiceToken = try reader.optionalSecret("CATALOG_SERVICE_TOKEN", expected: "photo-catalog's service token")
-        sourceHosts = Set(try reader.string("RENDER_SOURCE_HOSTS", default: "images.unsplash.com,plus.unsplash.com").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+        sourceHosts = Set(
+            try reader.string("RENDER_SOURCE_HOSTS", default: "images.unsplash.com,plus.unsplash.com").split(separator: ",").map {
+                $0.trimmingCharacters(in: .whitespaces).lowercased()
+            }
+        )
         allowsPrivateSources = try reader.bool("RENDER_ALLOW_PRIVATE_SOURCES", default: false)
         maxUploadBytes = try reader.byteCount("RENDER_MAX_UPLOAD", default: 25 << 20, in: 1_024...(100 << 20))
         workerGroup = try reader.string("RENDER_WORKER_GROUP", default: ConsumerGroupCatalog.renderWorkers.name)

@@ -25,16 +25,28 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
         backgroundActivityLogger: logger
     )
     let addresses = ClientAddressResolver(trustedProxies: config.trustedProxies)
-    let keys = KeySetCache(url: config.keySetURL, issuer: config.issuer, refreshInterval: config.keySetRefreshInterval, client: client, logger: logger)
+    let keys = KeySetCache(
+        url: config.keySetURL,
+        issuer: config.issuer,
+        refreshInterval: config.keySetRefreshInterval,
+        client: client,
+        logger: logger
+    )
     let pools = try UpstreamPools(config.routes, connectTimeout: config.connectTimeout, metrics: runtime.metrics.factory)
     let checks = EdgeChecks(routes: config.routes, keys: keys, addresses: addresses, anonKey: config.anonKey)
     let proxy = EdgeProxy(
-        checks: checks, pools: pools.byGroup, cors: config.cors, requests: runtime.metrics.requests,
-        metrics: runtime.metrics.factory, logger: logger, serverName: "gateway"
+        checks: checks,
+        pools: pools.byGroup,
+        cors: config.cors,
+        requests: runtime.metrics.requests,
+        metrics: runtime.metrics.factory,
+        logger: logger,
+        serverName: "gateway"
     )
 
     let hub = RealtimeHub(
-        replayCapacity: config.realtime.replayEvents, replayAge: config.realtime.replayAge,
+        replayCapacity: config.realtime.replayEvents,
+        replayAge: config.realtime.replayAge,
         metrics: RealtimeMetrics(factory: runtime.metrics.factory)
     )
     let orders = OrderDirectory()
@@ -42,16 +54,39 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
     let producer = try KafkaProducer(configuration: config.realtime.events.producer(clientID: "gateway-\(config.realtime.replica)"), logger: logger)
     let broadcasts = BroadcastRelay(producer: producer, hub: changes, replica: config.realtime.replica, logger: logger)
     let realtime = RealtimeEndpoints(
-        hub: hub, changes: changes, broadcasts: broadcasts, anonKey: config.anonKey, gate: RealtimeGate(keys: keys, orders: orders), settings: config.realtime, addresses: addresses, logger: logger
+        hub: hub,
+        changes: changes,
+        broadcasts: broadcasts,
+        anonKey: config.anonKey,
+        gate: RealtimeGate(keys: keys, orders: orders),
+        settings: config.realtime,
+        addresses: addresses,
+        logger: logger
     )
     let console = ConsoleEndpoints(
         access: ConsoleAccess(keys: keys),
-        backends: ConsoleBackends(client: client, authURL: config.routes.groups[0].upstream!, trackingURL: config.routes.groups.first { $0.name == "tracking" }?.upstream,
-                                  editRenderURL: config.routes.groups.first { $0.name == "edit_render" }?.upstream,
-                                  brokers: config.realtime.events.brokers, logger: logger),
-        realtime: realtime, addresses: addresses, assets: try ConsoleAssets(), logger: logger
+        backends: ConsoleBackends(
+            client: client,
+            authURL: config.routes.groups[0].upstream!,
+            trackingURL: config.routes.groups.first { $0.name == "tracking" }?.upstream,
+            editRenderURL: config.routes.groups.first { $0.name == "edit_render" }?.upstream,
+            brokers: config.realtime.events.brokers,
+            logger: logger
+        ),
+        realtime: realtime,
+        addresses: addresses,
+        assets: try ConsoleAssets(),
+        logger: logger
     )
-    let feed = EventFeed(events: config.realtime.events, replica: config.realtime.replica, hub: hub, changes: changes, broadcasts: broadcasts, orders: orders, logger: logger)
+    let feed = EventFeed(
+        events: config.realtime.events,
+        replica: config.realtime.replica,
+        hub: hub,
+        changes: changes,
+        broadcasts: broadcasts,
+        orders: orders,
+        logger: logger
+    )
 
     var parts = ServiceApplicationParts(name: "gateway", http: config.http, logger: logger, metrics: runtime.metrics)
     // Stopped in reverse order: the key set's refreshing before the client it fetches with.

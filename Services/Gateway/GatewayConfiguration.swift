@@ -27,29 +27,41 @@ struct GatewayConfiguration: ServiceConfiguration {
         for entry in RouteTable.catalog {
             let upper = entry.name.uppercased()
             // Auth is required: without its keys the gateway can verify no token.
-            let upstream: URL? = entry.name == "auth" || reader.raw(entry.variable) != nil
+            let upstream: URL? =
+                entry.name == "auth" || reader.raw(entry.variable) != nil
                 ? try reader.url(entry.variable, schemes: ["http", "https"])
                 : nil
-            groups.append(RouteGroup(
-                name: entry.name,
-                pathPrefixes: entry.prefixes,
-                upstream: upstream,
-                access: entry.access,
-                rateLimit: try reader.rateLimit("GATEWAY_RATE_LIMIT_\(upper)", default: entry.rateLimit),
-                maxBodySize: try reader.byteCount("GATEWAY_MAX_BODY_\(upper)", default: entry.maxBodySize, in: 0...(1 << 30)),
-                timeout: try reader.duration("GATEWAY_TIMEOUT_\(upper)", default: upstreamTimeout, minimum: .milliseconds(100))
-            ))
+            groups.append(
+                RouteGroup(
+                    name: entry.name,
+                    pathPrefixes: entry.prefixes,
+                    upstream: upstream,
+                    access: entry.access,
+                    rateLimit: try reader.rateLimit("GATEWAY_RATE_LIMIT_\(upper)", default: entry.rateLimit),
+                    maxBodySize: try reader.byteCount("GATEWAY_MAX_BODY_\(upper)", default: entry.maxBodySize, in: 0...(1 << 30)),
+                    timeout: try reader.duration("GATEWAY_TIMEOUT_\(upper)", default: upstreamTimeout, minimum: .milliseconds(100))
+                )
+            )
         }
         routes = RouteTable(groups: groups)
         let auth = groups[0].upstream!
-        keySetURL = try reader.url("GATEWAY_JWKS_URL", schemes: ["http", "https"], default: auth.appendingPathComponent("auth/v1/.well-known/jwks.json"))
+        keySetURL = try reader.url(
+            "GATEWAY_JWKS_URL",
+            schemes: ["http", "https"],
+            default: auth.appendingPathComponent("auth/v1/.well-known/jwks.json")
+        )
         issuer = try reader.string("GATEWAY_JWT_ISSUER", default: "http://localhost:8080/auth/v1")
         keySetRefreshInterval = try reader.duration("GATEWAY_JWKS_REFRESH_INTERVAL", default: .seconds(5), minimum: .milliseconds(100))
         connectTimeout = try reader.duration("GATEWAY_CONNECT_TIMEOUT", default: .seconds(1), minimum: .milliseconds(10))
         anonKey = try reader.optionalSecret("GATEWAY_ANON_KEY", expected: "the anon key clients send as apikey")
         trustedProxies = try reader.ipRanges("GATEWAY_TRUSTED_PROXIES")
         cors = try CORSPolicy(
-            origins: reader.value("GATEWAY_CORS_ORIGINS", expected: "* or a comma-separated list of origins such as https://app.example.com", default: [], parse: CORSPolicy.parseOrigins),
+            origins: reader.value(
+                "GATEWAY_CORS_ORIGINS",
+                expected: "* or a comma-separated list of origins such as https://app.example.com",
+                default: [],
+                parse: CORSPolicy.parseOrigins
+            ),
             maxAge: reader.duration("GATEWAY_CORS_MAX_AGE", default: .seconds(600))
         )
         realtime = try RealtimeSettings(from: reader)

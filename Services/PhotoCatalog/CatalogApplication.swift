@@ -23,7 +23,11 @@ func buildApplication(_ config: CatalogConfiguration, runtime: ServiceRuntime) a
         try await MigrationRunner(schema: catalogSchema, migrations: migrations).run(on: client, logger: logger)
     }
     let client = PostgresClient(configuration: config.database.client, backgroundLogger: logger)
-    let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: httpClientConfiguration(config), backgroundActivityLogger: logger)
+    let http = HTTPClient(
+        eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+        configuration: httpClientConfiguration(config),
+        backgroundActivityLogger: logger
+    )
     let metrics = CatalogMetrics(factory: runtime.metrics.factory)
     let keys = KeySetCache(url: config.keys.url, issuer: config.keys.issuer, refreshInterval: .seconds(5), client: http, logger: logger)
 
@@ -42,7 +46,13 @@ func buildApplication(_ config: CatalogConfiguration, runtime: ServiceRuntime) a
         logger.info("No UNSPLASH_ACCESS_KEY: serving the bundled fixture photos")
     }
     let downloads = DownloadTracker(client: client, reporter: reporter, settings: config.downloads, metrics: metrics, logger: logger)
-    let controller = CatalogController(source: source, downloads: downloads, keys: keys, serviceToken: config.serviceToken, publicBase: config.publicBase)
+    let controller = CatalogController(
+        source: source,
+        downloads: downloads,
+        keys: keys,
+        serviceToken: config.serviceToken,
+        publicBase: config.publicBase
+    )
 
     var parts = ServiceApplicationParts(name: "photo-catalog", http: config.http, logger: logger, metrics: runtime.metrics)
     parts.readiness = [.postgres(client)]

@@ -16,9 +16,11 @@ final class CatalogMetrics: Sendable {
 
     init(factory: any MetricsFactory) {
         self.factory = factory
-        lookups = Dictionary(uniqueKeysWithValues: ["hit", "miss", "collapsed", "stale", "unavailable"].map { result in
-            (result, Counter(label: "catalog_cache_lookups_total", dimensions: [("result", result)], factory: factory))
-        })
+        lookups = Dictionary(
+            uniqueKeysWithValues: ["hit", "miss", "collapsed", "stale", "unavailable"].map { result in
+                (result, Counter(label: "catalog_cache_lookups_total", dimensions: [("result", result)], factory: factory))
+            }
+        )
         budgetRemaining = Gauge(label: "catalog_unsplash_budget_remaining", factory: factory)
         budgetLimit = Gauge(label: "catalog_unsplash_budget_limit", factory: factory)
     }

@@ -22,8 +22,14 @@ import ServiceKit
 /// - Throws: when a migration does not apply, Kafka refuses the topics, or libvips cannot start.
 func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
     let logger = runtime.logger
-    try await prepareServiceStorage(schema: socialSchema, migrations: try Migration.load(bundle: .module), database: config.database,
-                                    events: config.events, topics: [TopicCatalog.socialActivity] + Projections.topics, logger: logger)
+    try await prepareServiceStorage(
+        schema: socialSchema,
+        migrations: try Migration.load(bundle: .module),
+        database: config.database,
+        events: config.events,
+        topics: [TopicCatalog.socialActivity] + Projections.topics,
+        logger: logger
+    )
 
     // Generic plans for the prepared statements (the feed's): with the viewer and the limit as
     // parameters Postgres would plan each page anew — 2.6 ms of planning for 0.8 ms of running.
@@ -44,29 +50,40 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
     let catalog = PhotoCatalogClient(http: http, baseURL: config.photoCatalogURL, serviceToken: config.catalogServiceToken, logger: logger)
 
     let storageLinks = StorageLinks(secret: config.media.key, bucket: config.signedURLBucket, publicBase: config.media.publicBase)
-    let photos = PhotoResolver(catalog: catalog, mediaLinks: config.blobStore.mediaLinks(config.media.links, store: blobs),
-                               storageLinks: storageLinks, mediaLifetime: config.media.linkLifetime, logger: logger)
+    let photos = PhotoResolver(
+        catalog: catalog,
+        mediaLinks: config.blobStore.mediaLinks(config.media.links, store: blobs),
+        storageLinks: storageLinks,
+        mediaLifetime: config.media.linkLifetime,
+        logger: logger
+    )
     let objects = ObjectStore(client: client, blobs: blobs, logger: logger, maxBytes: config.maxUploadBytes)
     let likes = LikeStore(client: client, outbox: outbox, photos: photos, logger: logger)
     let collections = CollectionStore(client: client, outbox: outbox, photos: photos, logger: logger)
     let posts = PostStore(client: client, outbox: outbox, objects: objects, catalog: catalog, photos: photos, renderer: renderer, logger: logger)
     let projections = Projections(logger: logger)
-    let data = DataEndpoint(tables: SocialDataTables(client: client, likes: likes, collections: collections, posts: posts, logger: logger).tables,
-                            logger: logger) { token throws(AccessTokenError) in try await keys.verify(token) }
+    let data = DataEndpoint(
+        tables: SocialDataTables(client: client, likes: likes, collections: collections, posts: posts, logger: logger).tables,
+        logger: logger
+    ) { token throws(AccessTokenError) in try await keys.verify(token) }
 
     var parts = ServiceApplicationParts(name: "social", http: config.http, logger: logger, metrics: runtime.metrics)
     parts.readiness = [.postgres(client), .kafka(producer)]
-    parts.services = [
-        client, producer, relay, renderer, HTTPClientService(client: http), keys,
-        EventConsumer(
-            configuration: config.events.consumer(clientID: "social", group: config.projectionGroup, topics: Projections.topics),
-            registry: Projections.registry, deadLetters: producer, retry: config.events.retry, logger: logger,
-            handler: inbox.handler(consumer: Projections.consumer) { received, connection in
-                try await projections.apply(received.event, on: connection)
-            }
-        ),
-        OrphanCollector(client: client, objects: objects, orphanTTL: config.orphanTTL, interval: config.collectorInterval, logger: logger),
-    ] + (blobHTTP.map { [HTTPClientService(client: $0)] } ?? [])
+    parts.services =
+        [
+            client, producer, relay, renderer, HTTPClientService(client: http), keys,
+            EventConsumer(
+                configuration: config.events.consumer(clientID: "social", group: config.projectionGroup, topics: Projections.topics),
+                registry: Projections.registry,
+                deadLetters: producer,
+                retry: config.events.retry,
+                logger: logger,
+                handler: inbox.handler(consumer: Projections.consumer) { received, connection in
+                    try await projections.apply(received.event, on: connection)
+                }
+            ),
+            OrphanCollector(client: client, objects: objects, orphanTTL: config.orphanTTL, interval: config.collectorInterval, logger: logger),
+        ] + (blobHTTP.map { [HTTPClientService(client: $0)] } ?? [])
     parts.routePolicies = [
         // An upload: the image, plus a multipart envelope.
         RoutePolicy(pathPrefix: "/storage/v1", maxBodySize: config.maxUploadBytes + (1 << 20), timeout: .seconds(120)),

@@ -1,7 +1,7 @@
+import Blobs
 import Contracts
 import Database
 import EventBus
-import Blobs
 import Foundation
 import KeySetClient
 import S3Blobs

@@ -21,8 +21,14 @@ import ServiceKit
 ///   be read.
 func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
     let logger = runtime.logger
-    try await prepareServiceStorage(schema: trackingSchema, migrations: try Migration.load(bundle: .module), database: config.database,
-                                    events: config.events, topics: [TopicCatalog.trackingOrders, TopicCatalog.trackingLocations, TopicCatalog.trackingRestaurants], logger: logger)
+    try await prepareServiceStorage(
+        schema: trackingSchema,
+        migrations: try Migration.load(bundle: .module),
+        database: config.database,
+        events: config.events,
+        topics: [TopicCatalog.trackingOrders, TopicCatalog.trackingLocations, TopicCatalog.trackingRestaurants],
+        logger: logger
+    )
     let graph = try RoadGraph.helsinki()
 
     let client = PostgresClient(configuration: config.database.client, backgroundLogger: logger)

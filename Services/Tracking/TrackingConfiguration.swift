@@ -34,7 +34,11 @@ struct TrackingConfiguration: ServiceConfiguration {
         dispatchInterval = try reader.duration("TRACKING_DISPATCH_INTERVAL", default: .milliseconds(500), minimum: .milliseconds(50))
         dispatchEarly = try reader.bool("TRACKING_DISPATCH_EARLY", default: false)
         if seeds, authServiceToken == nil {
-            throw ConfigurationError(variable: "AUTH_SERVICE_TOKEN", expected: "auth's service token (or AUTH_SERVICE_TOKEN_FILE), to make the seeded restaurants' owner accounts; or TRACKING_SEED=false", problem: .missing)
+            throw ConfigurationError(
+                variable: "AUTH_SERVICE_TOKEN",
+                expected: "auth's service token (or AUTH_SERVICE_TOKEN_FILE), to make the seeded restaurants' owner accounts; or TRACKING_SEED=false",
+                problem: .missing
+            )
         }
     }
 }

@@ -62,7 +62,7 @@ package struct BlobKey: Sendable, Hashable, CustomStringConvertible {
         let segments = path.split(separator: "/", omittingEmptySubsequences: false)
         for segment in segments {
             guard (1...255).contains(segment.utf8.count), segment.first != ".",
-                  !segment.unicodeScalars.contains(where: { $0 == "\\" || $0.properties.generalCategory == .control })
+                !segment.unicodeScalars.contains(where: { $0 == "\\" || $0.properties.generalCategory == .control })
             else { return nil }
         }
         self.path = path

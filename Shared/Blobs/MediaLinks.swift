@@ -35,7 +35,8 @@ package struct LinkSigner: Sendable {
     ///   (compared in constant time), `.expired` when it is but `expires` has passed.
     package func verify(_ name: String, expires: Int, signature given: String, now: Date = Date()) throws(LinkRefusal) {
         // Computed, never looked up: what a request names does not fill the signatures made.
-        let expected = Array(computed(name, expires: expires).utf8), actual = Array(given.utf8)
+        let expected = Array(computed(name, expires: expires).utf8)
+        let actual = Array(given.utf8)
         guard expected.count == actual.count, zip(expected, actual).reduce(0, { $0 | ($1.0 ^ $1.1) }) == 0 else { throw .badSignature }
         guard Double(expires) > now.timeIntervalSince1970 else { throw .expired }
     }
@@ -72,7 +73,8 @@ package struct MediaLinks: Sendable {
     /// A link that stops working at `expires` (unix seconds): for callers that round expiries so
     /// a link stays the same for a while (and the answers holding it keep their entity tag).
     package func sign(_ blob: BlobKey, expires: Int) -> SignedLink {
-        let url = presigner?(blob, expires)
+        let url =
+            presigner?(blob, expires)
             ?? "\(publicBase)/v1/media/\(blob.path)?expires=\(expires)&signature=\(signer.signature(blob.path, expires: expires))"
         return SignedLink(url: url, expiresAt: Date(timeIntervalSince1970: TimeInterval(expires)))
     }

@@ -16,7 +16,11 @@ package struct MediaSettings: Sendable {
         let dataDirectory = reader.raw("SPLASH_DATA_DIR") ?? ".data"
         blobDirectory = URL(fileURLWithPath: try reader.string("\(prefix)_BLOB_DIR", default: dataDirectory + "/blobs"))
         guard let key = try reader.optionalSecret("RENDER_MEDIA_KEY", expected: "a secret of at least 32 characters"), key.utf8.count >= 32 else {
-            throw ConfigurationError(variable: "RENDER_MEDIA_KEY", expected: "a secret of at least 32 characters (or RENDER_MEDIA_KEY_FILE)", problem: .missing)
+            throw ConfigurationError(
+                variable: "RENDER_MEDIA_KEY",
+                expected: "a secret of at least 32 characters (or RENDER_MEDIA_KEY_FILE)",
+                problem: .missing
+            )
         }
         self.key = Array(key.utf8)
         linkLifetime = try reader.duration("\(prefix)_MEDIA_URL_TTL", default: .seconds(900), minimum: shortestLifetime)

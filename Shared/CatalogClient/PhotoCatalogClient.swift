@@ -28,7 +28,9 @@ package struct CatalogPhoto: Codable, Sendable, Equatable {
     package var user: Photographer?
 
     private enum CodingKeys: String, CodingKey {
-        case id, width, height, description, altDescription = "alt_description", urls, links, user
+        case id, width, height, description
+        case altDescription = "alt_description"
+        case urls, links, user
     }
 }
 
@@ -62,7 +64,10 @@ package struct PhotoCatalogClient: Sendable {
         guard UnsplashPhotoID.isValid(id) else { throw .notFound }
         let response: HTTPClientResponse
         do {
-            response = try await http.execute(HTTPClientRequest(url: baseURL.appendingPathComponent("v1/photos/\(id)").absoluteString), timeout: timeout)
+            response = try await http.execute(
+                HTTPClientRequest(url: baseURL.appendingPathComponent("v1/photos/\(id)").absoluteString),
+                timeout: timeout
+            )
         } catch {
             throw .unavailable("photo-catalog: \(error)")
         }
@@ -94,7 +99,10 @@ package struct PhotoCatalogClient: Sendable {
         do {
             let response = try await http.execute(request, timeout: .seconds(10))
             if response.status.code != 202 {
-                logger.warning("photo-catalog did not take the download report", metadata: ["photo": "\(photo)", "status": "\(response.status.code)"])
+                logger.warning(
+                    "photo-catalog did not take the download report",
+                    metadata: ["photo": "\(photo)", "status": "\(response.status.code)"]
+                )
             }
         } catch {
             logger.warning("photo-catalog could not be told of a download", metadata: ["photo": "\(photo)", "error": "\(error)"])

@@ -9,7 +9,11 @@ public enum ConsumerGroupCatalog {
     }
 
     /// social's projections of profiles and renders (`SOCIAL_PROJECTION_GROUP`).
-    public static let socialProjections = Group(name: "social-projections", service: "social", topics: [TopicCatalog.authUsers, TopicCatalog.renderResults])
+    public static let socialProjections = Group(
+        name: "social-projections",
+        service: "social",
+        topics: [TopicCatalog.authUsers, TopicCatalog.renderResults]
+    )
     /// edit-render's workers (`RENDER_WORKER_GROUP`).
     public static let renderWorkers = Group(name: "edit-render-workers", service: "edit-render", topics: [TopicCatalog.renderJobs])
 

@@ -46,7 +46,12 @@ public enum EventJSON {
 
     /// Parses RFC 3339 timestamps with or without fractional seconds, in any offset.
     public static func parseTimestamp(_ text: String) -> Date? {
-        if let date = try? Date(text, strategy: .iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: true).timeSeparator(.colon).timeZone(separator: .colon)) {
+        if let date = try? Date(
+            text,
+            strategy: .iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: true).timeSeparator(.colon).timeZone(
+                separator: .colon
+            )
+        ) {
             return date
         }
         return try? Date(text, strategy: .iso8601)

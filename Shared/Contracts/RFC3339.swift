@@ -32,11 +32,16 @@ public enum RFC3339 {
                 divisor /= 10
             }
         }
-        append(Int(utc.tm_year) + 1900, width: 4); bytes.append(UInt8(ascii: "-"))
-        append(Int(utc.tm_mon) + 1, width: 2); bytes.append(UInt8(ascii: "-"))
-        append(Int(utc.tm_mday), width: 2); bytes.append(UInt8(ascii: "T"))
-        append(Int(utc.tm_hour), width: 2); bytes.append(UInt8(ascii: ":"))
-        append(Int(utc.tm_min), width: 2); bytes.append(UInt8(ascii: ":"))
+        append(Int(utc.tm_year) + 1900, width: 4)
+        bytes.append(UInt8(ascii: "-"))
+        append(Int(utc.tm_mon) + 1, width: 2)
+        bytes.append(UInt8(ascii: "-"))
+        append(Int(utc.tm_mday), width: 2)
+        bytes.append(UInt8(ascii: "T"))
+        append(Int(utc.tm_hour), width: 2)
+        bytes.append(UInt8(ascii: ":"))
+        append(Int(utc.tm_min), width: 2)
+        bytes.append(UInt8(ascii: ":"))
         append(Int(utc.tm_sec), width: 2)
         if digits > 0 {
             var divisor: Int64 = 1

@@ -41,8 +41,12 @@ package struct DataAPIError: Error, Sendable, Equatable {
 
     /// PGRST116: `.single()` with other than one row.
     package static func notOneRow(_ count: Int) -> Self {
-        Self(.notAcceptable, code: "PGRST116", message: "JSON object requested, multiple (or no) rows returned",
-             details: "The result contains \(count) rows")
+        Self(
+            .notAcceptable,
+            code: "PGRST116",
+            message: "JSON object requested, multiple (or no) rows returned",
+            details: "The result contains \(count) rows"
+        )
     }
 
     /// 42501: a write that would give a row to someone else, or a write the caller may not make.

@@ -20,8 +20,13 @@ package struct DataEndpoint: Sendable {
     /// The most rows one insert, PATCH or DELETE may write.
     package let maxWriteRows: Int
 
-    package init(tables: [DataTable], functions: [DataFunction] = [], maxWriteRows: Int = 1_000, logger: Logger,
-                 verify: @escaping @Sendable (String) async throws(AccessTokenError) -> AccessTokenClaims) {
+    package init(
+        tables: [DataTable],
+        functions: [DataFunction] = [],
+        maxWriteRows: Int = 1_000,
+        logger: Logger,
+        verify: @escaping @Sendable (String) async throws(AccessTokenError) -> AccessTokenClaims
+    ) {
         self.tables = Dictionary(uniqueKeysWithValues: tables.map { ($0.description.name, $0) })
         self.functions = Dictionary(uniqueKeysWithValues: functions.map { ($0.name, $0) })
         self.verify = verify
@@ -42,8 +47,12 @@ package struct DataEndpoint: Sendable {
             rest.on("rpc/:function", method: method) { request, context in
                 await answer(request) { () async throws -> Response in
                     guard request.method == .post else {
-                        throw DataAPIError(.methodNotAllowed, code: "PGRST117", message: "Unsupported HTTP method: \(request.method.rawValue)",
-                                           hint: "Call functions with POST.")
+                        throw DataAPIError(
+                            .methodNotAllowed,
+                            code: "PGRST117",
+                            message: "Unsupported HTTP method: \(request.method.rawValue)",
+                            hint: "Call functions with POST."
+                        )
                     }
                     return try await rpc(request, name: context.parameters.get("function") ?? "")
                 }
@@ -76,7 +85,13 @@ package struct DataEndpoint: Sendable {
         }
     }
 
-    private func read(_ table: DataTable, _ query: DataQuery, _ preferences: RequestPreferences, caller: DataCaller, head: Bool) async throws -> Response {
+    private func read(
+        _ table: DataTable,
+        _ query: DataQuery,
+        _ preferences: RequestPreferences,
+        caller: DataCaller,
+        head: Bool
+    ) async throws -> Response {
         var statements = [try table.renderer.read(query)]
         if preferences.count { statements.append(try table.renderer.count(query)) }
         let results = try await table.read(caller, statements)
@@ -89,16 +104,24 @@ package struct DataEndpoint: Sendable {
         return try respond(status, json: json, rows: rows, shape: preferences.shape, headers: headers, head: head)
     }
 
-    private func insert(_ table: DataTable, _ query: DataQuery, _ preferences: RequestPreferences, body: JSONValue, caller: DataCaller) async throws -> Response {
+    private func insert(
+        _ table: DataTable,
+        _ query: DataQuery,
+        _ preferences: RequestPreferences,
+        body: JSONValue,
+        caller: DataCaller
+    ) async throws -> Response {
         guard let insert = table.writes.insert else { throw Self.notAllowed("insert into", table, caller) }
-        let objects: [[String: JSONValue]] = switch body {
-        case .object(let object): [object]
-        case .array(let items): try items.map { (item) throws(DataAPIError) -> [String: JSONValue] in
-            guard case .object(let object) = item else { throw Self.invalidJSON("every element of the array must be an object") }
-            return object
-        }
-        default: throw Self.invalidJSON("the body must be an object or an array of objects")
-        }
+        let objects: [[String: JSONValue]] =
+            switch body {
+            case .object(let object): [object]
+            case .array(let items):
+                try items.map { (item) throws(DataAPIError) -> [String: JSONValue] in
+                    guard case .object(let object) = item else { throw Self.invalidJSON("every element of the array must be an object") }
+                    return object
+                }
+            default: throw Self.invalidJSON("the body must be an object or an array of objects")
+            }
         guard objects.count <= maxWriteRows else {
             throw DataAPIError(.contentTooLarge, code: "PGRST413", message: "At most \(maxWriteRows) rows per insert")
         }
@@ -112,7 +135,13 @@ package struct DataEndpoint: Sendable {
         } else if preferences.resolution != nil {
             onConflict = table.description.primaryKey
         }
-        let keys = rows.isEmpty ? [] : try await insert(rows, InsertRequest(caller: caller, onConflict: onConflict, resolution: onConflict == nil ? nil : preferences.resolution))
+        let keys =
+            rows.isEmpty
+            ? []
+            : try await insert(
+                rows,
+                InsertRequest(caller: caller, onConflict: onConflict, resolution: onConflict == nil ? nil : preferences.resolution)
+            )
         var headers: HTTPFields = [.contentRange: "*/*"]
         if onConflict != nil, let resolution = preferences.resolution {
             headers[.preferenceApplied] = resolution == .mergeDuplicates ? "resolution=merge-duplicates" : "resolution=ignore-duplicates"
@@ -120,7 +149,13 @@ package struct DataEndpoint: Sendable {
         return try await written(table, query, preferences, keys: keys, caller: caller, status: .created, headers: headers)
     }
 
-    private func update(_ table: DataTable, _ query: DataQuery, _ preferences: RequestPreferences, body: JSONValue, caller: DataCaller) async throws -> Response {
+    private func update(
+        _ table: DataTable,
+        _ query: DataQuery,
+        _ preferences: RequestPreferences,
+        body: JSONValue,
+        caller: DataCaller
+    ) async throws -> Response {
         guard !query.filters.isEmpty else {
             throw DataAPIError(.badRequest, code: "21000", message: "UPDATE requires a WHERE clause", hint: "Add a filter, such as id=eq.<id>.")
         }
@@ -132,7 +167,15 @@ package struct DataEndpoint: Sendable {
             let changedRow = changes.isEmpty ? true : try await update(key, changes, caller)
             if changedRow { changed.append(key) }
         }
-        return try await written(table, query, preferences, keys: changed, caller: caller, status: .ok, headers: [.contentRange: "0-\(max(changed.count - 1, 0))/*"])
+        return try await written(
+            table,
+            query,
+            preferences,
+            keys: changed,
+            caller: caller,
+            status: .ok,
+            headers: [.contentRange: "0-\(max(changed.count - 1, 0))/*"]
+        )
     }
 
     private func delete(_ table: DataTable, _ query: DataQuery, _ preferences: RequestPreferences, caller: DataCaller) async throws -> Response {
@@ -147,14 +190,23 @@ package struct DataEndpoint: Sendable {
         var rows: [String] = []
         var deleted = 0
         for key in keys {
-            let before = representation ? try await table.read(caller, [try table.renderer.read(query, keys: [key])])[0][0].decode((String, Int).self) : ("[]", 0)
+            let before =
+                representation
+                ? try await table.read(caller, [try table.renderer.read(query, keys: [key])])[0][0].decode((String, Int).self) : ("[]", 0)
             guard try await delete(key, caller) else { continue }
             deleted += 1
             if before.1 == 1 { rows.append(String(before.0.dropFirst().dropLast())) }
         }
         let headers: HTTPFields = [.contentRange: deleted == 0 ? "*/*" : "0-\(deleted - 1)/*"]
         guard representation else { return Response(status: .noContent, headers: headers) }
-        return try respond(.ok, json: "[" + rows.joined(separator: ",") + "]", rows: rows.count, shape: preferences.shape, headers: headers, head: false)
+        return try respond(
+            .ok,
+            json: "[" + rows.joined(separator: ",") + "]",
+            rows: rows.count,
+            shape: preferences.shape,
+            headers: headers,
+            head: false
+        )
     }
 
     /// The primary keys of the rows the filters select that the caller can see.
@@ -162,19 +214,31 @@ package struct DataEndpoint: Sendable {
         let json = try await table.read(caller, [try table.renderer.keys(query, limit: maxWriteRows + 1)])[0][0].decode(String.self)
         let keys = try JSONDecoder().decode([[String: JSONValue]].self, from: Data(json.utf8))
         guard keys.count <= maxWriteRows else {
-            throw DataAPIError(.badRequest, code: "PGRST124", message: "The filters select more than \(maxWriteRows) rows",
-                               hint: "Narrow the filters: one request changes at most \(maxWriteRows) rows.")
+            throw DataAPIError(
+                .badRequest,
+                code: "PGRST124",
+                message: "The filters select more than \(maxWriteRows) rows",
+                hint: "Narrow the filters: one request changes at most \(maxWriteRows) rows."
+            )
         }
         return keys
     }
 
     /// The answer to a write: the rows it wrote with `return=representation`, else no body.
-    private func written(_ table: DataTable, _ query: DataQuery, _ preferences: RequestPreferences, keys: [[String: JSONValue]],
-                         caller: DataCaller, status: HTTPResponse.Status, headers: HTTPFields) async throws -> Response {
+    private func written(
+        _ table: DataTable,
+        _ query: DataQuery,
+        _ preferences: RequestPreferences,
+        keys: [[String: JSONValue]],
+        caller: DataCaller,
+        status: HTTPResponse.Status,
+        headers: HTTPFields
+    ) async throws -> Response {
         guard preferences.returning == .representation else {
             return Response(status: status == .created ? .created : .noContent, headers: headers)
         }
-        let (json, rows) = keys.isEmpty ? ("[]", 0) : try await table.read(caller, [try table.renderer.read(query, keys: keys)])[0][0].decode((String, Int).self)
+        let (json, rows) =
+            keys.isEmpty ? ("[]", 0) : try await table.read(caller, [try table.renderer.read(query, keys: keys)])[0][0].decode((String, Int).self)
         return try respond(status, json: json, rows: rows, shape: preferences.shape, headers: headers, head: false)
     }
 
@@ -229,11 +293,19 @@ package struct DataEndpoint: Sendable {
     }
 
     private static func notAllowed(_ action: String, _ table: DataTable, _ caller: DataCaller) -> DataAPIError {
-        DataAPIError(caller.userID == nil ? .unauthorized : .forbidden, code: "42501", message: "permission denied to \(action) \(table.description.name)")
+        DataAPIError(
+            caller.userID == nil ? .unauthorized : .forbidden,
+            code: "42501",
+            message: "permission denied to \(action) \(table.description.name)"
+        )
     }
 
     /// The fields of a body object, each a writable column of the table (`columns=` keeps only those).
-    private static func writableFields(_ object: [String: JSONValue], of table: TableDescription, only columns: [String]?) throws(DataAPIError) -> [String: JSONValue] {
+    private static func writableFields(
+        _ object: [String: JSONValue],
+        of table: TableDescription,
+        only columns: [String]?
+    ) throws(DataAPIError) -> [String: JSONValue] {
         var fields: [String: JSONValue] = [:]
         if let columns {
             for name in columns {
@@ -262,7 +334,14 @@ package struct DataEndpoint: Sendable {
         return rows == 0 ? "*/\(size)" : "\(offset)-\(offset + rows - 1)/\(size)"
     }
 
-    private func respond(_ status: HTTPResponse.Status, json: String, rows: Int, shape: RequestPreferences.Shape, headers: HTTPFields, head: Bool) throws -> Response {
+    private func respond(
+        _ status: HTTPResponse.Status,
+        json: String,
+        rows: Int,
+        shape: RequestPreferences.Shape,
+        headers: HTTPFields,
+        head: Bool
+    ) throws -> Response {
         var headers = headers
         var body = json
         switch shape {
@@ -296,7 +375,11 @@ package struct DataEndpoint: Sendable {
         }
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if error.status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
-        return Response(status: error.status, headers: headers, body: request.method == .head ? .init() : .init(byteBuffer: ByteBuffer(bytes: error.json)))
+        return Response(
+            status: error.status,
+            headers: headers,
+            body: request.method == .head ? .init() : .init(byteBuffer: ByteBuffer(bytes: error.json))
+        )
     }
 
     /// A service's own error (its problem), as PostgREST would put it.
@@ -307,7 +390,8 @@ package struct DataEndpoint: Sendable {
         case .conflict: return DataAPIError(.conflict, code: "23505", message: message, details: details, hint: problem.type)
         case .forbidden: return DataAPIError(.forbidden, code: "42501", message: message, details: details, hint: problem.type)
         case .notFound: return DataAPIError(.conflict, code: "23503", message: message, details: details, hint: problem.type)
-        case .badRequest, .unprocessableContent: return DataAPIError(.badRequest, code: "22023", message: message, details: details, hint: problem.type)
+        case .badRequest, .unprocessableContent:
+            return DataAPIError(.badRequest, code: "22023", message: message, details: details, hint: problem.type)
         case .unauthorized: return DataAPIError(.unauthorized, code: "PGRST301", message: message, details: details, hint: problem.type)
         default: return DataAPIError(problem.status, code: "P0001", message: message, details: details, hint: problem.type)
         }
@@ -320,18 +404,19 @@ package struct DataEndpoint: Sendable {
             return DataAPIError(.serviceUnavailable, code: "PGRST000", message: "The database could not be reached")
         }
         let message = error.serverInfo?[.message] ?? "database error \(state)"
-        let details = error.serverInfo?[.detail], hint = error.serverInfo?[.hint]
-        let status: HTTPResponse.Status = switch state {
-        case "23505", "23503": .conflict
-        case "42501": .forbidden
-        case "57014": .internalServerError
-        case let code where code.hasPrefix("22") || code.hasPrefix("23") || code.hasPrefix("42"): .badRequest
-        default: .internalServerError
-        }
+        let details = error.serverInfo?[.detail]
+        let hint = error.serverInfo?[.hint]
+        let status: HTTPResponse.Status =
+            switch state {
+            case "23505", "23503": .conflict
+            case "42501": .forbidden
+            case "57014": .internalServerError
+            case let code where code.hasPrefix("22") || code.hasPrefix("23") || code.hasPrefix("42"): .badRequest
+            default: .internalServerError
+            }
         if status == .internalServerError {
             logger.error("data API statement failed", metadata: ["sqlstate": "\(state)", "message": "\(message)"])
         }
         return DataAPIError(status, code: state, message: message, details: details, hint: hint)
     }
 }
-

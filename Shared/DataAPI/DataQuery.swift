@@ -47,7 +47,8 @@ package struct DataQuery: Sendable, Hashable {
     }
 
     package enum Nulls: String, Sendable, Hashable {
-        case first = "nullsfirst", last = "nullslast"
+        case first = "nullsfirst"
+        case last = "nullslast"
     }
 
     package struct OrderTerm: Sendable, Hashable {
@@ -73,8 +74,15 @@ package struct DataQuery: Sendable, Hashable {
     /// `columns=a,b`: the body columns an insert takes (the others are ignored).
     package var columns: [String]?
 
-    package init(select: [SelectItem]? = nil, filters: [Filter] = [], order: [OrderTerm] = [], limit: Int? = nil, offset: Int? = nil,
-                 onConflict: [String]? = nil, columns: [String]? = nil) {
+    package init(
+        select: [SelectItem]? = nil,
+        filters: [Filter] = [],
+        order: [OrderTerm] = [],
+        limit: Int? = nil,
+        offset: Int? = nil,
+        onConflict: [String]? = nil,
+        columns: [String]? = nil
+    ) {
         self.select = select
         self.filters = filters
         self.order = order
@@ -108,12 +116,18 @@ extension DataQuery {
             case "on_conflict": onConflict = try Self.parseColumns(value, name: "on_conflict")
             case "columns": columns = try Self.parseColumns(value, name: "columns")
             case "or", "and", "not.or", "not.and":
-                throw .badQuery("Logical operators (\(name)=) are not supported", details: "Combine filters with separate parameters (they are ANDed).")
+                throw .badQuery(
+                    "Logical operators (\(name)=) are not supported",
+                    details: "Combine filters with separate parameters (they are ANDed)."
+                )
             case "":
                 throw .badQuery("\"failed to parse filter (\(value))\" (line 1, column 1)")
             default:
                 guard !name.contains("->"), !name.contains("(") else {
-                    throw .badQuery("\"failed to parse filter (\(name))\" (line 1, column 1)", details: "JSON paths and embedded filters are not supported.")
+                    throw .badQuery(
+                        "\"failed to parse filter (\(name))\" (line 1, column 1)",
+                        details: "JSON paths and embedded filters are not supported."
+                    )
                 }
                 filters.append(try Self.parseFilter(column: name, value))
             }
@@ -121,8 +135,12 @@ extension DataQuery {
     }
 
     private static func parseCount(_ text: String, name: String) throws(DataAPIError) -> Int {
-        guard !text.isEmpty, text.utf8.count <= 9, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let value = Int(text) else {
-            throw .badQuery("\"failed to parse \(name) parameter (\(text))\" (line 1, column 1)", details: "\(name) must be a whole number, 0 or more.")
+        guard !text.isEmpty, text.utf8.count <= 9, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let value = Int(text)
+        else {
+            throw .badQuery(
+                "\"failed to parse \(name) parameter (\(text))\" (line 1, column 1)",
+                details: "\(name) must be a whole number, 0 or more."
+            )
         }
         return value
     }
@@ -152,7 +170,10 @@ extension DataQuery {
                 throw .badQuery("Resource embedding is not supported", details: "Select columns of this table only: \(text)")
             }
             if item.contains("->") || item.contains("::") {
-                throw .badQuery("\"failed to parse select parameter (\(text))\" (line 1, column 1)", details: "JSON paths and casts are not supported.")
+                throw .badQuery(
+                    "\"failed to parse select parameter (\(text))\" (line 1, column 1)",
+                    details: "JSON paths and casts are not supported."
+                )
             }
             let parts = item.split(separator: ":", omittingEmptySubsequences: false)
             switch parts.count {
@@ -178,7 +199,9 @@ extension DataQuery {
             for modifier in parts.dropFirst() {
                 switch modifier {
                 case "asc" where !sawDirection && term.nulls == nil: sawDirection = true
-                case "desc" where !sawDirection && term.nulls == nil: sawDirection = true; term.descending = true
+                case "desc" where !sawDirection && term.nulls == nil:
+                    sawDirection = true
+                    term.descending = true
                 case "nullsfirst" where term.nulls == nil: term.nulls = .first
                 case "nullslast" where term.nulls == nil: term.nulls = .last
                 default: throw .badQuery("\"failed to parse order (\(text))\" (line 1, column 1)")
@@ -196,8 +219,10 @@ extension DataQuery {
             rest = rest.dropFirst(4)
         }
         guard let dot = rest.firstIndex(of: "."), let op = Operator(rawValue: String(rest[..<dot])) else {
-            throw .badQuery("\"failed to parse filter (\(text))\" (line 1, column 1)",
-                            details: "Operators: eq, neq, gt, gte, lt, lte, like, ilike, in, is, each may follow not.")
+            throw .badQuery(
+                "\"failed to parse filter (\(text))\" (line 1, column 1)",
+                details: "Operators: eq, neq, gt, gte, lt, lte, like, ilike, in, is, each may follow not."
+            )
         }
         let operand = rest[rest.index(after: dot)...]
         switch op {
@@ -230,7 +255,10 @@ extension DataQuery {
                 while true {
                     guard index < end else { throw failure }
                     let scalar = scalars[index]
-                    if scalar == "\"" { index += 1; break }
+                    if scalar == "\"" {
+                        index += 1
+                        break
+                    }
                     if scalar == "\\" {
                         guard index + 1 < end else { throw failure }
                         index += 1
@@ -267,17 +295,23 @@ extension DataQuery {
             pairs.append(("select", select.map { item in item.alias.map { "\($0):\(item.column)" } ?? item.column }.joined(separator: ",")))
         }
         for filter in filters {
-            let operand = switch filter.operand {
-            case .value(let value): value
-            case .truth(let truth): truth.rawValue
-            case .list(let values): "(" + values.map(Self.listValue).joined(separator: ",") + ")"
-            }
+            let operand =
+                switch filter.operand {
+                case .value(let value): value
+                case .truth(let truth): truth.rawValue
+                case .list(let values): "(" + values.map(Self.listValue).joined(separator: ",") + ")"
+                }
             pairs.append((filter.column, (filter.negated ? "not." : "") + filter.operator.rawValue + "." + operand))
         }
         if !order.isEmpty {
-            pairs.append(("order", order.map { term in
-                [term.column, term.descending ? "desc" : "asc", term.nulls?.rawValue].compactMap { $0 }.joined(separator: ".")
-            }.joined(separator: ",")))
+            pairs.append(
+                (
+                    "order",
+                    order.map { term in
+                        [term.column, term.descending ? "desc" : "asc", term.nulls?.rawValue].compactMap { $0 }.joined(separator: ".")
+                    }.joined(separator: ",")
+                )
+            )
         }
         if let limit { pairs.append(("limit", String(limit))) }
         if let offset { pairs.append(("offset", String(offset))) }
@@ -292,7 +326,10 @@ extension DataQuery {
     }
 
     private static func listValue(_ value: String) -> String {
-        guard value.isEmpty || value.unicodeScalars.contains(where: { ",()\"\\".unicodeScalars.contains($0) }) || value.first == " " || value.last == " " else {
+        guard
+            value.isEmpty || value.unicodeScalars.contains(where: { ",()\"\\".unicodeScalars.contains($0) }) || value.first == " "
+                || value.last == " "
+        else {
             return value
         }
         return "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""

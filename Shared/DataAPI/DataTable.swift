@@ -109,7 +109,8 @@ extension PostgresClient {
     static func withSettings(_ settings: [(name: String, value: String)], _ statement: PostgresQuery) -> PostgresQuery {
         var binds = statement.binds
         let calls = binds.settingLocally(settings)
-        let sql = "SELECT step.* FROM (SELECT \(calls.joined(separator: " || ")) AS set) AS settings "
+        let sql =
+            "SELECT step.* FROM (SELECT \(calls.joined(separator: " || ")) AS set) AS settings "
             + "CROSS JOIN LATERAL (SELECT * FROM (\(statement.sql)) AS rows WHERE settings.set IS NOT NULL) AS step"
         return PostgresQuery(unsafeSQL: sql, binds: binds)
     }

@@ -6,7 +6,8 @@ package enum FormDecoding {
     package static func pairs(_ query: String) throws(DataAPIError) -> [(name: String, value: String)] {
         var pairs: [(name: String, value: String)] = []
         for piece in query.utf8.split(separator: UInt8(ascii: "&")) {
-            let name: Substring.UTF8View, value: Substring.UTF8View
+            let name: Substring.UTF8View
+            let value: Substring.UTF8View
             if let equals = piece.firstIndex(of: UInt8(ascii: "=")) {
                 name = piece[..<equals]
                 value = piece[piece.index(after: equals)...]
@@ -48,7 +49,10 @@ package enum FormDecoding {
     }
 
     private static func broken(_ bytes: Substring.UTF8View) -> DataAPIError {
-        .badQuery("\"failed to parse query string\" (line 1, column 1)", details: "Bad percent-encoding in \(String(decoding: bytes.prefix(100), as: UTF8.self))")
+        .badQuery(
+            "\"failed to parse query string\" (line 1, column 1)",
+            details: "Bad percent-encoding in \(String(decoding: bytes.prefix(100), as: UTF8.self))"
+        )
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {
@@ -69,8 +73,8 @@ package enum FormDecoding {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"), UInt8(ascii: ","),
-                 UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: ":"), UInt8(ascii: "*"):
+                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"), UInt8(ascii: ","),
+                UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: ":"), UInt8(ascii: "*"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             default:
                 out.unicodeScalars.append("%")

@@ -23,8 +23,12 @@ package struct RequestPreferences: Sendable, Equatable {
     package init(_ headers: HTTPFields) throws(DataAPIError) {
         for name in [HTTPField.Name.acceptProfile, .contentProfile] {
             if let profile = headers[name], profile.trimmingSpaces != "public" {
-                throw DataAPIError(.notAcceptable, code: "PGRST106", message: "The schema must be one of the following: public",
-                                   details: "Asked for \(profile)")
+                throw DataAPIError(
+                    .notAcceptable,
+                    code: "PGRST106",
+                    message: "The schema must be one of the following: public",
+                    details: "Asked for \(profile)"
+                )
             }
         }
         for value in headers[values: .prefer] {

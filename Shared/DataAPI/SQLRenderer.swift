@@ -18,7 +18,8 @@ package struct SQLRenderer: Sendable {
     /// The rows `query` selects as one JSON array (text), with how many there are:
     /// `SELECT json_agg(…)::text, count(*) FROM (SELECT … LIMIT … OFFSET …)`.
     package func read(_ query: DataQuery) throws(DataAPIError) -> PostgresQuery {
-        try jsonRows(query.select, counted: true, order: query.order, limit: min(query.limit ?? maxRows, maxRows), offset: query.offset) { (sql) throws(DataAPIError) in
+        try jsonRows(query.select, counted: true, order: query.order, limit: min(query.limit ?? maxRows, maxRows), offset: query.offset) {
+            (sql) throws(DataAPIError) in
             try whereClause(query.filters, into: &sql)
         }
     }
@@ -35,7 +36,8 @@ package struct SQLRenderer: Sendable {
     /// The primary keys of the rows the filters of `query` select (at most `limit`), as a JSON
     /// array of objects: what a PATCH or DELETE hands its domain function, row by row.
     package func keys(_ query: DataQuery, limit: Int) throws(DataAPIError) -> PostgresQuery {
-        try jsonRows(table.primaryKey.map { DataQuery.SelectItem(column: $0) }, counted: false, order: nil, limit: limit) { (sql) throws(DataAPIError) in
+        try jsonRows(table.primaryKey.map { DataQuery.SelectItem(column: $0) }, counted: false, order: nil, limit: limit) {
+            (sql) throws(DataAPIError) in
             try whereClause(query.filters, into: &sql)
         }
     }
@@ -69,11 +71,19 @@ package struct SQLRenderer: Sendable {
     /// `SELECT json_agg(t)::text[, count(*)] FROM (SELECT <items> FROM <source> <rows> ORDER BY …
     /// LIMIT … OFFSET …) t`, the rows chosen by what `rows` writes. `order` nil: none; empty: the
     /// table's default.
-    private func jsonRows(_ items: [DataQuery.SelectItem]?, counted: Bool, order: [DataQuery.OrderTerm]?, limit: Int?, offset: Int? = nil,
-                          rows: (inout SQLText) throws(DataAPIError) -> Void) throws(DataAPIError) -> PostgresQuery {
+    private func jsonRows(
+        _ items: [DataQuery.SelectItem]?,
+        counted: Bool,
+        order: [DataQuery.OrderTerm]?,
+        limit: Int?,
+        offset: Int? = nil,
+        rows: (inout SQLText) throws(DataAPIError) -> Void
+    ) throws(DataAPIError) -> PostgresQuery {
         var sql = SQLText()
         let selected = try selectList(items)
-        sql.append(counted ? "SELECT coalesce(json_agg(t), '[]')::text, count(*) FROM (SELECT " : "SELECT coalesce(json_agg(t), '[]')::text FROM (SELECT ")
+        sql.append(
+            counted ? "SELECT coalesce(json_agg(t), '[]')::text, count(*) FROM (SELECT " : "SELECT coalesce(json_agg(t), '[]')::text FROM (SELECT "
+        )
         sql.append(selected)
         sql.append(" FROM ")
         sql.append(table.source)
@@ -129,8 +139,10 @@ package struct SQLRenderer: Sendable {
                 case .null: sql.append(" IS NULL")
                 case .true, .false, .unknown:
                     guard column.type == .boolean else {
-                        throw .badQuery("\"failed to parse filter (is.\(truth.rawValue))\" (line 1, column 1)",
-                                        details: "\(filter.column) is not a boolean: is takes null only.")
+                        throw .badQuery(
+                            "\"failed to parse filter (is.\(truth.rawValue))\" (line 1, column 1)",
+                            details: "\(filter.column) is not a boolean: is takes null only."
+                        )
                     }
                     sql.append(" IS \(truth.rawValue.uppercased())")
                 }
@@ -145,14 +157,15 @@ package struct SQLRenderer: Sendable {
                 sql.append(filter.operator == .like ? " LIKE " : " ILIKE ")
                 sql.bind(pattern.replacingOccurrences(of: "*", with: "%"), cast: "")
             case (let op, .value(let value)):
-                let comparison = switch op {
-                case .eq: " = "
-                case .neq: " <> "
-                case .gt: " > "
-                case .gte: " >= "
-                case .lt: " < "
-                default: " <= "
-                }
+                let comparison =
+                    switch op {
+                    case .eq: " = "
+                    case .neq: " <> "
+                    case .gt: " > "
+                    case .gte: " >= "
+                    case .lt: " < "
+                    default: " <= "
+                    }
                 sql.append(column.expression)
                 sql.append(comparison)
                 sql.bind(value, cast: column.type.cast)

@@ -20,6 +20,9 @@ package final class CommitHooks: Sendable {
 
     /// Runs and forgets the hooks asked for.
     package func run() {
-        for hook in hooks.withLock({ hooks in defer { hooks.removeAll() }; return hooks }) { hook() }
+        for hook in hooks.withLock({ hooks in
+            defer { hooks.removeAll() }
+            return hooks
+        }) { hook() }
     }
 }

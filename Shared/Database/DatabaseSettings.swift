@@ -45,8 +45,8 @@ package enum PostgresURL {
     /// The configuration `url` describes; `sslmode` follows libpq (`prefer` when absent).
     package static func parse(_ url: String) throws(ParseError) -> PostgresClient.Configuration {
         guard let components = URLComponents(string: url),
-              let scheme = components.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql",
-              let host = components.host, !host.isEmpty
+            let scheme = components.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql",
+            let host = components.host, !host.isEmpty
         else { throw .notAPostgresURL }
         guard let user = components.user, !user.isEmpty else { throw .missingUser }
 

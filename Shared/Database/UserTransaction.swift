@@ -49,7 +49,10 @@ extension PostgresClient {
                             if !settings.isEmpty {
                                 var bindings = PostgresBindings()
                                 let calls = bindings.settingLocally(settings)
-                                try await connection.query(PostgresQuery(unsafeSQL: "SELECT " + calls.joined(separator: ", "), binds: bindings), logger: logger)
+                                try await connection.query(
+                                    PostgresQuery(unsafeSQL: "SELECT " + calls.joined(separator: ", "), binds: bindings),
+                                    logger: logger
+                                )
                             }
                             return try await body(connection)
                         }

@@ -53,8 +53,11 @@ public struct DeadLetterOffice: Sendable {
     /// The marker that says `entry` was replayed: on its dead-letter partition, empty, naming its offset.
     static func marker(of entry: Entry) -> KafkaRecord {
         KafkaRecord(
-            topic: entry.topic, key: entry.letter.original.key, value: [],
-            headers: [KafkaHeader(replayedOffsetHeader, "\(entry.offset)")], partition: entry.partition
+            topic: entry.topic,
+            key: entry.letter.original.key,
+            value: [],
+            headers: [KafkaHeader(replayedOffsetHeader, "\(entry.offset)")],
+            partition: entry.partition
         )
     }
 
@@ -101,17 +104,32 @@ public struct DeadLetterOffice: Sendable {
         return records.compactMap { record in
             guard let letter = DeadLetter(deadLetterMessage: record) else { return nil }
             let replayed = record.offset < (committed[record.partition] ?? 0) || marked.contains([Int64(record.partition), record.offset])
-            return Entry(topic: record.topic, partition: record.partition, offset: record.offset, parkedAt: record.timestamp, letter: letter, replayed: replayed)
+            return Entry(
+                topic: record.topic,
+                partition: record.partition,
+                offset: record.offset,
+                parkedAt: record.timestamp,
+                letter: letter,
+                replayed: replayed
+            )
         }
     }
 
     /// Publishes every letter of `topic` not yet replayed to its original topic, and moves the
     /// replay group past them.
     public func replayAll(_ topic: Topic) async throws -> Replay {
-        var configuration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers, clientID: "splash-dlq", groupID: Self.replayGroup(of: topic), topics: [topic.name])
+        var configuration = KafkaConsumerConfiguration(
+            bootstrapServers: bootstrapServers,
+            clientID: "splash-dlq",
+            groupID: Self.replayGroup(of: topic),
+            topics: [topic.name]
+        )
         configuration.stopsAtEnd = true
         let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
-        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: bootstrapServers, clientID: "splash-dlq"), logger: logger)
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(bootstrapServers: bootstrapServers, clientID: "splash-dlq"),
+            logger: logger
+        )
         let published = try await withRunningServices([producer, consumer], logger: logger) {
             var published: [(from: Entry, to: KafkaDeliveryReport)] = []
             for await partition in consumer.partitions {
@@ -136,7 +154,10 @@ public struct DeadLetterOffice: Sendable {
             throw Failure.noSuchLetter(topic: topic.name, partition: partition, offset: offset)
         }
         guard !entry.replayed else { throw Failure.alreadyReplayed(topic: topic.name, partition: partition, offset: offset) }
-        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: bootstrapServers, clientID: "splash-dlq"), logger: logger)
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(bootstrapServers: bootstrapServers, clientID: "splash-dlq"),
+            logger: logger
+        )
         let report = try await withRunningServices([producer], logger: logger) {
             let report = try await producer.send(entry.letter.replayRecord)
             try await producer.send(Self.marker(of: entry))

@@ -35,7 +35,14 @@ public final class EventConsumer: Service, Sendable {
     ///   - configuration: the Kafka consumer's group, topics and settings.
     ///   - deadLetters: the producer dead letters are sent through (run it as a service before
     ///     this one, so it outlives it).
-    public init(configuration: KafkaConsumerConfiguration, registry: EventRegistry, deadLetters: KafkaProducer, retry: RetryPolicy, logger: Logger, handler: @escaping Handler) {
+    public init(
+        configuration: KafkaConsumerConfiguration,
+        registry: EventRegistry,
+        deadLetters: KafkaProducer,
+        retry: RetryPolicy,
+        logger: Logger,
+        handler: @escaping Handler
+    ) {
         self.configuration = configuration
         self.registry = registry
         self.deadLetters = deadLetters
@@ -81,7 +88,10 @@ public final class EventConsumer: Service, Sendable {
             let envelope = try EventEnvelope(message)
             guard let event = try registry.decode(envelope) else {
                 skipped.increment()
-                logger.info("Skipping an event of a type this consumer does not know", metadata: metadata(message, ["event.type": "\(envelope.type)"]))
+                logger.info(
+                    "Skipping an event of a type this consumer does not know",
+                    metadata: metadata(message, ["event.type": "\(envelope.type)"])
+                )
                 return true
             }
             received = ReceivedEvent(event: event, envelope: envelope, topic: message.topic, partition: message.partition, offset: message.offset)
@@ -97,10 +107,16 @@ public final class EventConsumer: Service, Sendable {
                 return true
             } catch {
                 if attempt >= retry.attempts {
-                    logger.error("Event handler failed; sending the event to the dead-letter topic", metadata: metadata(message, ["error": "\(error.logDescription)", "attempts": "\(attempt)"]))
+                    logger.error(
+                        "Event handler failed; sending the event to the dead-letter topic",
+                        metadata: metadata(message, ["error": "\(error.logDescription)", "attempts": "\(attempt)"])
+                    )
                     return await deadLetter(DeadLetter(original: message, error: "\(error)", attempts: attempt))
                 }
-                logger.warning("Event handler failed; retrying", metadata: metadata(message, ["error": "\(error.logDescription)", "attempt": "\(attempt)"]))
+                logger.warning(
+                    "Event handler failed; retrying",
+                    metadata: metadata(message, ["error": "\(error.logDescription)", "attempt": "\(attempt)"])
+                )
                 guard await pause(retry.backoff(after: attempt)) else { return false }
                 attempt += 1
             }

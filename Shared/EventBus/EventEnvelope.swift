@@ -37,8 +37,13 @@ public struct EventEnvelope: Sendable, Equatable {
     public init<Event: DomainEvent>(_ event: Event, source: String, id: UUID? = nil, time: Date = Date(), subject: String? = nil) throws {
         let data = try (event as? any JSONWritable)?.jsonBytes ?? Array(EventJSON.encoder.encode(event))
         self.init(
-            id: id ?? RandomUUIDs.next(), source: source, type: Event.type, time: time, subject: subject ?? event.aggregateID,
-            key: event.aggregateID, data: data
+            id: id ?? RandomUUIDs.next(),
+            source: source,
+            type: Event.type,
+            time: time,
+            subject: subject ?? event.aggregateID,
+            key: event.aggregateID,
+            data: data
         )
     }
 
@@ -75,8 +80,13 @@ public struct EventEnvelope: Sendable, Equatable {
             throw EnvelopeError.malformedAttribute("content-type", contentType)
         }
         self.init(
-            id: id, source: try required("ce_source"), type: try required("ce_type"), time: time,
-            subject: headers[text: "ce_subject"], key: message.keyText ?? "", data: message.value
+            id: id,
+            source: try required("ce_source"),
+            type: try required("ce_type"),
+            time: time,
+            subject: headers[text: "ce_subject"],
+            key: message.keyText ?? "",
+            data: message.value
         )
     }
 

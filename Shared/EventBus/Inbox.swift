@@ -29,11 +29,14 @@ public struct Inbox: Sendable {
         _ body: @escaping @Sendable (ReceivedEvent, PostgresConnection) async throws -> Void
     ) async throws -> Bool {
         try await client.withTransaction(settings: [], logger: logger) { connection in
-            let inserted = try await connection.query("""
+            let inserted = try await connection.query(
+                """
                 INSERT INTO \(unescaped: schema.table("inbox")) (consumer, event_id, type)
                 VALUES (\(consumer), \(event.envelope.id), \(event.envelope.type))
                 ON CONFLICT DO NOTHING RETURNING 1
-                """, logger: logger).collect()
+                """,
+                logger: logger
+            ).collect()
             guard !inserted.isEmpty else {
                 logger.debug("Event already handled; acknowledging it", metadata: ["event.id": "\(event.envelope.id)", "consumer": "\(consumer)"])
                 return false

@@ -30,7 +30,11 @@ public struct Outbox: Sendable {
     /// round trip by a function of the schema — with its envelope and its topic. Once that
     /// statement has committed (and wrote the row), `committed(on:logger:)` wakes the relay.
     /// - Throws: `EncodingError` if the payload does not encode.
-    public func row<Event: DomainEvent>(_ event: Event, subject: String? = nil, time: Date = Date()) throws -> (envelope: EventEnvelope, topic: String) {
+    public func row<Event: DomainEvent>(
+        _ event: Event,
+        subject: String? = nil,
+        time: Date = Date()
+    ) throws -> (envelope: EventEnvelope, topic: String) {
         (try EventEnvelope(event, source: source, time: time, subject: subject), Event.topic.name)
     }
 
@@ -48,12 +52,22 @@ public struct Outbox: Sendable {
     /// its envelope. It is published to `Event.topic` unless `topic` names another.
     /// - Throws: `EncodingError` or the database's error; either aborts the caller's transaction.
     @discardableResult
-    public func append<Event: DomainEvent>(_ event: Event, subject: String? = nil, time: Date = Date(), topic: String? = nil, on connection: PostgresConnection, logger: Logger) async throws -> EventEnvelope {
+    public func append<Event: DomainEvent>(
+        _ event: Event,
+        subject: String? = nil,
+        time: Date = Date(),
+        topic: String? = nil,
+        on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> EventEnvelope {
         let envelope = try EventEnvelope(event, source: source, time: time, subject: subject)
-        try await connection.query("""
+        try await connection.query(
+            """
             INSERT INTO \(unescaped: schema.table("outbox")) (event_id, topic, key, type, source, subject, occurred_at, payload)
             VALUES (\(envelope.id), \(topic ?? Event.topic.name), \(envelope.key), \(envelope.type), \(envelope.source), \(envelope.subject), \(envelope.time), \(Data(envelope.data)))
-            """, logger: logger)
+            """,
+            logger: logger
+        )
         if let relay, let hooks = CommitHooks.current {
             hooks.afterCommit { relay.wake() }
         } else {

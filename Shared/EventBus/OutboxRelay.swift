@@ -40,7 +40,13 @@ public final class OutboxRelay: Service, Sendable {
     private let wakeup = Wakeup()
 
     /// - Throws: `MigrationError.invalidSchemaName` for a schema that is not a plain identifier.
-    public init(schema: String, client: PostgresClient, producer: KafkaProducer, configuration: Configuration = Configuration(), logger: Logger) throws {
+    public init(
+        schema: String,
+        client: PostgresClient,
+        producer: KafkaProducer,
+        configuration: Configuration = Configuration(),
+        logger: Logger
+    ) throws {
         self.schema = try EventBusSchema(schema)
         self.client = client
         self.producer = producer
@@ -115,7 +121,8 @@ public final class OutboxRelay: Service, Sendable {
     package func publishPending(markingPublished: Bool = true) async throws -> Round {
         try await client.withTransaction(settings: [], logger: logger) { [self] connection in
             let lockName = "splash.outbox.\(schema.schema)"
-            let locked = try await connection.query("SELECT pg_try_advisory_xact_lock(hashtextextended(\(lockName), 0))", logger: logger)
+            let locked =
+                try await connection.query("SELECT pg_try_advisory_xact_lock(hashtextextended(\(lockName), 0))", logger: logger)
                 .collect().first?.decode(Bool.self) ?? false
             guard locked else { return .busy }
             let rows = try await claim(on: connection)
@@ -139,23 +146,32 @@ public final class OutboxRelay: Service, Sendable {
     }
 
     private func claim(on connection: PostgresConnection) async throws -> [PendingRow] {
-        let query = PostgresQuery(unsafeSQL: """
-            SELECT id, event_id, topic, key, type, source, subject, occurred_at, payload, created_at
-            FROM \(schema.table("outbox"))
-            WHERE published_at IS NULL AND failed_at IS NULL
-            ORDER BY id
-            LIMIT \(configuration.batchSize)
-            """)
+        let query = PostgresQuery(
+            unsafeSQL: """
+                SELECT id, event_id, topic, key, type, source, subject, occurred_at, payload, created_at
+                FROM \(schema.table("outbox"))
+                WHERE published_at IS NULL AND failed_at IS NULL
+                ORDER BY id
+                LIMIT \(configuration.batchSize)
+                """
+        )
         var rows: [PendingRow] = []
-        for try await (id, eventID, topic, key, type, source, subject, occurredAt, payload, createdAt) in try await connection.query(query, logger: logger)
-            .decode((Int64, UUID, String, String, String, String, String?, Date, Data, Date).self) {
+        for try await (id, eventID, topic, key, type, source, subject, occurredAt, payload, createdAt) in try await connection.query(
+            query,
+            logger: logger
+        )
+        .decode((Int64, UUID, String, String, String, String, String?, Date, Data, Date).self) {
             let envelope = EventEnvelope(id: eventID, source: source, type: type, time: occurredAt, subject: subject, key: key, data: Array(payload))
             rows.append(PendingRow(id: id, createdAt: createdAt, record: envelope.record(topic: topic)))
         }
         return rows
     }
 
-    private func settle(_ rows: [PendingRow], outcomes: [Result<KafkaDeliveryReport, KafkaDeliveryError>], on connection: PostgresConnection) async throws -> Round {
+    private func settle(
+        _ rows: [PendingRow],
+        outcomes: [Result<KafkaDeliveryReport, KafkaDeliveryError>],
+        on connection: PostgresConnection
+    ) async throws -> Round {
         var delivered: [Int64] = []
         var retriable: [(Int64, String)] = []
         var refused: [(Int64, String)] = []
@@ -169,17 +185,26 @@ public final class OutboxRelay: Service, Sendable {
                 retriable.append((row.id, error.description))
             case .failure(let error):
                 refused.append((row.id, error.description))
-                logger.error("Kafka refused an outbox event for good; skipping it", metadata: ["outbox.id": "\(row.id)", "kafka.topic": "\(row.record.topic)", "error": "\(error.logDescription)"])
+                logger.error(
+                    "Kafka refused an outbox event for good; skipping it",
+                    metadata: ["outbox.id": "\(row.id)", "kafka.topic": "\(row.record.topic)", "error": "\(error.logDescription)"]
+                )
             }
         }
         if !delivered.isEmpty {
-            try await connection.query("UPDATE \(unescaped: schema.table("outbox")) SET published_at = now(), attempts = attempts + 1 WHERE id = ANY(\(delivered))", logger: logger)
+            try await connection.query(
+                "UPDATE \(unescaped: schema.table("outbox")) SET published_at = now(), attempts = attempts + 1 WHERE id = ANY(\(delivered))",
+                logger: logger
+            )
         }
         for (failures, column) in [(retriable, "NULL"), (refused, "now()")] where !failures.isEmpty {
-            try await connection.query("""
+            try await connection.query(
+                """
                 UPDATE \(unescaped: schema.table("outbox")) AS o SET attempts = o.attempts + 1, last_error = f.error, failed_at = \(unescaped: column)
                 FROM unnest(\(failures.map(\.0))::bigint[], \(failures.map(\.1))::text[]) AS f(id, error) WHERE o.id = f.id
-                """, logger: logger)
+                """,
+                logger: logger
+            )
         }
         published.increment(by: delivered.count)
         failed.increment(by: retriable.count + refused.count)
@@ -188,7 +213,10 @@ public final class OutboxRelay: Service, Sendable {
 
     private func deletePublished() async throws {
         let seconds = Double(configuration.retention.components.seconds)
-        try await client.query("DELETE FROM \(unescaped: schema.table("outbox")) WHERE published_at < now() - make_interval(secs => \(seconds))", logger: logger)
+        try await client.query(
+            "DELETE FROM \(unescaped: schema.table("outbox")) WHERE published_at < now() - make_interval(secs => \(seconds))",
+            logger: logger
+        )
     }
 
     /// Holds one connection listening on the schema's channel (what an outbox without a relay of

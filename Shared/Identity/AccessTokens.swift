@@ -65,10 +65,10 @@ package struct AccessTokenVerifier: Sendable {
     package func verify(_ token: String, now: Date = Date()) throws(AccessTokenError) -> AccessTokenClaims {
         let parts = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3,
-              let headerData = Base64URL.decode(Substring(parts[0])),
-              let claimsData = Base64URL.decode(Substring(parts[1])),
-              let signatureData = Base64URL.decode(Substring(parts[2])),
-              let header = try? JSONDecoder().decode(Header.self, from: headerData)
+            let headerData = Base64URL.decode(Substring(parts[0])),
+            let claimsData = Base64URL.decode(Substring(parts[1])),
+            let signatureData = Base64URL.decode(Substring(parts[2])),
+            let header = try? JSONDecoder().decode(Header.self, from: headerData)
         else { throw .malformed }
         guard header.alg == "ES256" else { throw .unsupportedAlgorithm(header.alg) }
         guard let kid = header.kid, let key = keys[kid] else { throw .unknownKey(header.kid) }

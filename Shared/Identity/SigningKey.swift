@@ -49,8 +49,8 @@ package struct VerificationKey: Sendable {
     /// The key `jwk` describes, or `nil` when it is not an EC P-256 signing key.
     package init?(_ jwk: JSONWebKey) {
         guard jwk.kty == "EC", jwk.crv == "P-256", jwk.use ?? "sig" == "sig", jwk.alg ?? "ES256" == "ES256",
-              let x = Base64URL.decode(jwk.x), let y = Base64URL.decode(jwk.y), x.count == 32, y.count == 32,
-              let key = try? P256.Signing.PublicKey(x963Representation: [0x04] + x + y)
+            let x = Base64URL.decode(jwk.x), let y = Base64URL.decode(jwk.y), x.count == 32, y.count == 32,
+            let key = try? P256.Signing.PublicKey(x963Representation: [0x04] + x + y)
         else { return nil }
         self.init(key)
     }

@@ -18,7 +18,12 @@ package final class Renderer: Service, Sendable {
 
     /// Renders on one of the pool's threads; the caller's task waits without blocking a thread.
     /// - Throws: `ImagingError` for a source that cannot be rendered.
-    package func render(_ source: [UInt8], filters: FilterChain, output: OutputRules, limits: SourceLimits = SourceLimits()) async throws -> RenderedImage {
+    package func render(
+        _ source: [UInt8],
+        filters: FilterChain,
+        output: OutputRules,
+        limits: SourceLimits = SourceLimits()
+    ) async throws -> RenderedImage {
         try await pool.runIfActive {
             defer { VipsRuntime.releaseThreadState() }
             return try RenderPipeline.render(source, filters: filters, output: output, limits: limits)

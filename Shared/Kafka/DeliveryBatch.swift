@@ -71,7 +71,12 @@ struct DeliveryMetrics: Sendable {
     private let failed: Counter
 
     init(client: String, factory: any MetricsFactory) {
-        latency = Metrics.Timer(label: "kafka_producer_delivery_seconds", dimensions: [("client", client)], preferredDisplayUnit: .seconds, factory: factory)
+        latency = Metrics.Timer(
+            label: "kafka_producer_delivery_seconds",
+            dimensions: [("client", client)],
+            preferredDisplayUnit: .seconds,
+            factory: factory
+        )
         delivered = Counter(label: "kafka_producer_records_total", dimensions: [("client", client), ("result", "delivered")], factory: factory)
         failed = Counter(label: "kafka_producer_records_total", dimensions: [("client", client), ("result", "failed")], factory: factory)
     }

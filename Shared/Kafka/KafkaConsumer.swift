@@ -125,7 +125,15 @@ final class PartitionAssignments: RDKafkaRebalanceHandling, PartitionFlowControl
     private let endedPartitions = Mutex<Set<Key>>([])
     private let handle = Mutex<RDKafkaHandle?>(nil)
 
-    init(newPartitions: AsyncStream<KafkaPartition>.Continuation, capacity: Int, drainTimeout: Duration, commitTimeout: Duration, stopsAtEnd: Bool, startsAtEndOnAssignment: Bool = false, logger: Logger) {
+    init(
+        newPartitions: AsyncStream<KafkaPartition>.Continuation,
+        capacity: Int,
+        drainTimeout: Duration,
+        commitTimeout: Duration,
+        stopsAtEnd: Bool,
+        startsAtEndOnAssignment: Bool = false,
+        logger: Logger
+    ) {
         self.startsAtEndOnAssignment = startsAtEndOnAssignment
         self.newPartitions = newPartitions
         self.capacity = capacity
@@ -198,7 +206,10 @@ final class PartitionAssignments: RDKafkaRebalanceHandling, PartitionFlowControl
         }
         while rd_kafka_consumer_closed(handle) == 0 {
             guard ContinuousClock.now < deadline else {
-                logger.warning("Kafka consumer did not leave its group in time; its partitions will be read again from the last commit", metadata: ["kafka.close_timeout": "\(timeout)"])
+                logger.warning(
+                    "Kafka consumer did not leave its group in time; its partitions will be read again from the last commit",
+                    metadata: ["kafka.close_timeout": "\(timeout)"]
+                )
                 return
             }
             guard let event = rd_kafka_queue_poll(queue, 100) else { continue }
@@ -273,7 +284,10 @@ final class PartitionAssignments: RDKafkaRebalanceHandling, PartitionFlowControl
         for index in elements.indices { elements[index].offset = Int64(RD_KAFKA_OFFSET_END) }
         let error = rd_kafka_offsets_for_times(handle, partitions, 5_000)
         guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
-            logger.warning("Could not ask where the assigned partitions end; reading from auto.offset.reset", metadata: ["kafka.error": "\(String(cString: rd_kafka_err2str(error)))"])
+            logger.warning(
+                "Could not ask where the assigned partitions end; reading from auto.offset.reset",
+                metadata: ["kafka.error": "\(String(cString: rd_kafka_err2str(error)))"]
+            )
             for index in elements.indices { elements[index].offset = Int64(RD_KAFKA_OFFSET_INVALID) }
             return
         }
@@ -302,7 +316,10 @@ final class PartitionAssignments: RDKafkaRebalanceHandling, PartitionFlowControl
         if error == RD_KAFKA_RESP_ERR_NO_ERROR {
             let wait = remaining(until: .now + commitTimeout)
             guard let event = rd_kafka_queue_poll(queue, Int32(wait.wholeMilliseconds)) else {
-                logger.warning("Kafka commit before revocation timed out; the partitions' next owner may see processed events again", metadata: ["kafka.commit_timeout": "\(wait)"])
+                logger.warning(
+                    "Kafka commit before revocation timed out; the partitions' next owner may see processed events again",
+                    metadata: ["kafka.commit_timeout": "\(wait)"]
+                )
                 return
             }
             error = rd_kafka_event_error(event)

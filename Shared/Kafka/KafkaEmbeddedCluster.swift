@@ -26,7 +26,7 @@ public final class KafkaEmbeddedCluster: Sendable {
     public init(brokers: Int = 3, topics: [Topic] = TopicCatalog.all) throws(KafkaError) {
         let config = try RDKafkaConfig([
             // The handle only hosts the mock cluster; it never talks to a broker itself.
-            "log_level": "3",
+            "log_level": "3"
         ])
         var errorText = ErrorText()
         guard let client = rd_kafka_new(RD_KAFKA_PRODUCER, config.release(), &errorText.buffer, errorText.buffer.count) else {

@@ -44,7 +44,8 @@ public struct KafkaInspector: Sendable {
             var offsets: [PartitionOffsets] = []
             for topic in topics {
                 for partition in 0..<Int32(topic.partitions) {
-                    var low: Int64 = 0, high: Int64 = 0
+                    var low: Int64 = 0
+                    var high: Int64 = 0
                     let error = rd_kafka_query_watermark_offsets(handle.pointer, topic.name, partition, &low, &high, milliseconds)
                     guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
                         return .failure(.unreachable(reason: "\(topic.name)[\(partition)]: \(String(cString: rd_kafka_err2str(error)))"))
@@ -88,7 +89,10 @@ public struct KafkaInspector: Sendable {
                 return .failure(.unreachable(reason: "could not read \(names): \(String(cString: rd_kafka_err2str(error)))"))
             }
             defer { rd_kafka_assign(handle.pointer, nil) }
-            struct Key: Hashable { var topic: String; var partition: Int32 }
+            struct Key: Hashable {
+                var topic: String
+                var partition: Int32
+            }
             var ends = Dictionary(uniqueKeysWithValues: ranges.map { (Key(topic: $0.topic, partition: $0.partition), $0.high) })
             var records: [KafkaMessage] = []
             while !ends.isEmpty {

@@ -72,7 +72,10 @@ public final class KafkaPartition: AsyncSequence, Sendable {
     private func next() async -> KafkaMessage? {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                enum Step { case deliver(KafkaMessage?), wait }
+                enum Step {
+                    case deliver(KafkaMessage?)
+                    case wait
+                }
                 let step: Step = state.withLock { state in
                     state.inFlight = false
                     if state.cancelled {

@@ -30,11 +30,13 @@ public final class KafkaProducer: Service, Sendable {
             let ticket = Unmanaged<DeliveryTicket>.fromOpaque(opaque).takeRetainedValue()
             let outcome: DeliveryBatch.Outcome
             if message.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR {
-                outcome = .success(KafkaDeliveryReport(
-                    topic: String(cString: rd_kafka_topic_name(message.pointee.rkt)),
-                    partition: message.pointee.partition,
-                    offset: message.pointee.offset
-                ))
+                outcome = .success(
+                    KafkaDeliveryReport(
+                        topic: String(cString: rd_kafka_topic_name(message.pointee.rkt)),
+                        partition: message.pointee.partition,
+                        offset: message.pointee.offset
+                    )
+                )
             } else {
                 outcome = .failure(KafkaDeliveryError(message.pointee.err))
             }
@@ -64,7 +66,10 @@ public final class KafkaProducer: Service, Sendable {
         } finish: {
             let left = rd_kafka_flush(handle.pointer, flushTimeout)
             if left != RD_KAFKA_RESP_ERR_NO_ERROR {
-                logger.warning("Kafka producer stopped with records undelivered; failing them", metadata: ["kafka.queued": "\(rd_kafka_outq_len(handle.pointer))"])
+                logger.warning(
+                    "Kafka producer stopped with records undelivered; failing them",
+                    metadata: ["kafka.queued": "\(rd_kafka_outq_len(handle.pointer))"]
+                )
                 rd_kafka_purge(handle.pointer, Int32(RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT))
                 rd_kafka_poll(handle.pointer, 500)
             }

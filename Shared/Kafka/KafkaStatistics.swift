@@ -31,7 +31,8 @@ final class KafkaStatistics: Sendable {
         }
         for (name, broker) in (document["brokers"] as? [String: Any]) ?? [:] {
             guard let broker = broker as? [String: Any], broker["nodeid"] as? Int ?? -1 >= 0,
-                  let rtt = broker["rtt"] as? [String: Any], let average = rtt["avg"] as? Int, average > 0 else { continue }
+                let rtt = broker["rtt"] as? [String: Any], let average = rtt["avg"] as? Int, average > 0
+            else { continue }
             Gauge(label: "kafka_broker_rtt_seconds", dimensions: [("client", client), ("broker", name)], factory: factory)
                 .record(Double(average) / 1_000_000)
         }
@@ -39,8 +40,12 @@ final class KafkaStatistics: Sendable {
             guard let partitions = (topic as? [String: Any])?["partitions"] as? [String: Any] else { continue }
             for (partitionID, partition) in partitions where partitionID != "-1" {
                 guard let lag = (partition as? [String: Any])?["consumer_lag"] as? Int, lag >= 0 else { continue }
-                Gauge(label: "kafka_consumer_lag_messages", dimensions: [("client", client), ("topic", topicName), ("partition", partitionID)], factory: factory)
-                    .record(lag)
+                Gauge(
+                    label: "kafka_consumer_lag_messages",
+                    dimensions: [("client", client), ("topic", topicName), ("partition", partitionID)],
+                    factory: factory
+                )
+                .record(lag)
             }
         }
     }

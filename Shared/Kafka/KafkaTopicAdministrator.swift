@@ -12,7 +12,12 @@ public enum KafkaTopicAdministrator {
     /// catalog's topics itself) is logged and accepted.
     /// - Throws: `KafkaError.administration` naming the topics the cluster refused, or
     ///   `KafkaError.unreachable` when no answer came within `timeout`.
-    public static func ensureTopicsExist(_ topics: [Topic], bootstrapServers: String, timeout: Duration = .seconds(30), logger: Logger) async throws(KafkaError) {
+    public static func ensureTopicsExist(
+        _ topics: [Topic],
+        bootstrapServers: String,
+        timeout: Duration = .seconds(30),
+        logger: Logger
+    ) async throws(KafkaError) {
         guard !topics.isEmpty else { return }
         let config = try RDKafkaConfig(["bootstrap.servers": bootstrapServers, "log.connection.close": "false"])
         let handle = try RDKafkaHandle(RD_KAFKA_PRODUCER, config: config, callbacks: RDKafkaCallbacks(logger: logger, statistics: nil))
@@ -39,7 +44,11 @@ public enum KafkaTopicAdministrator {
         }
     }
 
-    private static func createTopics(_ topics: [Topic], handle: RDKafkaHandle, milliseconds: Int32) -> Result<[(String, rd_kafka_resp_err_t, String)], KafkaError> {
+    private static func createTopics(
+        _ topics: [Topic],
+        handle: RDKafkaHandle,
+        milliseconds: Int32
+    ) -> Result<[(String, rd_kafka_resp_err_t, String)], KafkaError> {
         var errorText = ErrorText()
         var newTopics: [OpaquePointer?] = []
         defer { rd_kafka_NewTopic_destroy_array(&newTopics, newTopics.count) }
@@ -70,13 +79,16 @@ public enum KafkaTopicAdministrator {
         }
         var count = 0
         guard let result = rd_kafka_event_CreateTopics_result(event),
-              let topicResults = rd_kafka_CreateTopics_result_topics(result, &count) else {
+            let topicResults = rd_kafka_CreateTopics_result_topics(result, &count)
+        else {
             return .failure(.administration(reason: "CreateTopics returned no result"))
         }
-        return .success((0..<count).compactMap { index in
-            guard let topicResult = topicResults[index] else { return nil }
-            let reason = rd_kafka_topic_result_error_string(topicResult).map { String(cString: $0) } ?? ""
-            return (String(cString: rd_kafka_topic_result_name(topicResult)), rd_kafka_topic_result_error(topicResult), reason)
-        })
+        return .success(
+            (0..<count).compactMap { index in
+                guard let topicResult = topicResults[index] else { return nil }
+                let reason = rd_kafka_topic_result_error_string(topicResult).map { String(cString: $0) } ?? ""
+                return (String(cString: rd_kafka_topic_result_name(topicResult)), rd_kafka_topic_result_error(topicResult), reason)
+            }
+        )
     }
 }

@@ -50,7 +50,15 @@ package final class KeySetCache: Service, Sendable {
     private let state: Mutex<State>
 
     /// - Parameter remembering: how many verified tokens are kept (up to twice as many at times).
-    package init(url: URL, issuer: String, refreshInterval: Duration, maxAge: Duration = .seconds(3_600), remembering: Int = 4_096, client: HTTPClient, logger: Logger) {
+    package init(
+        url: URL,
+        issuer: String,
+        refreshInterval: Duration,
+        maxAge: Duration = .seconds(3_600),
+        remembering: Int = 4_096,
+        client: HTTPClient,
+        logger: Logger
+    ) {
         self.url = url
         self.issuer = issuer
         self.refreshInterval = refreshInterval

@@ -8,7 +8,11 @@ package struct KeySetSettings: Sendable {
     package var issuer: String
 
     package init(from reader: ConfigurationReader, prefix: String) throws(ConfigurationError) {
-        url = try reader.url("\(prefix)_JWKS_URL", schemes: ["http", "https"], default: URL(string: "http://127.0.0.1:8081/auth/v1/.well-known/jwks.json")!)
+        url = try reader.url(
+            "\(prefix)_JWKS_URL",
+            schemes: ["http", "https"],
+            default: URL(string: "http://127.0.0.1:8081/auth/v1/.well-known/jwks.json")!
+        )
         issuer = try reader.string("\(prefix)_JWT_ISSUER", default: "http://localhost:8080/auth/v1")
     }
 }

@@ -9,27 +9,35 @@ import ServiceKit
 /// its user out over it.
 package enum TokenProblem {
     package static let missing = Problem(
-        status: .unauthorized, type: "unauthenticated", title: "Authentication required",
+        status: .unauthorized,
+        type: "unauthenticated",
+        title: "Authentication required",
         detail: "Send an access token from auth as `Authorization: Bearer <token>`.",
         headers: [.wwwAuthenticate: "Bearer realm=\"splash\""]
     )
 
     package static let keysUnavailable = Problem(
-        status: .serviceUnavailable, type: "token-check-unavailable", title: "Access tokens cannot be checked just now",
+        status: .serviceUnavailable,
+        type: "token-check-unavailable",
+        title: "Access tokens cannot be checked just now",
         detail: "auth's signing keys could not be fetched; retry shortly.",
         headers: [.retryAfter: "2"]
     )
 
     package static func refused(_ error: AccessTokenError) -> Problem {
         if error == .keysUnavailable { return keysUnavailable }
-        let reason = switch error {
-        case .expired: "The access token has expired; refresh it."
-        case .unknownKey: "The access token was not signed by a key auth publishes."
-        case .unsupportedAlgorithm(let alg): "Access tokens are signed with ES256, not \(alg)."
-        default: "The access token is not valid."
-        }
+        let reason =
+            switch error {
+            case .expired: "The access token has expired; refresh it."
+            case .unknownKey: "The access token was not signed by a key auth publishes."
+            case .unsupportedAlgorithm(let alg): "Access tokens are signed with ES256, not \(alg)."
+            default: "The access token is not valid."
+            }
         return Problem(
-            status: .unauthorized, type: "invalid-token", title: "Invalid access token", detail: reason,
+            status: .unauthorized,
+            type: "invalid-token",
+            title: "Invalid access token",
+            detail: reason,
             headers: [.wwwAuthenticate: "Bearer realm=\"splash\", error=\"invalid_token\""]
         )
     }

@@ -8,9 +8,11 @@ package enum LocalStackError: Error, CustomStringConvertible {
     package var description: String {
         switch self {
         case .postgresNotFound:
-            return "Postgres server programs not found: install Postgres (initdb and postgres), put them on PATH, or set SPLASH_POSTGRES_BIN to their directory"
+            return
+                "Postgres server programs not found: install Postgres (initdb and postgres), put them on PATH, or set SPLASH_POSTGRES_BIN to their directory"
         case .noUnprivilegedUser:
-            return "Postgres refuses to run as root and there is no 'postgres' user to run it as: create one (useradd --system postgres) or run as another user"
+            return
+                "Postgres refuses to run as root and there is no 'postgres' user to run it as: create one (useradd --system postgres) or run as another user"
         case .alreadyRunning(let what, let detail):
             return "\(what) is already running (\(detail)); stop it first"
         case .notReady(let name, let reason):

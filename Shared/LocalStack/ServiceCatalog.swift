@@ -29,20 +29,30 @@ package enum ServiceCatalog {
         LocalService("auth", port: 8081, schema: "auth", environment: ["AUTH_TRUSTED_PROXIES": "127.0.0.1/32"]),
         LocalService("photo-catalog", port: 8082, schema: "catalog"),
         // Locally the fixture photos are served by the gateway on loopback: allowed as sources.
-        LocalService("edit-render", port: 8083, schema: "render", environment: [
-            "RENDER_SOURCE_HOSTS": "images.unsplash.com,plus.unsplash.com,localhost,127.0.0.1",
-            "RENDER_ALLOW_PRIVATE_SOURCES": "true",
-        ]),
+        LocalService(
+            "edit-render",
+            port: 8083,
+            schema: "render",
+            environment: [
+                "RENDER_SOURCE_HOSTS": "images.unsplash.com,plus.unsplash.com,localhost,127.0.0.1",
+                "RENDER_ALLOW_PRIVATE_SOURCES": "true",
+            ]
+        ),
         LocalService("social", port: 8084, schema: "social"),
         LocalService("tracking", port: 8085, schema: "tracking"),
         // The gateway starts last: it fronts the others.
-        LocalService("gateway", port: 8080, schema: nil, environment: [
-            "GATEWAY_AUTH_URL": "http://127.0.0.1:8081",
-            "GATEWAY_PHOTO_CATALOG_URL": "http://127.0.0.1:8082",
-            "GATEWAY_EDIT_RENDER_URL": "http://127.0.0.1:8083",
-            "GATEWAY_SOCIAL_URL": "http://127.0.0.1:8084",
-            "GATEWAY_TRACKING_URL": "http://127.0.0.1:8085",
-        ]),
+        LocalService(
+            "gateway",
+            port: 8080,
+            schema: nil,
+            environment: [
+                "GATEWAY_AUTH_URL": "http://127.0.0.1:8081",
+                "GATEWAY_PHOTO_CATALOG_URL": "http://127.0.0.1:8082",
+                "GATEWAY_EDIT_RENDER_URL": "http://127.0.0.1:8083",
+                "GATEWAY_SOCIAL_URL": "http://127.0.0.1:8084",
+                "GATEWAY_TRACKING_URL": "http://127.0.0.1:8085",
+            ]
+        ),
     ]
 
     package static func service(named executable: String) -> LocalService? {

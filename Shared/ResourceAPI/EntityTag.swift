@@ -36,7 +36,12 @@ package enum EntityTag {
 
     /// `body` with its `ETag`, or 304 with no body when the request's `If-None-Match` already
     /// names it. `headers` go on either answer.
-    package static func response(to request: Request, body: ByteBuffer, contentType: String = "application/json", headers: HTTPFields = [:]) -> Response {
+    package static func response(
+        to request: Request,
+        body: ByteBuffer,
+        contentType: String = "application/json",
+        headers: HTTPFields = [:]
+    ) -> Response {
         var headers = headers
         let tag = of(body)
         headers[.eTag] = tag

@@ -22,7 +22,9 @@ package struct IdempotencyKey: Sendable, Equatable {
     /// - Throws: 422 naming `Idempotency-Key` when the header is missing or not 1–255 characters.
     package init(_ request: Request, body: some Sequence<UInt8>, what: String) throws {
         guard let key = request.headers[.idempotencyKey]?.trimmingCharacters(in: .whitespaces), (1...255).contains(key.count) else {
-            throw Problem.validation([FieldError(.header("Idempotency-Key"), "send a unique key (1–255 characters) with every new \(what); resend it to retry")])
+            throw Problem.validation([
+                FieldError(.header("Idempotency-Key"), "send a unique key (1–255 characters) with every new \(what); resend it to retry")
+            ])
         }
         self.init(key: key, body: body)
     }
@@ -47,8 +49,12 @@ package struct IdempotencyKey: Sendable, Equatable {
             response.headers[.idempotentReplayed] = "true"
             return response
         case .keyReused:
-            throw Problem(status: .unprocessableContent, type: "idempotency-key-reused", title: "Idempotency key reused",
-                          detail: "This Idempotency-Key was used for a different request; use a new key for a new one.")
+            throw Problem(
+                status: .unprocessableContent,
+                type: "idempotency-key-reused",
+                title: "Idempotency key reused",
+                detail: "This Idempotency-Key was used for a different request; use a new key for a new one."
+            )
         }
     }
 }

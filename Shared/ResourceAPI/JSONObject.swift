@@ -29,8 +29,12 @@ package struct JSONObject {
     ///   cannot store.
     package static func refuseNUL(_ body: [UInt8]) throws {
         guard !JSONText.containsNUL(body) else {
-            throw Problem(status: .badRequest, type: "malformed-body", title: "Malformed request body",
-                          detail: "text in the body may not hold the NUL character (\\u0000)")
+            throw Problem(
+                status: .badRequest,
+                type: "malformed-body",
+                title: "Malformed request body",
+                detail: "text in the body may not hold the NUL character (\\u0000)"
+            )
         }
     }
 
@@ -107,13 +111,16 @@ package struct JSONObject {
             if required { errors.append(FieldError(.body(pointer: "\(pointer)/\(name)"), "\(name) is required")) }
             return nil
         }
-        let whole: Int? = switch value {
-        case .int(let integer): integer
-        case .double(let number): Int(exactly: number)
-        default: nil
-        }
+        let whole: Int? =
+            switch value {
+            case .int(let integer): integer
+            case .double(let number): Int(exactly: number)
+            default: nil
+            }
         guard let whole, range.contains(whole) else {
-            errors.append(FieldError(.body(pointer: "\(pointer)/\(name)"), "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)"))
+            errors.append(
+                FieldError(.body(pointer: "\(pointer)/\(name)"), "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+            )
             return nil
         }
         return whole
@@ -125,13 +132,16 @@ package struct JSONObject {
             if required { errors.append(FieldError(.body(pointer: "\(pointer)/\(name)"), "\(name) is required")) }
             return nil
         }
-        let number: Double? = switch value {
-        case .int(let integer): Double(integer)
-        case .double(let number): number
-        default: nil
-        }
+        let number: Double? =
+            switch value {
+            case .int(let integer): Double(integer)
+            case .double(let number): number
+            default: nil
+            }
         guard let number, number.isFinite, range.contains(number) else {
-            errors.append(FieldError(.body(pointer: "\(pointer)/\(name)"), "\(name) must be a number from \(range.lowerBound) to \(range.upperBound)"))
+            errors.append(
+                FieldError(.body(pointer: "\(pointer)/\(name)"), "\(name) must be a number from \(range.lowerBound) to \(range.upperBound)")
+            )
             return nil
         }
         return number

@@ -26,7 +26,8 @@ package struct PageCursor: Sendable, Equatable, CustomStringConvertible {
     /// `nil` for text that is not a cursor this type wrote.
     package init?(_ text: String) {
         guard let data = Base64URL.decode(Substring(text)), let decoded = String(data: data, encoding: .utf8),
-              let separator = decoded.firstIndex(of: "|"), let micros = Int64(decoded[..<separator]) else { return nil }
+            let separator = decoded.firstIndex(of: "|"), let micros = Int64(decoded[..<separator])
+        else { return nil }
         time = Date(timeIntervalSince1970: Double(micros) / 1_000_000)
         key = String(decoded[decoded.index(after: separator)...])
     }

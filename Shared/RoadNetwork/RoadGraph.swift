@@ -21,7 +21,8 @@ package final class RoadGraph: Sendable {
         package var location: Coordinate { Coordinate(lat: lat, lng: lng) }
 
         enum CodingKeys: String, CodingKey {
-            case name, amenity, cuisine, lat, lng, osmNode = "osm_node"
+            case name, amenity, cuisine, lat, lng
+            case osmNode = "osm_node"
         }
     }
 
@@ -63,14 +64,16 @@ package final class RoadGraph: Sendable {
         }
         let file = try JSONDecoder().decode(File.self, from: data)
         nodes = try file.nodes.map { pair in
-            guard pair.count == 2, Coordinate(lat: pair[0], lng: pair[1]).isValid else { throw FormatError(description: "a node is not [lat, lng]: \(pair)") }
+            guard pair.count == 2, Coordinate(lat: pair[0], lng: pair[1]).isValid else {
+                throw FormatError(description: "a node is not [lat, lng]: \(pair)")
+            }
             return Coordinate(lat: pair[0], lng: pair[1])
         }
         var edges: [Edge] = []
         edges.reserveCapacity(file.edges.count * 2)
         for row in file.edges {
             guard row.count == 5, let from = Int(exactly: row[0]), let to = Int(exactly: row[1]),
-                  nodes.indices.contains(from), nodes.indices.contains(to), row[2] >= 0, row[3] > 0
+                nodes.indices.contains(from), nodes.indices.contains(to), row[2] >= 0, row[3] > 0
             else { throw FormatError(description: "an edge is not [from, to, metres, kmh, oneway] over known nodes: \(row)") }
             let speed = row[3] / 3.6
             edges.append(Edge(from: from, to: to, metres: row[2], speedMps: speed))
@@ -220,7 +223,8 @@ struct SnapGrid: Sendable {
     /// The nearest member to `point`, ring by ring around its cell until no farther ring can hold
     /// a nearer one; `nil` for a point outside the grid (the caller scans).
     func nearest(to point: Coordinate, in nodes: [Coordinate]) -> Int? {
-        let row = Int(((point.lat - minLat) / Self.cellLat).rounded(.down)), column = Int(((point.lng - minLng) / Self.cellLng).rounded(.down))
+        let row = Int(((point.lat - minLat) / Self.cellLat).rounded(.down))
+        let column = Int(((point.lng - minLng) / Self.cellLng).rounded(.down))
         guard (0..<rows).contains(row), (0..<columns).contains(column) else { return nil }
         let scale = cos(point.lat * .pi / 180)
         // Whatever lies in ring k + 1 or beyond is at least k cell sides away.

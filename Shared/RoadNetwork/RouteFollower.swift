@@ -59,15 +59,20 @@ package struct RouteFollower: Sendable {
         }
         let scale = cos(point.lat * .pi / 180)
         let metresPerDegree = 111_195.0
-        let first = max(0, segment - Self.lookBehind), last = min(segmentMetres.count - 1, segment + Self.lookAhead)
+        let first = max(0, segment - Self.lookBehind)
+        let last = min(segmentMetres.count - 1, segment + Self.lookAhead)
         var best: (index: Int, fraction: Double, cost: Double)?
         for index in first...last {
-            let a = route.points[index], b = route.points[index + 1]
-            let dx = (b.lng - a.lng) * scale, dy = b.lat - a.lat
-            let px = (point.lng - a.lng) * scale, py = point.lat - a.lat
+            let a = route.points[index]
+            let b = route.points[index + 1]
+            let dx = (b.lng - a.lng) * scale
+            let dy = b.lat - a.lat
+            let px = (point.lng - a.lng) * scale
+            let py = point.lat - a.lat
             let length = dx * dx + dy * dy
             let t = length > 0 ? min(1, max(0, (px * dx + py * dy) / length)) : 0
-            let ex = px - t * dx, ey = py - t * dy
+            let ex = px - t * dx
+            let ey = py - t * dy
             let off = (ex * ex + ey * ey).squareRoot() * metresPerDegree
             guard off <= Self.toleranceMetres else { continue }
             let moved = metresToPoint[index] + t * segmentMetres[index] - along

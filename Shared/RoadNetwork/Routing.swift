@@ -25,10 +25,13 @@ package struct Route: Sendable, Equatable {
     package func followed(by next: Route) -> Route {
         // Routes that meet share their meeting point; others are joined by a straight segment.
         let meets = next.points.first == points.last
-        return Route(kind: kind == .road && next.kind == .road ? .road : .estimate,
-                     points: points + (meets ? next.points.dropFirst() : next.points[...]),
-                     speeds: speeds + (meets ? [] : [Self.estimateSpeed]) + next.speeds,
-                     metres: metres + next.metres, seconds: seconds + next.seconds)
+        return Route(
+            kind: kind == .road && next.kind == .road ? .road : .estimate,
+            points: points + (meets ? next.points.dropFirst() : next.points[...]),
+            speeds: speeds + (meets ? [] : [Self.estimateSpeed]) + next.speeds,
+            metres: metres + next.metres,
+            seconds: seconds + next.seconds
+        )
     }
 
     static let estimateSpeed = 30 / 3.6
@@ -51,7 +54,7 @@ extension RoadGraph {
         let start = nearestRoutableNode(to: from)
         let end = nearestRoutableNode(to: to)
         guard start.metres <= Self.snapLimitMetres, end.metres <= Self.snapLimitMetres,
-              let path = fastestPath(from: start.node, to: end.node)
+            let path = fastestPath(from: start.node, to: end.node)
         else { return .estimate(from: from, to: to) }
         return path
     }
@@ -92,8 +95,13 @@ extension RoadGraph {
             node = edge.from
         }
         used.reverse()
-        return Route(kind: .road, points: [nodes[source]] + used.map { nodes[$0.to] }, speeds: used.map(\.speedMps),
-                     metres: used.reduce(0) { $0 + $1.metres }, seconds: used.reduce(0) { $0 + $1.seconds })
+        return Route(
+            kind: .road,
+            points: [nodes[source]] + used.map { nodes[$0.to] },
+            speeds: used.map(\.speedMps),
+            metres: used.reduce(0) { $0 + $1.metres },
+            seconds: used.reduce(0) { $0 + $1.seconds }
+        )
     }
 }
 

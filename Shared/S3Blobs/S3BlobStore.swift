@@ -89,8 +89,14 @@ package struct S3BlobStore: BlobStore {
 
     package func get(_ key: BlobKey, range: Range<Int>) async throws -> [UInt8]? {
         guard !range.isEmpty else { return try await size(of: key) == nil ? nil : [] }
-        let answer = try await client.send(.GET, key: key.path, headers: [("range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")],
-                                           accepting: [200, 206, 404, 416], operation: "GetObject", maxAnswer: max(range.count + 1, 64 << 10))
+        let answer = try await client.send(
+            .GET,
+            key: key.path,
+            headers: [("range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")],
+            accepting: [200, 206, 404, 416],
+            operation: "GetObject",
+            maxAnswer: max(range.count + 1, 64 << 10)
+        )
         switch answer.status {
         case 404: return nil
         case 416: return []
@@ -149,7 +155,8 @@ package struct S3BlobStore: BlobStore {
     package func createBucketIfMissing() async throws {
         // Outside us-east-1, S3 wants the bucket's region named in the request.
         let region = client.settings.region
-        let configuration = "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><LocationConstraint>"
+        let configuration =
+            "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><LocationConstraint>"
             + XMLText.escape(region) + "</LocationConstraint></CreateBucketConfiguration>"
         let body = region == "us-east-1" ? nil : ByteBuffer(string: configuration)
         _ = try await client.send(.PUT, key: nil, body: body, accepting: [200, 409], operation: "CreateBucket")
@@ -180,7 +187,13 @@ final class MultipartUpload: @unchecked Sendable {
 
     func add(_ part: ByteBuffer) async throws {
         let number = parts.count + 1
-        let answer = try await client.send(.PUT, key: key, query: [("partNumber", String(number)), ("uploadId", id)], body: part, operation: "UploadPart")
+        let answer = try await client.send(
+            .PUT,
+            key: key,
+            query: [("partNumber", String(number)), ("uploadId", id)],
+            body: part,
+            operation: "UploadPart"
+        )
         guard let etag = answer.headers.first(name: "etag") else {
             throw S3Error(status: answer.status, code: "MalformedAnswer", message: "no ETag for part \(number)", operation: "UploadPart")
         }
@@ -188,10 +201,18 @@ final class MultipartUpload: @unchecked Sendable {
     }
 
     func complete() async throws {
-        let body = "<CompleteMultipartUpload>" + parts.map {
-            "<Part><PartNumber>\($0.number)</PartNumber><ETag>\(XMLText.escape($0.etag))</ETag></Part>"
-        }.joined() + "</CompleteMultipartUpload>"
-        let answer = try await client.send(.POST, key: key, query: [("uploadId", id)], body: ByteBuffer(string: body), operation: "CompleteMultipartUpload")
+        let body =
+            "<CompleteMultipartUpload>"
+            + parts.map {
+                "<Part><PartNumber>\($0.number)</PartNumber><ETag>\(XMLText.escape($0.etag))</ETag></Part>"
+            }.joined() + "</CompleteMultipartUpload>"
+        let answer = try await client.send(
+            .POST,
+            key: key,
+            query: [("uploadId", id)],
+            body: ByteBuffer(string: body),
+            operation: "CompleteMultipartUpload"
+        )
         // S3 may answer 200 with an error inside, when it fails after starting to answer.
         let text = String(buffer: answer.body)
         if text.contains("<Error>") { throw S3Client.error(answer, operation: "CompleteMultipartUpload") }

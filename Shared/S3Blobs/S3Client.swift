@@ -43,8 +43,16 @@ package struct S3Client: Sendable {
 
     /// Sends one request to the bucket (`key` nil: the bucket itself) and collects its answer.
     /// - Throws: `S3Error` for an answer outside `accepting`, after the retries a server fault gets.
-    package func send(_ method: HTTPMethod, key: String?, query: [(String, String)] = [], headers: [(String, String)] = [],
-                      body: ByteBuffer? = nil, accepting: Set<Int> = [200], operation: String, maxAnswer: Int = 1 << 20) async throws -> Answer {
+    package func send(
+        _ method: HTTPMethod,
+        key: String?,
+        query: [(String, String)] = [],
+        headers: [(String, String)] = [],
+        body: ByteBuffer? = nil,
+        accepting: Set<Int> = [200],
+        operation: String,
+        maxAnswer: Int = 1 << 20
+    ) async throws -> Answer {
         try await retrying(operation) {
             let response = try await execute(method, key: key, query: query, headers: headers, body: body)
             let answer = Answer(status: Int(response.status.code), headers: response.headers, body: try await response.body.collect(upTo: maxAnswer))
@@ -60,7 +68,10 @@ package struct S3Client: Sendable {
             switch response.status.code {
             case 200: return .done(response)
             case 404: return .done(nil)
-            default: return .refused(Answer(status: Int(response.status.code), headers: response.headers, body: try await response.body.collect(upTo: 1 << 20)))
+            default:
+                return .refused(
+                    Answer(status: Int(response.status.code), headers: response.headers, body: try await response.body.collect(upTo: 1 << 20))
+                )
             }
         }
     }
@@ -104,13 +115,25 @@ package struct S3Client: Sendable {
     }
 
     /// One request, signed, sent; its answer as it begins.
-    private func execute(_ method: HTTPMethod, key: String?, query: [(String, String)], headers extra: [(String, String)],
-                         body: ByteBuffer?) async throws -> HTTPClientResponse {
+    private func execute(
+        _ method: HTTPMethod,
+        key: String?,
+        query: [(String, String)],
+        headers extra: [(String, String)],
+        body: ByteBuffer?
+    ) async throws -> HTTPClientResponse {
         let (url, host, path) = location(key: key, query: query)
         let timestamp = SigV4.timestamp(Date())
         let payloadHash = body.map { SHA256.hash(data: $0.readableBytesView).hexEncoded } ?? SigV4.emptyPayload
         let signed = [("host", host), ("x-amz-date", timestamp), ("x-amz-content-sha256", payloadHash)] + extra
-        let authorization = signer.authorization(method: method.rawValue, path: path, query: query, headers: signed, payloadHash: payloadHash, timestamp: timestamp)
+        let authorization = signer.authorization(
+            method: method.rawValue,
+            path: path,
+            query: query,
+            headers: signed,
+            payloadHash: payloadHash,
+            timestamp: timestamp
+        )
         var request = HTTPClientRequest(url: url)
         request.method = method
         for (name, value) in signed where name != "host" { request.headers.add(name: name, value: value) }
@@ -158,8 +181,12 @@ package struct S3Client: Sendable {
 
     static func error(_ answer: Answer, operation: String) -> S3Error {
         let text = String(buffer: answer.body)
-        return S3Error(status: answer.status, code: XMLText.first("Code", in: text) ?? "HTTP\(answer.status)",
-                       message: XMLText.first("Message", in: text) ?? "", operation: operation)
+        return S3Error(
+            status: answer.status,
+            code: XMLText.first("Code", in: text) ?? "HTTP\(answer.status)",
+            message: XMLText.first("Message", in: text) ?? "",
+            operation: operation
+        )
     }
 }
 
@@ -170,7 +197,8 @@ enum XMLText {
     static func all(_ name: String, in xml: Substring) -> [String] {
         var values: [String] = []
         var rest = xml
-        let open = "<\(name)>", close = "</\(name)>"
+        let open = "<\(name)>"
+        let close = "</\(name)>"
         while let start = rest.range(of: open) {
             guard let end = rest.range(of: close, range: start.upperBound..<rest.endIndex) else { break }
             values.append(decode(rest[start.upperBound..<end.lowerBound]))
@@ -187,7 +215,8 @@ enum XMLText {
     static func blocks(_ name: String, in xml: String) -> [Substring] {
         var blocks: [Substring] = []
         var rest = xml[...]
-        let open = "<\(name)>", close = "</\(name)>"
+        let open = "<\(name)>"
+        let close = "</\(name)>"
         while let start = rest.range(of: open), let end = rest.range(of: close, range: start.upperBound..<rest.endIndex) {
             blocks.append(rest[start.upperBound..<end.lowerBound])
             rest = rest[end.upperBound...]
@@ -210,7 +239,9 @@ enum XMLText {
             case "quot": out += "\""
             case "apos": out += "'"
             default:
-                let number = entity.hasPrefix("#x") ? UInt32(entity.dropFirst(2), radix: 16) : entity.hasPrefix("#") ? UInt32(entity.dropFirst(), radix: 10) : nil
+                let number =
+                    entity.hasPrefix("#x")
+                    ? UInt32(entity.dropFirst(2), radix: 16) : entity.hasPrefix("#") ? UInt32(entity.dropFirst(), radix: 10) : nil
                 if let number, let scalar = Unicode.Scalar(number) { out.unicodeScalars.append(scalar) } else { out += "&\(entity);" }
             }
             rest = rest[rest.index(after: semicolon)...]

@@ -31,8 +31,17 @@ package struct S3Settings: Sendable {
     /// `S3_PUBLIC_ENDPOINT`: where clients reach the bucket, for presigned links (the endpoint by default).
     package var publicEndpoint: URL?
 
-    package init(endpoint: URL, region: String, bucket: String, accessKeyID: String, secretAccessKey: String,
-                 addressing: Addressing = .path, multipartThreshold: Int = 16 << 20, requestTimeout: Duration = .seconds(60), attempts: Int = 4) {
+    package init(
+        endpoint: URL,
+        region: String,
+        bucket: String,
+        accessKeyID: String,
+        secretAccessKey: String,
+        addressing: Addressing = .path,
+        multipartThreshold: Int = 16 << 20,
+        requestTimeout: Duration = .seconds(60),
+        attempts: Int = 4
+    ) {
         self.endpoint = endpoint
         self.region = region
         self.bucket = bucket
@@ -50,10 +59,18 @@ package struct S3Settings: Sendable {
         let bucket = try reader.string("S3_BUCKET")
         let accessKeyID = try reader.string("S3_ACCESS_KEY_ID")
         guard let secret = try reader.optionalSecret("S3_SECRET_ACCESS_KEY", expected: "the S3 secret access key") else {
-            throw ConfigurationError(variable: "S3_SECRET_ACCESS_KEY", expected: "the S3 secret access key (or S3_SECRET_ACCESS_KEY_FILE)", problem: .missing)
+            throw ConfigurationError(
+                variable: "S3_SECRET_ACCESS_KEY",
+                expected: "the S3 secret access key (or S3_SECRET_ACCESS_KEY_FILE)",
+                problem: .missing
+            )
         }
         self.init(
-            endpoint: endpoint, region: region, bucket: bucket, accessKeyID: accessKeyID, secretAccessKey: secret,
+            endpoint: endpoint,
+            region: region,
+            bucket: bucket,
+            accessKeyID: accessKeyID,
+            secretAccessKey: secret,
             addressing: try reader.choice("S3_ADDRESSING", default: .path),
             multipartThreshold: try reader.byteCount("S3_MULTIPART_THRESHOLD", default: 16 << 20, in: (5 << 20)...(5 << 30))
         )

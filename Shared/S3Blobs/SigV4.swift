@@ -36,7 +36,14 @@ package struct SigV4: Sendable {
     ///   - query: the query's decoded name-value pairs.
     ///   - headers: every header to sign (`host` and `x-amz-date` among them), names in any case.
     ///   - payloadHash: the body's SHA-256 in hex, or `unsignedPayload`.
-    package func authorization(method: String, path: String, query: [(String, String)], headers: [(String, String)], payloadHash: String, timestamp: String) -> String {
+    package func authorization(
+        method: String,
+        path: String,
+        query: [(String, String)],
+        headers: [(String, String)],
+        payloadHash: String,
+        timestamp: String
+    ) -> String {
         let (canonical, signedHeaders) = canonicalRequest(method: method, path: path, query: query, headers: headers, payloadHash: payloadHash)
         let scope = "\(timestamp.prefix(8))/\(region)/\(service)/aws4_request"
         let signature = sign(stringToSign(canonical, timestamp: timestamp, scope: scope), day: String(timestamp.prefix(8)))
@@ -48,15 +55,23 @@ package struct SigV4: Sendable {
     /// request anyone holding the URL may make until `timestamp` + `expiresIn` seconds.
     package func presignedQuery(method: String, path: String, host: String, timestamp: String, expiresIn: Int) -> String {
         let scope = "\(timestamp.prefix(8))/\(region)/\(service)/aws4_request"
-        let query = [("X-Amz-Algorithm", "AWS4-HMAC-SHA256"), ("X-Amz-Credential", "\(accessKeyID)/\(scope)"), ("X-Amz-Date", timestamp),
-                     ("X-Amz-Expires", String(expiresIn)), ("X-Amz-SignedHeaders", "host")]
+        let query = [
+            ("X-Amz-Algorithm", "AWS4-HMAC-SHA256"), ("X-Amz-Credential", "\(accessKeyID)/\(scope)"), ("X-Amz-Date", timestamp),
+            ("X-Amz-Expires", String(expiresIn)), ("X-Amz-SignedHeaders", "host"),
+        ]
         let (canonical, _) = canonicalRequest(method: method, path: path, query: query, headers: [("host", host)], payloadHash: Self.unsignedPayload)
         let signature = sign(stringToSign(canonical, timestamp: timestamp, scope: scope), day: String(timestamp.prefix(8)))
         return (query + [("X-Amz-Signature", signature)]).map { "\($0.0)=\(Self.encode($0.1))" }.joined(separator: "&")
     }
 
     /// The canonical request and its signed-headers list.
-    package func canonicalRequest(method: String, path: String, query: [(String, String)], headers: [(String, String)], payloadHash: String) -> (String, String) {
+    package func canonicalRequest(
+        method: String,
+        path: String,
+        query: [(String, String)],
+        headers: [(String, String)],
+        payloadHash: String
+    ) -> (String, String) {
         let encoded: [(name: String, value: String)] = query.map { (Self.encode($0.0), Self.encode($0.1)) }
         let sorted = encoded.sorted { (left, right) -> Bool in left.name == right.name ? left.value < right.value : left.name < right.name }
         let canonicalQuery = sorted.map { (pair) -> String in pair.name + "=" + pair.value }.joined(separator: "&")
@@ -101,7 +116,7 @@ package struct SigV4: Sendable {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
+                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             case UInt8(ascii: "/") where keepSlash:
                 out.unicodeScalars.append("/")

@@ -1,7 +1,8 @@
+import ServiceLifecycle
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ServiceLifecycle
 
 /// Ends when the process that started us is gone, so that a service run by `splash up` does not
 /// outlive a `splash` that was killed outright (SIGKILL leaves it no chance to stop its children).

@@ -57,11 +57,13 @@ package enum ServiceMain {
     ) -> Result<LoadedConfiguration<Configuration>, ConfigurationFailure> {
         let reader = ConfigurationReader(environment, log: log)
         do {
-            return .success(LoadedConfiguration(
-                log: try LogSettings(from: reader),
-                parentProcess: try reader.optionalInteger("SPLASH_PARENT_PID", in: 1...Int(Int32.max)).map(Int32.init),
-                service: try Configuration(from: reader)
-            ))
+            return .success(
+                LoadedConfiguration(
+                    log: try LogSettings(from: reader),
+                    parentProcess: try reader.optionalInteger("SPLASH_PARENT_PID", in: 1...Int(Int32.max)).map(Int32.init),
+                    service: try Configuration(from: reader)
+                )
+            )
         } catch {
             return .failure(ConfigurationFailure(message: "\(name): configuration error: \(error)"))
         }

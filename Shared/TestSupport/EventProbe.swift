@@ -26,21 +26,27 @@ package enum ProbeEffects {
     package static func prepare(schema: String, client: PostgresClient, logger: Logger) async throws {
         try await client.query("CREATE SCHEMA IF NOT EXISTS \(unescaped: schema)", logger: logger)
         try await EventBusSchema(schema).migrate(on: client, logger: logger)
-        try await client.query("""
+        try await client.query(
+            """
             CREATE TABLE IF NOT EXISTS \(unescaped: schema).effects (
                 key text NOT NULL, seq integer NOT NULL, in_order boolean NOT NULL,
                 applied_at timestamptz NOT NULL DEFAULT clock_timestamp())
-            """, logger: logger)
+            """,
+            logger: logger
+        )
     }
 
     /// Applies `event` on `connection`: records it, and whether it came right after the key's
     /// previous event.
     package static func apply(_ event: ProbeEvent, schema: String, on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query("""
+        try await connection.query(
+            """
             INSERT INTO \(unescaped: schema).effects (key, seq, in_order)
             SELECT \(event.key), \(event.seq), coalesce(max(seq), -1) = \(event.seq) - 1
             FROM \(unescaped: schema).effects WHERE key = \(event.key)
-            """, logger: logger)
+            """,
+            logger: logger
+        )
     }
 
     package struct Summary: Sendable, Equatable {
@@ -56,10 +62,13 @@ package enum ProbeEffects {
     }
 
     package static func summary(schema: String, client: PostgresClient, logger: Logger) async throws -> Summary {
-        let rows = try await client.query("""
+        let rows = try await client.query(
+            """
             SELECT count(*)::int, count(DISTINCT (key, seq))::int, count(*) FILTER (WHERE NOT in_order)::int
             FROM \(unescaped: schema).effects
-            """, logger: logger)
+            """,
+            logger: logger
+        )
         for try await (effects, distinct, outOfOrder) in rows.decode((Int, Int, Int).self) {
             return Summary(effects: effects, distinct: distinct, outOfOrder: outOfOrder)
         }
@@ -67,7 +76,13 @@ package enum ProbeEffects {
     }
 
     /// Polls `summary` until `count` effects exist or `timeout` passes; returns the last summary.
-    package static func waitForEffects(_ count: Int, schema: String, client: PostgresClient, logger: Logger, timeout: Duration) async throws -> Summary {
+    package static func waitForEffects(
+        _ count: Int,
+        schema: String,
+        client: PostgresClient,
+        logger: Logger,
+        timeout: Duration
+    ) async throws -> Summary {
         let deadline = ContinuousClock.now + timeout
         var latest = try await summary(schema: schema, client: client, logger: logger)
         while latest.effects < count, ContinuousClock.now < deadline {

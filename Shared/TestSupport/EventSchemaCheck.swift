@@ -28,8 +28,11 @@ package enum EventSchemaCheck {
     /// - Returns and throws: as `validate(_:)`.
     @discardableResult
     package static func validate(folder: URL) async throws -> String {
-        try await ProcessCommand(URL(fileURLWithPath: "/usr/bin/python3"), [
-            OpenAPIDocument.root.appendingPathComponent("Tests/ContractsTests/validate_events.py").path, schemas.path, folder.path,
-        ]).runToCompletion()
+        try await ProcessCommand(
+            URL(fileURLWithPath: "/usr/bin/python3"),
+            [
+                OpenAPIDocument.root.appendingPathComponent("Tests/ContractsTests/validate_events.py").path, schemas.path, folder.path,
+            ]
+        ).runToCompletion()
     }
 }

@@ -35,11 +35,13 @@ package final class FakePhotoCatalog: Sendable {
             let file = id.split(separator: "-").first.map(String.init) ?? id
             let base = id.hasPrefix("elsewhere") ? "https://evil.example" : baseURL
             let urls = ["full": "\(base)/images/\(file).jpg?full", "regular": "\(base)/images/\(file).jpg?regular"]
-            let body = try JSONSerialization.data(withJSONObject: [
-                "id": id, "urls": urls, "width": 2560, "height": 1600, "description": "A test photo",
-                "links": ["html": "https://unsplash.com/photos/\(id)"],
-                "user": ["name": "Test Photographer", "username": "tester", "links": ["html": "https://unsplash.com/@tester"]],
-            ] as [String: Any])
+            let body = try JSONSerialization.data(
+                withJSONObject: [
+                    "id": id, "urls": urls, "width": 2560, "height": 1600, "description": "A test photo",
+                    "links": ["html": "https://unsplash.com/photos/\(id)"],
+                    "user": ["name": "Test Photographer", "username": "tester", "links": ["html": "https://unsplash.com/@tester"]],
+                ] as [String: Any]
+            )
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
         }
         router.post("v1/photos/:id/download") { [self] request, context -> Response in

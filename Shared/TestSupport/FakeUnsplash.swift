@@ -42,7 +42,12 @@ package final class FakeUnsplash: Sendable {
 
     package func set(mode: Mode) { state.withLock { $0.mode = mode } }
     package func set(delay: Duration) { state.withLock { $0.delay = delay } }
-    package func set(quota: Int, remaining: Int) { state.withLock { $0.quota = quota; $0.remaining = remaining } }
+    package func set(quota: Int, remaining: Int) {
+        state.withLock {
+            $0.quota = quota
+            $0.remaining = remaining
+        }
+    }
 
     /// Upstream API calls so far (`/search/photos?…` and so on), key-set fetches not counted.
     package var calls: [String] { state.withLock { $0.calls } }
@@ -81,7 +86,11 @@ package final class FakeUnsplash: Sendable {
                 var photo = Self.photo(id: id, description: "A photo called \(id).")
                 photo["downloads"] = 12
                 photo["tags"] = [["title": "test"]]
-                photo["exif"] = ["make": "Canon", "model": "EOS 5D", "name": "Canon, EOS 5D", "exposure_time": "1/250", "aperture": "4.0", "focal_length": "50.0", "iso": 100] as [String: Any]
+                photo["exif"] =
+                    [
+                        "make": "Canon", "model": "EOS 5D", "name": "Canon, EOS 5D", "exposure_time": "1/250", "aperture": "4.0",
+                        "focal_length": "50.0", "iso": 100,
+                    ] as [String: Any]
                 photo["location"] = ["city": "Montreal", "country": "Canada", "position": ["latitude": 45.5, "longitude": -73.6]] as [String: Any]
                 return (photo, nil, nil)
             }
@@ -111,7 +120,8 @@ package final class FakeUnsplash: Sendable {
 
     /// Checks the headers Unsplash requires, counts the call, applies the mode and the budget, and
     /// answers with `make`'s body (`nil`: 404).
-    private func answer(_ request: Request, _ make: @Sendable ([String: String]) -> (body: Any, total: Int?, perPage: Int?)?) async throws -> Response {
+    private func answer(_ request: Request, _ make: @Sendable ([String: String]) -> (body: Any, total: Int?, perPage: Int?)?) async throws -> Response
+    {
         let (mode, delay, remaining, quota) = state.withLock { state in
             state.calls.append(request.uri.description)
             state.authorizations.insert(request.headers[.authorization] ?? "")
@@ -158,7 +168,9 @@ package final class FakeUnsplash: Sendable {
     // MARK: Photos in Unsplash's shape
 
     package static func photos(count: Int, seed: String, description: String? = nil) -> [[String: Any]] {
-        (0..<count).map { index in photo(id: "\(seed.filter { $0.isLetter || $0.isNumber }.prefix(20))\(index)", description: description ?? "Photo \(index) of \(seed).") }
+        (0..<count).map { index in
+            photo(id: "\(seed.filter { $0.isLetter || $0.isNumber }.prefix(20))\(index)", description: description ?? "Photo \(index) of \(seed).")
+        }
     }
 
     package static func photo(id: String, description: String) -> [String: Any] {
@@ -167,7 +179,10 @@ package final class FakeUnsplash: Sendable {
             "id": id, "created_at": "2016-05-03T11:00:28-04:00", "updated_at": "2016-07-10T11:00:01-05:00", "promoted_at": NSNull(),
             "width": 5245, "height": 3497, "color": "#60544D", "blur_hash": "LoC%a7IoIVxZ_NM|M{s:%hRjWAo0",
             "description": description, "alt_description": NSNull(), "likes": 12, "liked_by_user": false,
-            "urls": ["raw": raw, "full": raw + "&fm=jpg&q=80", "regular": raw + "&w=1080&fit=max", "small": raw + "&w=400&fit=max", "thumb": raw + "&w=200&fit=max"],
+            "urls": [
+                "raw": raw, "full": raw + "&fm=jpg&q=80", "regular": raw + "&w=1080&fit=max", "small": raw + "&w=400&fit=max",
+                "thumb": raw + "&w=200&fit=max",
+            ],
             "links": [
                 "self": "https://api.unsplash.com/photos/\(id)", "html": "https://unsplash.com/photos/\(id)",
                 "download": "https://unsplash.com/photos/\(id)/download",
@@ -177,10 +192,15 @@ package final class FakeUnsplash: Sendable {
             "user": [
                 "id": "pXhwzz1JtQU", "username": "poorkane", "name": "Gilbert Kane", "portfolio_url": NSNull(), "bio": NSNull(),
                 "location": NSNull(), "total_likes": 5, "total_photos": 74, "total_collections": 52,
-                "profile_image": ["small": "https://images.unsplash.com/profile-s", "medium": "https://images.unsplash.com/profile-m", "large": "https://images.unsplash.com/profile-l"],
-                "links": ["self": "https://api.unsplash.com/users/poorkane", "html": "https://unsplash.com/@poorkane", "photos": "", "likes": "", "portfolio": ""],
+                "profile_image": [
+                    "small": "https://images.unsplash.com/profile-s", "medium": "https://images.unsplash.com/profile-m",
+                    "large": "https://images.unsplash.com/profile-l",
+                ],
+                "links": [
+                    "self": "https://api.unsplash.com/users/poorkane", "html": "https://unsplash.com/@poorkane", "photos": "", "likes": "",
+                    "portfolio": "",
+                ],
             ] as [String: Any],
         ]
     }
 }
-

@@ -42,7 +42,8 @@ package final class MotoServer: @unchecked Sendable {
             boto3.client("s3", **kw).create_bucket(Bucket=sys.argv[2])
             print(key["AccessKeyId"], key["SecretAccessKey"])
             """
-        let output = try await ProcessCommand(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", setup, endpoint.absoluteString, bucket]).runToCompletion()
+        let output = try await ProcessCommand(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", setup, endpoint.absoluteString, bucket])
+            .runToCompletion()
         let words = output.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
         guard words.count >= 2 else { throw MotoSetupFailed(output: output) }
         credentials = (words[words.count - 2], words[words.count - 1])
@@ -92,7 +93,13 @@ extension MotoServer {
     package func store(bucket: String) async throws -> S3BlobStore {
         var logger = Logger(label: "moto-store")
         logger.logLevel = .error
-        let settings = S3Settings(endpoint: endpoint, region: "us-east-1", bucket: bucket, accessKeyID: Self.keys.id, secretAccessKey: Self.keys.secret)
+        let settings = S3Settings(
+            endpoint: endpoint,
+            region: "us-east-1",
+            bucket: bucket,
+            accessKeyID: Self.keys.id,
+            secretAccessKey: Self.keys.secret
+        )
         let store = S3BlobStore(settings: settings, http: Self.http, logger: logger)
         try await store.createBucketIfMissing()
         return store
@@ -100,6 +107,9 @@ extension MotoServer {
 
     /// What a service reads to keep its blobs in `bucket` here (`BLOB_STORE=s3`).
     package func blobSettings(bucket: String) -> [String: String] {
-        ["BLOB_STORE": "s3", "S3_ENDPOINT": endpoint.absoluteString, "S3_BUCKET": bucket, "S3_ACCESS_KEY_ID": Self.keys.id, "S3_SECRET_ACCESS_KEY": Self.keys.secret]
+        [
+            "BLOB_STORE": "s3", "S3_ENDPOINT": endpoint.absoluteString, "S3_BUCKET": bucket, "S3_ACCESS_KEY_ID": Self.keys.id,
+            "S3_SECRET_ACCESS_KEY": Self.keys.secret,
+        ]
     }
 }

@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// CPU time a process has used, from Linux's /proc: what the benchmarks divide by the requests
 /// served to report a service's cost per request, which does not move with the latency noise of a
@@ -11,7 +12,7 @@ package enum ProcessCPU {
     /// process is gone.
     package static func seconds(_ pid: pid_t) -> Double? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let end = stat.lastIndex(of: ")")
+            let end = stat.lastIndex(of: ")")
         else { return nil }
         // After "pid (comm)": state is field 3, utime 14 and stime 15 (man 5 proc).
         let fields = stat[stat.index(after: end)...].split(separator: " ")

@@ -21,21 +21,35 @@ package struct ProcessStack: Sendable {
     package static func start(trackingSettings: [String: String] = [:]) async throws -> ProcessStack {
         let database = try await TestPostgres.shared.makeDatabase()
         let kafka = try await TestKafka.shared.running()
-        let common = ["KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
-                      "OUTBOX_POLL_INTERVAL": "50ms", "LOG_LEVEL": "warning"]
-        let auth = try await ServiceProcess("auth", environment: common.merging([
-            "DATABASE_URL": try await database.makeServiceRole(schema: "auth", password: "e2e-auth").url, "AUTH_JWT_KEY": SigningKey.generate().pem,
-            "AUTH_JWT_ISSUER": issuer, "AUTH_BCRYPT_COST": "4", "AUTH_SERVICE_TOKEN": serviceToken, "AUTH_TRUSTED_PROXIES": "127.0.0.1/32",
-            "AUTH_RATE_LIMIT_TOKEN": "100000/1m", "AUTH_RATE_LIMIT_SIGNUP": "100000/1m",
-        ]) { _, new in new })
-        let tracking = try await ServiceProcess("tracking", environment: common.merging([
-            "DATABASE_URL": try await database.makeServiceRole(schema: "tracking", password: "e2e-tracking").url,
-            "TRACKING_JWKS_URL": "\(auth.baseURL)/auth/v1/.well-known/jwks.json", "TRACKING_JWT_ISSUER": issuer, "TRACKING_SEED": "false",
-        ].merging(trackingSettings) { _, new in new }) { _, new in new })
-        let gateway = try await ServiceProcess("gateway", environment: common.merging([
-            "GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_TRACKING_URL": tracking.baseURL, "GATEWAY_JWT_ISSUER": issuer,
-            "GATEWAY_RATE_LIMIT_TRACKING": "100000/1m", "GATEWAY_RATE_LIMIT_AUTH": "100000/1m",
-        ]) { _, new in new })
+        let common = [
+            "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
+            "OUTBOX_POLL_INTERVAL": "50ms", "LOG_LEVEL": "warning",
+        ]
+        let auth = try await ServiceProcess(
+            "auth",
+            environment: common.merging([
+                "DATABASE_URL": try await database.makeServiceRole(schema: "auth", password: "e2e-auth").url,
+                "AUTH_JWT_KEY": SigningKey.generate().pem,
+                "AUTH_JWT_ISSUER": issuer, "AUTH_BCRYPT_COST": "4", "AUTH_SERVICE_TOKEN": serviceToken, "AUTH_TRUSTED_PROXIES": "127.0.0.1/32",
+                "AUTH_RATE_LIMIT_TOKEN": "100000/1m", "AUTH_RATE_LIMIT_SIGNUP": "100000/1m",
+            ]) { _, new in new }
+        )
+        let tracking = try await ServiceProcess(
+            "tracking",
+            environment: common.merging(
+                [
+                    "DATABASE_URL": try await database.makeServiceRole(schema: "tracking", password: "e2e-tracking").url,
+                    "TRACKING_JWKS_URL": "\(auth.baseURL)/auth/v1/.well-known/jwks.json", "TRACKING_JWT_ISSUER": issuer, "TRACKING_SEED": "false",
+                ].merging(trackingSettings) { _, new in new }
+            ) { _, new in new }
+        )
+        let gateway = try await ServiceProcess(
+            "gateway",
+            environment: common.merging([
+                "GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_TRACKING_URL": tracking.baseURL, "GATEWAY_JWT_ISSUER": issuer,
+                "GATEWAY_RATE_LIMIT_TRACKING": "100000/1m", "GATEWAY_RATE_LIMIT_AUTH": "100000/1m",
+            ]) { _, new in new }
+        )
         return ProcessStack(database: database, auth: auth, tracking: tracking, gateway: gateway)
     }
 
@@ -64,22 +78,43 @@ package struct GatewayAPI: Sendable {
         package var description: String
     }
 
-    package func call(_ method: HTTPMethod, _ path: String, token: String? = nil, json: Any? = nil, headers: [(String, String)] = []) async throws -> (status: Int, body: [String: Any]) {
+    package func call(
+        _ method: HTTPMethod,
+        _ path: String,
+        token: String? = nil,
+        json: Any? = nil,
+        headers: [(String, String)] = []
+    ) async throws -> (status: Int, body: [String: Any]) {
         try await jsonRequest(method, base + path, token: token, json: json, headers: headers)
     }
 
-    package func expect(_ status: Int, _ method: HTTPMethod, _ path: String, token: String? = nil, json: Any? = nil, headers: [(String, String)] = []) async throws -> [String: Any] {
+    package func expect(
+        _ status: Int,
+        _ method: HTTPMethod,
+        _ path: String,
+        token: String? = nil,
+        json: Any? = nil,
+        headers: [(String, String)] = []
+    ) async throws -> [String: Any] {
         let answer = try await call(method, path, token: token, json: json, headers: headers)
-        guard answer.status == status else { throw UnexpectedAnswer(description: "\(method.rawValue) \(path): \(answer.status) \(answer.body), not \(status)") }
+        guard answer.status == status else {
+            throw UnexpectedAnswer(description: "\(method.rawValue) \(path): \(answer.status) \(answer.body), not \(status)")
+        }
         return answer.body
     }
 
     /// An account with `role`, made through auth's admin API with the service token, signed in.
     package func account(_ name: String, role: String) async throws -> Account {
         let email = "\(name)-\(UUID().uuidString.prefix(6))@example.com"
-        let user = try await expect(200, .POST, "/auth/v1/admin/users", json: [
-            "email": email, "password": "correct horse 1", "email_confirm": true, "app_metadata": ["role": role],
-        ], headers: [("X-Splash-Service-Token", ProcessStack.serviceToken)])
+        let user = try await expect(
+            200,
+            .POST,
+            "/auth/v1/admin/users",
+            json: [
+                "email": email, "password": "correct horse 1", "email_confirm": true, "app_metadata": ["role": role],
+            ],
+            headers: [("X-Splash-Service-Token", ProcessStack.serviceToken)]
+        )
         let session = try await expect(200, .POST, "/auth/v1/token?grant_type=password", json: ["email": email, "password": "correct horse 1"])
         return Account(id: user["id"] as! String, token: session["access_token"] as! String, email: email)
     }
@@ -92,11 +127,21 @@ package final class SimulatorProcess: Sendable {
     package let output: CapturedOutput
 
     /// - Parameter serviceToken: what auth accepts for its admin API, where the drivers' accounts are made.
-    package init(gateway: String, drivers: Int, speed: Double, interval: Double, seed: UInt64, serviceToken: String = ProcessStack.serviceToken) throws {
+    package init(
+        gateway: String,
+        drivers: Int,
+        speed: Double,
+        interval: Double,
+        seed: UInt64,
+        serviceToken: String = ProcessStack.serviceToken
+    ) throws {
         let binary = builtExecutable("tracking-simulator")
         output = try CapturedOutput()
-        process = ProcessCommand(binary, ["--gateway", gateway, "--drivers", String(drivers), "--speed", String(speed), "--interval", String(interval), "--seed", String(seed)],
-                                 environment: ["AUTH_SERVICE_TOKEN": serviceToken, "LOG_COLOR": "never"]).makeProcess()
+        process = ProcessCommand(
+            binary,
+            ["--gateway", gateway, "--drivers", String(drivers), "--speed", String(speed), "--interval", String(interval), "--seed", String(seed)],
+            environment: ["AUTH_SERVICE_TOKEN": serviceToken, "LOG_COLOR": "never"]
+        ).makeProcess()
         process.standardOutput = .file(output.handle)
         process.standardError = .file(output.handle)
         try process.run()

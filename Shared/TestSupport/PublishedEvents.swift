@@ -12,8 +12,10 @@ extension TestDatabase {
     package func waitUntilOutboxIsPublished(schema: String, timeout: Duration = .seconds(30)) async throws {
         let deadline = ContinuousClock.now + timeout
         while try await withClient({ client in
-            try await client.query(PostgresQuery(unsafeSQL: "SELECT count(*)::int FROM \(schema).outbox WHERE published_at IS NULL AND failed_at IS NULL"))
-                .collect().first?.decode(Int.self) ?? 0
+            try await client.query(
+                PostgresQuery(unsafeSQL: "SELECT count(*)::int FROM \(schema).outbox WHERE published_at IS NULL AND failed_at IS NULL")
+            )
+            .collect().first?.decode(Int.self) ?? 0
         }) > 0 {
             guard ContinuousClock.now < deadline else { throw PublishedEventsError.outboxNotPublished(schema) }
             try await Task.sleep(for: .milliseconds(50))
@@ -28,8 +30,12 @@ package enum PublishedEventsError: Error {
 /// Every event on `topic` of the cluster at `bootstrapServers`, in order per partition: the topic
 /// read from its beginning to its end, in a consumer group of its own that commits nothing.
 package func publishedEvents(on topic: String, bootstrapServers: String) async throws -> [EventEnvelope] {
-    var configuration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers, clientID: "test-reader",
-                                                   groupID: "test-reader-\(UUID())", topics: [topic])
+    var configuration = KafkaConsumerConfiguration(
+        bootstrapServers: bootstrapServers,
+        clientID: "test-reader",
+        groupID: "test-reader-\(UUID())",
+        topics: [topic]
+    )
     configuration.stopsAtEnd = true
     configuration.commitsOffsets = false
     var logger = Logger(label: "test-reader")
@@ -62,7 +68,10 @@ extension TestKafka {
     package func publish(_ events: [any DomainEvent], source: String) async throws {
         var logger = Logger(label: "test-publisher")
         logger.logLevel = .warning
-        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: try running().bootstrapServers, clientID: "test-publisher"), logger: logger)
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(bootstrapServers: try running().bootstrapServers, clientID: "test-publisher"),
+            logger: logger
+        )
         try await withRunningServices([producer], logger: logger) {
             for event in events {
                 _ = try await producer.send(try EventEnvelope(event, source: source).record(topic: type(of: event).topic.name))

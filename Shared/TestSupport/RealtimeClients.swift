@@ -56,7 +56,9 @@ package final class RealtimeSocket: Sendable {
         let deadline = ContinuousClock.now + timeout
         while true {
             if let found = binaryMessages.first(where: predicate) { return found }
-            guard ContinuousClock.now < deadline else { throw RealtimeClientError.timedOut("a matching binary message (connection closed: \(String(describing: closeFrame)))", messages) }
+            guard ContinuousClock.now < deadline else {
+                throw RealtimeClientError.timedOut("a matching binary message (connection closed: \(String(describing: closeFrame)))", messages)
+            }
             try await Task.sleep(for: .milliseconds(5))
         }
     }
@@ -71,13 +73,18 @@ package final class RealtimeSocket: Sendable {
     }
 
     /// The first message (as JSON) matching `predicate` within `timeout`.
-    package func message(within timeout: Duration = RealtimeClientError.patience, where predicate: ([String: Any]) -> Bool) async throws -> [String: Any] {
+    package func message(
+        within timeout: Duration = RealtimeClientError.patience,
+        where predicate: ([String: Any]) -> Bool
+    ) async throws -> [String: Any] {
         let deadline = ContinuousClock.now + timeout
         while true {
             for text in messages {
                 if let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], predicate(object) { return object }
             }
-            guard ContinuousClock.now < deadline else { throw RealtimeClientError.timedOut("a matching message (connection closed: \(String(describing: closeFrame)))", messages) }
+            guard ContinuousClock.now < deadline else {
+                throw RealtimeClientError.timedOut("a matching message (connection closed: \(String(describing: closeFrame)))", messages)
+            }
             try await Task.sleep(for: .milliseconds(5))
         }
     }
@@ -85,11 +92,16 @@ package final class RealtimeSocket: Sendable {
     /// The first Phoenix channels message (Supabase Realtime) matching `predicate` within
     /// `timeout`, read from either shape — a 1.0.0 object or a 2.0.0 array `[join_ref, ref, topic,
     /// event, payload]` — as an object with those five keys (`NSNull` for a null).
-    package func phoenix(within timeout: Duration = RealtimeClientError.patience, where predicate: ([String: Any]) -> Bool) async throws -> [String: Any] {
+    package func phoenix(
+        within timeout: Duration = RealtimeClientError.patience,
+        where predicate: ([String: Any]) -> Bool
+    ) async throws -> [String: Any] {
         let deadline = ContinuousClock.now + timeout
         while true {
             for message in phoenixMessages where predicate(message) { return message }
-            guard ContinuousClock.now < deadline else { throw RealtimeClientError.timedOut("a matching Phoenix message (connection closed: \(String(describing: closeFrame)))", messages) }
+            guard ContinuousClock.now < deadline else {
+                throw RealtimeClientError.timedOut("a matching Phoenix message (connection closed: \(String(describing: closeFrame)))", messages)
+            }
             try await Task.sleep(for: .milliseconds(5))
         }
     }
@@ -192,7 +204,10 @@ package final class EventStreamClient: Sendable {
             for line in block.split(separator: "\n") {
                 if line.hasPrefix("id: ") { event.id = String(line.dropFirst(4)) }
                 if line.hasPrefix("event: ") { event.event = String(line.dropFirst(7)) }
-                if line.hasPrefix("data: ") { event.data = String(line.dropFirst(6)); hasData = true }
+                if line.hasPrefix("data: ") {
+                    event.data = String(line.dropFirst(6))
+                    hasData = true
+                }
             }
             return hasData ? event : nil
         }

@@ -57,8 +57,12 @@ package struct RunningApplication: Sendable {
 /// A JSON request to `url`, as an app sends one: its status and the answer's JSON object (empty
 /// when it is not one). Throws when no answer comes within `timeout` (a dead process, say).
 package func jsonRequest(
-    _ method: HTTPMethod, _ url: String, token: String? = nil, json: Any? = nil,
-    headers: [(String, String)] = [], timeout: Duration = .seconds(30)
+    _ method: HTTPMethod,
+    _ url: String,
+    token: String? = nil,
+    json: Any? = nil,
+    headers: [(String, String)] = [],
+    timeout: Duration = .seconds(30)
 ) async throws -> (status: Int, body: [String: Any]) {
     var request = HTTPClientRequest(url: url)
     request.method = method

@@ -33,8 +33,15 @@ package struct Schemathesis: Sendable {
     /// - Parameters:
     ///   - module: the service's folder under `Services/`, whose `openapi.yaml` is read.
     ///   - baseURL: where the document's paths begin (its server's path included).
-    package init(service module: String, baseURL: String, headers: [(String, String)] = [],
-                 includePaths: [String] = [], excludePaths: [String] = [], stateful: Bool = true, mode: String = "all") {
+    package init(
+        service module: String,
+        baseURL: String,
+        headers: [(String, String)] = [],
+        includePaths: [String] = [],
+        excludePaths: [String] = [],
+        stateful: Bool = true,
+        mode: String = "all"
+    ) {
         document = OpenAPIDocument.root.appendingPathComponent("Services/\(module)/openapi.yaml")
         self.baseURL = baseURL
         self.headers = headers
@@ -68,15 +75,21 @@ package struct Schemathesis: Sendable {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("schemathesis-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let command = ProcessCommand(URL(fileURLWithPath: "/usr/bin/env"), ["python3"] + arguments,
-                                     environment: ["COLUMNS": "120", "NO_COLOR": "1"], workingDirectory: folder)
+        let command = ProcessCommand(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["python3"] + arguments,
+            environment: ["COLUMNS": "120", "NO_COLOR": "1"],
+            workingDirectory: folder
+        )
         let report: Report
         do {
             report = Report(exitedCleanly: true, output: try await command.runToCompletion())
         } catch let failure as ProcessCommand.Failure {
             report = Report(exitedCleanly: false, output: failure.output)
         }
-        print("schemathesis on \(document.deletingLastPathComponent().lastPathComponent) at \(baseURL), \(includePaths) \(excludePaths):\n\(report.summary)")
+        print(
+            "schemathesis on \(document.deletingLastPathComponent().lastPathComponent) at \(baseURL), \(includePaths) \(excludePaths):\n\(report.summary)"
+        )
         return report
     }
 

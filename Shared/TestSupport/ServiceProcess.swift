@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import AsyncSignals
 import Foundation
 import LocalStack
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -56,7 +57,12 @@ package final class ServiceProcess: Sendable {
         case failed(any Error)
     }
 
-    private static func start(_ binary: URL, environment: [String: String], port: Int, readyWithin timeout: Duration) async throws
+    private static func start(
+        _ binary: URL,
+        environment: [String: String],
+        port: Int,
+        readyWithin timeout: Duration
+    ) async throws
         -> (port: Int, output: CapturedOutput, process: ChildProcess, exited: OneShot<Int32>, outcome: Outcome)
     {
         let output = try CapturedOutput()

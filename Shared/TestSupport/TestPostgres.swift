@@ -3,6 +3,7 @@ import Foundation
 import LocalStack
 import Logging
 import PostgresNIO
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -51,7 +52,9 @@ package actor TestPostgres {
     }
 
     private static func start() async throws -> Server {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("splash-test-postgres-\(getpid())-\(UUID().uuidString.prefix(8))")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "splash-test-postgres-\(getpid())-\(UUID().uuidString.prefix(8))"
+        )
         let cluster = try PostgresCluster(dataDirectory: directory, environment: ProcessInfo.processInfo.environment)
         try await cluster.initialize(superuserPassword: nil)
         let logFile = directory.appendingPathComponent("server.log")
@@ -134,7 +137,9 @@ package struct TestDatabase: Sendable {
     /// row-level security hides none.
     package func count(_ table: String, where condition: String = "true") async throws -> Int {
         try await withClient { client in
-            try await client.query(PostgresQuery(unsafeSQL: "SELECT count(*)::int FROM \(table) WHERE \(condition)")).collect().first?.decode(Int.self) ?? 0
+            try await client.query(PostgresQuery(unsafeSQL: "SELECT count(*)::int FROM \(table) WHERE \(condition)")).collect().first?.decode(
+                Int.self
+            ) ?? 0
         }
     }
 

@@ -12,10 +12,20 @@ package func testAccessToken(
 ) throws -> String {
     let now = Int(Date().timeIntervalSince1970)
     let claims = AccessTokenClaims(
-        issuer: issuer, subject: user.uuidString.lowercased(), audience: "authenticated",
-        expiresAt: now + Int(expiresIn), issuedAt: now, email: "someone@example.com", phone: "", role: "authenticated",
-        appMetadata: ["provider": .string("email"), "role": .string(role)], userMetadata: [:],
-        sessionID: UUID().uuidString.lowercased(), authenticatorAssuranceLevel: "aal1", authenticationMethods: [], isAnonymous: false
+        issuer: issuer,
+        subject: user.uuidString.lowercased(),
+        audience: "authenticated",
+        expiresAt: now + Int(expiresIn),
+        issuedAt: now,
+        email: "someone@example.com",
+        phone: "",
+        role: "authenticated",
+        appMetadata: ["provider": .string("email"), "role": .string(role)],
+        userMetadata: [:],
+        sessionID: UUID().uuidString.lowercased(),
+        authenticatorAssuranceLevel: "aal1",
+        authenticationMethods: [],
+        isAnonymous: false
     )
     return try AccessTokenSigner(key: key).sign(claims)
 }

@@ -109,7 +109,9 @@ package enum WebSocketTestClient {
                         let close = Frame.parseClose(frame.payload)
                         // Answer with the same code, as RFC 6455 §5.5.1 asks; the server then ends
                         // the connection.
-                        try? await outbound.write(Frame.encode(opcode: .close, payload: close.code.map { Frame.closeBody(code: $0, reason: "") } ?? []))
+                        try? await outbound.write(
+                            Frame.encode(opcode: .close, payload: close.code.map { Frame.closeBody(code: $0, reason: "") } ?? [])
+                        )
                         return close
                     }
                 }
@@ -183,7 +185,12 @@ package enum WebSocketTestClient {
 
     struct Frame {
         enum Opcode: UInt8 {
-            case continuation = 0x0, text = 0x1, binary = 0x2, close = 0x8, ping = 0x9, pong = 0xA
+            case continuation = 0x0
+            case text = 0x1
+            case binary = 0x2
+            case close = 0x8
+            case ping = 0x9
+            case pong = 0xA
         }
 
         var fin: Bool

@@ -9,7 +9,10 @@ package actor WholeStackTurns {
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
     /// Runs `body` once no other whole-stack test is running.
-    package static func take<Result: Sendable>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Result) async throws -> Result {
+    package static func take<Result: Sendable>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws -> Result
+    ) async throws -> Result {
         await shared.acquire()
         do {
             let result = try await body()

@@ -115,7 +115,13 @@ package struct SlicedLatencies: Sendable {
         slices = histograms.map { histogram in
             let sorted = histogram.counts.sorted { $0.key < $1.key }
             var total = 0
-            return (sorted.map(\.key), sorted.map { total += $0.value; return total })
+            return (
+                sorted.map(\.key),
+                sorted.map {
+                    total += $0.value
+                    return total
+                }
+            )
         }
     }
 
@@ -141,7 +147,8 @@ package struct SlicedLatencies: Sendable {
     /// How many requests of slice `index` took at most `microseconds`.
     private func atMost(_ microseconds: Int, in index: Int) -> Int {
         let slice = slices[index]
-        var low = 0, high = slice.microseconds.count  // the first latency above `microseconds`
+        var low = 0
+        var high = slice.microseconds.count  // the first latency above `microseconds`
         while low < high {
             let middle = (low + high) / 2
             if slice.microseconds[middle] <= microseconds { low = middle + 1 } else { high = middle }
@@ -155,8 +162,12 @@ package struct SlicedLatencies: Sendable {
     /// so a slow spell of the machine falls on both).
     /// - Returns: the difference over all the slices and the interval, in milliseconds.
     package static func addedPercentile(
-        _ percent: Double, proxied: SlicedLatencies, direct: SlicedLatencies,
-        confidence: Double = 0.95, resamples: Int = 2_000, using generator: inout some RandomNumberGenerator
+        _ percent: Double,
+        proxied: SlicedLatencies,
+        direct: SlicedLatencies,
+        confidence: Double = 0.95,
+        resamples: Int = 2_000,
+        using generator: inout some RandomNumberGenerator
     ) -> (added: Double, interval: ClosedRange<Double>) {
         let rounds = min(proxied.count, direct.count)
         precondition(rounds > 0 && resamples > 0, "no slices to compare")

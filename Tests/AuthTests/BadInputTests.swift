@@ -1,7 +1,7 @@
-import Foundation
 import AsyncHTTPClient
-import Testing
+import Foundation
 import TestSupport
+import Testing
 
 @Suite("Bad input gets a documented 4xx and stores nothing")
 struct BadInputTests {
@@ -9,10 +9,15 @@ struct BadInputTests {
         try await auth.app.request(.post, "/auth/v1" + path, headers: [("Content-Type", contentType)], body: .bytes(body))
     }
 
-    func expectGoTrueError(_ response: TestResponse, status: ClosedRange<Int> = 400...499, _ sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func expectGoTrueError(_ response: TestResponse, status: ClosedRange<Int> = 400...499, _ sourceLocation: SourceLocation = #_sourceLocation) throws
+    {
         #expect(status.contains(response.status), "\(response.status) \(response.text)", sourceLocation: sourceLocation)
         let body = try response.json()
-        #expect(body["error_code"] is String && body["msg"] is String && body["code"] as? Int == response.status, "\(body)", sourceLocation: sourceLocation)
+        #expect(
+            body["error_code"] is String && body["msg"] is String && body["code"] as? Int == response.status,
+            "\(body)",
+            sourceLocation: sourceLocation
+        )
         #expect(response.headers["x-sb-error-code"] != nil, sourceLocation: sourceLocation)
     }
 
@@ -30,9 +35,22 @@ struct BadInputTests {
                 ("/signup", Data(#"{"email": 42, "password": "correct horse 1"}"#.utf8)),
                 ("/signup", Data([0x7B, 0x22, 0x65, 0x6D, 0x61, 0x69, 0x6C, 0x22, 0x3A, 0x22, 0xFF, 0xFE, 0x22, 0x7D])),
                 ("/signup", try JSONSerialization.data(withJSONObject: ["email": longEmail, "password": "correct horse 1"])),
-                ("/signup", try JSONSerialization.data(withJSONObject: ["email": "x'); DROP TABLE auth.users; --@example.com", "password": "correct horse 1"])),
-                ("/signup", try JSONSerialization.data(withJSONObject: ["email": AuthHarness.uniqueEmail(), "password": "correct horse 1", "data": ["username": "'; DELETE FROM users; --"]])),
-                ("/signup", try JSONSerialization.data(withJSONObject: ["email": AuthHarness.uniqueEmail(), "password": "correct horse 1", "data": ["blob": String(repeating: "x", count: 20_000)]])),
+                (
+                    "/signup",
+                    try JSONSerialization.data(withJSONObject: ["email": "x'); DROP TABLE auth.users; --@example.com", "password": "correct horse 1"])
+                ),
+                (
+                    "/signup",
+                    try JSONSerialization.data(withJSONObject: [
+                        "email": AuthHarness.uniqueEmail(), "password": "correct horse 1", "data": ["username": "'; DELETE FROM users; --"],
+                    ])
+                ),
+                (
+                    "/signup",
+                    try JSONSerialization.data(withJSONObject: [
+                        "email": AuthHarness.uniqueEmail(), "password": "correct horse 1", "data": ["blob": String(repeating: "x", count: 20_000)],
+                    ])
+                ),
                 ("/token?grant_type=password", try JSONSerialization.data(withJSONObject: ["email": longEmail, "password": "x"])),
                 ("/token?grant_type=password", Data("{".utf8)),
                 ("/token?grant_type=refresh_token", Data(#"{"refresh_token": ["a"]}"#.utf8)),
@@ -61,9 +79,19 @@ struct BadInputTests {
     @Test func theAuthorizationHeaderOfAnAPIKeyNeverBreaksSignUpOrSignIn() async throws {
         try await AuthHarness.with { auth in
             let email = AuthHarness.uniqueEmail()
-            let signUp = try await auth.call(.post, "/signup", json: ["email": email, "password": "correct horse 1"], bearer: "eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoiYW5vbiJ9.c2lnbmF0dXJl")
+            let signUp = try await auth.call(
+                .post,
+                "/signup",
+                json: ["email": email, "password": "correct horse 1"],
+                bearer: "eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoiYW5vbiJ9.c2lnbmF0dXJl"
+            )
             #expect(signUp.status == 200)
-            let signIn = try await auth.call(.post, "/token?grant_type=password", json: ["email": email, "password": "correct horse 1"], bearer: "garbage")
+            let signIn = try await auth.call(
+                .post,
+                "/token?grant_type=password",
+                json: ["email": email, "password": "correct horse 1"],
+                bearer: "garbage"
+            )
             #expect(signIn.status == 200)
         }
     }

@@ -1,9 +1,10 @@
-@testable import Auth
 import Foundation
 import HTTPTypes
-import Yams
-import Testing
 import TestSupport
+import Testing
+import Yams
+
+@testable import Auth
 
 /// Each endpoint of Services/Auth/openapi.yaml with its exact keys and types, and each error code
 /// with both error shapes. `make contract SERVICE=auth` runs this suite alone.
@@ -48,7 +49,11 @@ struct ContractTests {
         let identities = try #require(user["identities"] as? [[String: Any]])
         #expect(identities.count == 1)
         let identity = try #require(identities.first)
-        #expect(Set(identity.keys) == ["identity_id", "id", "user_id", "identity_data", "provider", "last_sign_in_at", "created_at", "updated_at", "email"])
+        #expect(
+            Set(identity.keys) == [
+                "identity_id", "id", "user_id", "identity_data", "provider", "last_sign_in_at", "created_at", "updated_at", "email",
+            ]
+        )
         #expect(identity["provider"] as? String == "email")
         #expect(identity["user_id"] as? String == user["id"] as? String)
         let data = try #require(identity["identity_data"] as? [String: Any])
@@ -85,10 +90,15 @@ struct ContractTests {
     @Test func signUpAnswersASessionWithEveryRequiredField() async throws {
         try await AuthHarness.with { auth in
             let email = AuthHarness.uniqueEmail("Ana")
-            let response = try await auth.call(.post, "/signup", json: [
-                "email": email, "password": "correct horse 1", "data": ["username": "ana_\(UUID().uuidString.prefix(6))"],
-                "code_challenge": "abc", "code_challenge_method": "s256", "gotrue_meta_security": [:] as [String: String],
-            ], bearer: "anon-key-not-a-jwt")
+            let response = try await auth.call(
+                .post,
+                "/signup",
+                json: [
+                    "email": email, "password": "correct horse 1", "data": ["username": "ana_\(UUID().uuidString.prefix(6))"],
+                    "code_challenge": "abc", "code_challenge_method": "s256", "gotrue_meta_security": [:] as [String: String],
+                ],
+                bearer: "anon-key-not-a-jwt"
+            )
             try expectSession(response)
             let user = try #require(try response.json()["user"] as? [String: Any])
             #expect(user["email"] as? String == email.lowercased())
@@ -110,12 +120,22 @@ struct ContractTests {
                 try await auth.call(.post, "/signup", json: ["email": "not-an-email", "password": "correct horse 1"], apiVersion: version)
             }
             try await expectError(400, "validation_failed") { version in
-                try await auth.call(.post, "/signup", json: ["email": AuthHarness.uniqueEmail(), "password": String(repeating: "é", count: 37)], apiVersion: version)
+                try await auth.call(
+                    .post,
+                    "/signup",
+                    json: ["email": AuthHarness.uniqueEmail(), "password": String(repeating: "é", count: 37)],
+                    apiVersion: version
+                )
             }
             let username = try await auth.call(.get, "/user", bearer: taken.accessToken)
             let name = try #require((try username.json()["user_metadata"] as? [String: Any])?["username"] as? String)
             try await expectError(422, "username_taken") { version in
-                try await auth.call(.post, "/signup", json: ["email": AuthHarness.uniqueEmail(), "password": "correct horse 1", "data": ["username": name.uppercased()]], apiVersion: version)
+                try await auth.call(
+                    .post,
+                    "/signup",
+                    json: ["email": AuthHarness.uniqueEmail(), "password": "correct horse 1", "data": ["username": name.uppercased()]],
+                    apiVersion: version
+                )
             }
         }
     }
@@ -142,7 +162,12 @@ struct ContractTests {
             let session = try await auth.signUp()
             try expectSession(try await auth.signIn(session.email.uppercased()))
             try await expectError(400, "invalid_credentials") { version in
-                try await auth.call(.post, "/token?grant_type=password", json: ["email": session.email, "password": "wrong password!"], apiVersion: version)
+                try await auth.call(
+                    .post,
+                    "/token?grant_type=password",
+                    json: ["email": session.email, "password": "wrong password!"],
+                    apiVersion: version
+                )
             }
             try await expectError(400, "validation_failed") { version in
                 try await auth.call(.post, "/token?grant_type=password", json: ["email": session.email], apiVersion: version)
@@ -160,7 +185,12 @@ struct ContractTests {
             try expectSession(refreshed)
             #expect(try refreshed.json()["refresh_token"] as? String != session.refreshToken)
             try await expectError(400, "refresh_token_not_found") { version in
-                try await auth.call(.post, "/token?grant_type=refresh_token", json: ["refresh_token": String(repeating: "A", count: 43)], apiVersion: version)
+                try await auth.call(
+                    .post,
+                    "/token?grant_type=refresh_token",
+                    json: ["refresh_token": String(repeating: "A", count: 43)],
+                    apiVersion: version
+                )
             }
             try await expectError(400, "validation_failed") { version in
                 try await auth.call(.post, "/token?grant_type=refresh_token", json: ["refresh_token": ""], apiVersion: version)
@@ -219,7 +249,12 @@ struct ContractTests {
         try await AuthHarness.with { auth in
             let session = try await auth.signUp(data: ["theme": "dark", "lang": "en"])
             let name = "ana_\(UUID().uuidString.prefix(6).lowercased())"
-            let response = try await auth.call(.put, "/user", json: ["data": ["username": name, "lang": NSNull(), "avatar_url": "https://img.example/a.png"]], bearer: session.accessToken)
+            let response = try await auth.call(
+                .put,
+                "/user",
+                json: ["data": ["username": name, "lang": NSNull(), "avatar_url": "https://img.example/a.png"]],
+                bearer: session.accessToken
+            )
             #expect(response.status == 200, "\(response.text)")
             let user = try response.json()
             try expectUser(user)
@@ -318,7 +353,13 @@ struct ContractTests {
             let admin = try await auth.signUp()
             let driver = try await auth.signUp()
             try await expectError(403, "not_admin") { version in
-                try await auth.call(.put, "/admin/users/\(driver.userID)/role", json: ["role": "driver"], bearer: admin.accessToken, apiVersion: version)
+                try await auth.call(
+                    .put,
+                    "/admin/users/\(driver.userID)/role",
+                    json: ["role": "driver"],
+                    bearer: admin.accessToken,
+                    apiVersion: version
+                )
             }
             try await auth.makeAdmin(admin.userID)
             let response = try await auth.call(.put, "/admin/users/\(driver.userID)/role", json: ["role": "driver"], bearer: admin.accessToken)
@@ -331,7 +372,13 @@ struct ContractTests {
                 try await auth.call(.put, "/admin/users/\(UUID())/role", json: ["role": "driver"], bearer: admin.accessToken, apiVersion: version)
             }
             try await expectError(400, "validation_failed") { version in
-                try await auth.call(.put, "/admin/users/\(driver.userID)/role", json: ["role": "emperor"], bearer: admin.accessToken, apiVersion: version)
+                try await auth.call(
+                    .put,
+                    "/admin/users/\(driver.userID)/role",
+                    json: ["role": "emperor"],
+                    bearer: admin.accessToken,
+                    apiVersion: version
+                )
             }
         }
     }
@@ -370,9 +417,19 @@ struct ContractTests {
             try await auth.makeAdmin(admin.userID)
             let base = auth.app.baseURL + "/auth/v1"
             let runs = [
-                Schemathesis(service: "Auth", baseURL: base, headers: [("Authorization", "Bearer \(admin.accessToken)")], excludePaths: ["^/logout$"]),
+                Schemathesis(
+                    service: "Auth",
+                    baseURL: base,
+                    headers: [("Authorization", "Bearer \(admin.accessToken)")],
+                    excludePaths: ["^/logout$"]
+                ),
                 Schemathesis(service: "Auth", baseURL: base, headers: [("X-Splash-Service-Token", serviceToken)], includePaths: ["^/admin/users$"]),
-                Schemathesis(service: "Auth", baseURL: base, headers: [("Authorization", "Bearer \(try await auth.signUp().accessToken)")], includePaths: ["^/logout$"]),
+                Schemathesis(
+                    service: "Auth",
+                    baseURL: base,
+                    headers: [("Authorization", "Bearer \(try await auth.signUp().accessToken)")],
+                    includePaths: ["^/logout$"]
+                ),
             ]
             for run in runs {
                 let report = try await run.run()
@@ -385,8 +442,14 @@ struct ContractTests {
     @Test func everyEventItPublishesMatchesItsSchema() async throws {
         try await AuthHarness.with { auth in
             let session = try await auth.signUp(data: ["username": "schema_\(UUID().uuidString.prefix(6).lowercased())"])
-            #expect(try await auth.call(.put, "/user", json: ["data": ["username": "renamed_\(UUID().uuidString.prefix(6).lowercased())", "avatar_url": "https://example.com/a.png"]],
-                                        bearer: session.accessToken).status == 200)
+            #expect(
+                try await auth.call(
+                    .put,
+                    "/user",
+                    json: ["data": ["username": "renamed_\(UUID().uuidString.prefix(6).lowercased())", "avatar_url": "https://example.com/a.png"]],
+                    bearer: session.accessToken
+                ).status == 200
+            )
             #expect(try await auth.call(.post, "/user/onboarding", bearer: session.accessToken).status == 200)
             let events = try await auth.publishedEvents(of: session.userID)
             #expect(Set(events.map(\.type)) == ["auth.user.registered.v1", "auth.profile.updated.v1", "auth.user.onboarding-completed.v1"])
@@ -404,7 +467,10 @@ struct ContractTests {
             let kitchen = AuthHarness.uniqueEmail("kitchen")
             let username = "kitchen_\(UUID().uuidString.prefix(6))"
             @Sendable func body() -> [String: Any] {
-                ["email": kitchen, "password": "correct horse 2", "email_confirm": true, "user_metadata": ["username": username], "app_metadata": ["role": "restaurant"]]
+                [
+                    "email": kitchen, "password": "correct horse 2", "email_confirm": true, "user_metadata": ["username": username],
+                    "app_metadata": ["role": "restaurant"],
+                ]
             }
             // Neither a customer's token, nor none, nor a wrong service token.
             try await expectError(403, "not_admin") { version in
@@ -412,7 +478,13 @@ struct ContractTests {
             }
             #expect(try await auth.call(.post, "/admin/users", json: body()).status == 401)
             try await expectError(403, "not_admin") { version in
-                try await auth.call(.post, "/admin/users", json: body(), apiVersion: version, headers: [("X-Splash-Service-Token", String(repeating: "x", count: 40))])
+                try await auth.call(
+                    .post,
+                    "/admin/users",
+                    json: body(),
+                    apiVersion: version,
+                    headers: [("X-Splash-Service-Token", String(repeating: "x", count: 40))]
+                )
             }
             #expect(try await auth.count("users") == 2)
 
@@ -434,8 +506,12 @@ struct ContractTests {
             // A service with the token, choosing the id, without a password: it cannot sign in with one.
             let id = UUID()
             let owner = AuthHarness.uniqueEmail("owner")
-            let service = try await auth.call(.post, "/admin/users", json: ["id": id.uuidString, "email": owner, "email_confirm": true, "app_metadata": ["role": "restaurant"]],
-                                              headers: [("X-Splash-Service-Token", serviceToken)])
+            let service = try await auth.call(
+                .post,
+                "/admin/users",
+                json: ["id": id.uuidString, "email": owner, "email_confirm": true, "app_metadata": ["role": "restaurant"]],
+                headers: [("X-Splash-Service-Token", serviceToken)]
+            )
             #expect(service.status == 200, "\(service.text)")
             #expect(try service.json()["id"] as? String == id.uuidString.lowercased())
             for password in ["", "correct horse 1", "anything at all"] {
@@ -443,11 +519,22 @@ struct ContractTests {
             }
             // The same id again is taken, whatever the email.
             try await expectError(422, "email_exists") { version in
-                try await auth.call(.post, "/admin/users", json: ["id": id.uuidString, "email": AuthHarness.uniqueEmail()], apiVersion: version,
-                                    headers: [("X-Splash-Service-Token", serviceToken)])
+                try await auth.call(
+                    .post,
+                    "/admin/users",
+                    json: ["id": id.uuidString, "email": AuthHarness.uniqueEmail()],
+                    apiVersion: version,
+                    headers: [("X-Splash-Service-Token", serviceToken)]
+                )
             }
             try await expectError(400, "validation_failed") { version in
-                try await auth.call(.post, "/admin/users", json: ["email": AuthHarness.uniqueEmail(), "app_metadata": ["role": "emperor"]], bearer: admin.accessToken, apiVersion: version)
+                try await auth.call(
+                    .post,
+                    "/admin/users",
+                    json: ["email": AuthHarness.uniqueEmail(), "app_metadata": ["role": "emperor"]],
+                    bearer: admin.accessToken,
+                    apiVersion: version
+                )
             }
             try await expectError(400, "validation_failed") { version in
                 try await auth.call(.post, "/admin/users", json: ["email": "not an email"], bearer: admin.accessToken, apiVersion: version)

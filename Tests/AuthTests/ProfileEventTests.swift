@@ -1,8 +1,8 @@
 import Contracts
 import EventBus
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Profile events through the outbox")
 struct ProfileEventTests {

@@ -1,7 +1,7 @@
 import Foundation
 import LocalStack
-import Testing
 import TestSupport
+import Testing
 
 /// supabase-py, the official client, pointed at auth with only its URL changed: sign up, sign in,
 /// get the user, update metadata, refresh, sign out. `make test` installs it.
@@ -12,7 +12,8 @@ struct PythonClientTests {
         try await AuthHarness.with { auth in
             // An anon key as the apps have one: a JWT auth ignores on sign-up and sign-in.
             let anonKey = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJyb2xlIjoiYW5vbiJ9.ZmFrZS1zaWduYXR1cmU"
-            let text = try await ProcessCommand(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path, auth.app.baseURL, anonKey]).runToCompletion()
+            let text = try await ProcessCommand(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path, auth.app.baseURL, anonKey])
+                .runToCompletion()
             #expect(text.contains("all steps passed"), "\(text)")
         }
     }

@@ -1,7 +1,7 @@
 import Foundation
 import PostgresNIO
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Row-level security on auth's user-owned tables")
 struct RowLevelSecurityTests {
@@ -18,9 +18,17 @@ struct RowLevelSecurityTests {
                 defer { group.cancelAll() }
                 // As ana: her user, her session, nobody else's.
                 let seen = try await client.withUserTransaction(userID: ana.userID, logger: .init(label: "rls")) { connection in
-                    let users = try await connection.query("SELECT id::text FROM auth.users", logger: .init(label: "rls")).collect().map { try $0.decode(String.self) }
-                    let sessions = try await connection.query("SELECT count(*) FROM auth.sessions", logger: .init(label: "rls")).collect().first?.decode(Int.self) ?? -1
-                    let deleted = try await connection.query("DELETE FROM auth.sessions WHERE user_id = \(UUID(uuidString: bob.userID)!) RETURNING id", logger: .init(label: "rls")).collect().count
+                    let users = try await connection.query("SELECT id::text FROM auth.users", logger: .init(label: "rls")).collect().map {
+                        try $0.decode(String.self)
+                    }
+                    let sessions =
+                        try await connection.query("SELECT count(*) FROM auth.sessions", logger: .init(label: "rls")).collect().first?.decode(
+                            Int.self
+                        ) ?? -1
+                    let deleted = try await connection.query(
+                        "DELETE FROM auth.sessions WHERE user_id = \(UUID(uuidString: bob.userID)!) RETURNING id",
+                        logger: .init(label: "rls")
+                    ).collect().count
                     return (users, sessions, deleted)
                 }
                 #expect(seen.0 == [ana.userID])

@@ -1,7 +1,8 @@
-@testable import Auth
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
+@testable import Auth
 
 @Suite("Refresh-token rotation and sign-out")
 struct SessionTests {

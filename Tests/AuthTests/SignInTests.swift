@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Sign-in: indistinguishable failures and per-account limits", .serialized)
 struct SignInTests {
@@ -35,7 +35,10 @@ struct SignInTests {
             // bound is a factor of 2 either way.
             let (wrongSorted, unknownSorted) = (wrongTimes.sorted(), unknownTimes.sorted())
             let ratio = wrongSorted[6] / unknownSorted[6]
-            #expect(ratio > 0.5 && ratio < 2, "fastest fifth \(wrongSorted[6]) vs \(unknownSorted[6]); medians \(wrongSorted[15]) vs \(unknownSorted[15])")
+            #expect(
+                ratio > 0.5 && ratio < 2,
+                "fastest fifth \(wrongSorted[6]) vs \(unknownSorted[6]); medians \(wrongSorted[15]) vs \(unknownSorted[15])"
+            )
         }
     }
 
@@ -43,10 +46,20 @@ struct SignInTests {
         try await AuthHarness.with(["AUTH_RATE_LIMIT_FAILED_SIGN_INS": "3/15m", "AUTH_TRUSTED_PROXIES": "127.0.0.1"]) { auth in
             let session = try await auth.signUp()
             for index in 0..<3 {
-                let response = try await auth.call(.post, "/token?grant_type=password", json: ["email": session.email, "password": "wrong one!"], headers: [("X-Forwarded-For", "203.0.113.\(index)")])
+                let response = try await auth.call(
+                    .post,
+                    "/token?grant_type=password",
+                    json: ["email": session.email, "password": "wrong one!"],
+                    headers: [("X-Forwarded-For", "203.0.113.\(index)")]
+                )
                 #expect(response.status == 400)
             }
-            let limited = try await auth.call(.post, "/token?grant_type=password", json: ["email": session.email, "password": "correct horse 1"], headers: [("X-Forwarded-For", "203.0.113.99")])
+            let limited = try await auth.call(
+                .post,
+                "/token?grant_type=password",
+                json: ["email": session.email, "password": "correct horse 1"],
+                headers: [("X-Forwarded-For", "203.0.113.99")]
+            )
             #expect(limited.status == 429)
             #expect(limited.headers["x-sb-error-code"] == "over_request_rate_limit")
             #expect(Int(limited.headers["retry-after"] ?? "") ?? 0 >= 1)
@@ -60,7 +73,12 @@ struct SignInTests {
         try await AuthHarness.with(["AUTH_RATE_LIMIT_TOKEN": "2/5m", "AUTH_TRUSTED_PROXIES": "127.0.0.1/32"]) { auth in
             let session = try await auth.signUp()
             func signIn(from address: String) async throws -> Int {
-                try await auth.call(.post, "/token?grant_type=password", json: ["email": session.email, "password": "correct horse 1"], headers: [("X-Forwarded-For", "198.51.100.7, \(address)")]).status
+                try await auth.call(
+                    .post,
+                    "/token?grant_type=password",
+                    json: ["email": session.email, "password": "correct horse 1"],
+                    headers: [("X-Forwarded-For", "198.51.100.7, \(address)")]
+                ).status
             }
             #expect(try await signIn(from: "192.0.2.1") == 200)
             #expect(try await signIn(from: "192.0.2.1") == 200)
@@ -73,8 +91,18 @@ struct SignInTests {
     @Test func forwardedForIsIgnoredFromAnUntrustedPeer() async throws {
         try await AuthHarness.with(["AUTH_RATE_LIMIT_TOKEN": "1/5m"]) { auth in
             let session = try await auth.signUp()
-            let first = try await auth.call(.post, "/token?grant_type=password", json: ["email": session.email, "password": "correct horse 1"], headers: [("X-Forwarded-For", "192.0.2.10")])
-            let second = try await auth.call(.post, "/token?grant_type=password", json: ["email": session.email, "password": "correct horse 1"], headers: [("X-Forwarded-For", "192.0.2.11")])
+            let first = try await auth.call(
+                .post,
+                "/token?grant_type=password",
+                json: ["email": session.email, "password": "correct horse 1"],
+                headers: [("X-Forwarded-For", "192.0.2.10")]
+            )
+            let second = try await auth.call(
+                .post,
+                "/token?grant_type=password",
+                json: ["email": session.email, "password": "correct horse 1"],
+                headers: [("X-Forwarded-For", "192.0.2.11")]
+            )
             #expect(first.status == 200)
             #expect(second.status == 429)
         }

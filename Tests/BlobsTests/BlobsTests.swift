@@ -10,8 +10,10 @@ struct BlobKeyTests {
         #expect(BlobKey(path)?.path == path)
     }
 
-    @Test(arguments: ["", "/abs", "a//b", "a/", "../x", "a/../b", "a/./b", ".hidden", "a/.partial", "a\\b", "a/b\u{0}c", "a\nb",
-                      String(repeating: "x", count: 256), String(repeating: "a/", count: 600) + "a"])
+    @Test(arguments: [
+        "", "/abs", "a//b", "a/", "../x", "a/../b", "a/./b", ".hidden", "a/.partial", "a\\b", "a/b\u{0}c", "a\nb",
+        String(repeating: "x", count: 256), String(repeating: "a/", count: 600) + "a",
+    ])
     func pathsThatCouldEscapeOrHideAreRefused(path: String) {
         #expect(BlobKey(path) == nil)
     }
@@ -31,10 +33,15 @@ struct LinkSignerTests {
         let now = Date(timeIntervalSince1970: 1_795_000_000)
         let signed = links.sign(key, now: now)
         let query = try #require(URLComponents(string: signed.url)?.queryItems)
-        let expires = query.first { $0.name == "expires" }?.value, signature = query.first { $0.name == "signature" }?.value
+        let expires = query.first { $0.name == "expires" }?.value
+        let signature = query.first { $0.name == "signature" }?.value
         #expect(try links.verify(path: key.path, expires: expires, signature: signature, now: now) == key)
-        #expect(throws: LinkRefusal.expired) { try links.verify(path: key.path, expires: expires, signature: signature, now: now.addingTimeInterval(61)) }
-        #expect(throws: LinkRefusal.badSignature) { try links.verify(path: key.path, expires: String(Int(expires!)! + 1), signature: signature, now: now) }
+        #expect(throws: LinkRefusal.expired) {
+            try links.verify(path: key.path, expires: expires, signature: signature, now: now.addingTimeInterval(61))
+        }
+        #expect(throws: LinkRefusal.badSignature) {
+            try links.verify(path: key.path, expires: String(Int(expires!)! + 1), signature: signature, now: now)
+        }
         let other = BlobKey.edited(user: UUID(), edit: UUID(), format: "jpeg")
         #expect(throws: LinkRefusal.badSignature) { try links.verify(path: other.path, expires: expires, signature: signature, now: now) }
         #expect(throws: LinkRefusal.malformed) { try links.verify(path: "posts/x/y.jpg", expires: expires, signature: signature, now: now) }
@@ -44,7 +51,9 @@ struct LinkSignerTests {
         let signer = LinkSigner(secret: Array(repeating: 1, count: 32))
         let signature = signer.signature("storage:posts/u/a.jpg", expires: 2_000_000_000)
         #expect(throws: LinkRefusal.badSignature) { try signer.verify("u/e/edited.jpg", expires: 2_000_000_000, signature: signature) }
-        #expect(throws: LinkRefusal.badSignature) { try LinkSigner(secret: Array(repeating: 2, count: 32)).verify("storage:posts/u/a.jpg", expires: 2_000_000_000, signature: signature) }
+        #expect(throws: LinkRefusal.badSignature) {
+            try LinkSigner(secret: Array(repeating: 2, count: 32)).verify("storage:posts/u/a.jpg", expires: 2_000_000_000, signature: signature)
+        }
     }
 }
 

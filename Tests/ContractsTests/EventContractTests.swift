@@ -1,8 +1,8 @@
 import Contracts
 import Foundation
 import LocalStack
-import Testing
 import TestSupport
+import Testing
 import Yams
 
 /// The event contracts in Shared/Contracts: a schema and an example per type, an AsyncAPI document
@@ -62,7 +62,10 @@ import Yams
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("upper-case-ids-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let example = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: Self.schemas.appendingPathComponent("auth.profile.updated.v1.example.json"))) as? [String: Any])
+        let example = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: Self.schemas.appendingPathComponent("auth.profile.updated.v1.example.json")))
+                as? [String: Any]
+        )
         var upper = example
         upper["userId"] = try #require(example["userId"] as? String).uppercased()
         try JSONSerialization.data(withJSONObject: upper).write(to: folder.appendingPathComponent("auth.profile.updated.v1.json"))
@@ -83,7 +86,12 @@ import Yams
             let message = try #require(messages.values.first { $0["name"] as? String == type.type })
             let channel = try #require(channels.values.first { $0["address"] as? String == type.topic.name })
             let channelMessages = try #require(channel["messages"] as? [String: Any])
-            #expect(channelMessages.keys.contains { text.contains("name: \(type.type)") && $0 == type.type.replacingOccurrences(of: ".", with: "_").replacingOccurrences(of: "-", with: "_") })
+            #expect(
+                channelMessages.keys.contains {
+                    text.contains("name: \(type.type)")
+                        && $0 == type.type.replacingOccurrences(of: ".", with: "_").replacingOccurrences(of: "-", with: "_")
+                }
+            )
             let traits = try #require(message["traits"] as? [[String: Any]])
             #expect(traits.first?["$ref"] as? String == "#/components/messageTraits/cloudEventsBinary")
         }
@@ -124,8 +132,10 @@ import Yams
             }
         }
         // The same changes as a new type are allowed: only released types are held to their promise.
-        try FileManager.default.copyItem(at: folder.appendingPathComponent("auth.profile.updated.v1.schema.json"),
-                                         to: folder.appendingPathComponent("auth.profile.updated.v2.schema.json"))
+        try FileManager.default.copyItem(
+            at: folder.appendingPathComponent("auth.profile.updated.v1.schema.json"),
+            to: folder.appendingPathComponent("auth.profile.updated.v2.schema.json")
+        )
         try editProperties("auth.profile.updated.v2") { $0["avatarUrl"] = nil }
         _ = try await checkCompatibility(of: folder)
 
@@ -143,7 +153,10 @@ import Yams
             Issue.record("three breaking changes passed")
         } catch let failure as ProcessCommand.Failure {
             #expect(failure.output.contains("auth.profile.updated.v1: #/avatarUrl: property removed"), "\(failure.output)")
-            #expect(failure.output.contains("auth.user.registered.v1: #/registeredAt: type changed from ['string'] to ['integer']"), "\(failure.output)")
+            #expect(
+                failure.output.contains("auth.user.registered.v1: #/registeredAt: type changed from ['string'] to ['integer']"),
+                "\(failure.output)"
+            )
             #expect(failure.output.contains("tracking.order.status-changed.v1: #/status: enum values added ['teleported']"), "\(failure.output)")
             #expect(failure.output.contains("compared 19 released type(s), ") && !failure.output.contains("v2"), "\(failure.output)")
         }
@@ -172,7 +185,10 @@ import Yams
         for (name, channel) in channels {
             for (_, reference) in channel["messages"] as? [String: [String: String]] ?? [:] {
                 let target = try #require(reference["$ref"], "\(name)")
-                #expect(target.hasPrefix("#/components/messages/") && messages[String(target.dropFirst("#/components/messages/".count))] != nil, "\(name): \(target)")
+                #expect(
+                    target.hasPrefix("#/components/messages/") && messages[String(target.dropFirst("#/components/messages/".count))] != nil,
+                    "\(name): \(target)"
+                )
             }
         }
         for (name, operation) in try #require(document["operations"] as? [String: [String: Any]]) {
@@ -204,13 +220,23 @@ struct RFC3339Tests {
 struct TrackingV1CompatibilityTests {
     @Test func aWholeDeliveryReachesV1ConsumersAsTheMovesTheyKnowEachOnce() {
         let parties = OrderParties(customerId: UUID(), restaurantId: UUID(), restaurantOwnerId: UUID(), driverId: UUID())
-        let path: [OrderStatus] = [.placed, .accepted, .preparing, .readyForPickup, .driverAssigned, .readyForPickup, .driverAssigned,
-                                   .enrouteToPickup, .arrivedAtPickup, .pickedUp, .enrouteToDropoff, .arrivedAtDropoff, .delivered]
+        let path: [OrderStatus] = [
+            .placed, .accepted, .preparing, .readyForPickup, .driverAssigned, .readyForPickup, .driverAssigned,
+            .enrouteToPickup, .arrivedAtPickup, .pickedUp, .enrouteToDropoff, .arrivedAtDropoff, .delivered,
+        ]
         var v1Status = OrderStatusV1.placed
         var seen: [OrderStatusV1] = []
         for (version, (previous, status)) in zip(path, path.dropFirst()).enumerated() {
-            let move = OrderStatusChanged(orderId: UUID(), parties: parties, status: status, previousStatus: previous,
-                                          by: .init(userId: nil, role: .dispatch), reason: nil, version: version + 2, changedAt: Date())
+            let move = OrderStatusChanged(
+                orderId: UUID(),
+                parties: parties,
+                status: status,
+                previousStatus: previous,
+                by: .init(userId: nil, role: .dispatch),
+                reason: nil,
+                version: version + 2,
+                changedAt: Date()
+            )
             if let twin = move.v1(after: v1Status) {
                 #expect(twin.previousStatus == v1Status)
                 #expect(twin.parties.restaurantId == parties.restaurantId)

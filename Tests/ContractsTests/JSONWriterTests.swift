@@ -1,6 +1,7 @@
-@testable import Contracts
 import Foundation
 import Testing
+
+@testable import Contracts
 
 /// Payloads written directly (`JSONWritable`) are byte for byte what `EventJSON.encoder` writes.
 @Suite struct JSONWriterTests {
@@ -11,8 +12,14 @@ import Testing
             func maybe<T>(_ value: T) -> T? { Bool.random(using: &random) ? value : nil }
             func number() -> Double { round % 2 == 0 ? numbers.randomElement(using: &random)! : Double.random(in: -180...180, using: &random) }
             let event = DriverLocationUpdated(
-                driverId: UUID(), orderId: maybe(UUID()), latitude: number(), longitude: number(), heading: maybe(number()), speedMps: maybe(number()),
-                accuracyM: maybe(number()), etaSeconds: maybe(Int.random(in: -5...100_000, using: &random)),
+                driverId: UUID(),
+                orderId: maybe(UUID()),
+                latitude: number(),
+                longitude: number(),
+                heading: maybe(number()),
+                speedMps: maybe(number()),
+                accuracyM: maybe(number()),
+                etaSeconds: maybe(Int.random(in: -5...100_000, using: &random)),
                 recordedAt: Date(timeIntervalSince1970: Double.random(in: 0...4_000_000_000, using: &random))
             )
             let written = event.jsonBytes

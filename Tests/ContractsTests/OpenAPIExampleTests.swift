@@ -1,7 +1,7 @@
 import Foundation
 import LocalStack
-import Testing
 import TestSupport
+import Testing
 
 /// The request examples of every service's `openapi.yaml`: each JSON body has one, and each is
 /// valid against its schema by Python's jsonschema. schemathesis's examples phase sends them, so
@@ -11,8 +11,10 @@ import TestSupport
         .map { OpenAPIDocument.root.appendingPathComponent("Services/\($0)/openapi.yaml").path }
 
     static func check(_ paths: [String]) async throws -> String {
-        try await ProcessCommand(URL(fileURLWithPath: "/usr/bin/python3"),
-                                 [OpenAPIDocument.root.appendingPathComponent("Tests/ContractsTests/check_openapi_examples.py").path] + paths).runToCompletion()
+        try await ProcessCommand(
+            URL(fileURLWithPath: "/usr/bin/python3"),
+            [OpenAPIDocument.root.appendingPathComponent("Tests/ContractsTests/check_openapi_examples.py").path] + paths
+        ).runToCompletion()
     }
 
     @Test func everyJSONRequestBodyHasAnExampleItsSchemaAccepts() async throws {

@@ -7,7 +7,8 @@ import Testing
 /// rendered from it holds no value of the query, only placeholders.
 @Suite("Generated queries") struct GeneratedQueryTests {
     static let table = TableDescription(
-        name: "things", source: "things",
+        name: "things",
+        source: "things",
         columns: [
             .init("id", .uuid), .init("name", .text, writable: true), .init("count", .bigint), .init("done", .boolean),
             .init("created_at", .timestamptz),
@@ -79,8 +80,11 @@ import Testing
         }
         query.filters = (0..<random.next(upTo: 5)).map { _ in filter(&random) }
         query.order = (0..<random.next(upTo: 3)).map { _ in
-            DataQuery.OrderTerm(column: pick(columns, &random), descending: random.next(upTo: 2) == 0,
-                                nulls: [nil, .first, .last][random.next(upTo: 3)])
+            DataQuery.OrderTerm(
+                column: pick(columns, &random),
+                descending: random.next(upTo: 2) == 0,
+                nulls: [nil, .first, .last][random.next(upTo: 3)]
+            )
         }
         if random.next(upTo: 2) == 0 { query.limit = random.next(upTo: 2_000) }
         if random.next(upTo: 3) == 0 { query.offset = random.next(upTo: 10_000) }
@@ -90,19 +94,22 @@ import Testing
 
     static func filter(_ random: inout SeededRandom) -> DataQuery.Filter {
         let op = pick(DataQuery.Operator.allCases, &random)
-        let operand: DataQuery.Operand = switch op {
-        case .is: .truth(pick(DataQuery.Truth.allCases, &random))
-        case .in: .list((0..<random.next(upTo: 6)).map { _ in value(&random) })
-        default: .value(value(&random))
-        }
+        let operand: DataQuery.Operand =
+            switch op {
+            case .is: .truth(pick(DataQuery.Truth.allCases, &random))
+            case .in: .list((0..<random.next(upTo: 6)).map { _ in value(&random) })
+            default: .value(value(&random))
+            }
         return DataQuery.Filter(column: pick(columns, &random), negated: random.next(upTo: 4) == 0, op, operand)
     }
 
     /// Values with everything a value may hold: dots, commas, quotes, parentheses, plus signs,
     /// spaces, percent signs, SQL, non-ASCII text.
     static func value(_ random: inout SeededRandom) -> String {
-        let pieces = ["abc", "6F9619FF-8B86-D011-B42D-00C04FC964FF", "1;drop table x", "a,b", "(x)", "\"q\"", "back\\slash", "+1", "50%",
-                      "é🙂", " lead", "trail ", "*wild*", "1.5", "unsplash:abc", "", "null", "eq.1"]
+        let pieces = [
+            "abc", "6F9619FF-8B86-D011-B42D-00C04FC964FF", "1;drop table x", "a,b", "(x)", "\"q\"", "back\\slash", "+1", "50%",
+            "é🙂", " lead", "trail ", "*wild*", "1.5", "unsplash:abc", "", "null", "eq.1",
+        ]
         return (0..<(1 + random.next(upTo: 3))).map { _ in pick(pieces, &random) }.joined()
     }
 

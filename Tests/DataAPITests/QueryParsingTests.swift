@@ -4,15 +4,19 @@ import Testing
 
 @Suite("PostgREST query strings") struct QueryParsingTests {
     @Test func theGrammarTheAppsSendParsesIntoItsParts() throws {
-        let query = try DataQuery(query: "select=id,when:created_at,caption&user_id=eq.6F9619FF-8B86-D011-B42D-00C04FC964FF"
-            + "&caption=not.ilike.*hello+world*&id=in.(a,%22b,c%22,d)&deleted_at=is.null&order=created_at.desc.nullslast,id&limit=20&offset=40")
+        let query = try DataQuery(
+            query: "select=id,when:created_at,caption&user_id=eq.6F9619FF-8B86-D011-B42D-00C04FC964FF"
+                + "&caption=not.ilike.*hello+world*&id=in.(a,%22b,c%22,d)&deleted_at=is.null&order=created_at.desc.nullslast,id&limit=20&offset=40"
+        )
         #expect(query.select == [.init(column: "id"), .init(alias: "when", column: "created_at"), .init(column: "caption")])
-        #expect(query.filters == [
-            .init(column: "user_id", .eq, .value("6F9619FF-8B86-D011-B42D-00C04FC964FF")),
-            .init(column: "caption", negated: true, .ilike, .value("*hello world*")),
-            .init(column: "id", .in, .list(["a", "b,c", "d"])),
-            .init(column: "deleted_at", .is, .truth(.null)),
-        ])
+        #expect(
+            query.filters == [
+                .init(column: "user_id", .eq, .value("6F9619FF-8B86-D011-B42D-00C04FC964FF")),
+                .init(column: "caption", negated: true, .ilike, .value("*hello world*")),
+                .init(column: "id", .in, .list(["a", "b,c", "d"])),
+                .init(column: "deleted_at", .is, .truth(.null)),
+            ]
+        )
         #expect(query.order == [.init(column: "created_at", descending: true, nulls: .last), .init(column: "id")])
         #expect(query.limit == 20 && query.offset == 40)
     }
@@ -32,7 +36,8 @@ import Testing
 
     @Test(arguments: [
         "id=equals.3", "id=eq", "id=in.(a,b", "id=in.a,b", "id=in.(a,\"b)", "id=is.maybe", "order=id.sideways", "order=id.desc.asc",
-        "limit=-1", "limit=ten", "offset=1.5", "select=id,(x)", "select=posts(*)", "select=*,author(*)", "id=cs.{1}", "select=id::text", "select=a:b:c", "or=(a.eq.1,b.eq.2)",
+        "limit=-1", "limit=ten", "offset=1.5", "select=id,(x)", "select=posts(*)", "select=*,author(*)", "id=cs.{1}", "select=id::text",
+        "select=a:b:c", "or=(a.eq.1,b.eq.2)",
         "select=data->x", "id=in.(a,,b)x", "%zz=eq.1", "name=eq.%C3%28",
     ])
     func malformedPartsAreRefusedAsPGRST100(_ text: String) {
@@ -56,9 +61,19 @@ import Testing
         headers.append(HTTPField(name: HTTPField.Name("Prefer")!, value: " resolution=ignore-duplicates , tx=commit"))
         headers[HTTPField.Name("Accept-Profile")!] = "public"
         let preferences = try RequestPreferences(headers)
-        #expect(preferences.returning == .representation && preferences.count && preferences.resolution == .ignoreDuplicates && preferences.shape == .object)
+        #expect(
+            preferences.returning == .representation && preferences.count && preferences.resolution == .ignoreDuplicates
+                && preferences.shape == .object
+        )
         #expect(try RequestPreferences([.accept: "*/*"]).shape == .array)
-        #expect(throws: DataAPIError(.notAcceptable, code: "PGRST106", message: "The schema must be one of the following: public", details: "Asked for storage")) {
+        #expect(
+            throws: DataAPIError(
+                .notAcceptable,
+                code: "PGRST106",
+                message: "The schema must be one of the following: public",
+                details: "Asked for storage"
+            )
+        ) {
             try RequestPreferences([HTTPField.Name("Content-Profile")!: "storage"])
         }
         #expect(throws: DataAPIError.self) { try RequestPreferences([.accept: "text/csv"]) }

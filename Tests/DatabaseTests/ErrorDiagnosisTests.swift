@@ -2,8 +2,8 @@ import Database
 import Logging
 import PostgresNIO
 import ServiceKit
-import Testing
 import TestSupport
+import Testing
 
 /// What a service logs when Postgres refuses a statement: enough to act on (PostgresNIO's own
 /// description is one fixed sentence), never the values the statement carried.

@@ -2,8 +2,8 @@ import Database
 import Foundation
 import Logging
 import PostgresNIO
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Migrations against a real Postgres")
 struct MigrationRunnerTests {
@@ -105,7 +105,15 @@ struct MigrationRunnerTests {
                 try await MigrationRunner(schema: "partial", migrations: migrations).run(on: client, logger: logger)
                 Issue.record("a failing migration was reported as applied")
             } catch let error as MigrationError {
-                #expect(error == .statementFailed(schema: "partial", file: "0002_bad.sql", statement: 2, message: "relation \"missing_table\" does not exist"))
+                #expect(
+                    error
+                        == .statementFailed(
+                            schema: "partial",
+                            file: "0002_bad.sql",
+                            statement: 2,
+                            message: "relation \"missing_table\" does not exist"
+                        )
+                )
             }
             let versions = try await client.query("SELECT version FROM partial.schema_migrations").collect().map { try $0.decode(Int.self) }
             #expect(versions == [1])

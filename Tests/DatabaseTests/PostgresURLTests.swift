@@ -6,7 +6,9 @@ import Testing
 @Suite("DATABASE_URL")
 struct PostgresURLTests {
     @Test func readsEveryPartOfTheURL() throws {
-        let configuration = try PostgresURL.parse("postgres://splash_auth:p%40ss%3Aword@db.internal:6543/splash?sslmode=disable&application_name=auth")
+        let configuration = try PostgresURL.parse(
+            "postgres://splash_auth:p%40ss%3Aword@db.internal:6543/splash?sslmode=disable&application_name=auth"
+        )
         #expect(configuration.host == "db.internal")
         #expect(configuration.port == 6543)
         #expect(configuration.username == "splash_auth")

@@ -4,9 +4,11 @@ import Testing
 @Suite("Splitting SQL scripts into statements")
 struct SQLScriptTests {
     @Test func splitsOnStatementEndingSemicolons() {
-        #expect(SQLScript.statements(in: "CREATE TABLE a (x int);\nCREATE TABLE b (y int);") == [
-            "CREATE TABLE a (x int)", "CREATE TABLE b (y int)",
-        ])
+        #expect(
+            SQLScript.statements(in: "CREATE TABLE a (x int);\nCREATE TABLE b (y int);") == [
+                "CREATE TABLE a (x int)", "CREATE TABLE b (y int)",
+            ]
+        )
     }
 
     @Test func keepsSemicolonsInsideStringsIdentifiersAndComments() {
@@ -16,12 +18,14 @@ struct SQLScriptTests {
             /* block; /* nested; */ still comment; */ SELECT 1;
             SELECT E'back\\'slash; quote';
             """
-        #expect(SQLScript.statements(in: script) == [
-            "INSERT INTO t VALUES ('a;b', 'it''s; fine')",
-            #"SELECT "odd;name" FROM t"#,
-            "-- trailing; comment\n/* block; /* nested; */ still comment; */ SELECT 1",
-            "SELECT E'back\\'slash; quote'",
-        ])
+        #expect(
+            SQLScript.statements(in: script) == [
+                "INSERT INTO t VALUES ('a;b', 'it''s; fine')",
+                #"SELECT "odd;name" FROM t"#,
+                "-- trailing; comment\n/* block; /* nested; */ still comment; */ SELECT 1",
+                "SELECT E'back\\'slash; quote'",
+            ]
+        )
     }
 
     @Test func keepsDollarQuotedBodiesWhole() {

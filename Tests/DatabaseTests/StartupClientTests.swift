@@ -2,8 +2,8 @@ import Database
 import Logging
 import PostgresNIO
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @Suite("A client is running before anything uses it")
 struct StartupClientTests {

@@ -1,8 +1,8 @@
 import Database
 import Logging
 import PostgresNIO
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Row-level security through app.user_id")
 struct UserTransactionTests {
@@ -11,17 +11,21 @@ struct UserTransactionTests {
     @Test func seesOnlyTheRowsOfTheUserOfTheTransaction() async throws {
         let database = try await TestPostgres.shared.makeDatabase()
         try await database.withClient { client in
-            let setup = Migration(version: 1, name: "notes", sql: """
-                CREATE TABLE notes (owner_id text NOT NULL, body text NOT NULL);
-                ALTER TABLE notes ENABLE ROW LEVEL SECURITY;
-                CREATE POLICY notes_owner ON notes USING (owner_id = current_setting('app.user_id', true))
-                    WITH CHECK (owner_id = current_setting('app.user_id', true));
-                DO $$ BEGIN
-                    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'notes_app') THEN CREATE ROLE notes_app NOLOGIN; END IF;
-                END $$;
-                GRANT USAGE ON SCHEMA rls TO notes_app;
-                GRANT SELECT, INSERT ON notes TO notes_app;
-                """)
+            let setup = Migration(
+                version: 1,
+                name: "notes",
+                sql: """
+                    CREATE TABLE notes (owner_id text NOT NULL, body text NOT NULL);
+                    ALTER TABLE notes ENABLE ROW LEVEL SECURITY;
+                    CREATE POLICY notes_owner ON notes USING (owner_id = current_setting('app.user_id', true))
+                        WITH CHECK (owner_id = current_setting('app.user_id', true));
+                    DO $$ BEGIN
+                        IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'notes_app') THEN CREATE ROLE notes_app NOLOGIN; END IF;
+                    END $$;
+                    GRANT USAGE ON SCHEMA rls TO notes_app;
+                    GRANT SELECT, INSERT ON notes TO notes_app;
+                    """
+            )
             try await MigrationRunner(schema: "rls", migrations: [setup]).run(on: client, logger: logger)
 
             // The superuser bypasses row-level security, so each transaction acts as the app role.

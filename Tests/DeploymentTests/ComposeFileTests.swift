@@ -54,7 +54,10 @@ struct ComposeFileTests {
             #expect(environment["KAFKA_ADVERTISED_LISTENERS"] == "PLAINTEXT://\(name):9092")
             nodes.insert(environment["KAFKA_NODE_ID"] ?? "")
             let waits = (services["kafka-topics"]?["depends_on"] as? [String: [String: Any]])?[name]
-            #expect(waits?["condition"] as? String == "service_healthy" && waits?["required"] as? Bool == false, "topics wait for \(name) when it runs")
+            #expect(
+                waits?["condition"] as? String == "service_healthy" && waits?["required"] as? Bool == false,
+                "topics wait for \(name) when it runs"
+            )
         }
         #expect(nodes.count == 3, "three node ids")
         #expect(environment(of: "kafka-topics")["KAFKA_REPLICATION_FACTOR"] == "${SPLASH_KAFKA_REPLICATION:-1}")
@@ -100,7 +103,10 @@ struct ComposeFileTests {
     @Test func everyServiceExecutableHasAComposeServiceAndALocalStackEntry() throws {
         let executables = try Repository.serviceExecutables()
         // The tools (the CLI, the simulator) are declared directly; services with service(…).
-        #expect(try Repository.directlyDeclaredExecutables() == ["splash", "tracking-simulator"], "service executables must be declared with service(…)")
+        #expect(
+            try Repository.directlyDeclaredExecutables() == ["splash", "tracking-simulator"],
+            "service executables must be declared with service(…)"
+        )
         #expect(Set(executables) == Set(serviceConfigurations.keys), "list each service's configuration type in ServiceConfigurations.swift")
         for executable in executables {
             let service = try #require(services[executable], "no compose service for \(executable)")
@@ -113,7 +119,10 @@ struct ComposeFileTests {
         // run behind the `simulator` profile).
         for (name, service) in services {
             if let arguments = (service["build"] as? [String: Any])?["args"] as? [String: String], let executable = arguments["EXECUTABLE"] {
-                #expect(executables.contains(executable) || executable == "tracking-simulator", "compose service \(name) builds unknown executable \(executable)")
+                #expect(
+                    executables.contains(executable) || executable == "tracking-simulator",
+                    "compose service \(name) builds unknown executable \(executable)"
+                )
             }
         }
         #expect(services["tracking-simulator"]?["profiles"] as? [String] == ["simulator"], "the simulator runs only when asked")
@@ -133,11 +142,15 @@ struct ComposeFileTests {
     @Test func everySecretComposeRequiresIsInTheEnvironmentTemplate() throws {
         let text = try Repository.text("docker-compose.yml")
         let pattern = try NSRegularExpression(pattern: #"\$\{([A-Z0-9_]+):\?"#)
-        let required = Set(pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)).compactMap {
-            Range($0.range(at: 1), in: text).map { String(text[$0]) }
-        })
-        let template = Set(try Repository.text("deploy/compose.env.example").split(separator: "\n")
-            .filter { !$0.hasPrefix("#") }.compactMap { $0.split(separator: "=").first.map(String.init) })
+        let required = Set(
+            pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)).compactMap {
+                Range($0.range(at: 1), in: text).map { String(text[$0]) }
+            }
+        )
+        let template = Set(
+            try Repository.text("deploy/compose.env.example").split(separator: "\n")
+                .filter { !$0.hasPrefix("#") }.compactMap { $0.split(separator: "=").first.map(String.init) }
+        )
         #expect(!required.isEmpty)
         #expect(required.subtracting(template).isEmpty, "missing from deploy/compose.env.example: \(required.subtracting(template).sorted())")
     }
@@ -145,8 +158,10 @@ struct ComposeFileTests {
     /// A compose value with `${NAME:-default}` resolved to its default and `${NAME:?…}` to a
     /// placeholder secret (the operator's .env provides it).
     static func interpolated(_ value: String) -> String {
-        let esGeneratedSecrets = Set(((try? Repository.text("deploy/compose.env.example")) ?? "").split(separator: "\n")
-            .filter { $0.hasSuffix("=generate-es256") }.map { String($0.dropLast("=generate-es256".count)) })
+        let esGeneratedSecrets = Set(
+            ((try? Repository.text("deploy/compose.env.example")) ?? "").split(separator: "\n")
+                .filter { $0.hasSuffix("=generate-es256") }.map { String($0.dropLast("=generate-es256".count)) }
+        )
         guard value.contains("${") else { return value }
         var result = value
         while let start = result.range(of: "${"), let end = result.range(of: "}", range: start.upperBound..<result.endIndex) {

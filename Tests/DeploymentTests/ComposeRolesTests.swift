@@ -2,8 +2,8 @@ import Foundation
 import LocalStack
 import Logging
 import PostgresNIO
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Postgres set-up of docker compose")
 struct ComposeRolesTests {
@@ -34,12 +34,18 @@ struct ComposeRolesTests {
 
         let logger = Logger(label: "compose-roles")
         let configuration = PostgresConnection.Configuration(
-            host: "127.0.0.1", port: database.port, username: "splash_auth\(suffix)", password: "a'b\"c", database: database.name, tls: .disable
+            host: "127.0.0.1",
+            port: database.port,
+            username: "splash_auth\(suffix)",
+            password: "a'b\"c",
+            database: database.name,
+            tls: .disable
         )
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
         do {
             try await connection.query("CREATE TABLE users (id int)", logger: logger)
-            let schema = try await connection.query("SELECT schemaname::text FROM pg_tables WHERE tablename = 'users'", logger: logger).collect().first?.decode(String.self)
+            let schema = try await connection.query("SELECT schemaname::text FROM pg_tables WHERE tablename = 'users'", logger: logger).collect()
+                .first?.decode(String.self)
             #expect(schema == "auth\(suffix)")
             await #expect(throws: PSQLError.self) {
                 try await connection.query(PostgresQuery(unsafeSQL: "CREATE TABLE catalog\(suffix).stolen (id int)"), logger: logger)

@@ -1,10 +1,10 @@
 import Database
 import EventBus
 import Foundation
-import ServiceKit
 import S3Blobs
-import Testing
+import ServiceKit
 import TestSupport
+import Testing
 
 /// The documentation stays true: its links lead somewhere, each service's configuration table is
 /// what the service reads, every service's README has the same parts, and nothing points outside
@@ -83,8 +83,10 @@ struct DocumentationTests {
             #expect(page.headings.filter { $0.level == 2 }.map(\.text) == Self.serviceSections, "\(path)")
             #expect(page.headings.first?.level == 1, "\(path) starts with its title")
             for index in ["README.md", "Services/README.md"] {
-                #expect(pages[index]?.links.contains { Repository.resolve($0.target, from: index) == path } == true,
-                        "\(index) does not link to \(path)")
+                #expect(
+                    pages[index]?.links.contains { Repository.resolve($0.target, from: index) == path } == true,
+                    "\(index) does not link to \(path)"
+                )
             }
         }
     }
@@ -109,15 +111,25 @@ struct DocumentationTests {
             let path = "Services/\(service.module)/README.md"
             let page = try #require(pages[path])
             let section = try #require(page.section("Configuration"), "\(path) has no Configuration section")
-            #expect(page.links.contains { section.contains($0.line) && Repository.resolve($0.target.components(separatedBy: "#")[0], from: path) == "docs/configuration.md" },
-                    "\(path)'s Configuration section does not link to the shared settings")
+            #expect(
+                page.links.contains {
+                    section.contains($0.line) && Repository.resolve($0.target.components(separatedBy: "#")[0], from: path) == "docs/configuration.md"
+                },
+                "\(path)'s Configuration section does not link to the shared settings"
+            )
             let read = try Self.variablesRead(by: service.executable)
             let rows = Self.configurationRows(of: page, in: section)
             for variable in read.subtracting(shared).sorted() {
-                #expect(rows.contains { $0.matches(variable) }, "\(path): \(service.executable) reads \(variable), which its configuration table does not document")
+                #expect(
+                    rows.contains { $0.matches(variable) },
+                    "\(path): \(service.executable) reads \(variable), which its configuration table does not document"
+                )
             }
             for row in rows {
-                #expect(read.subtracting(shared).contains { row.matches($0) }, "\(path):\(row.line): \(service.executable) reads no \(row.name)\(shared.contains { row.matches($0) } ? " of its own (a shared setting: documented in docs/configuration.md only)" : "")")
+                #expect(
+                    read.subtracting(shared).contains { row.matches($0) },
+                    "\(path):\(row.line): \(service.executable) reads no \(row.name)\(shared.contains { row.matches($0) } ? " of its own (a shared setting: documented in docs/configuration.md only)" : "")"
+                )
             }
         }
     }
@@ -151,7 +163,10 @@ struct DocumentationTests {
 
     /// Loads `type` from `environment`, recording in `log` the variables it reads.
     static func loadConfiguration<Configuration: ServiceConfiguration>(
-        _ type: Configuration.Type, executable: String, environment: [String: String], log: ConfigurationReadLog
+        _ type: Configuration.Type,
+        executable: String,
+        environment: [String: String],
+        log: ConfigurationReadLog
     ) -> Result<Void, ServiceMain.ConfigurationFailure> {
         ServiceMain.loadConfiguration(executable, type, environment: environment, log: log).map { _ in }
     }
@@ -160,11 +175,17 @@ struct DocumentationTests {
     /// bus's settings, and the parent process.
     static func sharedVariables() throws -> Set<String> {
         let log = ConfigurationReadLog()
-        let loaded = ServiceMain.loadConfiguration("shared", SharedSettingsOnly.self, environment: [
-            "DATABASE_URL": "postgres://user:password@localhost:5432/splash", "KAFKA_BROKERS": "localhost:9092",
-            // The S3 store, so that every one of its settings is read.
-            "BLOB_STORE": "s3", "S3_ENDPOINT": "http://127.0.0.1:9000", "S3_BUCKET": "splash", "S3_ACCESS_KEY_ID": "id", "S3_SECRET_ACCESS_KEY": "secret",
-        ], log: log)
+        let loaded = ServiceMain.loadConfiguration(
+            "shared",
+            SharedSettingsOnly.self,
+            environment: [
+                "DATABASE_URL": "postgres://user:password@localhost:5432/splash", "KAFKA_BROKERS": "localhost:9092",
+                // The S3 store, so that every one of its settings is read.
+                "BLOB_STORE": "s3", "S3_ENDPOINT": "http://127.0.0.1:9000", "S3_BUCKET": "splash", "S3_ACCESS_KEY_ID": "id",
+                "S3_SECRET_ACCESS_KEY": "secret",
+            ],
+            log: log
+        )
         if case .failure(let failure) = loaded { Issue.record("\(failure.message)") }
         return log.namesRead
     }

@@ -25,7 +25,8 @@ struct KubernetesTests {
         var resources: [String: [String: [String: Any]]] = [:]
         for file in kustomization["resources"] as? [String] ?? [] {
             for document in try documents("base/\(file)") {
-                let kind = document["kind"] as? String ?? "", name = (document["metadata"] as? [String: Any])?["name"] as? String ?? ""
+                let kind = document["kind"] as? String ?? ""
+                let name = (document["metadata"] as? [String: Any])?["name"] as? String ?? ""
                 resources[kind, default: [:]][name] = document
             }
         }
@@ -36,9 +37,12 @@ struct KubernetesTests {
         let files = try FileManager.default.contentsOfDirectory(atPath: Repository.root.appendingPathComponent("\(Self.directory)/base").path)
             .filter { $0.hasSuffix(".yaml") && $0 != "kustomization.yaml" }.sorted()
         #expect(files.count >= 10)
-        let output = try await ProcessCommand(URL(fileURLWithPath: "/usr/bin/env"),
-                                              ["python3", "-m", "kubernetes_validate", "--strict", "--quiet"] + files.map { Repository.root.appendingPathComponent("\(Self.directory)/base/\($0)").path })
-            .runToCompletion()
+        let output = try await ProcessCommand(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["python3", "-m", "kubernetes_validate", "--strict", "--quiet"]
+                + files.map { Repository.root.appendingPathComponent("\(Self.directory)/base/\($0)").path }
+        )
+        .runToCompletion()
         #expect(!output.contains("ERROR"), "\(output)")
     }
 
@@ -80,7 +84,11 @@ struct KubernetesTests {
 
     /// What a pod of `deployment` gets as its environment: the ConfigMap, its own `env`, and the
     /// Secret's keys with the example's values (a real signing key for auth's).
-    static func environment(of deployment: [String: Any], config: [String: String], secrets: [String: String]) throws -> (all: [String: String], own: [String]) {
+    static func environment(
+        of deployment: [String: Any],
+        config: [String: String],
+        secrets: [String: String]
+    ) throws -> (all: [String: String], own: [String]) {
         let pod = try #require(((deployment["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"] as? [String: Any])
         let container = try #require((pod["containers"] as? [[String: Any]])?.first)
         var environment = config
@@ -114,7 +122,12 @@ struct KubernetesTests {
             let configuration = try #require(serviceConfigurations[executable])
             let (environment, own) = try Self.environment(of: deployment, config: config, secrets: secrets)
             let log = ConfigurationReadLog()
-            if case .failure(let failure) = DocumentationTests.loadConfiguration(configuration, executable: executable, environment: environment, log: log) {
+            if case .failure(let failure) = DocumentationTests.loadConfiguration(
+                configuration,
+                executable: executable,
+                environment: environment,
+                log: log
+            ) {
                 Issue.record("\(name) does not load from its pods' environment: \(failure.message)")
             }
             for variable in own {
@@ -134,7 +147,9 @@ struct KubernetesTests {
             #expect(topic["kind"] as? String == "KafkaTopic")
             let spec = try #require(topic["spec"] as? [String: Any])
             let settings = try #require(spec["config"] as? [String: Any])
-            declared[try #require(spec["topicName"] as? String)] = (spec["partitions"] as? Int ?? 0, "\(settings["retention.ms"] ?? "")", "\(settings["cleanup.policy"] ?? "")")
+            declared[try #require(spec["topicName"] as? String)] = (
+                spec["partitions"] as? Int ?? 0, "\(settings["retention.ms"] ?? "")", "\(settings["cleanup.policy"] ?? "")"
+            )
         }
         #expect(Set(declared.keys) == Set(TopicCatalog.all.map(\.name)))
         for topic in TopicCatalog.all {

@@ -1,8 +1,9 @@
+import ServiceKit
+
 @testable import Auth
 @testable import EditRender
 @testable import Gateway
 @testable import PhotoCatalog
-import ServiceKit
 @testable import Social
 @testable import Tracking
 

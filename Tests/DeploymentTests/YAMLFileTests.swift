@@ -12,7 +12,7 @@ struct YAMLFileTests {
         #expect(files.count > 20)
         for path in files {
             for document in try Yams.load_all(yaml: try Repository.text(path)) {
-                Self.strayKeys(in: document).forEach { Issue.record("\(path): key \"\($0)\" holds nothing; quote the value it was cut from") }
+                for key in Self.strayKeys(in: document) { Issue.record("\(path): key \"\(key)\" holds nothing; quote the value it was cut from") }
             }
         }
     }

@@ -1,10 +1,10 @@
 import Contracts
 import EventBus
 import Foundation
-import PostgresNIO
 import HTTPTypes
-import Testing
+import PostgresNIO
 import TestSupport
+import Testing
 import Yams
 
 /// edit-render's answers against `Services/EditRender/openapi.yaml`.
@@ -24,8 +24,17 @@ struct ContractTests {
         try await RenderHarness.with(["RENDER_ROLE": "api"]) { render in
             for (path, method) in operations {
                 do {
-                    let concrete = path.replacingOccurrences(of: "{id}", with: UUID().uuidString).replacingOccurrences(of: "{key}", with: "\(UUID())/\(UUID())/edited.jpg")
-                    let response = try await render.call(HTTPRequest.Method(method.uppercased())!, "/v1" + concrete, user: UUID(), headers: [("Idempotency-Key", "contract")], json: "{}")
+                    let concrete = path.replacingOccurrences(of: "{id}", with: UUID().uuidString).replacingOccurrences(
+                        of: "{key}",
+                        with: "\(UUID())/\(UUID())/edited.jpg"
+                    )
+                    let response = try await render.call(
+                        HTTPRequest.Method(method.uppercased())!,
+                        "/v1" + concrete,
+                        user: UUID(),
+                        headers: [("Idempotency-Key", "contract")],
+                        json: "{}"
+                    )
                     #expect(response.status != 405 && response.status < 500, "\(method) \(path): \(response.status)")
                     if response.status >= 400 {
                         #expect(response.headers["content-type"] == "application/problem+json", "\(method) \(path)")
@@ -38,8 +47,11 @@ struct ContractTests {
 
     @Test func schemathesisFindsNothingTheDocumentDoesNotPromise() async throws {
         try await RenderHarness.with { render in
-            let report = try await Schemathesis(service: "EditRender", baseURL: render.app.baseURL + "/v1",
-                                                headers: [("Authorization", "Bearer \(try render.token(user: UUID()))")]).run()
+            let report = try await Schemathesis(
+                service: "EditRender",
+                baseURL: render.app.baseURL + "/v1",
+                headers: [("Authorization", "Bearer \(try render.token(user: UUID()))")]
+            ).run()
             #expect(report.passed, "\(report)")
         }
     }
@@ -65,7 +77,10 @@ struct ContractTests {
             let user = UUID()
             var events: [EventEnvelope] = []
             for (photo, outcome) in [("FreshFlower-1", "completed"), ("missing-1", "failed")] {
-                let created = try await render.createEdit(#"{"source":{"unsplashPhotoId":"\#(photo)"},"filters":[{"name":"sepia","intensity":0.8}]}"#, user: user)
+                let created = try await render.createEdit(
+                    #"{"source":{"unsplashPhotoId":"\#(photo)"},"filters":[{"name":"sepia","intensity":0.8}]}"#,
+                    user: user
+                )
                 let id = try #require(try created.json()["id"] as? String)
                 #expect(try await render.finished(id, user: user)["status"] as? String == outcome)
                 try await render.database.waitUntilOutboxIsPublished(schema: "render")
@@ -89,19 +104,23 @@ struct ContractTests {
             let job = try examples.example(EditRequested.self, replacing: ["Dwu85P9SOIk": "FreshFlower-1"])
             // What the API would have stored: the edit, queued (its own request never sent).
             try await render.database.withClient { client in
-                try await client.query("""
+                try await client.query(
+                    """
                     INSERT INTO render.edits (id, user_id, idempotency_key, request_hash, source, filters, output)
                     VALUES (\(job.editId), \(job.userId), 'replay', 'replay', \(try Self.json(job.source))::jsonb,
                             \(try Self.json(job.filters))::jsonb, \(try Self.json(job.output))::jsonb)
-                    """)
+                    """
+                )
             }
             try await TestKafka.shared.publish([EditCancelledV9(editId: job.editId), job], source: "/splash/edit-render")
             let edit = try await render.finished(job.editId.lowercased, user: job.userId)
             #expect(edit["status"] as? String == "completed", "\(edit)")
             let result = try #require(edit["result"] as? [String: Any])
             #expect((result["width"] as? Int).map { max($0, result["height"] as? Int ?? 0) } == job.output.longestEdge)
-            #expect(render.logs.text.contains("Skipping an event of a type this consumer does not know")
-                    && render.logs.text.contains(EditCancelledV9.type))
+            #expect(
+                render.logs.text.contains("Skipping an event of a type this consumer does not know")
+                    && render.logs.text.contains(EditCancelledV9.type)
+            )
         }
     }
 

@@ -1,8 +1,8 @@
 import Foundation
 import HTTPTypes
 import LocalStack
-import Testing
 import TestSupport
+import Testing
 
 /// The edit API's contract with the apps: validation, idempotency, ownership, media links.
 @Suite("Edit API") struct EditAPITests {
@@ -15,18 +15,28 @@ import TestSupport
             let sepia = try #require(filters.first { $0["name"] as? String == "sepia" })
             #expect(sepia["coreImageName"] as? String == "CISepiaTone")
             let intensity = try #require((sepia["parameters"] as? [[String: Any]])?.first)
-            #expect((intensity["name"] as? String, intensity["default"] as? Double, intensity["minimum"] as? Double, intensity["maximum"] as? Double) == ("intensity", 1, 0, 1))
+            #expect(
+                (intensity["name"] as? String, intensity["default"] as? Double, intensity["minimum"] as? Double, intensity["maximum"] as? Double) == (
+                    "intensity", 1, 0, 1
+                )
+            )
         }
     }
 
     @Test func unknownFiltersAndOutOfRangeParametersGet422NamingTheField() async throws {
         try await RenderHarness.with(["RENDER_ROLE": "api"]) { render in
             let user = UUID()
-            let unknown = try await render.createEdit(#"{"source":{"unsplashPhotoId":"Aqua-1"},"filters":[{"name":"sepia"},{"name":"sparkle"}]}"#, user: user)
+            let unknown = try await render.createEdit(
+                #"{"source":{"unsplashPhotoId":"Aqua-1"},"filters":[{"name":"sepia"},{"name":"sparkle"}]}"#,
+                user: user
+            )
             #expect(unknown.status == 422)
             #expect(unknown.headers["content-type"] == "application/problem+json")
             #expect(unknown.text.contains("filters[1].name") && unknown.text.contains("sparkle"))
-            let range = try await render.createEdit(#"{"source":{"unsplashPhotoId":"Aqua-1"},"filters":[{"name":"vignette","intensity":3}]}"#, user: user)
+            let range = try await render.createEdit(
+                #"{"source":{"unsplashPhotoId":"Aqua-1"},"filters":[{"name":"vignette","intensity":3}]}"#,
+                user: user
+            )
             #expect(range.status == 422)
             #expect(range.text.contains("filters[0].intensity"))
             let edge = try await render.createEdit(#"{"source":{"unsplashPhotoId":"Aqua-1"},"filters":[],"output":{"longestEdge":4096}}"#, user: user)
@@ -138,12 +148,22 @@ import TestSupport
     @Test func aPreviewIsAJPEGOfAtMost400Pixels() async throws {
         try await RenderHarness.with(["RENDER_ROLE": "api"]) { render in
             let user = UUID()
-            let preview = try await render.call(.post, "/v1/edits/preview", user: user, json: #"{"source":{"unsplashPhotoId":"Aqua-1"},"filters":[{"name":"chrome"}]}"#)
+            let preview = try await render.call(
+                .post,
+                "/v1/edits/preview",
+                user: user,
+                json: #"{"source":{"unsplashPhotoId":"Aqua-1"},"filters":[{"name":"chrome"}]}"#
+            )
             #expect(preview.status == 200)
             #expect(preview.headers["content-type"] == "image/jpeg")
             #expect(Array(preview.body.prefix(3)) == [0xFF, 0xD8, 0xFF])
             #expect(preview.body.count < 100_000)
-            let bad = try await render.call(.post, "/v1/edits/preview", user: user, json: #"{"source":{"unsplashPhotoId":"elsewhere-1"},"filters":[]}"#)
+            let bad = try await render.call(
+                .post,
+                "/v1/edits/preview",
+                user: user,
+                json: #"{"source":{"unsplashPhotoId":"elsewhere-1"},"filters":[]}"#
+            )
             #expect(bad.status == 422 && bad.text.contains("not one of them"))
             #expect(try await render.count("edits") == 0)
         }

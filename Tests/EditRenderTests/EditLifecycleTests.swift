@@ -1,8 +1,8 @@
 import Foundation
 import HTTPTypes
 import LocalStack
-import Testing
 import TestSupport
+import Testing
 
 /// An edit from request to rendered file, through the API, the outbox, the test Kafka cluster and
 /// a render worker, against a real Postgres.
@@ -23,7 +23,10 @@ import TestSupport
             #expect(kept.status == 200)
             #expect(Array(kept.body) == photo)
 
-            let created = try await render.createEdit(#"{"source":{"uploadId":"\#(uploadID)"},"filters":[{"name":"sepia","intensity":0.8},{"name":"vignette","intensity":0.5}]}"#, user: user)
+            let created = try await render.createEdit(
+                #"{"source":{"uploadId":"\#(uploadID)"},"filters":[{"name":"sepia","intensity":0.8},{"name":"vignette","intensity":0.5}]}"#,
+                user: user
+            )
             #expect(created.status == 202)
             let id = try #require(try created.json()["id"] as? String)
             #expect(try created.json()["status"] as? String == "queued")
@@ -33,7 +36,11 @@ import TestSupport
             let original = try #require(edit["original"] as? [String: Any])
             #expect(original["uploadId"] as? String == uploadID)
             #expect((original["width"] as? Int, original["height"] as? Int, original["bytes"] as? Int) == (2560, 1600, photo.count))
-            let originalFromEdit = try await render.call(.get, String(try #require(original["url"] as? String).dropFirst("https://splash.test".count)), user: nil)
+            let originalFromEdit = try await render.call(
+                .get,
+                String(try #require(original["url"] as? String).dropFirst("https://splash.test".count)),
+                user: nil
+            )
             #expect(Array(originalFromEdit.body) == photo)
             let result = try #require(edit["result"] as? [String: Any])
             #expect((result["width"] as? Int, result["height"] as? Int) == (1080, 675))
@@ -50,14 +57,22 @@ import TestSupport
 
             // The result event went out through the outbox with the edit's figures.
             #expect(try await render.count("outbox", where: "type = 'render.edit.requested.v1'") == 1)
-            #expect(try await render.count("outbox", where: "type = 'render.edit.completed.v1' AND lower(convert_from(payload, 'UTF8')::jsonb ->> 'editId') = '\(id)'") == 1)
+            #expect(
+                try await render.count(
+                    "outbox",
+                    where: "type = 'render.edit.completed.v1' AND lower(convert_from(payload, 'UTF8')::jsonb ->> 'editId') = '\(id)'"
+                ) == 1
+            )
         }
     }
 
     @Test func anUnsplashPhotoIsFetchedThroughTheCatalogKeptAsAReferenceAndItsUseReported() async throws {
         try await RenderHarness.with { render in
             let user = UUID()
-            let created = try await render.createEdit(#"{"source":{"unsplashPhotoId":"Storm-abc"},"filters":[{"name":"noir"}],"output":{"longestEdge":800}}"#, user: user)
+            let created = try await render.createEdit(
+                #"{"source":{"unsplashPhotoId":"Storm-abc"},"filters":[{"name":"noir"}],"output":{"longestEdge":800}}"#,
+                user: user
+            )
             let id = try #require(try created.json()["id"] as? String)
             let edit = try await render.finished(id, user: user)
             #expect(edit["status"] as? String == "completed")
@@ -72,7 +87,9 @@ import TestSupport
             // Only the edited image is stored; the Unsplash original stays a reference.
             let files = try FileManager.default.subpathsOfDirectory(atPath: render.blobs.path).filter { !$0.hasSuffix("/") && $0.contains(".") }
             #expect(files == ["\(user.uuidString.lowercased())/\(id)/edited.jpg"])
-            try await waitUntilReady("the download report", timeout: .seconds(10)) { render.catalog.reports == ["Storm-abc \(user.uuidString.lowercased())"] }
+            try await waitUntilReady("the download report", timeout: .seconds(10)) {
+                render.catalog.reports == ["Storm-abc \(user.uuidString.lowercased())"]
+            }
         }
     }
 
@@ -106,7 +123,10 @@ import TestSupport
             let user = UUID()
             let total = 40
             for index in 0..<total {
-                let created = try await render.createEdit(#"{"source":{"unsplashPhotoId":"FreshFlower-\#(index)"},"filters":[{"name":"sepia"}],"output":{"longestEdge":200}}"#, user: user)
+                let created = try await render.createEdit(
+                    #"{"source":{"unsplashPhotoId":"FreshFlower-\#(index)"},"filters":[{"name":"sepia"}],"output":{"longestEdge":200}}"#,
+                    user: user
+                )
                 #expect(created.status == 202)
             }
             try await waitUntilReady("the first completed edits", timeout: .seconds(60)) {

@@ -4,23 +4,31 @@ import LocalStack
 import NIOCore
 import NIOHTTP1
 import S3Blobs
-import Testing
 import TestSupport
+import Testing
 
 /// edit-render as it runs on several hosts: two API replicas and two render workers, each its own
 /// process, sharing one S3 bucket (moto) and one broker, no folder in common.
 @Suite("Replicas sharing one S3 store") struct SharedStoreTests {
     static let photoName = "FreshFlower"
 
-    static func call(_ replica: ServiceProcess, _ token: String, _ method: HTTPMethod, _ path: String, headers: [(String, String)] = [],
-                     body: [UInt8]? = nil) async throws -> (status: Int, body: [UInt8], type: String?) {
+    static func call(
+        _ replica: ServiceProcess,
+        _ token: String,
+        _ method: HTTPMethod,
+        _ path: String,
+        headers: [(String, String)] = [],
+        body: [UInt8]? = nil
+    ) async throws -> (status: Int, body: [UInt8], type: String?) {
         var request = HTTPClientRequest(url: replica.baseURL + path)
         request.method = method
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
-        return (Int(response.status.code), Array(buffer: try await response.body.collect(upTo: 32 << 20)), response.headers.first(name: "content-type"))
+        return (
+            Int(response.status.code), Array(buffer: try await response.body.collect(upTo: 32 << 20)), response.headers.first(name: "content-type")
+        )
     }
 
     static func json(_ bytes: [UInt8]) -> [String: Any] {
@@ -42,16 +50,28 @@ import TestSupport
             do {
                 try await RenderHarness.with(onS3.merging(["RENDER_ROLE": "api"]) { _, new in new }) { render in
                     func process(_ role: String) async throws -> ServiceProcess {
-                        try await ServiceProcess("edit-render", environment: render.environment.merging(["RENDER_ROLE": role, "RENDER_WORKERS": "1"]) { _, new in new })
+                        try await ServiceProcess(
+                            "edit-render",
+                            environment: render.environment.merging(["RENDER_ROLE": role, "RENDER_WORKERS": "1"]) { _, new in new }
+                        )
                     }
-                    async let a = process("api"), b = process("api"), first = process("worker"), second = process("worker")
+                    async let a = process("api")
+                    async let b = process("api")
+                    async let first = process("worker")
+                    async let second = process("worker")
                     let (replicaA, replicaB, workers) = try await (a, b, [first, second])
                     defer { Task { for process in [replicaA, replicaB] + workers { await process.stop() } } }
                     let user = UUID()
                     let token = try render.token(user: user)
                     // An edit through A; B reports it done and serves its image.
-                    let created = try await Self.call(replicaA, token, .POST, "/v1/edits", headers: [("Idempotency-Key", UUID().uuidString), ("Content-Type", "application/json")],
-                                                 body: Array(#"{"source":{"unsplashPhotoId":"FreshFlower-1"},"filters":[{"name":"sepia"}],"output":{"longestEdge":480}}"#.utf8))
+                    let created = try await Self.call(
+                        replicaA,
+                        token,
+                        .POST,
+                        "/v1/edits",
+                        headers: [("Idempotency-Key", UUID().uuidString), ("Content-Type", "application/json")],
+                        body: Array(#"{"source":{"unsplashPhotoId":"FreshFlower-1"},"filters":[{"name":"sepia"}],"output":{"longestEdge":480}}"#.utf8)
+                    )
                     #expect(created.status == 202, "\(String(decoding: created.body, as: UTF8.self))")
                     let id = try #require(Self.json(created.body)["id"] as? String)
                     var edit: [String: Any] = [:]
@@ -64,10 +84,20 @@ import TestSupport
                     #expect(edit["status"] as? String == "completed", "\(edit)")
                     let result = try #require(edit["result"] as? [String: Any])
                     let media = try await Self.call(replicaB, token, .GET, Self.local(try #require(result["url"] as? String)))
-                    #expect(media.status == 200 && media.type == "image/jpeg" && media.body.starts(with: [0xFF, 0xD8]), "\(media.status) \(media.type ?? "")")
+                    #expect(
+                        media.status == 200 && media.type == "image/jpeg" && media.body.starts(with: [0xFF, 0xD8]),
+                        "\(media.status) \(media.type ?? "")"
+                    )
 
                     // An upload through B; A serves it.
-                    let uploaded = try await Self.call(replicaB, token, .POST, "/v1/uploads", headers: [("Content-Type", "image/jpeg")], body: try RenderHarness.photo(Self.photoName))
+                    let uploaded = try await Self.call(
+                        replicaB,
+                        token,
+                        .POST,
+                        "/v1/uploads",
+                        headers: [("Content-Type", "image/jpeg")],
+                        body: try RenderHarness.photo(Self.photoName)
+                    )
                     #expect(uploaded.status == 201, "\(String(decoding: uploaded.body, as: UTF8.self))")
                     let original = try await Self.call(replicaA, token, .GET, Self.local(try #require(Self.json(uploaded.body)["url"] as? String)))
                     let photo = try RenderHarness.photo(Self.photoName)

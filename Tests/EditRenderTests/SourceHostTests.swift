@@ -1,5 +1,6 @@
-@testable import EditRender
 import Testing
+
+@testable import EditRender
 
 /// Which hosts a worker may fetch a photo from, beyond the allow-list: never an internal address,
 /// however it is spelled.

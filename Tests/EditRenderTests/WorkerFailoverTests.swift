@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import LocalStack
-import Testing
 import TestSupport
+import Testing
 
 /// Render workers as the separate processes docker-compose scales, one of them killed mid-run.
 @Suite("Render workers fail over") struct WorkerFailoverTests {
@@ -15,7 +15,10 @@ import TestSupport
                 let total = 200
                 for index in 0..<total {
                     // A blur at full size: jobs slow enough that the victim still has some when killed.
-                    let created = try await render.createEdit(#"{"source":{"unsplashPhotoId":"FreshFlower-\#(index)"},"filters":[{"name":"sepia"},{"name":"gaussianBlur","radius":12}],"output":{"longestEdge":1080}}"#, user: user)
+                    let created = try await render.createEdit(
+                        #"{"source":{"unsplashPhotoId":"FreshFlower-\#(index)"},"filters":[{"name":"sepia"},{"name":"gaussianBlur","radius":12}],"output":{"longestEdge":1080}}"#,
+                        user: user
+                    )
                     #expect(created.status == 202)
                 }
                 // Every job is queued before a worker exists, so each worker has its partitions' share
@@ -26,7 +29,12 @@ import TestSupport
                 async let starting = ServiceProcess("edit-render", environment: workerEnvironment)
                 async let startingVictim = ServiceProcess("edit-render", environment: workerEnvironment)
                 let (survivor, victim) = try await (starting, startingVictim)
-                defer { Task { await survivor.stop(); await victim.stop() } }
+                defer {
+                    Task {
+                        await survivor.stop()
+                        await victim.stop()
+                    }
+                }
 
                 // Both take part: each renders jobs of its own partitions.
                 try await waitUntilReady("both workers rendering", timeout: .seconds(120)) {
@@ -38,7 +46,9 @@ import TestSupport
                 // between them; anyone else is refused.
                 let admin = try testAccessToken(role: "admin", key: render.catalog.key, issuer: RenderHarness.issuer)
                 try await waitUntilReady("both workers listed with their partitions", timeout: .seconds(30)) {
-                    let listed = (try? await render.apps[0].request(.get, "/v1/workers", headers: [("Authorization", "Bearer \(admin)")]).json()["workers"]) as? [[String: Any]] ?? []
+                    let listed =
+                        (try? await render.apps[0].request(.get, "/v1/workers", headers: [("Authorization", "Bearer \(admin)")]).json()["workers"])
+                        as? [[String: Any]] ?? []
                     let held = listed.filter { $0["silent"] as? Bool == false }.map { ($0["partitions"] as? [Int] ?? []) }
                     return held.count == 2 && held.allSatisfy { !$0.isEmpty } && held.flatMap { $0 }.sorted() == Array(0..<12)
                 }
@@ -76,7 +86,8 @@ import TestSupport
     /// Renders finished by a worker process, from its `/metrics`.
     private func rendered(by worker: ServiceProcess) async -> Int {
         guard let response = try? await HTTPClient.shared.get(url: worker.baseURL + "/metrics").get(),
-              let body = response.body.map({ String(buffer: $0) }) else { return 0 }
+            let body = response.body.map({ String(buffer: $0) })
+        else { return 0 }
         let line = body.split(separator: "\n").first { $0.hasPrefix("render_job_duration_seconds_count") }
         return line.flatMap { Int(Double($0.split(separator: " ").last ?? "") ?? 0) } ?? 0
     }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The memory a real `edit-render --role worker` process needs for the largest source of
 /// `Fixtures/photos/SOURCE.md`: the 5640×3172, 16 MB painting, twice at once (one job per core, as
@@ -22,7 +22,10 @@ import TestSupport
 
             var ids: [String] = []
             for _ in 0..<2 {
-                let created = try await render.createEdit(#"{"source":{"uploadId":"\#(uploadId)"},"filters":[{"name":"sepia"},{"name":"vignette","intensity":0.6}]}"#, user: user)
+                let created = try await render.createEdit(
+                    #"{"source":{"uploadId":"\#(uploadId)"},"filters":[{"name":"sepia"},{"name":"vignette","intensity":0.6}]}"#,
+                    user: user
+                )
                 #expect(created.status == 202)
                 ids.append(try #require(try created.json()["id"] as? String))
             }
@@ -31,7 +34,9 @@ import TestSupport
                 #expect(edit["status"] as? String == "completed", "\(edit)")
             }
             let after = try #require(worker.memory())
-            print("edit-render worker: \(idle.resident >> 20) MB resident idle, \(after.peak >> 20) MB peak after rendering the 5640×3172 painting twice at once, \(after.resident >> 20) MB resident after")
+            print(
+                "edit-render worker: \(idle.resident >> 20) MB resident idle, \(after.peak >> 20) MB peak after rendering the 5640×3172 painting twice at once, \(after.resident >> 20) MB resident after"
+            )
             #expect(after.peak < 400 << 20, "peak \(after.peak >> 20) MB")
         }
     }

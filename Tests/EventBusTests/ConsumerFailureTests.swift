@@ -4,8 +4,8 @@ import Foundation
 import Kafka
 import Logging
 import ServiceKit
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Consumers under failure") struct ConsumerFailureTests {
     @Test func anEventWhoseHandlerAlwaysFailsIsDeadLetteredAndThePartitionMovesOn() async throws {
@@ -79,7 +79,12 @@ import TestSupport
 
     /// Everything on the harness topic's dead-letter topic.
     func deadLetters(_ harness: EventBusHarness) async throws -> [DeadLetter] {
-        var configuration = KafkaConsumerConfiguration(bootstrapServers: harness.cluster.bootstrapServers, clientID: "dlq-reader", groupID: "dlq-reader-\(UUID())", topics: [harness.topic.deadLetter.name])
+        var configuration = KafkaConsumerConfiguration(
+            bootstrapServers: harness.cluster.bootstrapServers,
+            clientID: "dlq-reader",
+            groupID: "dlq-reader-\(UUID())",
+            topics: [harness.topic.deadLetter.name]
+        )
         configuration.stopsAtEnd = true
         configuration.commitsOffsets = false
         let consumer = try KafkaConsumer(configuration: configuration, logger: harness.logger)

@@ -2,11 +2,17 @@ import Contracts
 import EventBus
 import Foundation
 import Kafka
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct EnvelopeTests {
-    let event = ProfileUpdated(userId: UUID(), username: "ana", avatarUrl: nil, changed: [.username], updatedAt: Date(timeIntervalSince1970: 1_790_000_000))
+    let event = ProfileUpdated(
+        userId: UUID(),
+        username: "ana",
+        avatarUrl: nil,
+        changed: [.username],
+        updatedAt: Date(timeIntervalSince1970: 1_790_000_000)
+    )
 
     func consumed(_ record: KafkaRecord) -> KafkaMessage {
         KafkaMessage(topic: record.topic, partition: 0, offset: 7, key: record.key, value: record.value, headers: record.headers, timestamp: nil)
@@ -44,7 +50,15 @@ import TestSupport
     @Test func deadLetterHeadersCarryTheOriginAndReplayRestoresTheRecord() throws {
         let original = consumed(try EventEnvelope(event, source: "/splash/auth").record(topic: "auth.users"))
         let letter = DeadLetter(original: original, error: "boom", attempts: 5)
-        let parked = KafkaMessage(topic: "auth.users.dlq", partition: 0, offset: 0, key: letter.record.key, value: letter.record.value, headers: letter.record.headers, timestamp: nil)
+        let parked = KafkaMessage(
+            topic: "auth.users.dlq",
+            partition: 0,
+            offset: 0,
+            key: letter.record.key,
+            value: letter.record.value,
+            headers: letter.record.headers,
+            timestamp: nil
+        )
         #expect(letter.record.topic == "auth.users.dlq")
         #expect(parked.headers[text: "x-original-offset"] == "7")
         let read = try #require(DeadLetter(deadLetterMessage: parked))
@@ -69,6 +83,10 @@ import TestSupport
 
     @Test func backoffDoublesUpToItsCeiling() {
         let policy = RetryPolicy(attempts: 8, initialBackoff: .milliseconds(100), maximumBackoff: .milliseconds(700))
-        #expect((1...5).map(policy.backoff(after:)) == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(700), .milliseconds(700)])
+        #expect(
+            (1...5).map(policy.backoff(after:)) == [
+                .milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(700), .milliseconds(700),
+            ]
+        )
     }
 }

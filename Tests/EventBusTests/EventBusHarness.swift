@@ -64,12 +64,29 @@ struct EventBusHarness: Sendable {
     }
 
     /// A consumer in `group` applying probe events through the inbox; `calls` counts handler runs.
-    func consumer(group: String, calls: HandlerCalls = HandlerCalls(), retry: RetryPolicy = RetryPolicy(attempts: 3, initialBackoff: .milliseconds(20)), deadLetters: KafkaProducer, failing: (@Sendable (ProbeEvent) -> Bool)? = nil) throws -> EventConsumer {
+    func consumer(
+        group: String,
+        calls: HandlerCalls = HandlerCalls(),
+        retry: RetryPolicy = RetryPolicy(attempts: 3, initialBackoff: .milliseconds(20)),
+        deadLetters: KafkaProducer,
+        failing: (@Sendable (ProbeEvent) -> Bool)? = nil
+    ) throws -> EventConsumer {
         let inbox = try Inbox(schema: Self.schema, client: client, logger: logger)
-        var configuration = KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: group, groupID: group, topics: [topic.name])
+        var configuration = KafkaConsumerConfiguration(
+            bootstrapServers: cluster.bootstrapServers,
+            clientID: group,
+            groupID: group,
+            topics: [topic.name]
+        )
         configuration.sessionTimeout = .seconds(10)
         let logger = self.logger
-        return EventConsumer(configuration: configuration, registry: EventRegistry([ProbeEvent.self]), deadLetters: deadLetters, retry: retry, logger: logger) { event in
+        return EventConsumer(
+            configuration: configuration,
+            registry: EventRegistry([ProbeEvent.self]),
+            deadLetters: deadLetters,
+            retry: retry,
+            logger: logger
+        ) { event in
             let probe = event.event as! ProbeEvent
             calls.record(probe)
             if let failing, failing(probe) { throw ProbeFailure() }

@@ -8,8 +8,8 @@ import Logging
 import PostgresNIO
 import ServiceKit
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Outbox to consumer delivery") struct OutboxDeliveryTests {
     /// The probe consumer binary built beside this test bundle.
@@ -19,13 +19,16 @@ import TestSupport
         try await EventBusHarness.with { harness in
             try await harness.writeEvents(keys: 100, perKey: 100, batch: 500)
             let producer = try harness.producer()
-            let process = ProcessCommand(Self.probe, environment: [
-                "KAFKA_BROKERS": harness.cluster.bootstrapServers,
-                "DATABASE_URL": harness.database.url,
-                "PROBE_TOPIC": harness.topic.name,
-                "PROBE_GROUP": "probe-\(UUID())",
-                "PROBE_SCHEMA": EventBusHarness.schema,
-            ]).makeProcess()
+            let process = ProcessCommand(
+                Self.probe,
+                environment: [
+                    "KAFKA_BROKERS": harness.cluster.bootstrapServers,
+                    "DATABASE_URL": harness.database.url,
+                    "PROBE_TOPIC": harness.topic.name,
+                    "PROBE_GROUP": "probe-\(UUID())",
+                    "PROBE_SCHEMA": EventBusHarness.schema,
+                ]
+            ).makeProcess()
             try process.run()
             defer { process.terminate() }
             let summary = try await withRunningServices([producer, try harness.relay(producer)]) {
@@ -46,11 +49,15 @@ import TestSupport
             try await withRunningServices([producer, try harness.relay(producer)]) {
                 let deadline = ContinuousClock.now + .seconds(20)
                 while try await harness.client.query("SELECT count(*)::int FROM probe.outbox WHERE published_at IS NULL", logger: harness.logger)
-                    .collect().first?.decode(Int.self) != 0, ContinuousClock.now < deadline {
+                    .collect().first?.decode(Int.self) != 0, ContinuousClock.now < deadline
+                {
                     try await Task.sleep(for: .milliseconds(50))
                 }
             }
-            let output = try await ProcessCommand(kcat, ["-C", "-b", harness.cluster.bootstrapServers, "-t", harness.topic.name, "-J", "-o", "beginning", "-e", "-q"]).runToCompletion()
+            let output = try await ProcessCommand(
+                kcat,
+                ["-C", "-b", harness.cluster.bootstrapServers, "-t", harness.topic.name, "-J", "-o", "beginning", "-e", "-q"]
+            ).runToCompletion()
             let line = try #require(output.split(separator: "\n").first)
             let record = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             #expect(record["key"] as? String == "key-0")
@@ -126,7 +133,13 @@ import TestSupport
             let producer = try harness.producer()
             var configuration = OutboxRelay.Configuration()
             configuration.pollInterval = .seconds(60)
-            let relay = try OutboxRelay(schema: EventBusHarness.schema, client: harness.client, producer: producer, configuration: configuration, logger: harness.logger)
+            let relay = try OutboxRelay(
+                schema: EventBusHarness.schema,
+                client: harness.client,
+                producer: producer,
+                configuration: configuration,
+                logger: harness.logger
+            )
             let consumer = try harness.consumer(group: "wakes-\(UUID())", deadLetters: producer)
             let notified = Mutex(0)
             let listening = Task {
@@ -157,7 +170,9 @@ import TestSupport
                 #expect(try await harness.waitForEffects(2, timeout: .seconds(20)).effects == 2)
                 #expect(notified.withLock { $0 } == 1, "a writer without a relay of its own notified once")
             }
-            let published = try await harness.client.query("SELECT count(*)::int FROM probe.outbox", logger: harness.logger).collect().first?.decode(Int.self)
+            let published = try await harness.client.query("SELECT count(*)::int FROM probe.outbox", logger: harness.logger).collect().first?.decode(
+                Int.self
+            )
             #expect(published == 2, "the rolled-back event is not in the outbox")
         }
     }

@@ -9,13 +9,19 @@ import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 import ServiceKit
-import Testing
 import TestSupport
+import Testing
 
 /// The console (`/console`) on a running stack: auth, tracking and the gateway as processes.
 @Suite("the console") struct ConsoleTests {
-    static let pages = ["/console", "/console/events", "/console/consumers", "/console/dead-letters", "/console/users", "/console/deliveries", "/console/assets/console.js"]
-    static let reads = ["/console/api/events", "/console/api/consumers", "/console/api/dead-letters", "/console/api/users", "/console/api/restaurants", "/console/api/orders/\(UUID())", "/console/api/roads"]
+    static let pages = [
+        "/console", "/console/events", "/console/consumers", "/console/dead-letters", "/console/users", "/console/deliveries",
+        "/console/assets/console.js",
+    ]
+    static let reads = [
+        "/console/api/events", "/console/api/consumers", "/console/api/dead-letters", "/console/api/users", "/console/api/restaurants",
+        "/console/api/orders/\(UUID())", "/console/api/roads",
+    ]
 
     /// Debian's chromium, driven by Playwright for Python (`console_check.py`): an admin signs in,
     /// sees a username change on the Events page within 2 s, replays a dead letter and sees it leave
@@ -39,7 +45,8 @@ import TestSupport
             let record = try EventEnvelope(event, source: "/splash/test").record(topic: TopicCatalog.socialActivity.name)
             let parked = try await Self.park(record, error: "the console test's poison", brokers: kafka.bootstrapServers)
 
-            let screenshots = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../.build/console-screenshots").standardized
+            let screenshots = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../.build/console-screenshots")
+                .standardized
             try FileManager.default.createDirectory(at: screenshots, withIntermediateDirectories: true)
             let settings: [String: Any] = [
                 "base": stack.gateway.baseURL, "chromium": Self.chromium, "screenshots": screenshots.path,
@@ -48,10 +55,17 @@ import TestSupport
                 "letter": ["deadLetterTopic": parked.topic, "partition": parked.partition, "offset": parked.offset],
             ]
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("console_check.py")
-            let output = try await ProcessCommand(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path], environment: [
-                "CONSOLE_CHECK": String(decoding: try JSONSerialization.data(withJSONObject: settings), as: UTF8.self),
-            ]).runToCompletion()
-            let findings = try #require(output.split(separator: "\n").last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }, "\(output)")
+            let output = try await ProcessCommand(
+                URL(fileURLWithPath: "/usr/bin/env"),
+                ["python3", script.path],
+                environment: [
+                    "CONSOLE_CHECK": String(decoding: try JSONSerialization.data(withJSONObject: settings), as: UTF8.self)
+                ]
+            ).runToCompletion()
+            let findings = try #require(
+                output.split(separator: "\n").last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] },
+                "\(output)"
+            )
             #expect(findings["passed"] as? Bool == true, "\(output)")
             #expect((findings["eventSeconds"] as? Double ?? 99) <= 2, "\(findings)")
 
@@ -60,7 +74,9 @@ import TestSupport
                 .records(in: [TopicCatalog.socialActivity]).filter { $0.headers[text: "ce_id"] == record.headers[text: "ce_id"] }
             #expect(replayed.count == 1, "\(replayed.count) copies of the replayed event on social.activity")
             let roles = try await api.expect(200, .GET, "/auth/v1/admin/users?per_page=10", token: admin.token)["users"] as? [[String: Any]]
-            #expect(roles?.first { $0["id"] as? String == user.id }.flatMap { ($0["app_metadata"] as? [String: Any])?["role"] as? String } == "driver")
+            #expect(
+                roles?.first { $0["id"] as? String == user.id }.flatMap { ($0["app_metadata"] as? [String: Any])?["role"] as? String } == "driver"
+            )
             await stack.stop()
         }
     }
@@ -76,7 +92,13 @@ import TestSupport
             let customer = try await api.account("customer", role: "customer")
             let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
             defer { Task { try? await client.shutdown() } }
-            func status(_ method: HTTPMethod, _ path: String, token: String?, body: String? = nil, type: String = "application/json") async throws -> (Int, HTTPHeaders) {
+            func status(
+                _ method: HTTPMethod,
+                _ path: String,
+                token: String?,
+                body: String? = nil,
+                type: String = "application/json"
+            ) async throws -> (Int, HTTPHeaders) {
                 var request = HTTPClientRequest(url: stack.gateway.baseURL + path)
                 request.method = method
                 if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
@@ -86,7 +108,9 @@ import TestSupport
                 }
                 let response = try await client.execute(request, timeout: .seconds(30))
                 // The event stream never ends by itself: its head is enough.
-                if response.status != .ok || response.headers.first(name: "Content-Type") != "text/event-stream" { _ = try await response.body.collect(upTo: 1 << 22) }
+                if response.status != .ok || response.headers.first(name: "Content-Type") != "text/event-stream" {
+                    _ = try await response.body.collect(upTo: 1 << 22)
+                }
                 return (Int(response.status.code), response.headers)
             }
             let changes: [(HTTPMethod, String, String)] = [
@@ -107,11 +131,17 @@ import TestSupport
                 #expect(try await status(method, path, token: customer.token, body: body).0 == 403, "\(path)")
                 #expect(try await status(method, path, token: nil, body: body).0 == 401, "\(path)")
                 // A form (what another site's page could send) is refused even with a session.
-                #expect(try await status(method, path, token: admin.token, body: "all=true", type: "application/x-www-form-urlencoded").0 == 415, "\(path)")
+                #expect(
+                    try await status(method, path, token: admin.token, body: "all=true", type: "application/x-www-form-urlencoded").0 == 415,
+                    "\(path)"
+                )
             }
             // The customer is still a customer; nothing was replayed.
             let users = try await api.expect(200, .GET, "/auth/v1/admin/users", token: admin.token)["users"] as? [[String: Any]]
-            #expect(users?.first { $0["id"] as? String == customer.id }.flatMap { ($0["app_metadata"] as? [String: Any])?["role"] as? String } == "customer")
+            #expect(
+                users?.first { $0["id"] as? String == customer.id }.flatMap { ($0["app_metadata"] as? [String: Any])?["role"] as? String }
+                    == "customer"
+            )
             // The admin channel is refused to anyone else on the apps' realtime endpoints too.
             #expect(try await status(.GET, "/v1/events?channels=admin", token: customer.token).0 == 403)
             #expect(try await status(.GET, "/console/login", token: nil).0 == 200)
@@ -121,13 +151,25 @@ import TestSupport
 
     /// Publishes `record` as a dead letter on its topic's `.dlq`, as a consumer that gave up would.
     static func park(_ record: KafkaRecord, error: String, brokers: String) async throws -> KafkaDeliveryReport {
-        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: brokers, clientID: "console-test"), logger: Logger(label: "console-test"))
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(bootstrapServers: brokers, clientID: "console-test"),
+            logger: Logger(label: "console-test")
+        )
         return try await withRunningServices([producer]) {
-            let original = KafkaMessage(topic: record.topic, partition: 0, offset: 7, key: record.key, value: record.value, headers: record.headers, timestamp: Date())
+            let original = KafkaMessage(
+                topic: record.topic,
+                partition: 0,
+                offset: 7,
+                key: record.key,
+                value: record.value,
+                headers: record.headers,
+                timestamp: Date()
+            )
             return try await producer.send(DeadLetter(original: original, error: error, attempts: 3).record)
         }
     }
 
     /// Debian's chromium (the Makefile installs it).
-    static let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/bin/chromium"
+    static let chromium =
+        ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/bin/chromium"
 }

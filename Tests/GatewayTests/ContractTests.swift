@@ -1,7 +1,7 @@
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// What the gateway answers itself against `Services/Gateway/openapi.yaml`.
 /// `make contract SERVICE=gateway` runs this suite alone.
@@ -16,8 +16,14 @@ struct ContractTests {
             try await eventually("the gateway ready") { try await gateway.get("/readyz").status == 200 }
             let anonymous = try await Schemathesis(service: "Gateway", baseURL: gateway.app.baseURL, stateful: false).run()
             #expect(anonymous.passed, "\(anonymous)")
-            let refusals = try await Schemathesis(service: "Gateway", baseURL: gateway.app.baseURL, headers: [("Authorization", "Bearer \(try gateway.token())")],
-                                                  includePaths: ["^/v1/events$"], stateful: false, mode: "negative").run()
+            let refusals = try await Schemathesis(
+                service: "Gateway",
+                baseURL: gateway.app.baseURL,
+                headers: [("Authorization", "Bearer \(try gateway.token())")],
+                includePaths: ["^/v1/events$"],
+                stateful: false,
+                mode: "negative"
+            ).run()
             #expect(refusals.passed, "\(refusals)")
         }
     }
@@ -42,10 +48,14 @@ extension ContractTests {
             _ = try await socket.message { $0["op"] as? String == "subscribed" && $0["channel"] as? String == "me" }
 
             let location = try #require(events.compactMap { $0 as? DriverLocationUpdated }.first)
-            let notPushed: Set<String> = [OrderPlacedV1.type, OrderStatusChangedV1.type, DriverAssignedV1.type, DriverLocationUpdatedV1.type, EditRequested.type,
-                                          RestaurantChanged.type]
+            let notPushed: Set<String> = [
+                OrderPlacedV1.type, OrderStatusChangedV1.type, DriverAssignedV1.type, DriverLocationUpdatedV1.type, EditRequested.type,
+                RestaurantChanged.type,
+            ]
             // The v1 twins first: the v2 events behind them on the order's partition still come.
-            let published = events.filter { notPushed.contains(type(of: $0).type) } + events.filter { !notPushed.contains(type(of: $0).type) && !($0 is DriverLocationUpdated) }
+            let published =
+                events.filter { notPushed.contains(type(of: $0).type) }
+                + events.filter { !notPushed.contains(type(of: $0).type) && !($0 is DriverLocationUpdated) }
             try await TestKafka.shared.publish(published, source: "/splash/contract")
             for event in published where !notPushed.contains(type(of: event).type) {
                 let pushed = try await socket.message { $0["type"] as? String == type(of: event).type }

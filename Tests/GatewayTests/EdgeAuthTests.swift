@@ -3,8 +3,8 @@ import Foundation
 import HTTPTypes
 import Identity
 import LocalStack
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Gateway edge authentication and rate limits") struct EdgeAuthTests {
     @Test func aValidTokenPassesAndReachesTheServiceUnchanged() async throws {
@@ -55,10 +55,12 @@ import TestSupport
             let before = gateway.upstream.requestCount
             // Uploads, lists and private downloads need a user: the anon key (sent as the bearer
             // by Supabase clients before sign-in) is not one, and no token at all is refused too.
-            for (method, path) in [(HTTPRequest.Method.post, "/storage/v1/object/posts/someone/a.jpg"),
-                                   (.post, "/storage/v1/object/list/posts"),
-                                   (.get, "/storage/v1/object/authenticated/posts/someone/a.jpg"),
-                                   (.get, "/storage/v1/object/posts/someone/a.jpg")] {
+            for (method, path) in [
+                (HTTPRequest.Method.post, "/storage/v1/object/posts/someone/a.jpg"),
+                (.post, "/storage/v1/object/list/posts"),
+                (.get, "/storage/v1/object/authenticated/posts/someone/a.jpg"),
+                (.get, "/storage/v1/object/posts/someone/a.jpg"),
+            ] {
                 for headers in [anonymous, []] {
                     let response = try await gateway.app.request(method, path, headers: headers)
                     #expect(response.status == 401, "\(method) \(path) answered \(response.status)")
@@ -66,15 +68,25 @@ import TestSupport
             }
             #expect(gateway.upstream.requestCount == before)
             // A signed link and a public bucket are read without a user; so is their HEAD.
-            for (method, path) in [(HTTPRequest.Method.get, "/storage/v1/object/sign/posts/someone/a.jpg?token=t"),
-                                   (.head, "/storage/v1/object/sign/posts/someone/a.jpg?token=t"),
-                                   (.get, "/storage/v1/object/public/avatars/someone/me.png")] {
+            for (method, path) in [
+                (HTTPRequest.Method.get, "/storage/v1/object/sign/posts/someone/a.jpg?token=t"),
+                (.head, "/storage/v1/object/sign/posts/someone/a.jpg?token=t"),
+                (.get, "/storage/v1/object/public/avatars/someone/me.png"),
+            ] {
                 let response = try await gateway.app.request(method, path, headers: anonymous)
                 #expect(response.status == 200, "\(method) \(path) answered \(response.status)")
             }
             // A user's token passes, and a forged one is refused even where anonymous calls pass.
-            #expect(try await gateway.app.request(.post, "/storage/v1/object/list/posts", headers: [("apikey", anonKey), ("Authorization", "Bearer \(try gateway.token())")]).status == 200)
-            #expect(try await gateway.get("/storage/v1/object/public/avatars/someone/me.png", bearer: try gateway.token(key: .generate())).status == 401)
+            #expect(
+                try await gateway.app.request(
+                    .post,
+                    "/storage/v1/object/list/posts",
+                    headers: [("apikey", anonKey), ("Authorization", "Bearer \(try gateway.token())")]
+                ).status == 200
+            )
+            #expect(
+                try await gateway.get("/storage/v1/object/public/avatars/someone/me.png", bearer: try gateway.token(key: .generate())).status == 401
+            )
         }
     }
 
@@ -91,15 +103,27 @@ import TestSupport
             }
             #expect(gateway.upstream.requestCount == before + 6)
             // Another apikey (or none), a forged token: 401, in PostgREST's shape, never passed on.
-            for headers in [[("apikey", "another-key")], [], [("apikey", "the-anon-key"), ("Authorization", "Bearer \(try gateway.token(key: .generate()))")]] {
+            for headers in [
+                [("apikey", "another-key")], [], [("apikey", "the-anon-key"), ("Authorization", "Bearer \(try gateway.token(key: .generate()))")],
+            ] {
                 let response = try await gateway.app.request(.get, "/rest/v1/likes", headers: headers)
                 #expect(response.status == 401)
                 let body = try response.json()
-                #expect(body["code"] as? String == "PGRST301" && body["message"] is String && body.keys.sorted() == ["code", "details", "hint", "message"], "\(body)")
+                #expect(
+                    body["code"] as? String == "PGRST301" && body["message"] is String
+                        && body.keys.sorted() == ["code", "details", "hint", "message"],
+                    "\(body)"
+                )
             }
             #expect(gateway.upstream.requestCount == before + 6)
             // A user's token passes; a table no service owns is PostgREST's 404.
-            #expect(try await gateway.app.request(.post, "/rest/v1/likes", headers: [("apikey", "the-anon-key"), ("Authorization", "Bearer \(try gateway.token())")]).status == 200)
+            #expect(
+                try await gateway.app.request(
+                    .post,
+                    "/rest/v1/likes",
+                    headers: [("apikey", "the-anon-key"), ("Authorization", "Bearer \(try gateway.token())")]
+                ).status == 200
+            )
             let unknown = try await gateway.app.request(.get, "/rest/v1/secrets", headers: anonymous)
             let code = try unknown.json()["code"] as? String
             #expect(unknown.status == 404 && code == "PGRST205")
@@ -131,7 +155,12 @@ import TestSupport
             // fetch the key set, while the upload's body is already on its way.
             let rotated = gateway.upstream.rotateKey()
             let body = Data(repeating: 0x42, count: 300_000)
-            let upload = try await gateway.app.request(.post, "/v1/uploads", headers: [("Authorization", "Bearer \(try gateway.token(key: rotated))")], body: .bytes(body))
+            let upload = try await gateway.app.request(
+                .post,
+                "/v1/uploads",
+                headers: [("Authorization", "Bearer \(try gateway.token(key: rotated))")],
+                body: .bytes(body)
+            )
             #expect(upload.status == 200)
             #expect(try upload.json()["bodySize"] as? Int == body.count)
             #expect(gateway.upstream.keySetFetchCount == fetches + 1)

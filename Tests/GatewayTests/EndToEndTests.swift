@@ -3,8 +3,8 @@ import Foundation
 import Identity
 import Kafka
 import NIOHTTP1
-import Testing
 import TestSupport
+import Testing
 
 /// The apps' path as it runs: the auth and gateway executables as processes, a real Postgres and
 /// the test Kafka cluster, clients over sockets.
@@ -87,22 +87,28 @@ import TestSupport
     static func auth() async throws -> ServiceProcess {
         let database = try await TestPostgres.shared.makeDatabase()
         let (_, databaseURL) = try await database.makeServiceRole(schema: "auth", password: "e2e-auth")
-        return try await ServiceProcess("auth", environment: try await kafkaSettings().merging([
-            "DATABASE_URL": databaseURL,
-            "AUTH_JWT_KEY": SigningKey.generate().pem,
-            "AUTH_JWT_ISSUER": issuer,
-            "AUTH_BCRYPT_COST": "4",
-            "AUTH_TRUSTED_PROXIES": "127.0.0.1/32",
-            "OUTBOX_POLL_INTERVAL": "100ms",
-        ]) { _, new in new })
+        return try await ServiceProcess(
+            "auth",
+            environment: try await kafkaSettings().merging([
+                "DATABASE_URL": databaseURL,
+                "AUTH_JWT_KEY": SigningKey.generate().pem,
+                "AUTH_JWT_ISSUER": issuer,
+                "AUTH_BCRYPT_COST": "4",
+                "AUTH_TRUSTED_PROXIES": "127.0.0.1/32",
+                "OUTBOX_POLL_INTERVAL": "100ms",
+            ]) { _, new in new }
+        )
     }
 
     /// A gateway replica in front of `auth`.
     static func gateway(before auth: ServiceProcess) async throws -> ServiceProcess {
-        try await ServiceProcess("gateway", environment: try await kafkaSettings().merging([
-            "GATEWAY_AUTH_URL": auth.baseURL,
-            "GATEWAY_JWT_ISSUER": issuer,
-        ]) { _, new in new })
+        try await ServiceProcess(
+            "gateway",
+            environment: try await kafkaSettings().merging([
+                "GATEWAY_AUTH_URL": auth.baseURL,
+                "GATEWAY_JWT_ISSUER": issuer,
+            ]) { _, new in new }
+        )
     }
 
     struct SignedUp {

@@ -1,6 +1,7 @@
-@testable import Gateway
 import NIOCore
 import Testing
+
+@testable import Gateway
 
 /// The proxy's own reading of HTTP/1.1: the heads it takes, the requests it reads from them, the
 /// ones it refuses, and where answers end.
@@ -21,23 +22,42 @@ import Testing
     }
 
     @Test func aRequestHeadIsTakenWholeWithItsFieldsAndTheBytesAfterItStay() throws {
-        let text = "GET /v1/photos?page=2 HTTP/1.1\r\nHost: gateway\r\nauthorization:  Bearer abc \t\r\nX-Forwarded-For: 1.2.3.4\r\nx-forwarded-for: 5.6.7.8\r\n\r\nGET /next"
-        guard case .head(let head) = take(text).0 else { Issue.record("not taken"); return }
+        let text =
+            "GET /v1/photos?page=2 HTTP/1.1\r\nHost: gateway\r\nauthorization:  Bearer abc \t\r\nX-Forwarded-For: 1.2.3.4\r\nx-forwarded-for: 5.6.7.8\r\n\r\nGET /next"
+        guard case .head(let head) = take(text).0 else {
+            Issue.record("not taken")
+            return
+        }
         #expect(take(text).rest == "GET /next")
         #expect(head.fields.map(\.kind) == [.host, .authorization, .xForwardedFor, .xForwardedFor])
         #expect(head.combined(.authorization) == "Bearer abc")
         #expect(head.combined(.xForwardedFor) == "1.2.3.4, 5.6.7.8")
         let request = try #require(ClientRequest(head))
-        #expect(request.method == .get && request.target == "/v1/photos?page=2" && request.path == "/v1/photos" && request.body == .none && !request.closes)
+        #expect(
+            request.method == .get && request.target == "/v1/photos?page=2" && request.path == "/v1/photos" && request.body == .none
+                && !request.closes
+        )
     }
 
     @Test func aHeadStillComingIsIncompleteAndAnOverlongOneIsTooLarge() {
-        guard case .incomplete = take("GET / HTTP/1.1\r\nHost: a\r\n").0 else { Issue.record("not incomplete"); return }
-        guard case .incomplete = take("GET / HTTP/1.1\r\nHost: a\r\n\r").0 else { Issue.record("not incomplete"); return }
+        guard case .incomplete = take("GET / HTTP/1.1\r\nHost: a\r\n").0 else {
+            Issue.record("not incomplete")
+            return
+        }
+        guard case .incomplete = take("GET / HTTP/1.1\r\nHost: a\r\n\r").0 else {
+            Issue.record("not incomplete")
+            return
+        }
         let long = "GET / HTTP/1.1\r\nX-Long: " + String(repeating: "a", count: MessageHead.maximumSize)
-        guard case .tooLarge = take(long).0 else { Issue.record("an overlong head was not refused"); return }
+        guard case .tooLarge = take(long).0 else {
+            Issue.record("an overlong head was not refused")
+            return
+        }
         let whole = "GET / HTTP/1.1\r\nX-Long: " + String(repeating: "a", count: MessageHead.maximumSize) + "\r\n\r\n"
-        guard case .tooLarge = take(whole).0 else { Issue.record("an overlong head was taken"); return }
+        guard case .tooLarge = take(whole).0 else {
+            Issue.record("an overlong head was taken")
+            return
+        }
     }
 
     @Test(arguments: [
@@ -50,7 +70,10 @@ import Testing
         "GET / HTTP/1.1\r\nX-A: a\rb\r\n\r\n",  // a bare CR
     ])
     func headsOutsideTheStrictGrammarAreNotTaken(text: String) {
-        guard case .notPlain = take(text).0 else { Issue.record("taken: \(text.debugDescription)"); return }
+        guard case .notPlain = take(text).0 else {
+            Issue.record("taken: \(text.debugDescription)")
+            return
+        }
     }
 
     @Test(arguments: [
@@ -99,7 +122,10 @@ import Testing
     }
 
     @Test func fieldNamesAreToldApartInAnyCase() {
-        for (name, kind) in [("X-REQUEST-ID", FieldKind.xRequestID), ("content-LENGTH", .contentLength), ("TE", .te), ("ApiKey", .apiKey), ("X-Request-Ids", .other), ("Hosts", .other), ("Proxy-Authorization-Extra", .other), ("", .other)] {
+        for (name, kind) in [
+            ("X-REQUEST-ID", FieldKind.xRequestID), ("content-LENGTH", .contentLength), ("TE", .te), ("ApiKey", .apiKey), ("X-Request-Ids", .other),
+            ("Hosts", .other), ("Proxy-Authorization-Extra", .other), ("", .other),
+        ] {
             #expect(Array(name.utf8).withUnsafeBytes { FieldKind($0) } == kind, "\(name)")
         }
     }
@@ -150,18 +176,25 @@ import Testing
     @Test func anAnswerToHEADHasNoBodyWhateverItsHeadDeclares() throws {
         var reader = AnswerReader(toHEAD: true)
         reader.receive(ByteBuffer(string: "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\nHTTP/1.1 200 OK"))
-        guard case .head(let head)? = try reader.next() else { Issue.record("no head"); return }
+        guard case .head(let head)? = try reader.next() else {
+            Issue.record("no head")
+            return
+        }
         #expect(head.body == AnswerReader.Body.none && head.declared == .length(1234) && head.endsWithHead && head.keepAlive)
     }
 
     @Test(arguments: [1, 4, 1_000]) func aChunkedBodysDataIsCountedAndFoundWhateverTheReads(split: Int) throws {
         let body = "5;ext=1\r\nhello\r\nA\r\n0123456789\r\n0\r\nX-Trailer: t\r\n\r\n"
         var scanner = ChunkedBodyScanner()
-        var data = "", counted = 0, ended = false
+        var data = ""
+        var counted = 0
+        var ended = false
         var bytes = ByteBuffer(string: body + "NEXT")
         while !ended {
             let piece = bytes.readSlice(length: min(split, bytes.readableBytes))!
-            let scan = try scanner.scan(piece) { range in data += String(buffer: piece.getSlice(at: piece.readerIndex + range.lowerBound, length: range.count)!) }
+            let scan = try scanner.scan(piece) { range in
+                data += String(buffer: piece.getSlice(at: piece.readerIndex + range.lowerBound, length: range.count)!)
+            }
             counted += scan.data
             ended = scan.ends
             if ended { #expect(scan.count <= piece.readableBytes) }

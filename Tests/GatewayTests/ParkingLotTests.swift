@@ -1,8 +1,9 @@
-@testable import Gateway
 import NIOCore
 import NIOEmbedded
 import Synchronization
 import Testing
+
+@testable import Gateway
 
 @Suite("Upstream connections parked between exchanges") struct ParkingLotTests {
     /// A parked connection as the lot sees it: on a loop, open until closed or broken.

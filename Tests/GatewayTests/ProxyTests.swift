@@ -1,18 +1,22 @@
-@testable import Gateway
 import AsyncHTTPClient
 import Foundation
 import LocalStack
 import NIOCore
-import Testing
 import TestSupport
+import Testing
+
+@testable import Gateway
 
 @Suite("Gateway routing and proxying") struct ProxyTests {
     @Test func aRequestReachesItsServiceWithForwardingHeadersAndWithoutHopByHopHeaders() async throws {
-        try await GatewayHarness.with{ gateway in
-            let response = try await gateway.get("/v1/photos?query=Mountain%20lake&page=2", headers: [
-                ("Connection", "X-Client-Private"), ("X-Client-Private", "1"), ("Keep-Alive", "timeout=5"),
-                ("X-Forwarded-For", "6.6.6.6"), ("X-Request-Id", "trace-42"), ("Accept", "application/json"),
-            ])
+        try await GatewayHarness.with { gateway in
+            let response = try await gateway.get(
+                "/v1/photos?query=Mountain%20lake&page=2",
+                headers: [
+                    ("Connection", "X-Client-Private"), ("X-Client-Private", "1"), ("Keep-Alive", "timeout=5"),
+                    ("X-Forwarded-For", "6.6.6.6"), ("X-Request-Id", "trace-42"), ("Accept", "application/json"),
+                ]
+            )
             #expect(response.status == 200)
             let echo = try response.json()
             #expect(echo["uri"] as? String == "/v1/photos?query=Mountain%20lake&page=2")
@@ -34,9 +38,14 @@ import TestSupport
         try await GatewayHarness.with { gateway in
             // GoTrue clients send the anonymous key as a bearer: not a user token, not refused.
             let body = Data(#"{"email":"a@example.com","password":"x"}"#.utf8)
-            let response = try await gateway.app.request(.post, "/auth/v1/token?grant_type=password", headers: [
-                ("Authorization", "Bearer anon-key"), ("Content-Type", "application/json"),
-            ], body: .bytes(body))
+            let response = try await gateway.app.request(
+                .post,
+                "/auth/v1/token?grant_type=password",
+                headers: [
+                    ("Authorization", "Bearer anon-key"), ("Content-Type", "application/json"),
+                ],
+                body: .bytes(body)
+            )
             #expect(response.status == 200)
             let echo = try response.json()
             let headers = try #require(echo["headers"] as? [String: String])
@@ -48,17 +57,28 @@ import TestSupport
     @Test func largeBodiesStreamThroughAndOversizedOnesAreRefused() async throws {
         try await GatewayHarness.with(["GATEWAY_MAX_BODY_EDIT_RENDER": "4MiB"]) { gateway in
             let token = try gateway.token()
-            let upload = try await gateway.app.request(.post, "/v1/uploads", headers: [("Authorization", "Bearer \(token)")], body: .bytes(Data(count: 3 << 20)))
+            let upload = try await gateway.app.request(
+                .post,
+                "/v1/uploads",
+                headers: [("Authorization", "Bearer \(token)")],
+                body: .bytes(Data(count: 3 << 20))
+            )
             #expect(upload.status == 200)
             #expect(try upload.json()["bodySize"] as? Int == 3 << 20)
-            let tooLarge = try await gateway.app.request(.post, "/v1/uploads", headers: [("Authorization", "Bearer \(token)")], body: .bytes(Data(count: 5 << 20)))
+            let tooLarge = try await gateway.app.request(
+                .post,
+                "/v1/uploads",
+                headers: [("Authorization", "Bearer \(token)")],
+                body: .bytes(Data(count: 5 << 20))
+            )
             #expect(tooLarge.status == 413)
             #expect(tooLarge.headers["content-type"] == "application/problem+json")
         }
     }
 
     @Test func whatTheGatewayRefusesUnderASupabasePathIsInThatProtocolsErrorShape() async throws {
-        try await GatewayHarness.with(["GATEWAY_MAX_BODY_AUTH": "1KiB", "GATEWAY_MAX_BODY_STORAGE": "1KiB", "GATEWAY_MAX_BODY_DATA_SOCIAL": "1KiB"]) { gateway in
+        try await GatewayHarness.with(["GATEWAY_MAX_BODY_AUTH": "1KiB", "GATEWAY_MAX_BODY_STORAGE": "1KiB", "GATEWAY_MAX_BODY_DATA_SOCIAL": "1KiB"]) {
+            gateway in
             let body = HTTPClientRequest.Body.bytes(Data(count: 4 << 10))
             // GoTrue's older shape, and its newer one when the client names an API version.
             let legacy = try await gateway.app.request(.post, "/auth/v1/signup", headers: [("Content-Type", "application/json")], body: body)
@@ -69,15 +89,25 @@ import TestSupport
             #expect(legacyJSON["code"] as? Int == 413)
             #expect(legacyJSON["error_code"] as? String == "request_too_large")
             #expect((legacyJSON["msg"] as? String)?.isEmpty == false)
-            let versioned = try await gateway.app.request(.post, "/auth/v1/signup", headers: [
-                ("Content-Type", "application/json"), ("X-Supabase-Api-Version", "2024-01-01"),
-            ], body: body)
+            let versioned = try await gateway.app.request(
+                .post,
+                "/auth/v1/signup",
+                headers: [
+                    ("Content-Type", "application/json"), ("X-Supabase-Api-Version", "2024-01-01"),
+                ],
+                body: body
+            )
             #expect(versioned.headers["x-supabase-api-version"] == "2024-01-01")
             let versionedJSON = try versioned.json()
             #expect(versionedJSON["code"] as? String == "request_too_large")
             #expect((versionedJSON["message"] as? String)?.isEmpty == false)
             // Storage's shape, its status a string; PostgREST's.
-            let upload = try await gateway.app.request(.post, "/storage/v1/object/posts/a/b.jpg", headers: [("Content-Type", "image/jpeg")], body: body)
+            let upload = try await gateway.app.request(
+                .post,
+                "/storage/v1/object/posts/a/b.jpg",
+                headers: [("Content-Type", "image/jpeg")],
+                body: body
+            )
             #expect(upload.status == 413)
             let uploadJSON = try upload.json()
             #expect(uploadJSON["statusCode"] as? String == "413")
@@ -93,9 +123,14 @@ import TestSupport
 
     @Test(arguments: ["", "https://app.example.com"]) func aPreflightIsAnsweredByCORSNeverRefusedForItsMissingToken(origins: String) async throws {
         try await GatewayHarness.with(["GATEWAY_CORS_ORIGINS": origins]) { gateway in
-            let preflight = try await gateway.app.request(.options, "/v1/edits", headers: [
-                ("Origin", "https://elsewhere.example"), ("Access-Control-Request-Method", "POST"), ("Access-Control-Request-Headers", "authorization"),
-            ])
+            let preflight = try await gateway.app.request(
+                .options,
+                "/v1/edits",
+                headers: [
+                    ("Origin", "https://elsewhere.example"), ("Access-Control-Request-Method", "POST"),
+                    ("Access-Control-Request-Headers", "authorization"),
+                ]
+            )
             #expect(preflight.status == 403)
             #expect(preflight.headers["access-control-allow-origin"] == nil)
             #expect(try preflight.json()["type"] as? String == "urn:splash:problem:origin-not-allowed")
@@ -124,7 +159,12 @@ import TestSupport
                     }
                 }
             }
-            let upload = try await gateway.app.request(.post, "/v1/uploads", headers: [("Authorization", "Bearer \(token)")], body: .stream(chunks, length: .known(Int64(20 << 20))))
+            let upload = try await gateway.app.request(
+                .post,
+                "/v1/uploads",
+                headers: [("Authorization", "Bearer \(token)")],
+                body: .stream(chunks, length: .known(Int64(20 << 20)))
+            )
             try await sending.value
             #expect(upload.status == 200)
             #expect(try upload.json()["bodySize"] as? Int == 20 << 20)
@@ -158,7 +198,7 @@ import TestSupport
     }
 
     @Test func anUpstreamThatDoesNotAnswerInTimeGets504() async throws {
-        try await GatewayHarness.with{ gateway in
+        try await GatewayHarness.with { gateway in
             let token = try gateway.token()
             // A first call parks a connection, so the slow call goes over a reused one.
             #expect(try await gateway.get("/v1/edits", bearer: token).status == 200)
@@ -187,7 +227,7 @@ import TestSupport
     }
 
     @Test func answersSmallAndLargeArriveWholeAndByteForByte() async throws {
-        try await GatewayHarness.with{ gateway in
+        try await GatewayHarness.with { gateway in
             // Below the size read whole before it is passed on, at it, and well above (streamed).
             for count in [0, 1_000, EdgeProxy.wholeAnswerLimit, EdgeProxy.wholeAnswerLimit + 1, 6 << 20] {
                 let response = try await gateway.get("/v1/media/bytes/\(count)")
@@ -200,7 +240,7 @@ import TestSupport
     }
 
     @Test func sequentialCallsReuseOneKeptAliveConnection() async throws {
-        try await GatewayHarness.with{ gateway in
+        try await GatewayHarness.with { gateway in
             for _ in 0..<20 {
                 #expect(try await gateway.get("/v1/photos").status == 200)
                 #expect(try await gateway.get("/v1/media/bytes/200000").body.count == 200_000)
@@ -246,7 +286,7 @@ import TestSupport
     }
 
     @Test func anUpstreamThatBreaksOffItsAnswerGets502OrAnIncompleteBody() async throws {
-        try await GatewayHarness.with{ gateway in
+        try await GatewayHarness.with { gateway in
             // Small answers are read whole first, so the gateway can still answer 502.
             let small = try await gateway.get("/v1/media/broken/5000")
             #expect(small.status == 502)
@@ -315,7 +355,9 @@ import TestSupport
             .sends("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nhello \r\n5;x=1\r\nworld\r\n0\r\n\r\n"),
             .sends("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nuntil the end"),
             .sends("HTTP/1.1 204 No Content\r\nX-Kind: none\r\n\r\n"),
-            .sends("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close, X-Private\r\nX-Private: 1\r\nKeep-Alive: timeout=5\r\nX-Request-Id: upstream-id\r\nServer: upstream\r\n\r\nafter"),
+            .sends(
+                "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close, X-Private\r\nX-Private: 1\r\nKeep-Alive: timeout=5\r\nX-Request-Id: upstream-id\r\nServer: upstream\r\n\r\nafter"
+            ),
             .sends("HTTP/1.1 200 OK\r\nContent-Length: many\r\n\r\n"),
         ])
         defer { service.stop() }
@@ -367,7 +409,9 @@ import TestSupport
         try await GatewayHarness.with(["GATEWAY_MAX_BODY_EDIT_RENDER": "1KiB"]) { gateway in
             let token = try gateway.token()
             let connection = try RawHTTPConnection(port: gateway.app.port)
-            try await connection.send("POST /v1/uploads HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer \(token)\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n")
+            try await connection.send(
+                "POST /v1/uploads HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer \(token)\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n"
+            )
             let interim = try await connection.readInterim()
             #expect(interim == 100)
             try await connection.send("data")
@@ -385,7 +429,9 @@ import TestSupport
             #expect(answered?.status == 401 && answered?.headers["connection"] == "close")
             // Over the limit: 413 at once.
             let tooLarge = try RawHTTPConnection(port: gateway.app.port)
-            try await tooLarge.send("POST /v1/uploads HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer \(token)\r\nExpect: 100-continue\r\nContent-Length: 5000\r\n\r\n")
+            try await tooLarge.send(
+                "POST /v1/uploads HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer \(token)\r\nExpect: 100-continue\r\nContent-Length: 5000\r\n\r\n"
+            )
             #expect(try await tooLarge.read(1).first?.status == 413)
         }
     }
@@ -429,7 +475,9 @@ import TestSupport
             }
             // An HTTP/1.0 client that asks to keep its connection keeps it for length-framed answers.
             let kept = try RawHTTPConnection(port: gateway.app.port)
-            try await kept.send("GET /v1/media/bytes/3 HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /v1/media/bytes/4 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            try await kept.send(
+                "GET /v1/media/bytes/3 HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /v1/media/bytes/4 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+            )
             let keptAnswers = try await kept.read(2)
             #expect(keptAnswers.map(\.body.count) == [3, 4])
             #expect(keptAnswers[0].headers["connection"] == "keep-alive")
@@ -437,7 +485,7 @@ import TestSupport
     }
 
     @Test func tricklingAndMalformedRequestsGetProperAnswersAndTheGatewayStaysUp() async throws {
-        try await GatewayHarness.with{ gateway in
+        try await GatewayHarness.with { gateway in
             // A head that arrives a few bytes at a time is read whole before anything is decided.
             let trickle = try RawHTTPConnection(port: gateway.app.port)
             let request = "GET /v1/media/bytes/6 HTTP/1.1\r\nHost: gateway\r\nAccept: */*\r\n\r\n"
@@ -484,14 +532,22 @@ import TestSupport
 
     @Test func browsersFromAllowedOriginsGetCORSHeadersAndOthersDoNot() async throws {
         try await GatewayHarness.with(["GATEWAY_CORS_ORIGINS": "https://app.example.com"]) { gateway in
-            let preflight = try await gateway.app.request(.options, "/v1/edits", headers: [
-                ("Origin", "https://app.example.com"), ("Access-Control-Request-Method", "POST"),
-                ("Access-Control-Request-Headers", "authorization, content-type"),
-            ])
+            let preflight = try await gateway.app.request(
+                .options,
+                "/v1/edits",
+                headers: [
+                    ("Origin", "https://app.example.com"), ("Access-Control-Request-Method", "POST"),
+                    ("Access-Control-Request-Headers", "authorization, content-type"),
+                ]
+            )
             #expect(preflight.status == 204)
             #expect(preflight.headers["access-control-allow-origin"] == "https://app.example.com")
             #expect(preflight.headers["access-control-allow-headers"] == "authorization, content-type")
-            let refused = try await gateway.app.request(.options, "/v1/edits", headers: [("Origin", "https://evil.example"), ("Access-Control-Request-Method", "POST")])
+            let refused = try await gateway.app.request(
+                .options,
+                "/v1/edits",
+                headers: [("Origin", "https://evil.example"), ("Access-Control-Request-Method", "POST")]
+            )
             #expect(refused.status == 403)
             #expect(refused.headers["access-control-allow-origin"] == nil)
             let simple = try await gateway.get("/v1/photos", headers: [("Origin", "https://app.example.com")])

@@ -3,8 +3,8 @@ import EventBus
 import Foundation
 import Kafka
 import LocalStack
-import Testing
 import TestSupport
+import Testing
 
 /// `/v1/realtime` and `/v1/events` against a running gateway reading the test Kafka cluster,
 /// with real WebSocket and SSE clients over sockets.
@@ -20,7 +20,7 @@ import TestSupport
             let event = ProfileUpdated(userId: user, username: "new_name", avatarUrl: nil, changed: [.username], updatedAt: Date())
             try await EventPublisher.with(gateway.kafka) { publisher in
                 let id = try await publisher.publish(event, source: "/splash/auth")
-                let pushed = try await socket.message() { $0["id"] as? String == id }
+                let pushed = try await socket.message { $0["id"] as? String == id }
                 #expect(pushed["specversion"] as? String == "1.0")
                 #expect(pushed["type"] as? String == "auth.profile.updated.v1")
                 #expect(pushed["source"] as? String == "/splash/auth")
@@ -103,8 +103,17 @@ import TestSupport
             let channel = "orders:\(order.uuidString.lowercased())"
             try await EventPublisher.with(gateway.kafka) { publisher in
                 let parties = OrderParties(customerId: customer, restaurantId: UUID(), restaurantOwnerId: owner, driverId: nil)
-                try await publisher.publish(OrderPlaced(orderId: order, parties: parties, items: [.init(menuItemId: "m1", name: "Soup", quantity: 2, unitPriceCents: 900)],
-                                                        totalCents: 1_800, dropoff: .init(address: "Aleksanterinkatu 1", lat: 60.17, lng: 24.95), etaSeconds: nil, placedAt: Date()))
+                try await publisher.publish(
+                    OrderPlaced(
+                        orderId: order,
+                        parties: parties,
+                        items: [.init(menuItemId: "m1", name: "Soup", quantity: 2, unitPriceCents: 900)],
+                        totalCents: 1_800,
+                        dropoff: .init(address: "Aleksanterinkatu 1", lat: 60.17, lng: 24.95),
+                        etaSeconds: nil,
+                        placedAt: Date()
+                    )
+                )
 
                 let theirs = RealtimeSocket(url: gateway.webSocketURL, token: try gateway.token(user: customer))
                 let others = RealtimeSocket(url: gateway.webSocketURL, token: try gateway.token(user: stranger))
@@ -125,13 +134,32 @@ import TestSupport
 
                 var assigned = parties
                 assigned.driverId = driver
-                let move = OrderStatusChanged(orderId: order, parties: assigned, status: .pickedUp, previousStatus: .arrivedAtPickup,
-                                              by: .init(userId: driver, role: .driver), reason: nil, version: 9, changedAt: Date())
+                let move = OrderStatusChanged(
+                    orderId: order,
+                    parties: assigned,
+                    status: .pickedUp,
+                    previousStatus: .arrivedAtPickup,
+                    by: .init(userId: driver, role: .driver),
+                    reason: nil,
+                    version: 9,
+                    changedAt: Date()
+                )
                 // The v1 twin (published beside it for v1 consumers) is not pushed: the v2 one is.
                 let twin = try await publisher.publish(try #require(move.v1(after: .ready)))
                 let status = try await publisher.publish(move)
-                let position = try await publisher.publish(DriverLocationUpdated(driverId: driver, orderId: order, latitude: 60.17, longitude: 24.94, heading: 90,
-                                                                                 speedMps: 8, accuracyM: 5, etaSeconds: 300, recordedAt: Date()))
+                let position = try await publisher.publish(
+                    DriverLocationUpdated(
+                        driverId: driver,
+                        orderId: order,
+                        latitude: 60.17,
+                        longitude: 24.94,
+                        heading: 90,
+                        speedMps: 8,
+                        accuracyM: 5,
+                        etaSeconds: 300,
+                        recordedAt: Date()
+                    )
+                )
                 for socket in [theirs, admin, kitchen] {
                     let pushed = try await socket.message { $0["id"] as? String == status || $0["id"] as? String == twin }
                     #expect(pushed["id"] as? String == status)
@@ -139,7 +167,10 @@ import TestSupport
                     #expect(moved["channel"] as? String == channel)
                 }
                 // Assigned now, the driver may follow the order too; the stranger still saw nothing.
-                let driving = RealtimeSocket(url: gateway.webSocketURL + "?channels=\(channel)", token: try gateway.token(user: driver, role: "driver"))
+                let driving = RealtimeSocket(
+                    url: gateway.webSocketURL + "?channels=\(channel)",
+                    token: try gateway.token(user: driver, role: "driver")
+                )
                 defer { Task { await driving.disconnect() } }
                 _ = try await driving.message { $0["op"] as? String == "subscribed" }
                 #expect(!others.messages.contains { $0.contains(status) || $0.contains(position) })
@@ -155,8 +186,21 @@ import TestSupport
             defer { Task { await socket.disconnect() } }
             _ = try await socket.message { $0["op"] as? String == "subscribed" }
             try await EventPublisher.with(gateway.kafka) { publisher in
-                let bobs = try await publisher.publish(EditCompleted(editId: UUID(), userId: bob, width: 1080, height: 720, bytes: 300_000, quality: 85, format: .jpeg, completedAt: Date()))
-                let alices = try await publisher.publish(EditFailed(editId: UUID(), userId: alice, reason: "The photo is not a JPEG, PNG or WebP.", failedAt: Date()))
+                let bobs = try await publisher.publish(
+                    EditCompleted(
+                        editId: UUID(),
+                        userId: bob,
+                        width: 1080,
+                        height: 720,
+                        bytes: 300_000,
+                        quality: 85,
+                        format: .jpeg,
+                        completedAt: Date()
+                    )
+                )
+                let alices = try await publisher.publish(
+                    EditFailed(editId: UUID(), userId: alice, reason: "The photo is not a JPEG, PNG or WebP.", failedAt: Date())
+                )
                 let pushed = try await socket.message { $0["id"] as? String == alices }
                 #expect(pushed["channel"] as? String == "me")
                 #expect(pushed["type"] as? String == "render.edit.failed.v1")
@@ -175,7 +219,19 @@ import TestSupport
             defer { Task { await socket.disconnect() } }
             _ = try await socket.message { $0["op"] as? String == "subscribed" }
             try await EventPublisher.with(gateway.kafka) { publisher in
-                let done = try EventEnvelope(EditCompleted(editId: UUID(), userId: alice, width: 1080, height: 720, bytes: 300_000, quality: 85, format: .jpeg, completedAt: Date()), source: "/splash/edit-render")
+                let done = try EventEnvelope(
+                    EditCompleted(
+                        editId: UUID(),
+                        userId: alice,
+                        width: 1080,
+                        height: 720,
+                        bytes: 300_000,
+                        quality: 85,
+                        format: .jpeg,
+                        completedAt: Date()
+                    ),
+                    source: "/splash/edit-render"
+                )
                 let id = try await publisher.publish(done, on: EditCompleted.topic)
                 _ = try await socket.message { $0["id"] as? String == id }
                 try await publisher.publish(done, on: EditCompleted.topic)
@@ -201,7 +257,9 @@ import TestSupport
             let refreshed = RealtimeSocket(url: gateway.webSocketURL, token: try gateway.token(user: user, expiresIn: 5))
             _ = try await refreshed.message { $0["op"] as? String == "ready" }
             try await refreshed.send(#"{"op":"auth","token":"\#(try gateway.token(user: user, expiresIn: 600))"}"#)
-            _ = try await refreshed.message { ($0["expiresAt"] as? String).map { $0 > ISO8601DateFormatter().string(from: Date().addingTimeInterval(300)) } == true }
+            _ = try await refreshed.message {
+                ($0["expiresAt"] as? String).map { $0 > ISO8601DateFormatter().string(from: Date().addingTimeInterval(300)) } == true
+            }
 
             let closed = try await expiring.waitForClose(within: .seconds(6))
             #expect(closed.code == 4002)
@@ -223,8 +281,10 @@ import TestSupport
             let stream = EventStreamClient(url: url, token: token)
             #expect(try await stream.waitForStatus() == 200)
             try await EventPublisher.with(gateway.kafka) { publisher in
-                let first = try await publisher.publish(ProfileUpdated(userId: UUID(), username: "first", avatarUrl: nil, changed: [.username], updatedAt: Date()))
-                let received = try await stream.event() { $0.id == first }
+                let first = try await publisher.publish(
+                    ProfileUpdated(userId: UUID(), username: "first", avatarUrl: nil, changed: [.username], updatedAt: Date())
+                )
+                let received = try await stream.event { $0.id == first }
                 #expect(received.event == "auth.profile.updated.v1")
                 let json = try #require(try JSONSerialization.jsonObject(with: Data(received.data.utf8)) as? [String: Any])
                 #expect(json["id"] as? String == first)
@@ -235,8 +295,12 @@ import TestSupport
                 // published, tells when the gateway has both in its window.
                 let watcher = EventStreamClient(url: url, token: token)
                 #expect(try await watcher.waitForStatus() == 200)
-                let second = try await publisher.publish(ProfileUpdated(userId: UUID(), username: "second", avatarUrl: nil, changed: [.username], updatedAt: Date()))
-                let third = try await publisher.publish(ProfileUpdated(userId: UUID(), username: "third", avatarUrl: nil, changed: [.username], updatedAt: Date()))
+                let second = try await publisher.publish(
+                    ProfileUpdated(userId: UUID(), username: "second", avatarUrl: nil, changed: [.username], updatedAt: Date())
+                )
+                let third = try await publisher.publish(
+                    ProfileUpdated(userId: UUID(), username: "third", avatarUrl: nil, changed: [.username], updatedAt: Date())
+                )
                 _ = try await watcher.event { $0.id == second }
                 _ = try await watcher.event { $0.id == third }
                 await watcher.stop()
@@ -272,7 +336,19 @@ import TestSupport
             #expect(try await stream.waitForStatus() == 200)
             try await EventPublisher.with(gateway.kafka) { publisher in
                 let driver = UUID()
-                let between = try await publisher.publish(DriverLocationUpdated(driverId: driver, orderId: nil, latitude: 60.17, longitude: 24.94, heading: nil, speedMps: 3, accuracyM: 5, etaSeconds: nil, recordedAt: Date()))
+                let between = try await publisher.publish(
+                    DriverLocationUpdated(
+                        driverId: driver,
+                        orderId: nil,
+                        latitude: 60.17,
+                        longitude: 24.94,
+                        heading: nil,
+                        speedMps: 3,
+                        accuracyM: 5,
+                        etaSeconds: nil,
+                        recordedAt: Date()
+                    )
+                )
                 let received = try await stream.event { $0.id == between }
                 #expect(received.event == DriverLocationUpdated.type)
                 #expect(received.data.contains(#""channel":"admin""#))
@@ -281,10 +357,14 @@ import TestSupport
                 try await Task.sleep(for: .seconds(2))
 
                 // No admin follows now; the events still reach the window for one who comes back.
-                let missed = try await publisher.publish(ProfileUpdated(userId: UUID(), username: "while_away", avatarUrl: nil, changed: [.username], updatedAt: Date()))
+                let missed = try await publisher.publish(
+                    ProfileUpdated(userId: UUID(), username: "while_away", avatarUrl: nil, changed: [.username], updatedAt: Date())
+                )
                 let watcher = EventStreamClient(url: "http://127.0.0.1:\(gateway.app.port)/v1/events?channels=profiles", token: try gateway.token())
                 #expect(try await watcher.waitForStatus() == 200)
-                let after = try await publisher.publish(ProfileUpdated(userId: UUID(), username: "after", avatarUrl: nil, changed: [.username], updatedAt: Date()))
+                let after = try await publisher.publish(
+                    ProfileUpdated(userId: UUID(), username: "after", avatarUrl: nil, changed: [.username], updatedAt: Date())
+                )
                 _ = try await watcher.event { $0.id == after }
                 await watcher.stop()
                 let resumed = EventStreamClient(url: url, token: token, lastEventID: between)
@@ -363,8 +443,23 @@ import TestSupport
             // Until the socket buffers (the gateway's capped at 4 KiB, the client's receive buffer,
             // NIO's outbound buffer) and the 16-frame queue are full. Order events are never
             // dropped; these carry 16 KiB each, so some dozens do it.
-            let items = (0..<8).map { OrderItem(menuItemId: "m\($0)", name: "Soup \($0) " + String(repeating: "with extra croutons ", count: 100), quantity: 1, unitPriceCents: 1_000) }
-            let placed = OrderPlaced(orderId: order, parties: parties, items: items, totalCents: 8_000, dropoff: .init(address: "Mannerheimintie 1", lat: 60.17, lng: 24.94), etaSeconds: nil, placedAt: Date())
+            let items = (0..<8).map {
+                OrderItem(
+                    menuItemId: "m\($0)",
+                    name: "Soup \($0) " + String(repeating: "with extra croutons ", count: 100),
+                    quantity: 1,
+                    unitPriceCents: 1_000
+                )
+            }
+            let placed = OrderPlaced(
+                orderId: order,
+                parties: parties,
+                items: items,
+                totalCents: 8_000,
+                dropoff: .init(address: "Mannerheimintie 1", lat: 60.17, lng: 24.94),
+                etaSeconds: nil,
+                placedAt: Date()
+            )
             // Each batch new events: a repeated id is pushed once.
             @Sendable func batch() throws -> [KafkaRecord] {
                 try (0..<25).map { _ in try EventEnvelope(placed, source: "/splash/tracking").record(topic: TopicCatalog.trackingOrders.name) }

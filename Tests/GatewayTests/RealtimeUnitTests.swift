@@ -1,8 +1,9 @@
-@testable import Gateway
 import Contracts
 import EventBus
 import Foundation
 import Testing
+
+@testable import Gateway
 
 extension ClientQueue.Frame {
     /// The text of a text frame.
@@ -66,32 +67,109 @@ extension ClientQueue.Frame {
             try Audience(try EventEnvelope(event, source: "/splash/test"))
         }
         let id = { (uuid: UUID) in uuid.uuidString.lowercased() }
-        #expect(try audience(ProfileUpdated(userId: user, username: "x", avatarUrl: nil, changed: [.username], updatedAt: Date()))?.channels == [.profiles, .user(id(user))])
+        #expect(
+            try audience(ProfileUpdated(userId: user, username: "x", avatarUrl: nil, changed: [.username], updatedAt: Date()))?.channels == [
+                .profiles, .user(id(user)),
+            ]
+        )
         #expect(try audience(PhotoLiked(userId: user, photoId: "abc", likedAt: Date()))?.channels == [.user(id(user))])
         // Posts reach everyone's feed and their author; a private collection's changes only its owner.
-        #expect(try audience(PostCreated(postId: UUID(), userId: user, photoKey: "unsplash:abc", caption: "", createdAt: Date()))?.channels == [.feed, .user(id(user))])
+        #expect(
+            try audience(PostCreated(postId: UUID(), userId: user, photoKey: "unsplash:abc", caption: "", createdAt: Date()))?.channels == [
+                .feed, .user(id(user)),
+            ]
+        )
         #expect(try audience(PostDeleted(postId: UUID(), userId: user, deletedAt: Date()))?.channels == [.feed, .user(id(user))])
-        #expect(try audience(CollectionChanged(userId: user, collectionId: UUID(), change: .created, private: true, changedAt: Date()))?.channels == [.user(id(user))])
+        #expect(
+            try audience(CollectionChanged(userId: user, collectionId: UUID(), change: .created, private: true, changedAt: Date()))?.channels == [
+                .user(id(user))
+            ]
+        )
         let owner = UUID()
         let parties = OrderParties(customerId: customer, restaurantId: restaurant, restaurantOwnerId: owner, driverId: driver)
-        let placed = try #require(try audience(OrderPlaced(orderId: order, parties: parties, items: [], totalCents: 100,
-                                                           dropoff: .init(address: "", lat: 60, lng: 25), etaSeconds: nil, placedAt: Date())))
+        let placed = try #require(
+            try audience(
+                OrderPlaced(
+                    orderId: order,
+                    parties: parties,
+                    items: [],
+                    totalCents: 100,
+                    dropoff: .init(address: "", lat: 60, lng: 25),
+                    etaSeconds: nil,
+                    placedAt: Date()
+                )
+            )
+        )
         // The restaurant is reached through its owner's account.
         #expect(placed.channels == [.order(id(order)), .user(id(customer)), .user(id(owner)), .user(id(driver))])
         // The v1 twins are not pushed.
-        #expect(try audience(OrderPlaced(orderId: order, parties: parties, items: [], totalCents: 100, dropoff: .init(address: "", lat: 60, lng: 25), etaSeconds: nil, placedAt: Date()).v1) == nil)
+        #expect(
+            try audience(
+                OrderPlaced(
+                    orderId: order,
+                    parties: parties,
+                    items: [],
+                    totalCents: 100,
+                    dropoff: .init(address: "", lat: 60, lng: 25),
+                    etaSeconds: nil,
+                    placedAt: Date()
+                ).v1
+            ) == nil
+        )
         #expect(placed.supersedingKey == nil)
         #expect(placed.order?.parties == parties)
-        let moved = try #require(try audience(DriverLocationUpdated(driverId: driver, orderId: order, latitude: 1, longitude: 2, heading: nil, speedMps: nil, accuracyM: nil, etaSeconds: 60, recordedAt: Date())))
+        let moved = try #require(
+            try audience(
+                DriverLocationUpdated(
+                    driverId: driver,
+                    orderId: order,
+                    latitude: 1,
+                    longitude: 2,
+                    heading: nil,
+                    speedMps: nil,
+                    accuracyM: nil,
+                    etaSeconds: 60,
+                    recordedAt: Date()
+                )
+            )
+        )
         #expect(moved.channels == [.order(id(order))])
         #expect(moved.supersedingKey == "\(id(driver))/\(id(order))")
-        #expect(try audience(DriverLocationUpdated(driverId: driver, orderId: nil, latitude: 1, longitude: 2, heading: nil, speedMps: nil, accuracyM: nil, etaSeconds: nil, recordedAt: Date())) == nil)
-        #expect(try audience(EditRequested(editId: UUID(), userId: user, source: .upload(id: UUID()), filters: [], output: .init(format: .jpeg, longestEdge: 1080), requestedAt: Date())) == nil)
+        #expect(
+            try audience(
+                DriverLocationUpdated(
+                    driverId: driver,
+                    orderId: nil,
+                    latitude: 1,
+                    longitude: 2,
+                    heading: nil,
+                    speedMps: nil,
+                    accuracyM: nil,
+                    etaSeconds: nil,
+                    recordedAt: Date()
+                )
+            ) == nil
+        )
+        #expect(
+            try audience(
+                EditRequested(
+                    editId: UUID(),
+                    userId: user,
+                    source: .upload(id: UUID()),
+                    filters: [],
+                    output: .init(format: .jpeg, longestEdge: 1080),
+                    requestedAt: Date()
+                )
+            ) == nil
+        )
     }
 
     @Test func anEventIsRenderedAsStructuredCloudEventsJSON() throws {
         let user = UUID()
-        let envelope = try EventEnvelope(ProfileUpdated(userId: user, username: "ana", avatarUrl: "https://img.example/a.png", changed: [.avatarUrl], updatedAt: Date()), source: "/splash/auth")
+        let envelope = try EventEnvelope(
+            ProfileUpdated(userId: user, username: "ana", avatarUrl: "https://img.example/a.png", changed: [.avatarUrl], updatedAt: Date()),
+            source: "/splash/auth"
+        )
         let event = try PushEvent(envelope, audience: try #require(try Audience(envelope)))
         #expect(event.frames.map(\.channel) == [.profiles, .user(user.uuidString.lowercased())])
         let json = try #require(try JSONSerialization.jsonObject(with: Data(event.frames[0].text.utf8)) as? [String: Any])

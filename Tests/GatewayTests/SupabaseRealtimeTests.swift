@@ -2,8 +2,8 @@ import Contracts
 import EventBus
 import Foundation
 import LocalStack
-import Testing
 import TestSupport
+import Testing
 
 /// `/realtime/v1/websocket`: Supabase Realtime's Phoenix channels against a running gateway that
 /// reads the test Kafka cluster, with hand-driven WebSocket clients in both frame versions.
@@ -14,8 +14,17 @@ import TestSupport
     }
 
     /// A join frame of `version`'s shape.
-    static func join(_ topic: String, ref: String, token: String?, changes: [[String: Any]] = [], config extra: [String: Any] = [:], version: String = "2.0.0") throws -> String {
-        var config: [String: Any] = ["broadcast": ["self": false, "ack": false], "presence": ["key": ""], "private": false, "postgres_changes": changes]
+    static func join(
+        _ topic: String,
+        ref: String,
+        token: String?,
+        changes: [[String: Any]] = [],
+        config extra: [String: Any] = [:],
+        version: String = "2.0.0"
+    ) throws -> String {
+        var config: [String: Any] = [
+            "broadcast": ["self": false, "ack": false], "presence": ["key": ""], "private": false, "postgres_changes": changes,
+        ]
         config.merge(extra) { _, new in new }
         var payload: [String: Any] = ["config": config]
         if let token { payload["access_token"] = token }
@@ -23,7 +32,8 @@ import TestSupport
     }
 
     static func frame(join: String?, ref: String?, topic: String, event: String, payload: [String: Any], version: String = "2.0.0") throws -> String {
-        let value: Any = version == "2.0.0"
+        let value: Any =
+            version == "2.0.0"
             ? [join ?? NSNull(), ref ?? NSNull(), topic, event, payload] as [Any]
             : ["join_ref": join ?? NSNull(), "ref": ref ?? NSNull(), "topic": topic, "event": event, "payload": payload] as [String: Any]
         return String(decoding: try JSONSerialization.data(withJSONObject: value), as: UTF8.self)
@@ -46,7 +56,8 @@ import TestSupport
             var examples = EventExamples()
             let placed = try examples.example(OrderPlaced.self)
             var moved = try examples.example(OrderStatusChanged.self)
-            let order = placed.orderId.lowercased, customer = placed.parties.customerId
+            let order = placed.orderId.lowercased
+            let customer = placed.parties.customerId
             try await TestKafka.shared.publish([placed], source: "/splash/tracking")
 
             let socket = RealtimeSocket(url: Self.url(gateway))
@@ -69,13 +80,18 @@ import TestSupport
                 moved.status = status
                 moved.version = version
                 try await TestKafka.shared.publish([moved], source: "/splash/tracking")
-                let change = try await socket.phoenix { Self.data($0)["type"] as? String == "UPDATE" && (Self.data($0)["record"] as? [String: Any])?["status"] as? String == status.rawValue }
+                let change = try await socket.phoenix {
+                    Self.data($0)["type"] as? String == "UPDATE"
+                        && (Self.data($0)["record"] as? [String: Any])?["status"] as? String == status.rawValue
+                }
                 #expect(change["event"] as? String == "postgres_changes" && change["ref"] is NSNull && change["join_ref"] as? String == "2")
                 #expect((change["payload"] as? [String: Any])?["ids"] as? [Int] == [id])
                 let data = Self.data(change)
                 #expect(data["schema"] as? String == "public" && data["table"] as? String == "orders" && data["errors"] is NSNull)
                 #expect((data["commit_timestamp"] as? String).flatMap(EventJSON.parseTimestamp) != nil)
-                #expect((data["record"] as? [String: Any])?["id"] as? String == order && (data["record"] as? [String: Any])?["version"] as? Int == version)
+                #expect(
+                    (data["record"] as? [String: Any])?["id"] as? String == order && (data["record"] as? [String: Any])?["version"] as? Int == version
+                )
                 #expect((data["old_record"] as? [String: Any])?["id"] as? String == order)
                 let columns = try #require(data["columns"] as? [[String: Any]])
                 #expect(Set(columns.compactMap { $0["name"] as? String }) == Set((data["record"] as? [String: Any] ?? [:]).keys))
@@ -88,7 +104,14 @@ import TestSupport
             let refused = try await stranger.phoenix { $0["event"] as? String == "phx_reply" }
             #expect(Self.status(refused) == "error", "\(refused)")
             // Nor does an unfiltered binding show them someone else's order.
-            try await stranger.send(try Self.join("realtime:all-orders", ref: "2", token: try gateway.token(user: UUID()), changes: [["event": "*", "schema": "public", "table": "orders"]]))
+            try await stranger.send(
+                try Self.join(
+                    "realtime:all-orders",
+                    ref: "2",
+                    token: try gateway.token(user: UUID()),
+                    changes: [["event": "*", "schema": "public", "table": "orders"]]
+                )
+            )
             let answer1 = try await stranger.phoenix { $0["event"] as? String == "phx_reply" && $0["ref"] as? String == "2" }
             #expect(Self.status(answer1) == "ok")
             moved.status = .readyForPickup
@@ -106,8 +129,15 @@ import TestSupport
             try await gateway.waitForEventFeed()
             let socket = RealtimeSocket(url: Self.url(gateway, version: "1.0.0"))
             defer { Task { await socket.disconnect() } }
-            try await socket.send(try Self.join("realtime:profiles", ref: "1", token: "anon-key",
-                                                changes: [["event": "UPDATE", "schema": "public", "table": "profiles"]], version: "1.0.0"))
+            try await socket.send(
+                try Self.join(
+                    "realtime:profiles",
+                    ref: "1",
+                    token: "anon-key",
+                    changes: [["event": "UPDATE", "schema": "public", "table": "profiles"]],
+                    version: "1.0.0"
+                )
+            )
             let joined = try await socket.phoenix { $0["event"] as? String == "phx_reply" }
             #expect(Self.status(joined) == "ok")
             var examples = EventExamples()
@@ -125,18 +155,38 @@ import TestSupport
             #expect(Set(object.keys) == ["topic", "event", "payload", "ref", "join_ref"] && raw.contains(#""ref":null"#))
             // Restaurants too, pinned by id in upper case as Swift sends it.
             let changed = try examples.example(RestaurantChanged.self)
-            try await socket.send(try Self.join("realtime:kitchen", ref: "3", token: "anon-key", changes: [[
-                "event": "UPDATE", "schema": "public", "table": "restaurants", "filter": "id=eq.\(changed.restaurantId.uuidString)",
-            ]], version: "1.0.0"))
+            try await socket.send(
+                try Self.join(
+                    "realtime:kitchen",
+                    ref: "3",
+                    token: "anon-key",
+                    changes: [
+                        [
+                            "event": "UPDATE", "schema": "public", "table": "restaurants", "filter": "id=eq.\(changed.restaurantId.uuidString)",
+                        ]
+                    ],
+                    version: "1.0.0"
+                )
+            )
             let kitchen = try await socket.phoenix { $0["event"] as? String == "phx_reply" && $0["ref"] as? String == "3" }
             #expect(Self.status(kitchen) == "ok")
             try await TestKafka.shared.publish([changed], source: "/splash/tracking")
             let restaurant = try await socket.phoenix { $0["topic"] as? String == "realtime:kitchen" && $0["event"] as? String == "postgres_changes" }
             let row = try #require(Self.data(restaurant)["record"] as? [String: Any])
-            #expect(row["id"] as? String == changed.restaurantId.lowercased && row["is_open"] as? Bool == changed.isOpen && row["name"] as? String == changed.name)
+            #expect(
+                row["id"] as? String == changed.restaurantId.lowercased && row["is_open"] as? Bool == changed.isOpen
+                    && row["name"] as? String == changed.name
+            )
             // Rows only the signed-in may see are not for the anon key: an error reply.
-            try await socket.send(try Self.join("realtime:posts", ref: "2", token: nil,
-                                                changes: [["event": "INSERT", "schema": "public", "table": "posts"]], version: "1.0.0"))
+            try await socket.send(
+                try Self.join(
+                    "realtime:posts",
+                    ref: "2",
+                    token: nil,
+                    changes: [["event": "INSERT", "schema": "public", "table": "posts"]],
+                    version: "1.0.0"
+                )
+            )
             let answer2 = try await socket.phoenix { $0["event"] as? String == "phx_reply" && $0["ref"] as? String == "2" }
             #expect(Self.status(answer2) == "error")
         }
@@ -144,26 +194,67 @@ import TestSupport
 
     @Test func broadcastReachesTheOthersOnTheTopicAndTheSenderOnlyWhenAsked() async throws {
         try await GatewayHarness.with { gateway in
-            let alice = RealtimeSocket(url: Self.url(gateway)), bob = RealtimeSocket(url: Self.url(gateway, version: "1.0.0"))
-            defer { Task { await alice.disconnect(); await bob.disconnect() } }
-            try await alice.send(try Self.join("realtime:room-1", ref: "1", token: try gateway.token(), config: ["broadcast": ["self": false, "ack": true]]))
-            try await bob.send(try Self.join("realtime:room-1", ref: "1", token: try gateway.token(), config: ["broadcast": ["self": true, "ack": false]], version: "1.0.0"))
+            let alice = RealtimeSocket(url: Self.url(gateway))
+            let bob = RealtimeSocket(url: Self.url(gateway, version: "1.0.0"))
+            defer {
+                Task {
+                    await alice.disconnect()
+                    await bob.disconnect()
+                }
+            }
+            try await alice.send(
+                try Self.join("realtime:room-1", ref: "1", token: try gateway.token(), config: ["broadcast": ["self": false, "ack": true]])
+            )
+            try await bob.send(
+                try Self.join(
+                    "realtime:room-1",
+                    ref: "1",
+                    token: try gateway.token(),
+                    config: ["broadcast": ["self": true, "ack": false]],
+                    version: "1.0.0"
+                )
+            )
             for socket in [alice, bob] {
                 let answer3 = try await socket.phoenix { $0["event"] as? String == "phx_reply" }
                 #expect(Self.status(answer3) == "ok")
             }
 
-            try await alice.send(try Self.frame(join: "1", ref: "2", topic: "realtime:room-1", event: "broadcast", payload: ["type": "broadcast", "event": "cursor", "payload": ["x": 3]]))
+            try await alice.send(
+                try Self.frame(
+                    join: "1",
+                    ref: "2",
+                    topic: "realtime:room-1",
+                    event: "broadcast",
+                    payload: ["type": "broadcast", "event": "cursor", "payload": ["x": 3]]
+                )
+            )
             let heard = try await bob.phoenix { $0["event"] as? String == "broadcast" }
             let payload = try #require(heard["payload"] as? [String: Any])
-            #expect(payload["event"] as? String == "cursor" && (payload["payload"] as? [String: Any])?["x"] as? Int == 3 && payload["type"] as? String == "broadcast", "\(bob.messages)")
+            #expect(
+                payload["event"] as? String == "cursor" && (payload["payload"] as? [String: Any])?["x"] as? Int == 3
+                    && payload["type"] as? String == "broadcast",
+                "\(bob.messages)"
+            )
             let answer4 = try await alice.phoenix { $0["event"] as? String == "phx_reply" && $0["ref"] as? String == "2" }
             #expect(Self.status(answer4) == "ok", "ack")
 
-            try await bob.send(try Self.frame(join: "1", ref: "2", topic: "realtime:room-1", event: "broadcast", payload: ["type": "broadcast", "event": "wave", "payload": [:]], version: "1.0.0"))
+            try await bob.send(
+                try Self.frame(
+                    join: "1",
+                    ref: "2",
+                    topic: "realtime:room-1",
+                    event: "broadcast",
+                    payload: ["type": "broadcast", "event": "wave", "payload": [:]],
+                    version: "1.0.0"
+                )
+            )
             _ = try await bob.phoenix { $0["event"] as? String == "broadcast" && ($0["payload"] as? [String: Any])?["event"] as? String == "wave" }
             _ = try await alice.phoenix { $0["event"] as? String == "broadcast" && ($0["payload"] as? [String: Any])?["event"] as? String == "wave" }
-            #expect(!alice.phoenixMessages.contains { $0["event"] as? String == "broadcast" && ($0["payload"] as? [String: Any])?["event"] as? String == "cursor" })
+            #expect(
+                !alice.phoenixMessages.contains {
+                    $0["event"] as? String == "broadcast" && ($0["payload"] as? [String: Any])?["event"] as? String == "cursor"
+                }
+            )
         }
     }
 
@@ -173,16 +264,27 @@ import TestSupport
     /// clients and are not offered to 1.0.0 ones. The sender's `ack` is answered.
     @Test func binaryBroadcastsReachEachClientInTheFormItsVersionReads() async throws {
         try await GatewayHarness.with { gateway in
-            let alice = RealtimeSocket(url: Self.url(gateway)), bob = RealtimeSocket(url: Self.url(gateway)),
-                carol = RealtimeSocket(url: Self.url(gateway, version: "1.0.0"))
+            let alice = RealtimeSocket(url: Self.url(gateway))
+            let bob = RealtimeSocket(url: Self.url(gateway))
+            let carol = RealtimeSocket(url: Self.url(gateway, version: "1.0.0"))
             defer { Task { for socket in [alice, bob, carol] { await socket.disconnect() } } }
             for (socket, version) in [(alice, "2.0.0"), (bob, "2.0.0"), (carol, "1.0.0")] {
-                try await socket.send(try Self.join("realtime:room-2", ref: "1", token: try gateway.token(), config: ["broadcast": ["self": false, "ack": true]], version: version))
+                try await socket.send(
+                    try Self.join(
+                        "realtime:room-2",
+                        ref: "1",
+                        token: try gateway.token(),
+                        config: ["broadcast": ["self": false, "ack": true]],
+                        version: version
+                    )
+                )
                 let reply = try await socket.phoenix { $0["event"] as? String == "phx_reply" }
                 #expect(Self.status(reply) == "ok")
             }
             let json = Array(#"{"x":3,"name":"ä"}"#.utf8)
-            try await alice.send(binary: Self.binaryBroadcast(join: "1", ref: "2", topic: "realtime:room-2", event: "cursor", json: true, payload: json))
+            try await alice.send(
+                binary: Self.binaryBroadcast(join: "1", ref: "2", topic: "realtime:room-2", event: "cursor", json: true, payload: json)
+            )
             let heard = try await bob.binary { $0.first == 4 }
             #expect(heard == [4, 15, 6, 0, 1] + Array("realtime:room-2cursor".utf8) + json)
             let converted = try await carol.phoenix { $0["event"] as? String == "broadcast" }
@@ -193,9 +295,19 @@ import TestSupport
             #expect(Self.status(ack) == "ok")
 
             let bytes: [UInt8] = [0, 255, 10, 13, 0x80]
-            try await alice.send(binary: Self.binaryBroadcast(join: "1", ref: "3", topic: "realtime:room-2", event: "blob", json: false, payload: bytes))
+            try await alice.send(
+                binary: Self.binaryBroadcast(join: "1", ref: "3", topic: "realtime:room-2", event: "blob", json: false, payload: bytes)
+            )
             // Then a text broadcast: once carol has it, she would have had the bytes before it.
-            try await alice.send(try Self.frame(join: "1", ref: "4", topic: "realtime:room-2", event: "broadcast", payload: ["type": "broadcast", "event": "after", "payload": [:]]))
+            try await alice.send(
+                try Self.frame(
+                    join: "1",
+                    ref: "4",
+                    topic: "realtime:room-2",
+                    event: "broadcast",
+                    payload: ["type": "broadcast", "event": "after", "payload": [:]]
+                )
+            )
             let opaque = try await bob.binary { $0.count > 4 && $0[4] == 0 }
             #expect(opaque == [4, 15, 4, 0, 0] + Array("realtime:room-2blob".utf8) + bytes)
             _ = try await carol.phoenix { ($0["payload"] as? [String: Any])?["event"] as? String == "after" }
@@ -223,7 +335,15 @@ import TestSupport
             let short = try await socket.phoenix { $0["event"] as? String == "phx_reply" && $0["ref"] as? String == "1" }
             let kept = try await socket.phoenix { $0["event"] as? String == "phx_reply" && $0["ref"] as? String == "2" }
             #expect(Self.status(short) == "ok" && Self.status(kept) == "ok")
-            try await socket.send(try Self.frame(join: "2", ref: "3", topic: "realtime:kept", event: "access_token", payload: ["access_token": try gateway.token(user: user)]))
+            try await socket.send(
+                try Self.frame(
+                    join: "2",
+                    ref: "3",
+                    topic: "realtime:kept",
+                    event: "access_token",
+                    payload: ["access_token": try gateway.token(user: user)]
+                )
+            )
 
             let expired = try await socket.phoenix { $0["event"] as? String == "system" && Self.status($0) == "error" }
             #expect(expired["topic"] as? String == "realtime:short")
@@ -251,7 +371,9 @@ import TestSupport
             try await gateway.waitForEventFeed()
             let user = UUID()
             let binding: [[String: Any]] = [["event": "UPDATE", "schema": "public", "table": "profiles", "filter": "id=eq.\(user.lowercased)"]]
-            func renamed(_ name: String) -> ProfileUpdated { ProfileUpdated(userId: user, username: name, avatarUrl: nil, changed: [.username], updatedAt: Date()) }
+            func renamed(_ name: String) -> ProfileUpdated {
+                ProfileUpdated(userId: user, username: name, avatarUrl: nil, changed: [.username], updatedAt: Date())
+            }
             let first = RealtimeSocket(url: Self.url(gateway))
             try await first.send(try Self.join("realtime:me", ref: "1", token: try gateway.token(user: user), changes: binding))
             _ = try await first.phoenix { $0["event"] as? String == "phx_reply" }
@@ -264,7 +386,9 @@ import TestSupport
             try await Task.sleep(for: .milliseconds(300))
             let again = RealtimeSocket(url: Self.url(gateway))
             defer { Task { await again.disconnect() } }
-            try await again.send(try Self.join("realtime:me", ref: "1", token: try gateway.token(user: user), changes: binding, config: ["after": last]))
+            try await again.send(
+                try Self.join("realtime:me", ref: "1", token: try gateway.token(user: user), changes: binding, config: ["after": last])
+            )
             let reply = try await again.phoenix { $0["event"] as? String == "phx_reply" }
             #expect(Self.status(reply) == "ok")
             _ = try await again.phoenix { (Self.data($0)["record"] as? [String: Any])?["username"] as? String == "also_away" }
@@ -274,7 +398,9 @@ import TestSupport
 
             let lost = RealtimeSocket(url: Self.url(gateway))
             defer { Task { await lost.disconnect() } }
-            try await lost.send(try Self.join("realtime:me", ref: "1", token: try gateway.token(user: user), changes: binding, config: ["after": UUID().uuidString]))
+            try await lost.send(
+                try Self.join("realtime:me", ref: "1", token: try gateway.token(user: user), changes: binding, config: ["after": UUID().uuidString])
+            )
             let told = try await lost.phoenix { $0["event"] as? String == "system" && Self.status($0) == "error" }
             #expect(((told["payload"] as? [String: Any])?["message"] as? String)?.contains("load the rows again") == true)
         }
@@ -305,11 +431,22 @@ import TestSupport
                 let profile: [[String: Any]] = [["event": "UPDATE", "schema": "public", "table": "profiles", "filter": "id=eq.\(user.lowercased)"]]
                 for (index, socket) in sockets.enumerated() {
                     let version = index == 0 ? "2.0.0" : "1.0.0"
-                    try await socket.send(try Self.join("realtime:shared", ref: "1", token: try [first, second][index].token(user: user), changes: profile, version: version))
+                    try await socket.send(
+                        try Self.join(
+                            "realtime:shared",
+                            ref: "1",
+                            token: try [first, second][index].token(user: user),
+                            changes: profile,
+                            version: version
+                        )
+                    )
                     let reply = try await socket.phoenix { $0["event"] as? String == "phx_reply" }
                     #expect(Self.status(reply) == "ok")
                 }
-                try await TestKafka.shared.publish([ProfileUpdated(userId: user, username: "on_both", avatarUrl: nil, changed: [.username], updatedAt: Date())], source: "/splash/auth")
+                try await TestKafka.shared.publish(
+                    [ProfileUpdated(userId: user, username: "on_both", avatarUrl: nil, changed: [.username], updatedAt: Date())],
+                    source: "/splash/auth"
+                )
                 var ids: [String] = []
                 for socket in sockets {
                     let change = try await socket.phoenix { (Self.data($0)["record"] as? [String: Any])?["username"] as? String == "on_both" }
@@ -317,15 +454,31 @@ import TestSupport
                 }
                 #expect(ids.count == 2 && ids[0] == ids[1] && !ids[0].isEmpty)
 
-                try await sockets[0].send(try Self.frame(join: "1", ref: "2", topic: "realtime:shared", event: "broadcast",
-                                                         payload: ["type": "broadcast", "event": "hello", "payload": ["from": "first"]]))
+                try await sockets[0].send(
+                    try Self.frame(
+                        join: "1",
+                        ref: "2",
+                        topic: "realtime:shared",
+                        event: "broadcast",
+                        payload: ["type": "broadcast", "event": "hello", "payload": ["from": "first"]]
+                    )
+                )
                 let heard = try await sockets[1].phoenix { $0["event"] as? String == "broadcast" }
                 #expect(((heard["payload"] as? [String: Any])?["payload"] as? [String: Any])?["from"] as? String == "first")
                 try await Task.sleep(for: .milliseconds(500))
                 #expect(sockets[1].phoenixMessages.count { $0["event"] as? String == "broadcast" } == 1, "once")
                 #expect(!sockets[0].phoenixMessages.contains { $0["event"] as? String == "broadcast" }, "not back to its sender")
                 // supabase-js's binary broadcast crosses too, read on the other side by a 1.0.0 client.
-                try await sockets[0].send(binary: Self.binaryBroadcast(join: "1", ref: "3", topic: "realtime:shared", event: "bytes", json: true, payload: Array(#"{"from":"js"}"#.utf8)))
+                try await sockets[0].send(
+                    binary: Self.binaryBroadcast(
+                        join: "1",
+                        ref: "3",
+                        topic: "realtime:shared",
+                        event: "bytes",
+                        json: true,
+                        payload: Array(#"{"from":"js"}"#.utf8)
+                    )
+                )
                 let crossed = try await sockets[1].phoenix { ($0["payload"] as? [String: Any])?["event"] as? String == "bytes" }
                 #expect(((crossed["payload"] as? [String: Any])?["payload"] as? [String: Any])?["from"] as? String == "js")
             }
@@ -339,8 +492,14 @@ import TestSupport
             try await gateway.waitForEventFeed()
             let customer = UUID()
             let stuck = RealtimeSocket(url: Self.url(gateway), reads: false)
-            try await stuck.send(try Self.join("realtime:orders", ref: "1", token: try gateway.token(user: customer),
-                                               changes: [["event": "*", "schema": "public", "table": "orders"]]))
+            try await stuck.send(
+                try Self.join(
+                    "realtime:orders",
+                    ref: "1",
+                    token: try gateway.token(user: customer),
+                    changes: [["event": "*", "schema": "public", "table": "orders"]]
+                )
+            )
             try await Task.sleep(for: .milliseconds(500))
             let parties = OrderParties(customerId: customer, restaurantId: UUID(), restaurantOwnerId: UUID(), driverId: nil)
             @Sendable func disconnectedAsSlow() async -> Bool { await gateway.countsOneDisconnect("slow_client", transport: "supabase") }
@@ -348,9 +507,19 @@ import TestSupport
                 for round in 0..<40 {
                     // Small frames (about 600 bytes): some hundreds fill the 4 KiB socket buffers and the 16-frame queue.
                     let batch = try (0..<25).map { index in
-                        try EventEnvelope(OrderStatusChanged(orderId: UUID(), parties: parties, status: .accepted, previousStatus: .placed,
-                                                             by: OrderActor(userId: customer, role: .customer), reason: nil, version: round * 25 + index + 2,
-                                                             changedAt: Date()), source: "/splash/tracking").record(topic: TopicCatalog.trackingOrders.name)
+                        try EventEnvelope(
+                            OrderStatusChanged(
+                                orderId: UUID(),
+                                parties: parties,
+                                status: .accepted,
+                                previousStatus: .placed,
+                                by: OrderActor(userId: customer, role: .customer),
+                                reason: nil,
+                                version: round * 25 + index + 2,
+                                changedAt: Date()
+                            ),
+                            source: "/splash/tracking"
+                        ).record(topic: TopicCatalog.trackingOrders.name)
                     }
                     for result in await publisher.producer.send(batch) { _ = try result.get() }
                     if (try? await waitUntilReady("slow client disconnected", timeout: .seconds(3)) { await disconnectedAsSlow() }) != nil { break }

@@ -1,11 +1,12 @@
-@testable import Gateway
 import Contracts
 import EventBus
 import Foundation
 import Identity
 import NIOCore
-import Testing
 import TestSupport
+import Testing
+
+@testable import Gateway
 
 /// The pieces of Supabase Realtime that need no socket: frames, filters, and the rows made from
 /// domain events.
@@ -14,7 +15,10 @@ import TestSupport
         let v2 = try PhoenixMessage(text: #"["3","4","realtime:a","phx_join",{"config":{}}]"#)
         let v1 = try PhoenixMessage(text: #"{"join_ref":"3","ref":4,"topic":"realtime:a","event":"phx_join","payload":{"config":{}}}"#)
         #expect(v1 == v2 && v2.ref == "4" && v2.joinRef == "3")
-        #expect(PhoenixMessage(joinRef: nil, ref: nil, topic: "t", event: "e", payload: .object([:])).text(.v1) == #"{"event":"e","join_ref":null,"payload":{},"ref":null,"topic":"t"}"#)
+        #expect(
+            PhoenixMessage(joinRef: nil, ref: nil, topic: "t", event: "e", payload: .object([:])).text(.v1)
+                == #"{"event":"e","join_ref":null,"payload":{},"ref":null,"topic":"t"}"#
+        )
         #expect(v2.text(.v2) == #"["3","4","realtime:a","phx_join",{"config":{}}]"#)
         for bad in ["", "[]", #"["1","2","t"]"#, #"{"event":"e"}"#, "nonsense", #"[1,2,3,4,5]"#] {
             #expect(throws: PhoenixMessage.Malformed.self) { try PhoenixMessage(text: bad) }
@@ -26,20 +30,35 @@ import TestSupport
     @Test func aBinaryBroadcastIsReadAsSupabaseJsWritesIt() throws {
         let bytes: [UInt8] = [3, 1, 1, 14, 6, 12, 1] + Array(#"12realtime:room1cursor{"id":"abc"}{"x":3}"#.utf8)
         let push = try UserBroadcastFrame.decode(ByteBuffer(bytes: bytes))
-        #expect(push == UserBroadcastFrame.Push(joinRef: "1", ref: "2", topic: "realtime:room1",
-                                                broadcast: .user(event: "cursor", json: true, payload: Data(#"{"x":3}"#.utf8))))
+        #expect(
+            push
+                == UserBroadcastFrame.Push(
+                    joinRef: "1",
+                    ref: "2",
+                    topic: "realtime:room1",
+                    broadcast: .user(event: "cursor", json: true, payload: Data(#"{"x":3}"#.utf8))
+                )
+        )
         let opaque = try UserBroadcastFrame.decode(ByteBuffer(bytes: [3, 0, 0, 1, 1, 0, 0] + Array("te".utf8) + [0xFF, 0x00]))
-        #expect(opaque == UserBroadcastFrame.Push(joinRef: nil, ref: nil, topic: "t", broadcast: .user(event: "e", json: false, payload: Data([0xFF, 0x00]))))
+        #expect(
+            opaque
+                == UserBroadcastFrame.Push(
+                    joinRef: nil,
+                    ref: nil,
+                    topic: "t",
+                    broadcast: .user(event: "e", json: false, payload: Data([0xFF, 0x00]))
+                )
+        )
 
         let refused: [[UInt8]] = [
-            [],                                        // nothing
-            [0, 0, 0, 1, 1, 0] + Array("te".utf8),     // a push (kind 0), not a broadcast
-            [3, 0, 0, 1],                              // a header cut short
+            [],  // nothing
+            [0, 0, 0, 1, 1, 0] + Array("te".utf8),  // a push (kind 0), not a broadcast
+            [3, 0, 0, 1],  // a header cut short
             [3, 0, 0, 9, 1, 0, 1] + Array("te".utf8),  // sizes past the end
             [3, 0, 0, 1, 1, 0, 2] + Array("te".utf8),  // an encoding that is neither 0 nor 1
-            [3, 0, 0, 1, 1, 0, 1] + Array("te{x".utf8), // "JSON" that is not
+            [3, 0, 0, 1, 1, 0, 1] + Array("te{x".utf8),  // "JSON" that is not
             [3, 0, 0, 1, 0, 0, 1] + Array("t{}".utf8),  // no event
-            [3, 0, 0, 1, 1, 0, 1, 0x74, 0xC3] + Array("{}".utf8), // an event that is not UTF-8
+            [3, 0, 0, 1, 1, 0, 1, 0x74, 0xC3] + Array("{}".utf8),  // an event that is not UTF-8
         ]
         for frame in refused {
             #expect(throws: UserBroadcastFrame.Malformed.self, "\(frame)") { try UserBroadcastFrame.decode(ByteBuffer(bytes: frame)) }
@@ -60,8 +79,16 @@ import TestSupport
             Issue.record("a 1.0.0 client gets the text form")
             return
         }
-        #expect(try PhoenixMessage(text: converted) == PhoenixMessage(joinRef: "1", ref: nil, topic: "realtime:room1", event: "broadcast",
-                                                                 payload: .object(["type": "broadcast", "event": "cursor", "payload": .object(["x": .int(3)])])))
+        #expect(
+            try PhoenixMessage(text: converted)
+                == PhoenixMessage(
+                    joinRef: "1",
+                    ref: nil,
+                    topic: "realtime:room1",
+                    event: "broadcast",
+                    payload: .object(["type": "broadcast", "event": "cursor", "payload": .object(["x": .int(3)])])
+                )
+        )
         let opaque = Broadcast.user(event: "blob", json: false, payload: Data([1, 2, 3]))
         #expect(opaque.frame(for: .v1, topic: "realtime:room1", joinRef: "1") == nil)
         guard case .binary(let bytes)? = opaque.frame(for: .v2, topic: "realtime:room1", joinRef: "1") else {

@@ -2,8 +2,8 @@ import Foundation
 import NIOCore
 import NIOPosix
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// The test client must see frames a server sends in the same TCP write as its `101` (the gateway
 /// does exactly that when it refuses a connection); the client it replaces lost them.
@@ -24,11 +24,15 @@ struct WebSocketTestClientTests {
                         while !request.contains("\r\n\r\n"), let buffer = try await reading.next() {
                             request += String(buffer: buffer)
                         }
-                        let key = request.components(separatedBy: "\r\n")
+                        let key =
+                            request.components(separatedBy: "\r\n")
                             .first { $0.lowercased().hasPrefix("sec-websocket-key:") }?
                             .dropFirst("sec-websocket-key:".count).trimmingCharacters(in: .whitespaces) ?? ""
                         let accept = WebSocketTestClient.acceptValue(for: key)
-                        var reply = ByteBuffer(string: "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n\r\n")
+                        var reply = ByteBuffer(
+                            string:
+                                "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n\r\n"
+                        )
                         let greeting = Array(#"{"op":"ready"}"#.utf8)
                         reply.writeBytes([0x81, UInt8(greeting.count)] + greeting)
                         let reason = Array("bye".utf8)

@@ -1,8 +1,9 @@
 import CVips
 import Contracts
 import Foundation
-@testable import Imaging
 import Testing
+
+@testable import Imaging
 
 /// Each filter on a real photo against the image it produced when its definition was checked
 /// (`Fixtures/golden/<filter>.png`). To record them again after a deliberate change, run the suite

@@ -1,8 +1,9 @@
 import CVips
 import Contracts
 import Foundation
-@testable import Imaging
 import Testing
+
+@testable import Imaging
 
 /// The property every filter of Services/EditRender/README.md promises, checked on every pixel of a real photo.
 @Suite("Filter properties") struct FilterPropertyTests {
@@ -28,7 +29,10 @@ import Testing
     }
 
     @Test func tonalIsLumaAndMonoCompressesItAndNoirStretchesIt() throws {
-        let (tonal, mono, noir) = (try filtered(photo, [FilterStep(name: "tonal")]), try filtered(photo, [FilterStep(name: "mono")]), try filtered(photo, [FilterStep(name: "noir")]))
+        let (tonal, mono, noir) = (
+            try filtered(photo, [FilterStep(name: "tonal")]), try filtered(photo, [FilterStep(name: "mono")]),
+            try filtered(photo, [FilterStep(name: "noir")])
+        )
         let source = try original()
         for index in stride(from: 0, to: source.count, by: 97) {
             let c = source.pixel(index).map(Double.init)
@@ -146,7 +150,8 @@ import Testing
         // Halfway out (d ≈ 0.7): the factor is 1 − smoothstep(0.4, 1, d) at that pixel's centre.
         let x = centre.x + Int(0.7 * Double(source.width) / 2)
         let y = centre.y + Int(0.7 * Double(source.height) / 2)
-        let dx = Double(x) + 0.5 - Double(source.width) / 2, dy = Double(y) + 0.5 - Double(source.height) / 2
+        let dx = Double(x) + 0.5 - Double(source.width) / 2
+        let dy = Double(y) + 0.5 - Double(source.height) / 2
         let d = ((dx * dx + dy * dy) / ((Double(source.width * source.width) + Double(source.height * source.height)) / 4)).squareRoot()
         let t = (d - 0.4) / 0.6
         let factor = 1 - t * t * (3 - 2 * t)
@@ -172,14 +177,23 @@ import Testing
         for (after, before) in zip(sharpened.means, source.means) { #expect(abs(after - before) < 3) }
         // Luminance only: a grey photo stays grey.
         let grey = try filtered(photo, [FilterStep(name: "tonal"), FilterStep(name: "sharpen", parameters: ["sharpness": 1.5, "radius": 4])])
-        #expect((0..<grey.count).allSatisfy { index in let p = grey.pixel(index); return p.max()! - p.min()! <= 2 })
+        #expect(
+            (0..<grey.count).allSatisfy { index in
+                let p = grey.pixel(index)
+                return p.max()! - p.min()! <= 2
+            }
+        )
     }
 
     @Test func pixelRadiiScaleWithTheOutputWidth() throws {
         // A 400-pixel preview blurs by the same fraction of the picture as the 1080 render.
         let small = try filtered(photo, edge: 400, [FilterStep(name: "gaussianBlur", parameters: ["radius": 20])])
         let large = try filtered(photo, edge: 1080, [FilterStep(name: "gaussianBlur", parameters: ["radius": 20])])
-        let reduced = try pixels(of: VImage.fromPixels(large.data, width: large.width, height: large.height, bands: 3).map { splash_vips_thumbnail_image($0, $1, Int32(400)) })
+        let reduced = try pixels(
+            of: VImage.fromPixels(large.data, width: large.width, height: large.height, bands: 3).map {
+                splash_vips_thumbnail_image($0, $1, Int32(400))
+            }
+        )
         #expect(reduced.difference(from: small).mean < 2.5)
     }
 }

@@ -1,8 +1,9 @@
 import CVips
 import Foundation
-@testable import Imaging
 import PixelKernels
 import Testing
+
+@testable import Imaging
 
 /// Splash's own pixel loops (`PixelKernels`): the fixed-point Lanczos-3 resampler and the fused
 /// point filters, held to their scalar code, to libvips and to the formulas of Services/EditRender/README.md.
@@ -21,7 +22,15 @@ import Testing
         var out = [UInt8](repeating: 0, count: targetWidth * targetHeight * bands)
         let status = pixels.withUnsafeBufferPointer { source in
             out.withUnsafeMutableBufferPointer { target in
-                splash_resize_lanczos3(source.baseAddress, Int32(width), Int32(height), Int32(bands), target.baseAddress, Int32(targetWidth), Int32(targetHeight))
+                splash_resize_lanczos3(
+                    source.baseAddress,
+                    Int32(width),
+                    Int32(height),
+                    Int32(bands),
+                    target.baseAddress,
+                    Int32(targetWidth),
+                    Int32(targetHeight)
+                )
             }
         }
         #expect(status == 0)
@@ -57,9 +66,11 @@ import Testing
         let photo = try RenderPipeline.thumbnail(try Photos.bytes("Garden"), edge: 1280)
         let (width, height) = (photo.width * 27 / 32, photo.height * 27 / 32)
         let ours = try pixels(of: photo.resampled(width: width, height: height))
-        let theirs = try pixels(of: photo.map {
-            splash_vips_resize2($0, $1, Double(width) / Double(photo.width), Double(height) / Double(photo.height))
-        })
+        let theirs = try pixels(
+            of: photo.map {
+                splash_vips_resize2($0, $1, Double(width) / Double(photo.width), Double(height) / Double(photo.height))
+            }
+        )
         #expect((ours.width, ours.height) == (width, height))
         // Two implementations of one kernel: edges and rounding differ, the picture does not.
         let difference = ours.difference(from: theirs)
@@ -100,7 +111,8 @@ import Testing
                 let (average, maximum) = (c.reduce(0, +) / 3, c.max()!)
                 let t = (maximum - average) * (-3 * 0.6 / 255)
                 c = c.map { $0 + (maximum - $0) * t }
-                let dx = Double(x) + 0.5 - Double(width) / 2, dy = Double(y) + 0.5 - Double(height) / 2
+                let dx = Double(x) + 0.5 - Double(width) / 2
+                let dy = Double(y) + 0.5 - Double(height) / 2
                 let d = ((dx * dx + dy * dy) / (Double(width * width + height * height) / 4)).squareRoot()
                 let s = min(max((d - 0.4) / 0.6, 0), 1)
                 let factor = 1 - 0.8 * s * s * (3 - 2 * s)

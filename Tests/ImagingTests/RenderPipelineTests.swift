@@ -1,8 +1,9 @@
 import CVips
 import Contracts
 import Foundation
-@testable import Imaging
 import Testing
+
+@testable import Imaging
 
 /// Services/EditRender/README.md, "Output": size, colour, metadata and the byte budget.
 @Suite("Render output") struct RenderOutputTests {
@@ -40,7 +41,11 @@ import Testing
     }
 
     @Test func anImageNeverGrowsAndSmallPhotosKeepTheirSize() throws {
-        let rendered = try RenderPipeline.render(try Photos.bytes("GreenMeadow"), filters: try FilterChain([]), output: OutputRules(longestEdge: 2048))
+        let rendered = try RenderPipeline.render(
+            try Photos.bytes("GreenMeadow"),
+            filters: try FilterChain([]),
+            output: OutputRules(longestEdge: 2048)
+        )
         #expect((rendered.width, rendered.height) == (1280, 1024))
     }
 

@@ -1,8 +1,9 @@
 import CVips
 import Contracts
 import Foundation
-@testable import Imaging
 import Testing
+
+@testable import Imaging
 
 /// The source checks of Services/EditRender/README.md ("Pipeline"): what a hostile or broken
 /// source gets.
@@ -61,7 +62,10 @@ import Testing
 
     @Test func unknownFiltersParametersAndOutOfRangeValuesNameTheirField() {
         func field(_ steps: [FilterStep]) -> String? {
-            do { _ = try FilterChain(steps); return nil } catch { return error.field }
+            do {
+                _ = try FilterChain(steps)
+                return nil
+            } catch { return error.field }
         }
         #expect(field([FilterStep(name: "sepia"), FilterStep(name: "sparkle")]) == "filters[1].name")
         #expect(field([FilterStep(name: "sepia", parameters: ["intensity": 1.5])]) == "filters[0].intensity")
@@ -73,7 +77,11 @@ import Testing
     }
 
     @Test func consecutiveColourFiltersMergeIntoOneStage() throws {
-        let chain = try FilterChain([FilterStep(name: "sepia"), FilterStep(name: "hue", parameters: ["angle": 1]), FilterStep(name: "colorControls", parameters: ["contrast": 1.2]), FilterStep(name: "vignette", parameters: ["intensity": 0.5]), FilterStep(name: "invert")])
+        let chain = try FilterChain([
+            FilterStep(name: "sepia"), FilterStep(name: "hue", parameters: ["angle": 1]),
+            FilterStep(name: "colorControls", parameters: ["contrast": 1.2]), FilterStep(name: "vignette", parameters: ["intensity": 0.5]),
+            FilterStep(name: "invert"),
+        ])
         #expect(chain.stages.count == 3)
         #expect(try FilterChain([FilterStep(name: "colorControls"), FilterStep(name: "hue")]).stages.isEmpty)
     }
@@ -84,8 +92,10 @@ import Testing
         var bytes = try small.encode { splash_vips_jpegsave_buffer($0, $1, $2, 80) }
         let sof = try #require((0..<bytes.count - 1).first { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xC0 })
         // FF C0, length (2), precision (1), height (2), width (2).
-        bytes[sof + 5] = UInt8(size.height >> 8); bytes[sof + 6] = UInt8(size.height & 0xFF)
-        bytes[sof + 7] = UInt8(size.width >> 8); bytes[sof + 8] = UInt8(size.width & 0xFF)
+        bytes[sof + 5] = UInt8(size.height >> 8)
+        bytes[sof + 6] = UInt8(size.height & 0xFF)
+        bytes[sof + 7] = UInt8(size.width >> 8)
+        bytes[sof + 8] = UInt8(size.width & 0xFF)
         return bytes
     }
 }

@@ -5,18 +5,26 @@ import Kafka
 import Logging
 import ServiceKit
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct KafkaClientTests {
     let logger = Logger(label: "kafka-test")
 
     func producer(_ cluster: KafkaEmbeddedCluster) throws -> KafkaProducer {
-        try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "test-producer"), logger: logger)
+        try KafkaProducer(
+            configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "test-producer"),
+            logger: logger
+        )
     }
 
     func consumer(_ cluster: KafkaEmbeddedCluster, topic: Topic, group: String, buffer: Int = 256) throws -> KafkaConsumer {
-        var configuration = KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "test-consumer", groupID: group, topics: [topic.name])
+        var configuration = KafkaConsumerConfiguration(
+            bootstrapServers: cluster.bootstrapServers,
+            clientID: "test-consumer",
+            groupID: group,
+            topics: [topic.name]
+        )
         configuration.bufferedMessagesPerPartition = buffer
         configuration.sessionTimeout = .seconds(6)
         return try KafkaConsumer(configuration: configuration, logger: logger)
@@ -51,7 +59,12 @@ import TestSupport
         let producer = try producer(cluster)
         let consumer = try consumer(cluster, topic: topic, group: "order-\(UUID())")
         let records = (0..<1_000).map { index in
-            KafkaRecord(topic: topic.name, key: "key-\(index % 10)", value: Array("\(index)".utf8), headers: [KafkaHeader("seq", "\(index)"), KafkaHeader("empty", nil)])
+            KafkaRecord(
+                topic: topic.name,
+                key: "key-\(index % 10)",
+                value: Array("\(index)".utf8),
+                headers: [KafkaHeader("seq", "\(index)"), KafkaHeader("empty", nil)]
+            )
         }
         let received = try await withRunningServices([producer, consumer]) {
             let outcomes = await producer.send(records)
@@ -137,7 +150,12 @@ import TestSupport
     @Test func aConsumerStopsWithinItsCloseTimeoutWhileAHandlerNeverFinishes() async throws {
         let cluster = try await TestKafka.shared.running()
         let topic = try await TestKafka.shared.makeTopic(partitions: 1)
-        var configuration = KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "test-consumer", groupID: "close-\(UUID())", topics: [topic.name])
+        var configuration = KafkaConsumerConfiguration(
+            bootstrapServers: cluster.bootstrapServers,
+            clientID: "test-consumer",
+            groupID: "close-\(UUID())",
+            topics: [topic.name]
+        )
         // A revocation would wait a minute for the stuck handler; leaving may take 3 s.
         configuration.sessionTimeout = .seconds(150)
         configuration.revocationDrainTimeout = .seconds(60)
@@ -173,7 +191,10 @@ import TestSupport
     @Test func theProducerReachesTheClusterOrSaysItCannot() async throws {
         let cluster = try await TestKafka.shared.running()
         try await producer(cluster).checkConnection(timeout: .seconds(5))
-        let nowhere = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: "127.0.0.1:\(freePort())", clientID: "nowhere"), logger: logger)
+        let nowhere = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(bootstrapServers: "127.0.0.1:\(freePort())", clientID: "nowhere"),
+            logger: logger
+        )
         await #expect(throws: KafkaError.self) { try await nowhere.checkConnection(timeout: .milliseconds(500)) }
     }
 }

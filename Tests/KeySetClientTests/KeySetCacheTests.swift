@@ -2,12 +2,13 @@ import AsyncHTTPClient
 import Foundation
 import Hummingbird
 import Identity
-@testable import KeySetClient
 import Logging
 import NIOCore
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import KeySetClient
 
 /// `KeySetCache` against a key set served over a real socket, as auth serves it.
 @Suite("Key set cache: verified tokens")
@@ -27,7 +28,11 @@ struct KeySetCacheTests {
             router.get("jwks.json") { [self] _, _ -> Response in
                 fetches.add(1, ordering: .relaxed)
                 let set = JSONWebKeySet(keys: keys.withLock { $0.map(\.verificationKey.jwk) })
-                return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(set))))
+                return Response(
+                    status: .ok,
+                    headers: [.contentType: "application/json"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(set)))
+                )
             }
             let running = try await TestServer.start(router, label: "key-set")
             server.withLock { $0 = running }
@@ -39,9 +44,16 @@ struct KeySetCacheTests {
 
     /// A cache of `server`'s keys that fetches again on an unknown key id at most every 30 s,
     /// unless a test asks for less.
-    private func withCache(_ server: KeySetServer, refreshInterval: Duration = .seconds(30), _ body: (KeySetCache) async throws -> Void) async throws {
+    private func withCache(_ server: KeySetServer, refreshInterval: Duration = .seconds(30), _ body: (KeySetCache) async throws -> Void) async throws
+    {
         let url = try await server.start()
-        let cache = KeySetCache(url: url, issuer: Self.issuer, refreshInterval: refreshInterval, client: .shared, logger: Logger(label: "key-set-test"))
+        let cache = KeySetCache(
+            url: url,
+            issuer: Self.issuer,
+            refreshInterval: refreshInterval,
+            client: .shared,
+            logger: Logger(label: "key-set-test")
+        )
         do {
             try await body(cache)
         } catch {

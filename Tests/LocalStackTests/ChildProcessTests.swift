@@ -2,6 +2,7 @@ import AsyncSignals
 import Foundation
 import LocalStack
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,7 +26,9 @@ struct ChildProcessTests {
     }
 
     @Test func reportsHowTheChildEnded() async throws {
-        for (script, status, reason) in [("exit 0", 0, ChildProcess.TerminationReason.exit), ("exit 3", 3, .exit), ("kill -KILL $$", SIGKILL, .uncaughtSignal)] {
+        for (script, status, reason) in [
+            ("exit 0", 0, ChildProcess.TerminationReason.exit), ("exit 3", 3, .exit), ("kill -KILL $$", SIGKILL, .uncaughtSignal),
+        ] {
             let process = ProcessCommand(Self.shell, ["-c", script]).makeProcess()
             let ended = OneShot<Void>()
             process.terminationHandler = { _ in ended.complete(()) }
@@ -48,8 +51,10 @@ struct ChildProcessTests {
 
     @Test func environmentAdditionsAndTheWorkingDirectoryReachTheChild() async throws {
         let output = try await ProcessCommand(
-            Self.shell, ["-c", #"echo "$SPLASH_CHILD_TEST $(pwd)""#],
-            environment: ["SPLASH_CHILD_TEST": "added"], workingDirectory: URL(fileURLWithPath: "/tmp")
+            Self.shell,
+            ["-c", #"echo "$SPLASH_CHILD_TEST $(pwd)""#],
+            environment: ["SPLASH_CHILD_TEST": "added"],
+            workingDirectory: URL(fileURLWithPath: "/tmp")
         ).runToCompletion()
         #expect(output == "added /tmp\n")
     }

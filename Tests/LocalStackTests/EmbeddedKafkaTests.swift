@@ -2,8 +2,8 @@ import Contracts
 import Foundation
 import Kafka
 import LocalStack
-import Testing
 import TestSupport
+import Testing
 
 @Suite("The embedded Kafka-protocol broker")
 struct EmbeddedKafkaTests {
@@ -36,9 +36,15 @@ struct EmbeddedKafkaTests {
         let kcat = try #require(TestKafka.kcat, "kcat is not installed; `make test` installs it")
         let topic = try await TestKafka.shared.makeTopic(partitions: 2)
         let bootstrap = try await TestKafka.shared.running().bootstrapServers
-        let produce = ProcessCommand(URL(fileURLWithPath: "/bin/sh"), ["-c", "printf 'user-1:hello\\n' | \(kcat.path) -b \(bootstrap) -t \(topic.name) -P -K: -p 0"])
+        let produce = ProcessCommand(
+            URL(fileURLWithPath: "/bin/sh"),
+            ["-c", "printf 'user-1:hello\\n' | \(kcat.path) -b \(bootstrap) -t \(topic.name) -P -K: -p 0"]
+        )
         try await produce.runToCompletion()
-        let consumed = try await ProcessCommand(kcat, ["-b", bootstrap, "-t", topic.name, "-C", "-p", "0", "-o", "beginning", "-c", "1", "-f", "%k=%s\\n", "-e"]).runToCompletion()
+        let consumed = try await ProcessCommand(
+            kcat,
+            ["-b", bootstrap, "-t", topic.name, "-C", "-p", "0", "-o", "beginning", "-c", "1", "-f", "%k=%s\\n", "-e"]
+        ).runToCompletion()
         #expect(consumed.split(separator: "\n").contains("user-1=hello"))
     }
 }

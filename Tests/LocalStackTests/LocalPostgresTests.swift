@@ -2,8 +2,9 @@ import Foundation
 import LocalStack
 import Logging
 import PostgresNIO
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,7 +24,8 @@ struct LocalPostgresTests {
         try owner.run()
         defer { if owner.isRunning { owner.terminate() } }
         let port = freePort()
-        let server = cluster.serverCommand(port: port, durability: .throwaway, owner: owner.processIdentifier, removeDataDirectoryOnExit: true).makeProcess()
+        let server = cluster.serverCommand(port: port, durability: .throwaway, owner: owner.processIdentifier, removeDataDirectoryOnExit: true)
+            .makeProcess()
         server.standardOutput = .nullDevice
         server.standardError = .nullDevice
         try server.run()
@@ -46,13 +48,21 @@ struct LocalPostgresTests {
         // Provisioning again (every `splash up` does) changes nothing and fails nothing.
         try await database.provision(superuserPassword: nil, services: services, passwords: passwords, logger: logger)
 
-        let configuration = PostgresConnection.Configuration(host: "127.0.0.1", port: port, username: "splash_auth", password: "pw-splash_auth", database: database.name, tls: .disable)
+        let configuration = PostgresConnection.Configuration(
+            host: "127.0.0.1",
+            port: port,
+            username: "splash_auth",
+            password: "pw-splash_auth",
+            database: database.name,
+            tls: .disable
+        )
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
         do {
             let searchPath = try await connection.query("SHOW search_path", logger: logger).collect().first?.decode(String.self)
             #expect(searchPath == "auth")
             try await connection.query("CREATE TABLE users (id int)", logger: logger)
-            let schema = try await connection.query("SELECT schemaname::text FROM pg_tables WHERE tablename = 'users'", logger: logger).collect().first?.decode(String.self)
+            let schema = try await connection.query("SELECT schemaname::text FROM pg_tables WHERE tablename = 'users'", logger: logger).collect()
+                .first?.decode(String.self)
             #expect(schema == "auth")
             await #expect(throws: PSQLError.self) {
                 try await connection.query("CREATE TABLE catalog.stolen (id int)", logger: logger)

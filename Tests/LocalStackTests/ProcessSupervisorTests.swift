@@ -1,7 +1,7 @@
 import Foundation
 import LocalStack
-import Testing
 import TestSupport
+import Testing
 
 @Suite("splash up's process supervisor")
 struct ProcessSupervisorTests {

@@ -1,25 +1,27 @@
 import ServiceKit
-import Testing
 import TestSupport
+import Testing
 
 /// How the benchmarks read wrk: its report with the histogram lines of our script, and
 /// percentiles over several runs merged.
 @Suite("wrk's report and merged latency histograms")
 struct WrkReportTests {
     @Test func readsThroughputErrorsAndEveryLatency() {
-        let result = Wrk.Result(report: """
-            Running 2s test @ http://127.0.0.1:8080/auth/v1/user
-              2 threads and 32 connections
-              Thread Stats   Avg      Stdev     Max   +/- Stdev
-                Latency    18.03ms    3.10ms  59.50ms   80.00%
-              3480 requests in 2.00s, 1.20MB read
-              Non-2xx or 3xx responses: 3
-            Requests/sec:   1740.12
-            Transfer/sec:    612.40KB
-            latency-us 812 2
-            latency-us 1200 1
-            latency-us 2010000 1
-            """)
+        let result = Wrk.Result(
+            report: """
+                Running 2s test @ http://127.0.0.1:8080/auth/v1/user
+                  2 threads and 32 connections
+                  Thread Stats   Avg      Stdev     Max   +/- Stdev
+                    Latency    18.03ms    3.10ms  59.50ms   80.00%
+                  3480 requests in 2.00s, 1.20MB read
+                  Non-2xx or 3xx responses: 3
+                Requests/sec:   1740.12
+                Transfer/sec:    612.40KB
+                latency-us 812 2
+                latency-us 1200 1
+                latency-us 2010000 1
+                """
+        )
         #expect(result.requestsPerSecond == 1740.12)
         #expect(result.errors == "  Non-2xx or 3xx responses: 3")
         #expect(result.latency.count == 4)
@@ -75,8 +77,10 @@ struct WrkReportTests {
         // difference is 1 ms, if the two ways' slices are drawn together.
         var random = SeededRandom(state: 7)
         let (added, interval) = SlicedLatencies.addedPercentile(
-            99, proxied: SlicedLatencies(slices(count: 30, base: 20_000, shift: 1_000)),
-            direct: SlicedLatencies(slices(count: 30, base: 20_000)), using: &random
+            99,
+            proxied: SlicedLatencies(slices(count: 30, base: 20_000, shift: 1_000)),
+            direct: SlicedLatencies(slices(count: 30, base: 20_000)),
+            using: &random
         )
         #expect(added == 1)
         #expect(interval == 1...1)
@@ -87,8 +91,10 @@ struct WrkReportTests {
         // without that round (about a third of them) show nothing added.
         var random = SeededRandom(state: 11)
         let (added, interval) = SlicedLatencies.addedPercentile(
-            99, proxied: SlicedLatencies(slices(count: 20, base: 20_000, stallAt: 4)),
-            direct: SlicedLatencies(slices(count: 20, base: 20_000)), using: &random
+            99,
+            proxied: SlicedLatencies(slices(count: 20, base: 20_000, stallAt: 4)),
+            direct: SlicedLatencies(slices(count: 20, base: 20_000)),
+            using: &random
         )
         #expect(added > 200)
         #expect(interval.lowerBound == 0)

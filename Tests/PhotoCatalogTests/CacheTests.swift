@@ -1,7 +1,8 @@
-@testable import PhotoCatalog
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
+@testable import PhotoCatalog
 
 /// The cache, coalescing and the rate-limit budget, against a fake Unsplash over real HTTP and a
 /// real Postgres.
@@ -190,7 +191,10 @@ struct CacheTests {
             #expect(refused.status == 503)
             let retryAfter = try #require(Int(refused.headers["retry-after"] ?? ""))
             #expect((1...15).contains(retryAfter))
-            #expect(try refused.json()["detail"] as? String == "Unsplash's hourly request budget is down to its reserve; only cached answers are served until it resets.")
+            #expect(
+                try refused.json()["detail"] as? String
+                    == "Unsplash's hourly request budget is down to its reserve; only cached answers are served until it resets."
+            )
             #expect(try await catalog.get("/v1/search/photos?query=one").status == 200)
             #expect(try await catalog.get("/v1/search/photos?query=five").status == 503)
             #expect(catalog.unsplash.calls(to: "/search/photos") == 3)

@@ -1,8 +1,9 @@
-@testable import PhotoCatalog
 import Foundation
-import Testing
 import TestSupport
+import Testing
 import Yams
+
+@testable import PhotoCatalog
 
 /// The catalog's answers against `Services/PhotoCatalog/openapi.yaml` and Unsplash's shapes
 /// (Services/PhotoCatalog/openapi.yaml), online (a fake Unsplash) and offline (the fixture set).
@@ -43,7 +44,8 @@ struct ContractTests {
         try await CatalogHarness.with(offline: true) { catalog in
             for (path, method) in operations {
                 do {
-                    let concrete = path.replacingOccurrences(of: "{id}", with: "mate-aqua-01").replacingOccurrences(of: "{file}", with: "Aqua.jpg")
+                    let concrete =
+                        path.replacingOccurrences(of: "{id}", with: "mate-aqua-01").replacingOccurrences(of: "{file}", with: "Aqua.jpg")
                         + (path == "/search/photos" ? "?query=water" : "")
                     let response = try await catalog.app.request(.init(method.uppercased())!, "/v1" + concrete)
                     #expect(response.status != 404 || path == "/photos/{id}/download", "\(method) \(path): \(response.status)")
@@ -55,8 +57,11 @@ struct ContractTests {
 
     @Test func schemathesisFindsNothingTheDocumentDoesNotPromise() async throws {
         try await CatalogHarness.with { catalog in
-            let report = try await Schemathesis(service: "PhotoCatalog", baseURL: catalog.app.baseURL + "/v1",
-                                                headers: [("Authorization", "Bearer \(try catalog.token())")]).run()
+            let report = try await Schemathesis(
+                service: "PhotoCatalog",
+                baseURL: catalog.app.baseURL + "/v1",
+                headers: [("Authorization", "Bearer \(try catalog.token())")]
+            ).run()
             #expect(report.passed, "\(report)")
         }
     }
@@ -66,11 +71,11 @@ struct ContractTests {
             let list = try await catalog.get("/v1/photos")
             let photos = try #require(try JSONSerialization.jsonObject(with: list.body) as? [[String: Any]])
             #expect(photos.count == 10)
-            photos.forEach { Self.expectPhoto($0) }
+            for photo in photos { Self.expectPhoto(photo) }
             let search = try await catalog.get("/v1/search/photos?query=dogs")
             let object = try search.json()
             #expect(Set(object.keys) == ["total", "total_pages", "results"])
-            (object["results"] as? [[String: Any]] ?? []).forEach { Self.expectPhoto($0) }
+            for photo in object["results"] as? [[String: Any]] ?? [] { Self.expectPhoto(photo) }
             Self.expectPhoto(try await catalog.get("/v1/photos/abc").json(), full: true)
             for response in [list, search] {
                 #expect(response.headers["content-type"] == "application/json")

@@ -1,7 +1,8 @@
-@testable import PhotoCatalog
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
+@testable import PhotoCatalog
 
 /// Download tracking, and the access key staying on the server.
 @Suite("photo-catalog download tracking and key secrecy")
@@ -49,11 +50,19 @@ struct DownloadAndSecretTests {
             #expect(anonymous.status == 401)
             #expect(try await catalog.reportDownload("abc", bearer: "forged.token.here").status == 401)
             #expect(try await catalog.reportDownload("abc", bearer: try catalog.token(expiresIn: -60)).status == 401)
-            let wrongSecret = try await catalog.reportDownload("abc", bearer: nil, headers: [("X-Splash-Service-Token", String(repeating: "x", count: 40)), ("X-Splash-User-Id", UUID().uuidString)])
+            let wrongSecret = try await catalog.reportDownload(
+                "abc",
+                bearer: nil,
+                headers: [("X-Splash-Service-Token", String(repeating: "x", count: 40)), ("X-Splash-User-Id", UUID().uuidString)]
+            )
             #expect(wrongSecret.status == 401)
             let noUser = try await catalog.reportDownload("abc", bearer: nil, headers: [("X-Splash-Service-Token", serviceToken)])
             #expect(noUser.status == 422)
-            let service = try await catalog.reportDownload("abc", bearer: nil, headers: [("X-Splash-Service-Token", serviceToken), ("X-Splash-User-Id", UUID().uuidString)])
+            let service = try await catalog.reportDownload(
+                "abc",
+                bearer: nil,
+                headers: [("X-Splash-Service-Token", serviceToken), ("X-Splash-User-Id", UUID().uuidString)]
+            )
             #expect(service.status == 202, "\(service.text)")
             #expect(try await catalog.count("downloads") == 1)
         }

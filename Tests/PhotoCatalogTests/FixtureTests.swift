@@ -1,7 +1,8 @@
-@testable import PhotoCatalog
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
+@testable import PhotoCatalog
 
 /// Offline mode: no access key, the bundled photographs in Unsplash's shapes.
 @Suite("photo-catalog offline fixtures")
@@ -15,7 +16,7 @@ struct FixtureTests {
             #expect(first.headers["cache-status"] == "photo-catalog; hit; detail=fixtures")
             let photos = try #require(try JSONSerialization.jsonObject(with: first.body) as? [[String: Any]])
             #expect(photos.count == 10)
-            photos.forEach { ContractTests.expectPhoto($0) }
+            for photo in photos { ContractTests.expectPhoto(photo) }
             let dates = photos.compactMap { ($0["created_at"] as? String).flatMap(DateParsing.rfc3339WithOffset) }
             #expect(dates == dates.sorted(by: >))
             let second = try JSONSerialization.jsonObject(with: try await catalog.get("/v1/photos?page=2").body) as? [[String: Any]]
@@ -38,8 +39,11 @@ struct FixtureTests {
             // The README's example.
             let paged = try await catalog.get("/v1/search/photos?query=flower&per_page=2")
             #expect(paged.headers["x-total"] == "5")
-            #expect(paged.headers["link"] == "<https://splash.test/v1/search/photos?page=3&content_filter=low&order_by=relevant&per_page=2&query=flower>; rel=\"last\", "
-                + "<https://splash.test/v1/search/photos?page=2&content_filter=low&order_by=relevant&per_page=2&query=flower>; rel=\"next\"")
+            #expect(
+                paged.headers["link"]
+                    == "<https://splash.test/v1/search/photos?page=3&content_filter=low&order_by=relevant&per_page=2&query=flower>; rel=\"last\", "
+                    + "<https://splash.test/v1/search/photos?page=2&content_filter=low&order_by=relevant&per_page=2&query=flower>; rel=\"next\""
+            )
             let pagedBody = try paged.json()
             #expect(pagedBody["total_pages"] as? Int == 3)
             #expect((pagedBody["results"] as? [[String: Any]])?.first?["id"] as? String == "mate-garden-05")

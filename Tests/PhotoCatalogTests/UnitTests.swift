@@ -1,8 +1,9 @@
-@testable import PhotoCatalog
 import Foundation
 import NIOCore
 import ServiceKit
 import Testing
+
+@testable import PhotoCatalog
 
 /// The catalog's own rules, without a network: request normal forms, the budget, pagination links,
 /// validators and how Unsplash's answers are classified.
@@ -18,7 +19,9 @@ struct UnitTests {
         let collections = try UnsplashRequest.search(QueryString("query=x&collections=b2,a1,%20b2"))
         #expect(collections.cacheKey.contains("collections=a1%2Cb2"))
         // An empty list is no filter (schemathesis found it refused, though the document allows it).
-        #expect(try UnsplashRequest.search(QueryString("query=x&collections=")).cacheKey == (try UnsplashRequest.search(QueryString("query=x"))).cacheKey)
+        #expect(
+            try UnsplashRequest.search(QueryString("query=x&collections=")).cacheKey == (try UnsplashRequest.search(QueryString("query=x"))).cacheKey
+        )
         // Characters that mean something in a URL stay inside the value.
         let tricky = try UnsplashRequest.search(QueryString("query=cats%26page%3D9%23x"))
         #expect(tricky.cacheKey.hasSuffix("query=cats%26page%3D9%23x"))
@@ -49,9 +52,11 @@ struct UnitTests {
 
     @Test func paginationLinksFollowUnsplash() {
         let middle = Pagination(total: 133, page: 2, perPage: 10)
-        #expect(middle.link(base: "https://s.test/v1/search/photos", parameters: [(name: "query", value: "a b")]) ==
-            "<https://s.test/v1/search/photos?page=1&query=a%20b>; rel=\"first\", <https://s.test/v1/search/photos?page=1&query=a%20b>; rel=\"prev\", "
-            + "<https://s.test/v1/search/photos?page=14&query=a%20b>; rel=\"last\", <https://s.test/v1/search/photos?page=3&query=a%20b>; rel=\"next\"")
+        #expect(
+            middle.link(base: "https://s.test/v1/search/photos", parameters: [(name: "query", value: "a b")])
+                == "<https://s.test/v1/search/photos?page=1&query=a%20b>; rel=\"first\", <https://s.test/v1/search/photos?page=1&query=a%20b>; rel=\"prev\", "
+                + "<https://s.test/v1/search/photos?page=14&query=a%20b>; rel=\"last\", <https://s.test/v1/search/photos?page=3&query=a%20b>; rel=\"next\""
+        )
         #expect(Pagination(total: 5, page: 1, perPage: 10).link(base: "b", parameters: []) == nil)
         #expect(Pagination(total: 0, page: 1, perPage: 10).lastPage == 1)
     }
@@ -66,7 +71,10 @@ struct UnitTests {
 
     @Test func cacheStatusFollowsRFC9211() {
         #expect(CacheStatus.hit(ttl: 30).headerValue == "photo-catalog; hit; ttl=30")
-        #expect(CacheStatus.staleIfError(ttl: -5, upstreamStatus: 429).headerValue == "photo-catalog; fwd=stale; fwd-status=429; ttl=-5; detail=stale-if-error")
+        #expect(
+            CacheStatus.staleIfError(ttl: -5, upstreamStatus: 429).headerValue
+                == "photo-catalog; fwd=stale; fwd-status=429; ttl=-5; detail=stale-if-error"
+        )
         #expect(CacheStatus.stored(upstreamStatus: 200).headerValue == "photo-catalog; fwd=uri-miss; fwd-status=200; stored")
     }
 
@@ -74,7 +82,10 @@ struct UnitTests {
         let hot = HotAnswers(maxBytes: 1_000)
         let now = Date()
         for index in 0..<30 {
-            hot.remember("k\(index)", CachedAnswer(status: 200, body: ByteBuffer(repeating: 1, count: 100), total: nil, storedAt: now, lifetime: .seconds(60)))
+            hot.remember(
+                "k\(index)",
+                CachedAnswer(status: 200, body: ByteBuffer(repeating: 1, count: 100), total: nil, storedAt: now, lifetime: .seconds(60))
+            )
         }
         let kept = (0..<30).filter { hot.fresh("k\($0)", at: now) != nil }
         #expect(kept.count == 10)

@@ -60,7 +60,9 @@ struct PageTests {
 
     @Test func badLimitsAndCursorsAre422NamingTheParameter() throws {
         func page(_ query: String) throws -> PageRequest {
-            try PageRequest(Request(head: HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/list?\(query)"), body: RequestBody(buffer: ByteBuffer())))
+            try PageRequest(
+                Request(head: HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/list?\(query)"), body: RequestBody(buffer: ByteBuffer()))
+            )
         }
         #expect(try page("") == PageRequest(limit: 20))
         let cursor = PageCursor(time: Date(timeIntervalSince1970: 1_795_000_000), key: "k")
@@ -111,9 +113,11 @@ struct JSONObjectTests {
         #expect(body.number("nan", required: true, in: 0...1) == nil)
         #expect(body.bool("flag", required: true) == nil)
         #expect(body.integer("missing", required: true, in: 1...2) == nil)
-        #expect(body.errors.compactMap { error -> String? in
-            if case .body(let pointer) = error.location { return pointer } else { return nil }
-        } == ["/big", "/frac", "/nan", "/flag", "/missing"])
+        #expect(
+            body.errors.compactMap { error -> String? in
+                if case .body(let pointer) = error.location { return pointer } else { return nil }
+            } == ["/big", "/frac", "/nan", "/flag", "/missing"]
+        )
         #expect(throws: Problem.self) { try body.validate() }
         #expect(throws: Problem.self) { try JSONObject(Array("[1,2]".utf8)) }
     }

@@ -22,7 +22,10 @@ import Testing
 
     struct Pair: Hashable {
         var from: Int, to: Int
-        init(_ from: Int, _ to: Int) { self.from = from; self.to = to }
+        init(_ from: Int, _ to: Int) {
+            self.from = from
+            self.to = to
+        }
     }
 
     func place(_ name: String) throws -> Coordinate {
@@ -45,7 +48,8 @@ import Testing
     @Test func aRouteFollowsOneWayStreetsAndItsTimeIsTheSumOfItsEdgesAtTheirSpeeds() throws {
         // Maya Bar & Grill and Graniittilinna: one-way streets make the two directions differ
         // (networkx's astar_path_length on the same graph: 151.3 s and 111.2 s).
-        let maya = try place("Maya Bar & Grill"), graniittilinna = try place("Graniittilinna")
+        let maya = try place("Maya Bar & Grill")
+        let graniittilinna = try place("Graniittilinna")
         let there = Self.graph.route(from: maya, to: graniittilinna)
         let back = Self.graph.route(from: graniittilinna, to: maya)
         #expect(there.kind == .road && back.kind == .road)
@@ -71,7 +75,8 @@ import Testing
         var random = SystemRandomNumberGenerator()
         let routable = Self.graph.routableNodes
         for _ in 0..<12 {
-            let source = routable.randomElement(using: &random)!, target = routable.randomElement(using: &random)!
+            let source = routable.randomElement(using: &random)!
+            let target = routable.randomElement(using: &random)!
             let route = try #require(Self.graph.fastestPath(from: source, to: target))
             #expect(abs(route.seconds - dijkstra(from: source, to: target)) < 1e-6, "\(source) → \(target)")
         }
@@ -84,7 +89,8 @@ import Testing
             #expect(Self.graph.isRoutable[snapped.node])
         }
         // Tampere is off the map: great-circle distance × 1.3 at 30 km/h.
-        let helsinki = try place("Maya Bar & Grill"), tampere = Coordinate(lat: 61.4978, lng: 23.7610)
+        let helsinki = try place("Maya Bar & Grill")
+        let tampere = Coordinate(lat: 61.4978, lng: 23.7610)
         let estimate = Self.graph.route(from: helsinki, to: tampere)
         #expect(estimate.kind == .estimate)
         #expect(abs(estimate.metres - helsinki.metres(to: tampere) * 1.3) < 1e-6)
@@ -115,7 +121,8 @@ import Testing
         let segments = route.segmentMetres
         for index in 0..<segments.count {
             // Halfway along each segment, 10 m to its side.
-            let a = route.points[index], b = route.points[index + 1]
+            let a = route.points[index]
+            let b = route.points[index + 1]
             let half = a.interpolated(to: b, fraction: 0.5)
             let scale = cos(half.lat * .pi / 180)
             let (east, north) = ((b.lng - a.lng) * scale, b.lat - a.lat)
@@ -123,10 +130,15 @@ import Testing
             let aside = Coordinate(lat: half.lat + east / norm * 10 / 111_195, lng: half.lng - north / norm * 10 / 111_195 / scale)
             let matched = follower.secondsLeft(from: aside)
             let left = try #require(matched, "segment \(index)")
-            let expected = (index + 1..<segments.count).reduce(0.5 * segments[index] / route.speeds[index]) { $0 + segments[$1] / route.speeds[$1] } * route.seconds
+            let expected =
+                (index + 1..<segments.count).reduce(0.5 * segments[index] / route.speeds[index]) { $0 + segments[$1] / route.speeds[$1] }
+                * route.seconds
                 / zip(segments, route.speeds).reduce(0) { $0 + $1.0 / $1.1 }
             // Within the time of the 10 m aside (a point beside a bend is beside two stretches).
-            #expect(abs(left - expected) < 3, "segment \(index) of \(segments.count) (\(segments[index]) m): \(left) s left, \(expected) expected, matched \(follower.segment)")
+            #expect(
+                abs(left - expected) < 3,
+                "segment \(index) of \(segments.count) (\(segments[index]) m): \(left) s left, \(expected) expected, matched \(follower.segment)"
+            )
             #expect(left <= previous + 3)
             previous = left
         }
@@ -141,8 +153,11 @@ import Testing
     }
 
     @Test func twoRoutesThatMeetJoinIntoOne() throws {
-        let a = try place("Maya Bar & Grill"), b = try place("Graniittilinna"), c = try place("Cafe Java")
-        let first = Self.graph.route(from: a, to: b), second = Self.graph.route(from: b, to: c)
+        let a = try place("Maya Bar & Grill")
+        let b = try place("Graniittilinna")
+        let c = try place("Cafe Java")
+        let first = Self.graph.route(from: a, to: b)
+        let second = Self.graph.route(from: b, to: c)
         let joined = first.followed(by: second)
         #expect(joined.kind == .road)
         #expect(joined.points.count == first.points.count + second.points.count - 1)

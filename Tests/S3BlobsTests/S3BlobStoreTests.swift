@@ -5,8 +5,8 @@ import LocalStack
 import Logging
 import NIOCore
 import S3Blobs
-import Testing
 import TestSupport
+import Testing
 
 /// The S3 blob store against moto, an S3-protocol server on loopback: round trips small and large
 /// (multipart), ranges, listings past S3's 1,000-key pages, a wrong secret, and uploads that fail
@@ -15,12 +15,24 @@ import TestSupport
     /// One client for every store of the run, as a service has one.
     static let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: S3BlobStore.httpConfiguration)
 
-    static func store(_ server: MotoServer, bucket: String = "splash-\(UUID().uuidString.prefix(8).lowercased())",
-                      accessKeyID: String = "testing", secret: String = "testing", create: Bool = true) async throws -> S3BlobStore {
+    static func store(
+        _ server: MotoServer,
+        bucket: String = "splash-\(UUID().uuidString.prefix(8).lowercased())",
+        accessKeyID: String = "testing",
+        secret: String = "testing",
+        create: Bool = true
+    ) async throws -> S3BlobStore {
         var logger = Logger(label: "s3-test")
         logger.logLevel = ProcessInfo.processInfo.environment["S3_TEST_LOG"] == nil ? .error : .debug
-        let settings = S3Settings(endpoint: server.endpoint, region: "us-east-1", bucket: bucket, accessKeyID: accessKeyID, secretAccessKey: secret,
-                                  requestTimeout: .seconds(20), attempts: 3)
+        let settings = S3Settings(
+            endpoint: server.endpoint,
+            region: "us-east-1",
+            bucket: bucket,
+            accessKeyID: accessKeyID,
+            secretAccessKey: secret,
+            requestTimeout: .seconds(20),
+            attempts: 3
+        )
         let store = S3BlobStore(settings: settings, http: Self.http, logger: logger)
         if create { try await store.createBucketIfMissing() }
         return store
@@ -121,7 +133,13 @@ import TestSupport
         try await store.put(BlobKey("signed/a.txt")!, bytes: [1, 2, 3])
         #expect(try await store.get(BlobKey("signed/a.txt")!) == [1, 2, 3])
 
-        let forged = try await Self.store(server, bucket: server.bucket, accessKeyID: credentials.accessKeyID, secret: credentials.secret + "x", create: false)
+        let forged = try await Self.store(
+            server,
+            bucket: server.bucket,
+            accessKeyID: credentials.accessKeyID,
+            secret: credentials.secret + "x",
+            create: false
+        )
         do {
             _ = try await forged.get(BlobKey("signed/a.txt")!)
             Issue.record("a wrong secret was accepted")
@@ -138,8 +156,13 @@ import TestSupport
     @Test func presignedMediaLinksAreBotocoresAndReadFromTheBucket() async throws {
         let server = try await MotoServer()
         defer { server.stop() }
-        var settings = S3Settings(endpoint: server.endpoint, region: "eu-north-1", bucket: "splash-\(UUID().uuidString.prefix(8).lowercased())",
-                                  accessKeyID: "AKIAIOSFODNN7EXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
+        var settings = S3Settings(
+            endpoint: server.endpoint,
+            region: "eu-north-1",
+            bucket: "splash-\(UUID().uuidString.prefix(8).lowercased())",
+            accessKeyID: "AKIAIOSFODNN7EXAMPLE",
+            secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+        )
         settings.presign = true
         let store = S3BlobStore(settings: settings, http: Self.http, logger: Logger(label: "s3-test"))
         try await store.createBucketIfMissing()
@@ -158,9 +181,12 @@ import TestSupport
                               config=Config(signature_version="s3v4", s3={"addressing_style": "path"}))
             print(s3.generate_presigned_url("get_object", Params={"Bucket": sys.argv[2], "Key": sys.argv[3]}, ExpiresIn=int(sys.argv[4])))
             """
-        let theirs = try await ProcessCommand(URL(fileURLWithPath: "/usr/bin/env"), [
-            "python3", "-c", botocore, server.endpoint.absoluteString, settings.bucket, key.path, "3600", String(signedAt),
-        ]).runToCompletion().trimmingCharacters(in: .whitespacesAndNewlines)
+        let theirs = try await ProcessCommand(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            [
+                "python3", "-c", botocore, server.endpoint.absoluteString, settings.bucket, key.path, "3600", String(signedAt),
+            ]
+        ).runToCompletion().trimmingCharacters(in: .whitespacesAndNewlines)
         let ours = store.client.presignedGet(key.path, date: Date(timeIntervalSince1970: TimeInterval(signedAt)), expiresIn: 3_600)
         func parameters(_ url: String) -> [String: String] {
             Dictionary(uniqueKeysWithValues: (URLComponents(string: url)?.queryItems ?? []).map { ($0.name, $0.value ?? "") })
@@ -170,30 +196,47 @@ import TestSupport
         #expect(parameters(ours)["X-Amz-Signature"]?.count == 64)
 
         // Media links made with it: stable for an expiry, served by the bucket.
-        let links = BlobStoreChoice.s3(settings).mediaLinks(MediaLinks(secret: Array(repeating: 7, count: 32), lifetime: .seconds(900), publicBase: "https://splash.test"), store: store)
+        let links = BlobStoreChoice.s3(settings).mediaLinks(
+            MediaLinks(secret: Array(repeating: 7, count: 32), lifetime: .seconds(900), publicBase: "https://splash.test"),
+            store: store
+        )
         let expires = Int(Date().timeIntervalSince1970) + 900
         let link = links.sign(key, expires: expires)
-        #expect(link.url.hasPrefix(server.endpoint.absoluteString + "/\(settings.bucket)/") && links.sign(key, expires: expires).url == link.url, "\(link.url)")
+        #expect(
+            link.url.hasPrefix(server.endpoint.absoluteString + "/\(settings.bucket)/") && links.sign(key, expires: expires).url == link.url,
+            "\(link.url)"
+        )
         let response = try await Self.http.execute(HTTPClientRequest(url: link.url), timeout: .seconds(10))
         let served = Array(buffer: try await response.body.collect(upTo: 1 << 20))
         #expect(response.status.code == 200 && served == content)
         // Without S3_PRESIGN, links stay Splash's own.
         settings.presign = false
-        let plain = BlobStoreChoice.s3(settings).mediaLinks(MediaLinks(secret: Array(repeating: 7, count: 32), lifetime: .seconds(900), publicBase: "https://splash.test"), store: store)
+        let plain = BlobStoreChoice.s3(settings).mediaLinks(
+            MediaLinks(secret: Array(repeating: 7, count: 32), lifetime: .seconds(900), publicBase: "https://splash.test"),
+            store: store
+        )
         #expect(plain.sign(key, expires: expires).url.hasPrefix("https://splash.test/v1/media/"))
     }
 
     @Test func virtualHostStyleNamesTheBucketInTheHost() throws {
-        let settings = S3Settings(endpoint: URL(string: "https://s3.eu-north-1.amazonaws.com")!, region: "eu-north-1", bucket: "splash-blobs",
-                                  accessKeyID: "AKIAIOSFODNN7EXAMPLE", secretAccessKey: "secret", addressing: .virtual)
+        let settings = S3Settings(
+            endpoint: URL(string: "https://s3.eu-north-1.amazonaws.com")!,
+            region: "eu-north-1",
+            bucket: "splash-blobs",
+            accessKeyID: "AKIAIOSFODNN7EXAMPLE",
+            secretAccessKey: "secret",
+            addressing: .virtual
+        )
         let store = S3BlobStore(settings: settings, http: Self.http, logger: Logger(label: "s3-test"))
         let url = store.client.presignedGet("a/b c.jpg", date: Date(timeIntervalSince1970: 1_795_000_000), expiresIn: 60)
         #expect(url.hasPrefix("https://splash-blobs.s3.eu-north-1.amazonaws.com/a/b%20c.jpg?X-Amz-Algorithm="), "\(url)")
         var path = settings
         path.addressing = .path
-        #expect(S3BlobStore(settings: path, http: Self.http, logger: Logger(label: "s3-test")).client
-            .presignedGet("a/b c.jpg", date: Date(timeIntervalSince1970: 1_795_000_000), expiresIn: 60)
-            .hasPrefix("https://s3.eu-north-1.amazonaws.com/splash-blobs/a/b%20c.jpg?"))
+        #expect(
+            S3BlobStore(settings: path, http: Self.http, logger: Logger(label: "s3-test")).client
+                .presignedGet("a/b c.jpg", date: Date(timeIntervalSince1970: 1_795_000_000), expiresIn: 60)
+                .hasPrefix("https://s3.eu-north-1.amazonaws.com/splash-blobs/a/b%20c.jpg?")
+        )
     }
 
     @Test func anUploadThatFailsHalfwayLeavesNoObjectAndNoParts() async throws {
@@ -210,7 +253,9 @@ import TestSupport
         #expect(try await store.size(of: key) == nil)
         #expect(try await store.client.openMultipartUploads().isEmpty, "the upload was aborted")
         // Past the limit: refused, nothing kept.
-        await #expect(throws: BlobError.tooLarge(limit: 18 << 20)) { try await store.put(key, streaming: Self.stream(Self.bytes(40 << 20)), limit: 18 << 20) }
+        await #expect(throws: BlobError.tooLarge(limit: 18 << 20)) {
+            try await store.put(key, streaming: Self.stream(Self.bytes(40 << 20)), limit: 18 << 20)
+        }
         #expect(try await store.size(of: key) == nil)
         #expect(try await store.client.openMultipartUploads().isEmpty)
     }

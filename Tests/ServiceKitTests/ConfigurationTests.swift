@@ -43,8 +43,14 @@ struct ConfigurationTests {
 
     @Test func refusesAnEventLoopCountOutsideItsRange() {
         for value in ["0", "257", "all"] {
-            let failure = ServiceMain.loadConfiguration("sample", SampleConfiguration.self, environment: ["SAMPLE_API_KEY": "k", "EVENT_LOOPS": value])
-            #expect(failure.failureValue?.message == "sample: configuration error: EVENT_LOOPS is \"\(value)\"; expected a whole number from 1 to 256")
+            let failure = ServiceMain.loadConfiguration(
+                "sample",
+                SampleConfiguration.self,
+                environment: ["SAMPLE_API_KEY": "k", "EVENT_LOOPS": value]
+            )
+            #expect(
+                failure.failureValue?.message == "sample: configuration error: EVENT_LOOPS is \"\(value)\"; expected a whole number from 1 to 256"
+            )
         }
     }
 
@@ -55,7 +61,11 @@ struct ConfigurationTests {
     }
 
     @Test func showsTheOffendingValueAndTheAcceptedRange() {
-        let failure = ServiceMain.loadConfiguration("sample", SampleConfiguration.self, environment: ["SAMPLE_API_KEY": "k", "SAMPLE_WORKERS": "many"])
+        let failure = ServiceMain.loadConfiguration(
+            "sample",
+            SampleConfiguration.self,
+            environment: ["SAMPLE_API_KEY": "k", "SAMPLE_WORKERS": "many"]
+        )
         #expect(failure.failureValue?.message == "sample: configuration error: SAMPLE_WORKERS is \"many\"; expected a whole number from 1 to 64")
     }
 
@@ -86,7 +96,12 @@ struct ConfigurationTests {
 
     @Test func recordsEveryVariableAServiceProcessAsksForSetOrNot() {
         let log = ConfigurationReadLog()
-        let loaded = ServiceMain.loadConfiguration("sample", SampleConfiguration.self, environment: ["SAMPLE_API_KEY": "k", "SPLASH_PARENT_PID": "42"], log: log)
+        let loaded = ServiceMain.loadConfiguration(
+            "sample",
+            SampleConfiguration.self,
+            environment: ["SAMPLE_API_KEY": "k", "SPLASH_PARENT_PID": "42"],
+            log: log
+        )
         #expect(loaded.successValue?.parentProcess == 42)
         // Set, unset with a default, and read by the shared parts (logging, the HTTP server).
         #expect(log.namesRead.isSuperset(of: ["SAMPLE_API_KEY", "SAMPLE_WORKERS", "LOG_FORMAT", "HTTP_PORT", "EVENT_LOOPS", "SPLASH_PARENT_PID"]))

@@ -2,8 +2,8 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import ServiceKit
-import Testing
 import TestSupport
+import Testing
 
 @Suite("A service built with ServiceKit")
 struct ServiceApplicationTests {
@@ -51,10 +51,12 @@ struct ServiceApplicationTests {
             let problem = try response.json()
             #expect(problem["type"] as? String == "urn:splash:problem:validation")
             let errors = try #require(problem["errors"] as? [[String: String]])
-            #expect(errors == [
-                ["pointer": "#/name", "detail": "must not be empty"],
-                ["parameter": "dry_run", "detail": "must be true or false"],
-            ])
+            #expect(
+                errors == [
+                    ["pointer": "#/name", "detail": "must not be empty"],
+                    ["parameter": "dry_run", "detail": "must be true or false"],
+                ]
+            )
         }
     }
 

@@ -8,9 +8,9 @@ import Testing
     struct Broken: Error {}
 
     @Test func anOperationInTimeGivesItsResultOrItsError() async throws {
-        #expect(try await withTimeout(.seconds(5), error: { Late() }) { 42 } == 42)
+        #expect(try await withTimeout(.seconds(5), error: Late()) { 42 } == 42)
         await #expect(throws: Broken.self) {
-            try await withTimeout(.seconds(5), error: { Late() }) { () async throws -> Int in throw Broken() }
+            try await withTimeout(.seconds(5), error: Late()) { () async throws -> Int in throw Broken() }
         }
     }
 
@@ -21,7 +21,7 @@ import Testing
         let finished = Mutex(false)
         let start = ContinuousClock.now
         await #expect(throws: Late.self) {
-            try await withTimeout(.milliseconds(200), error: { Late() }) {
+            try await withTimeout(.milliseconds(200), error: Late()) {
                 // Sleeps on a thread, deaf to cancellation, for 2 s.
                 await withCheckedContinuation { continuation in
                     Thread.detachNewThread {

@@ -1,11 +1,12 @@
-@testable import Social
 import Contracts
 import Foundation
-import ResourceAPI
 import HTTPTypes
-import Testing
+import ResourceAPI
 import TestSupport
+import Testing
 import Yams
+
+@testable import Social
 
 /// social's answers against `Services/Social/openapi.yaml`.
 /// `make contract SERVICE=social` runs this suite alone.
@@ -24,9 +25,18 @@ struct ContractTests {
         try await SocialHarness.with { social in
             let user = UUID()
             for (path, method) in operations {
-                let concrete = path.replacingOccurrences(of: "{id}", with: UUID().uuidString).replacingOccurrences(of: "{photoKey}", with: "unsplash:missing-1")
-                    .replacingOccurrences(of: "{bucket}", with: "posts").replacingOccurrences(of: "{name}", with: "\(user.uuidString)/none.jpg")
-                let response = try await social.call(HTTPRequest.Method(method.uppercased())!, concrete, user: user, headers: [("Idempotency-Key", "contract")], json: "{}")
+                let concrete = path.replacingOccurrences(of: "{id}", with: UUID().uuidString).replacingOccurrences(
+                    of: "{photoKey}",
+                    with: "unsplash:missing-1"
+                )
+                .replacingOccurrences(of: "{bucket}", with: "posts").replacingOccurrences(of: "{name}", with: "\(user.uuidString)/none.jpg")
+                let response = try await social.call(
+                    HTTPRequest.Method(method.uppercased())!,
+                    concrete,
+                    user: user,
+                    headers: [("Idempotency-Key", "contract")],
+                    json: "{}"
+                )
                 #expect(response.status != 405 && response.status < 500, "\(method) \(path): \(response.status) \(response.text)")
                 guard response.status >= 400, method != "head" else { continue }
                 if path.hasPrefix("/storage") {
@@ -41,8 +51,11 @@ struct ContractTests {
 
     @Test func schemathesisFindsNothingTheDocumentDoesNotPromise() async throws {
         try await SocialHarness.with { social in
-            let report = try await Schemathesis(service: "Social", baseURL: social.app.baseURL,
-                                                headers: [("Authorization", "Bearer \(try social.token(user: UUID()))")]).run()
+            let report = try await Schemathesis(
+                service: "Social",
+                baseURL: social.app.baseURL,
+                headers: [("Authorization", "Bearer \(try social.token(user: UUID()))")]
+            ).run()
             #expect(report.passed, "\(report)")
         }
     }
@@ -57,7 +70,13 @@ struct ContractTests {
             #expect(try await social.call(.delete, "/v1/posts/\(try #require(post["id"] as? String))", user: user).status == 204)
             #expect(try await social.call(.post, "/v1/collections", user: user, json: #"{"title":"Schema","private":false}"#).status == 201)
             let events = try await social.published(by: user)
-            #expect(Set(events.map(\.type)) == Set(([PhotoLiked.self, PhotoUnliked.self, PostCreated.self, PostDeleted.self, CollectionChanged.self] as [any DomainEvent.Type]).map { $0.type }))
+            #expect(
+                Set(events.map(\.type))
+                    == Set(
+                        ([PhotoLiked.self, PhotoUnliked.self, PostCreated.self, PostDeleted.self, CollectionChanged.self] as [any DomainEvent.Type])
+                            .map { $0.type }
+                    )
+            )
             let report = try await EventSchemaCheck.validate(events)
             #expect(report.contains("validated \(events.count) payload(s), 0 failure(s)"), "\(report)")
         }
@@ -72,7 +91,8 @@ struct ContractTests {
             let registered = try examples.example(UserRegistered.self)
             let updated = try examples.example(ProfileUpdated.self)
             let completed = try examples.example(EditCompleted.self)
-            let user = registered.userId, edit = completed.editId
+            let user = registered.userId
+            let edit = completed.editId
             #expect(updated.userId == user && completed.userId == user, "the examples name one user")
             try await TestKafka.shared.publish([registered, try examples.example(OnboardingCompleted.self), updated], source: "/splash/auth")
             try await TestKafka.shared.publish([try examples.example(EditFailed.self), completed], source: "/splash/edit-render")
@@ -115,15 +135,44 @@ struct WrittenJSONTests {
     @Test func aPostPageWritesWhatTheEncoderWrites() throws {
         let tricky = "quote \" backslash \\ slash / newline \n tab \t bell \u{07} nul-ish \u{01} emoji 👩🏾‍💻 ñ \u{2028}"
         let posts = [
-            PostBody(id: UUID(), author: .init(id: UUID(), username: tricky, avatarUrl: nil), photo: .unsplash("Aqua-1"),
-                     photoKey: "unsplash:Aqua-1", caption: tricky, media: MediaBody(url: "https://images.unsplash.com/a?w=1080&q=80", width: 1080, height: 720, expiresAt: nil),
-                     likeCount: 12, likedByMe: true, createdAt: Date(timeIntervalSince1970: 1_795_000_000.123456)),
-            PostBody(id: UUID(), author: .init(id: UUID(), username: nil, avatarUrl: "https://a.test/x.png"), photo: .object("posts/u/a b.jpg"),
-                     photoKey: "post:\(UUID().lowercased)", caption: "", media: MediaBody(url: "https://s.test/storage/v1/object/sign/posts/u/a%20b.jpg?token=1.ab", width: 1, height: 2, expiresAt: Date(timeIntervalSince1970: 1_795_000_300)),
-                     likeCount: 0, likedByMe: false, createdAt: Date(timeIntervalSince1970: 0)),
-            PostBody(id: UUID(), author: .init(id: UUID(), username: "ana", avatarUrl: nil), photo: .edit(UUID()),
-                     photoKey: "edit:\(UUID().lowercased)", caption: "x", media: MediaBody(url: "u", width: 3, height: 4, expiresAt: nil),
-                     likeCount: Int.max, likedByMe: false, createdAt: Date(timeIntervalSince1970: -1.5)),
+            PostBody(
+                id: UUID(),
+                author: .init(id: UUID(), username: tricky, avatarUrl: nil),
+                photo: .unsplash("Aqua-1"),
+                photoKey: "unsplash:Aqua-1",
+                caption: tricky,
+                media: MediaBody(url: "https://images.unsplash.com/a?w=1080&q=80", width: 1080, height: 720, expiresAt: nil),
+                likeCount: 12,
+                likedByMe: true,
+                createdAt: Date(timeIntervalSince1970: 1_795_000_000.123456)
+            ),
+            PostBody(
+                id: UUID(),
+                author: .init(id: UUID(), username: nil, avatarUrl: "https://a.test/x.png"),
+                photo: .object("posts/u/a b.jpg"),
+                photoKey: "post:\(UUID().lowercased)",
+                caption: "",
+                media: MediaBody(
+                    url: "https://s.test/storage/v1/object/sign/posts/u/a%20b.jpg?token=1.ab",
+                    width: 1,
+                    height: 2,
+                    expiresAt: Date(timeIntervalSince1970: 1_795_000_300)
+                ),
+                likeCount: 0,
+                likedByMe: false,
+                createdAt: Date(timeIntervalSince1970: 0)
+            ),
+            PostBody(
+                id: UUID(),
+                author: .init(id: UUID(), username: "ana", avatarUrl: nil),
+                photo: .edit(UUID()),
+                photoKey: "edit:\(UUID().lowercased)",
+                caption: "x",
+                media: MediaBody(url: "u", width: 3, height: 4, expiresAt: nil),
+                likeCount: Int.max,
+                likedByMe: false,
+                createdAt: Date(timeIntervalSince1970: -1.5)
+            ),
         ]
         for page in [Page(items: posts, nextCursor: PageCursor(time: Date(), key: "k")), Page(items: [], nextCursor: nil)] {
             var writer = JSONWriter()

@@ -2,8 +2,8 @@ import Foundation
 import LocalStack
 import NIOHTTP1
 import PostgresNIO
-import Testing
 import TestSupport
+import Testing
 
 /// `/rest/v1` as the apps reach it: supabase-py's PostgREST client, unchanged, through the gateway
 /// to auth's, social's and tracking's tables (as processes on a real Postgres and the test Kafka
@@ -23,20 +23,32 @@ import TestSupport
 
     private func run(_ stack: ThroughTheGatewayTests.Stack) async throws {
         let tag = UUID().uuidString.prefix(6).lowercased()
-        let ana = try await stack.signUp("ana_\(tag)"), ben = try await stack.signUp("ben_\(tag)")
-        let owner = try await stack.signUp("owner_\(tag)"), boss = try await stack.signUp("boss_\(tag)")
+        let ana = try await stack.signUp("ana_\(tag)")
+        let ben = try await stack.signUp("ben_\(tag)")
+        let owner = try await stack.signUp("owner_\(tag)")
+        let boss = try await stack.signUp("boss_\(tag)")
         try await stack.database.withClient { client in
             try await client.query("UPDATE auth.users SET role = 'restaurant' WHERE id = \(UUID(uuidString: owner.id)!)")
             try await client.query("UPDATE auth.users SET role = 'admin' WHERE id = \(UUID(uuidString: boss.id)!)")
         }
         // A token with the admin role: signed in again after the change.
-        let signIn = try await stack.call(.POST, "/auth/v1/token?grant_type=password", token: nil,
-                                          json: #"{"email":"\#(boss.email)","password":"correct horse 1"}"#, headers: [("apikey", "anon-key")])
+        let signIn = try await stack.call(
+            .POST,
+            "/auth/v1/token?grant_type=password",
+            token: nil,
+            json: #"{"email":"\#(boss.email)","password":"correct horse 1"}"#,
+            headers: [("apikey", "anon-key")]
+        )
         let admin = try #require(signIn.json["access_token"] as? String, "\(signIn.text)")
-        let restaurant = try await stack.call(.POST, "/v1/restaurants", token: admin, json: """
-            {"ownerId":"\(owner.id)","name":"Kitchen \(tag)","cuisine":"pizza","address":"Kaivokatu 1","location":{"lat":60.1710,"lng":24.9414},
-             "isOpen":true,"menu":[{"id":"m1","name":"Margherita","priceCents":1290,"available":true}]}
-            """)
+        let restaurant = try await stack.call(
+            .POST,
+            "/v1/restaurants",
+            token: admin,
+            json: """
+                {"ownerId":"\(owner.id)","name":"Kitchen \(tag)","cuisine":"pizza","address":"Kaivokatu 1","location":{"lat":60.1710,"lng":24.9414},
+                 "isOpen":true,"menu":[{"id":"m1","name":"Margherita","priceCents":1290,"available":true}]}
+                """
+        )
         #expect(restaurant.status == 201, "\(restaurant.text)")
         let restaurantID = try #require(restaurant.json["id"] as? String)
 
@@ -44,9 +56,12 @@ import TestSupport
         #expect(try await stack.call(.PUT, "/v1/likes/unsplash:mate-aqua-01", token: ben.token).status == 201)
 
         let script = try #require(Bundle.module.url(forResource: "supabase_data_flow", withExtension: "py", subdirectory: "Fixtures"))
-        let output = try await ProcessCommand(URL(fileURLWithPath: "/usr/bin/env"), [
-            "python3", script.path, stack.gateway.baseURL, "anon-key", "correct horse 1", ana.email, ben.email, owner.email, restaurantID,
-        ]).runToCompletion()
+        let output = try await ProcessCommand(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            [
+                "python3", script.path, stack.gateway.baseURL, "anon-key", "correct horse 1", ana.email, ben.email, owner.email, restaurantID,
+            ]
+        ).runToCompletion()
         #expect(output.contains("all steps passed"), "\(output)")
 
         // Ana's likes written through /rest/v1 are her likes in the typed API…

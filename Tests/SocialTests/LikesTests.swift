@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Likes") struct LikesTests {
     @Test func aLikeIsIdempotentCountedForEveryoneAndPublishedOncePerChange() async throws {
@@ -68,7 +68,11 @@ import TestSupport
             let unsplash = try #require(items[0]["photo"] as? [String: Any])
             #expect(((unsplash["unsplash"] as? [String: Any])?["user"] as? [String: Any])?["name"] as? String == "Test Photographer")
             let media = try #require((items[1]["photo"] as? [String: Any])?["media"] as? [String: Any])
-            #expect((media["url"] as? String)?.hasPrefix("https://splash.test/v1/media/\(ana.uuidString.lowercased())/\(edit.uuidString.lowercased())/edited.jpg?expires=") == true)
+            #expect(
+                (media["url"] as? String)?.hasPrefix(
+                    "https://splash.test/v1/media/\(ana.uuidString.lowercased())/\(edit.uuidString.lowercased())/edited.jpg?expires="
+                ) == true
+            )
             #expect(media["width"] as? Int == 1600)
 
             let cursor = try #require(page["nextCursor"] as? String)

@@ -3,8 +3,8 @@ import Blobs
 import Foundation
 import LocalStack
 import NIOCore
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Orphans") struct OrphanCollectorTests {
     @Test func aPendingUploadIsCollectedPastItsLifetimeAndNothingElseIs() async throws {
@@ -22,13 +22,16 @@ import TestSupport
             try await FileBlobStore(root: social.blobs).put(interrupted, bytes: flower)
             #expect(social.blobFiles().count == 4)
             try await social.database.withClient { client in
-                try await client.query("INSERT INTO social.blob_intents (blob_key, action, created_at) VALUES (\(interrupted.path), 'upload', now() - interval '1 hour')")
+                try await client.query(
+                    "INSERT INTO social.blob_intents (blob_key, action, created_at) VALUES (\(interrupted.path), 'upload', now() - interval '1 hour')"
+                )
                 // The forgotten upload, pending for two hours now.
                 try await client.query("UPDATE social.objects SET updated_at = now() - interval '2 hours' WHERE name LIKE '%/forgotten.jpg'")
             }
 
             try await social.waitFor("the orphans to be collected", timeout: .seconds(40)) {
-                let objects = try await social.count("objects"), intents = try await social.count("blob_intents")
+                let objects = try await social.count("objects")
+                let intents = try await social.count("blob_intents")
                 return objects == 2 && intents == 0 && social.blobFiles().count == 2
             }
             #expect(try await social.count("objects", where: "name LIKE '%/forgotten.jpg'") == 0)

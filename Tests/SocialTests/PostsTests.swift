@@ -1,8 +1,8 @@
 import Contracts
 import Foundation
 import Imaging
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Posts and the feed") struct PostsTests {
     @Test func anUnsplashPhotoIsPostedOnceHotlinkedAndReplayedForItsKey() async throws {
@@ -46,7 +46,10 @@ import TestSupport
             let long = (0..<2_200).map { emoji[$0 % emoji.count] }.joined()
             #expect(long.count == 2_200 && long.unicodeScalars.count > 2_200)
             func body(_ caption: String) -> String {
-                String(decoding: try! JSONSerialization.data(withJSONObject: ["photo": ["unsplashPhotoId": "Aqua-1"], "caption": caption]), as: UTF8.self)
+                String(
+                    decoding: try! JSONSerialization.data(withJSONObject: ["photo": ["unsplashPhotoId": "Aqua-1"], "caption": caption]),
+                    as: UTF8.self
+                )
             }
             let accepted = try await social.post(body(long), user: ana)
             #expect(accepted.status == 201)
@@ -129,7 +132,11 @@ import TestSupport
             try await social.register(ben, username: "ben")
             var ids: [String] = []
             for (user, caption) in [(ana, "one"), (ben, "two"), (ana, "three"), (ben, "four"), (ana, "five")] {
-                ids.append(try #require(try await social.post(#"{"photo":{"unsplashPhotoId":"Storm-1"},"caption":"\#(caption)"}"#, user: user).json()["id"] as? String))
+                ids.append(
+                    try #require(
+                        try await social.post(#"{"photo":{"unsplashPhotoId":"Storm-1"},"caption":"\#(caption)"}"#, user: user).json()["id"] as? String
+                    )
+                )
             }
             var seen: [String] = []
             var cursor: String?
@@ -145,7 +152,18 @@ import TestSupport
             #expect(try await social.call(.get, "/v1/feed?limit=0", user: ben).status == 422)
 
             // A rename shows on the old posts, from the projection: no call to auth.
-            try await TestKafka.shared.publish([ProfileUpdated(userId: ana, username: "ana_b", avatarUrl: "https://a.test/ana.png", changed: [.username, .avatarUrl], updatedAt: Date())], source: "/splash/auth")
+            try await TestKafka.shared.publish(
+                [
+                    ProfileUpdated(
+                        userId: ana,
+                        username: "ana_b",
+                        avatarUrl: "https://a.test/ana.png",
+                        changed: [.username, .avatarUrl],
+                        updatedAt: Date()
+                    )
+                ],
+                source: "/splash/auth"
+            )
             let first = ids[0]
             try await social.waitFor("the rename") {
                 let old = try await social.call(.get, "/v1/posts/\(first)", user: ben).json()

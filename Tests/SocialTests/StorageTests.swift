@@ -1,12 +1,13 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Storage") struct StorageTests {
     @Test func rawAndMultipartUploadsAreStoredReadAndReplacedOnlyWhenAsked() async throws {
         try await SocialHarness.with { social in
             let (ana, ben) = (UUID(), UUID())
-            let aqua = try SocialHarness.photo("Aqua"), flower = try SocialHarness.photo("FreshFlower")
+            let aqua = try SocialHarness.photo("Aqua")
+            let flower = try SocialHarness.photo("FreshFlower")
             let name = "\(ana.uuidString)/one.jpg"
             let created = try await social.upload(aqua, name: name, user: ana)
             #expect(created.status == 200)
@@ -25,15 +26,27 @@ import TestSupport
             // With x-upsert, and with PUT, it is replaced; PUT of nothing is 404.
             #expect(try await social.upload(flower, name: name, user: ana, headers: [("x-upsert", "true")]).status == 200)
             #expect(Array(try await social.call(.get, "/storage/v1/object/posts/\(name)", user: ana).body) == flower)
-            #expect(try await social.call(.put, "/storage/v1/object/posts/\(name)", user: ana, headers: [("Content-Type", "image/jpeg")], bytes: aqua).status == 200)
+            #expect(
+                try await social.call(.put, "/storage/v1/object/posts/\(name)", user: ana, headers: [("Content-Type", "image/jpeg")], bytes: aqua)
+                    .status == 200
+            )
             #expect(try await social.call(.put, "/storage/v1/object/posts/\(ana.uuidString)/none.jpg", user: ana, bytes: aqua).status == 404)
             #expect(try await social.count("objects") == 1)
 
             // Multipart, as supabase-swift sends it: an unnamed field, a text/plain content type.
             let boundary = "splash-boundary-1"
-            var form = Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"cacheControl\"\r\n\r\n600\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"\"; filename=\"two.jpg\"\r\nContent-Type: text/plain;charset=UTF-8\r\n\r\n".utf8)
+            var form = Array(
+                "--\(boundary)\r\nContent-Disposition: form-data; name=\"cacheControl\"\r\n\r\n600\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"\"; filename=\"two.jpg\"\r\nContent-Type: text/plain;charset=UTF-8\r\n\r\n"
+                    .utf8
+            )
             form += flower + Array("\r\n--\(boundary)--\r\n".utf8)
-            let multipart = try await social.call(.post, "/storage/v1/object/avatars/\(ana.uuidString)/two.jpg", user: ana, headers: [("Content-Type", "multipart/form-data; boundary=\(boundary)")], bytes: form)
+            let multipart = try await social.call(
+                .post,
+                "/storage/v1/object/avatars/\(ana.uuidString)/two.jpg",
+                user: ana,
+                headers: [("Content-Type", "multipart/form-data; boundary=\(boundary)")],
+                bytes: form
+            )
             #expect(multipart.status == 200, "\(multipart.text)")
             let avatar = try await social.call(.get, "/storage/v1/object/avatars/\(ana.uuidString)/two.jpg", user: ben)
             #expect(Array(avatar.body) == flower && avatar.headers["cache-control"] == "max-age=600")
@@ -75,7 +88,10 @@ import TestSupport
             let link = try #require(try signed.json()["signedURL"] as? String)
             #expect(link.hasPrefix("/object/sign/posts/\(name)?token="))
             // The same object signed again within the bucket: the same link.
-            #expect(try await social.call(.post, "/storage/v1/object/sign/posts/\(name)", user: ana, json: #"{"expiresIn":600}"#).json()["signedURL"] as? String == link)
+            #expect(
+                try await social.call(.post, "/storage/v1/object/sign/posts/\(name)", user: ana, json: #"{"expiresIn":600}"#).json()["signedURL"]
+                    as? String == link
+            )
 
             let download = try await social.call(.get, "/storage/v1" + link, user: nil)
             #expect(download.status == 200 && Array(download.body) == aqua)
@@ -87,7 +103,12 @@ import TestSupport
             #expect(try await social.call(.post, "/storage/v1/object/sign/posts/\(name)", user: ben, json: #"{"expiresIn":60}"#).status == 404)
             #expect(try await social.call(.post, "/storage/v1/object/sign/posts/\(name)", user: ana, json: #"{"expiresIn":0}"#).status == 400)
 
-            let batch = try await social.call(.post, "/storage/v1/object/sign/posts", user: ana, json: #"{"expiresIn":60,"paths":["\#(name)","\#(ana.uuidString)/missing.jpg"]}"#)
+            let batch = try await social.call(
+                .post,
+                "/storage/v1/object/sign/posts",
+                user: ana,
+                json: #"{"expiresIn":60,"paths":["\#(name)","\#(ana.uuidString)/missing.jpg"]}"#
+            )
             let items = try #require(try JSONSerialization.jsonObject(with: batch.body) as? [[String: Any]])
             #expect(items.count == 2)
             #expect(items[0]["error"] is NSNull && (items[0]["signedURL"] as? String)?.hasPrefix("/object/sign/posts/") == true)
@@ -101,7 +122,10 @@ import TestSupport
             let name = "\(ana.uuidString)/brief.jpg"
             let flower = try SocialHarness.photo("FreshFlower")
             #expect(try await social.upload(flower, name: name, user: ana).status == 200)
-            let link = try #require(try await social.call(.post, "/storage/v1/object/sign/posts/\(name)", user: ana, json: #"{"expiresIn":1}"#).json()["signedURL"] as? String)
+            let link = try #require(
+                try await social.call(.post, "/storage/v1/object/sign/posts/\(name)", user: ana, json: #"{"expiresIn":1}"#).json()["signedURL"]
+                    as? String
+            )
             try await Task.sleep(for: .milliseconds(2_100))
             let expired = try await social.call(.get, "/storage/v1" + link, user: nil)
             #expect(expired.status == 400 && expired.text.contains("expired"))
@@ -115,17 +139,32 @@ import TestSupport
             for name in ["a/b.jpg", "a/c.jpg", "d.jpg"] {
                 #expect(try await social.upload(photo, name: "\(ana.uuidString)/\(name)", user: ana).status == 200)
             }
-            let top = try await social.call(.post, "/storage/v1/object/list/posts", user: ana, json: #"{"prefix":"\#(ana.uuidString)","limit":100,"offset":0,"sortBy":{"column":"name","order":"asc"}}"#)
+            let top = try await social.call(
+                .post,
+                "/storage/v1/object/list/posts",
+                user: ana,
+                json: #"{"prefix":"\#(ana.uuidString)","limit":100,"offset":0,"sortBy":{"column":"name","order":"asc"}}"#
+            )
             let entries = try #require(try JSONSerialization.jsonObject(with: top.body) as? [[String: Any]])
             #expect(entries.map { $0["name"] as? String } == ["a", "d.jpg"])
             #expect(entries[0]["id"] is NSNull && (entries[1]["metadata"] as? [String: Any])?["size"] as? Int == photo.count)
-            let inner = try await social.call(.post, "/storage/v1/object/list/posts", user: ana, json: #"{"prefix":"\#(ana.uuidString)/a/","sortBy":{"column":"name","order":"desc"}}"#)
+            let inner = try await social.call(
+                .post,
+                "/storage/v1/object/list/posts",
+                user: ana,
+                json: #"{"prefix":"\#(ana.uuidString)/a/","sortBy":{"column":"name","order":"desc"}}"#
+            )
             #expect((try JSONSerialization.jsonObject(with: inner.body) as? [[String: Any]])?.map { $0["name"] as? String } == ["c.jpg", "b.jpg"])
             // Someone else sees none of it.
             let strangers = try await social.call(.post, "/storage/v1/object/list/posts", user: UUID(), json: #"{"prefix":"\#(ana.uuidString)"}"#)
             #expect(strangers.text == "[]")
 
-            let removed = try await social.call(.delete, "/storage/v1/object/posts", user: ana, json: #"{"prefixes":["\#(ana.uuidString)/d.jpg","\#(ana.uuidString)/a/b.jpg"]}"#)
+            let removed = try await social.call(
+                .delete,
+                "/storage/v1/object/posts",
+                user: ana,
+                json: #"{"prefixes":["\#(ana.uuidString)/d.jpg","\#(ana.uuidString)/a/b.jpg"]}"#
+            )
             #expect((try JSONSerialization.jsonObject(with: removed.body) as? [[String: Any]])?.count == 2)
             #expect(try await social.count("objects") == 1)
             #expect(social.blobFiles().count == 1)
@@ -137,8 +176,10 @@ import TestSupport
     static func bomb(width: Int, height: Int) throws -> [UInt8] {
         var bytes = try SocialHarness.photo("FreshFlower")
         let sof = try #require((0..<bytes.count - 1).first { bytes[$0] == 0xFF && (bytes[$0 + 1] == 0xC0 || bytes[$0 + 1] == 0xC2) })
-        bytes[sof + 5] = UInt8(height >> 8); bytes[sof + 6] = UInt8(height & 0xFF)
-        bytes[sof + 7] = UInt8(width >> 8); bytes[sof + 8] = UInt8(width & 0xFF)
+        bytes[sof + 5] = UInt8(height >> 8)
+        bytes[sof + 6] = UInt8(height & 0xFF)
+        bytes[sof + 7] = UInt8(width >> 8)
+        bytes[sof + 8] = UInt8(width & 0xFF)
         return bytes
     }
 
@@ -152,7 +193,10 @@ import TestSupport
             let bomb = try await social.upload(bombBytes, name: "\(id)/bomb.jpg", user: ana)
             #expect(bomb.status == 415 && bomb.text.contains("megapixels"))
             let flower = try SocialHarness.photo("FreshFlower")
-            for path in ["\(id)/../\(UUID().uuidString)/x.jpg", "\(id)/a%2Fb.jpg", "\(id)/%2e%2e/x.jpg", "\(id)/.hidden.jpg", "\(id)//x.jpg", "not-a-user/x.jpg"] {
+            for path in [
+                "\(id)/../\(UUID().uuidString)/x.jpg", "\(id)/a%2Fb.jpg", "\(id)/%2e%2e/x.jpg", "\(id)/.hidden.jpg", "\(id)//x.jpg",
+                "not-a-user/x.jpg",
+            ] {
                 let response = try await social.call(.post, "/storage/v1/object/posts/\(path)", user: ana, bytes: flower)
                 #expect(response.status == 400, "\(path): \(response.status) \(response.text)")
                 #expect((try? response.json())?["error"] as? String == "InvalidKey", "\(path)")

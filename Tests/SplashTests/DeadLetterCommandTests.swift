@@ -5,8 +5,8 @@ import Kafka
 import LocalStack
 import Logging
 import ServiceKit
-import Testing
 import TestSupport
+import Testing
 
 /// `splash dlq list|replay` and `splash events tail`, run as the real binary against the test
 /// cluster.
@@ -29,11 +29,22 @@ import TestSupport
         let cluster = try await TestKafka.shared.running()
         let topic = try await TestKafka.shared.makeTopic(partitions: 1)
         try cluster.createTopic(topic.deadLetter)
-        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "dlq-test"), logger: logger)
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "dlq-test"),
+            logger: logger
+        )
         let event = OnboardingCompleted(userId: UUID(), completedAt: Date(timeIntervalSince1970: 1_790_000_000))
         let record = try EventEnvelope(event, source: "/splash/auth").record(topic: topic.name)
         try await withRunningServices([producer]) {
-            let original = KafkaMessage(topic: topic.name, partition: 0, offset: 41, key: record.key, value: record.value, headers: record.headers, timestamp: nil)
+            let original = KafkaMessage(
+                topic: topic.name,
+                partition: 0,
+                offset: 41,
+                key: record.key,
+                value: record.value,
+                headers: record.headers,
+                timestamp: nil
+            )
             try await producer.send(DeadLetter(original: original, error: "database unavailable", attempts: 5).record)
         }
 
@@ -48,20 +59,38 @@ import TestSupport
         #expect(replay.contains("1 dead letter(s) replayed"))
         let again = try await splash(["dlq", "replay", topic.name, "--brokers", cluster.bootstrapServers])
         #expect(again.contains("0 dead letter(s) replayed"))
-        #expect(try await splash(["dlq", "list", topic.name, "--brokers", cluster.bootstrapServers]).contains("1 dead letter(s) on \(topic.deadLetter.name), 0 waiting"))
+        #expect(
+            try await splash(["dlq", "list", topic.name, "--brokers", cluster.bootstrapServers]).contains(
+                "1 dead letter(s) on \(topic.deadLetter.name), 0 waiting"
+            )
+        )
 
         // Two more (after the first and its replay's marker, at offsets 2 and 3); the second
         // replayed alone, then the rest: the first only, and each once.
-        let secondProducer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "dlq-test"), logger: logger)
+        let secondProducer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "dlq-test"),
+            logger: logger
+        )
         try await withRunningServices([secondProducer]) {
             for offset in [42, 43] {
-                let original = KafkaMessage(topic: topic.name, partition: 0, offset: Int64(offset), key: record.key, value: record.value, headers: record.headers, timestamp: nil)
+                let original = KafkaMessage(
+                    topic: topic.name,
+                    partition: 0,
+                    offset: Int64(offset),
+                    key: record.key,
+                    value: record.value,
+                    headers: record.headers,
+                    timestamp: nil
+                )
                 try await secondProducer.send(DeadLetter(original: original, error: "timeout \(offset)", attempts: 3).record)
             }
         }
         let one = try await splash(["dlq", "replay", topic.name, "--partition", "0", "--offset", "3", "--brokers", cluster.bootstrapServers])
         #expect(one.contains("replayed #0:3 to \(topic.name)[0]"), "\(one)")
-        let twice = try await splash(["dlq", "replay", topic.name, "--partition", "0", "--offset", "3", "--brokers", cluster.bootstrapServers], expectingFailure: true)
+        let twice = try await splash(
+            ["dlq", "replay", topic.name, "--partition", "0", "--offset", "3", "--brokers", cluster.bootstrapServers],
+            expectingFailure: true
+        )
         #expect(twice.contains("was replayed already"), "\(twice)")
         let listed = try await splash(["dlq", "list", topic.name, "--brokers", cluster.bootstrapServers])
         #expect(listed.contains("3 dead letter(s) on \(topic.deadLetter.name), 1 waiting"), "\(listed)")
@@ -71,7 +100,10 @@ import TestSupport
         let onTopic = try await KafkaInspector(bootstrapServers: cluster.bootstrapServers, logger: logger).records(in: [topic])
         #expect(onTopic.count == 3, "the first, the second alone and the rest: \(onTopic.map(\.offset))")
 
-        let tail = try await splash(["events", "tail", topic.name, "--from-beginning", "--brokers", cluster.bootstrapServers], until: OnboardingCompleted.type)
+        let tail = try await splash(
+            ["events", "tail", topic.name, "--from-beginning", "--brokers", cluster.bootstrapServers],
+            until: OnboardingCompleted.type
+        )
         #expect(tail.contains("\(OnboardingCompleted.type)  \(event.aggregateID)"))
         #expect(tail.contains(#""completedAt":"2026-09-21T"#))
     }

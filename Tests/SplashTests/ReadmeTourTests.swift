@@ -1,8 +1,8 @@
 import AsyncSignals
 import Foundation
 import LocalStack
-import Testing
 import TestSupport
+import Testing
 
 extension LocalStackOnFixedPorts {
     /// The root README's tour, run exactly as a newcomer would copy it into a terminal: its code
@@ -84,7 +84,8 @@ final class TourShell: Sendable {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tour-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         output = try CapturedOutput()
-        process = ProcessCommand(URL(fileURLWithPath: "/bin/bash"), ["--noprofile", "--norc", "-euo", "pipefail"], workingDirectory: directory).makeProcess()
+        process = ProcessCommand(URL(fileURLWithPath: "/bin/bash"), ["--noprofile", "--norc", "-euo", "pipefail"], workingDirectory: directory)
+            .makeProcess()
         process.standardInput = .pipe(input)
         process.standardOutput = .file(output.handle)
         process.standardError = .file(output.handle)

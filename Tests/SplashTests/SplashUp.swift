@@ -3,8 +3,9 @@ import AsyncSignals
 import Foundation
 import Identity
 import LocalStack
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,8 +34,11 @@ final class SplashUp: Sendable {
         postgresPort = freePort()
         output = try CapturedOutput()
         // No simulated deliveries: these tests look at the stack itself.
-        process = ProcessCommand(Self.executable, ["up", "--data-dir", dataDirectory.path, "--postgres-port", String(postgresPort), "--exit-with-parent", String(getpid())],
-                                 environment: ["SPLASH_SIMULATOR": "off"]).makeProcess()
+        process = ProcessCommand(
+            Self.executable,
+            ["up", "--data-dir", dataDirectory.path, "--postgres-port", String(postgresPort), "--exit-with-parent", String(getpid())],
+            environment: ["SPLASH_SIMULATOR": "off"]
+        ).makeProcess()
         process.standardOutput = .file(output.handle)
         process.standardError = .file(output.handle)
         let exited = exited
@@ -57,7 +61,10 @@ final class SplashUp: Sendable {
     /// (it has auth's keys: a token signed by a key auth never had is refused with 401, not 503).
     func waitUntilServing() async throws {
         try await waitUntilUp()
-        for service in ServiceCatalog.all where FileManager.default.isExecutableFile(atPath: Self.executable.deletingLastPathComponent().appendingPathComponent(service.executable).path) {
+        for service in ServiceCatalog.all
+        where FileManager.default.isExecutableFile(
+            atPath: Self.executable.deletingLastPathComponent().appendingPathComponent(service.executable).path
+        ) {
             try await waitUntilReady(service.executable, timeout: .seconds(90)) {
                 (try? await HTTPClient.shared.get(url: "http://127.0.0.1:\(service.port)/readyz").get())?.status == .ok
             }

@@ -6,8 +6,9 @@ import Identity
 import LocalStack
 import Logging
 import PostgresNIO
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,8 +37,16 @@ extension LocalStackOnFixedPorts {
                 let password = try String(contentsOf: data.appendingPathComponent("secrets/splash_catalog.secret"), encoding: .utf8)
                 let logger = Logger(label: "splash-up-test")
                 let connection = try await PostgresConnection.connect(
-                    configuration: .init(host: "127.0.0.1", port: postgresPort, username: "splash_catalog", password: password, database: "splash", tls: .disable),
-                    id: 1, logger: logger
+                    configuration: .init(
+                        host: "127.0.0.1",
+                        port: postgresPort,
+                        username: "splash_catalog",
+                        password: password,
+                        database: "splash",
+                        tls: .disable
+                    ),
+                    id: 1,
+                    logger: logger
                 )
                 let searchPath = try await connection.query("SHOW search_path", logger: logger).collect().first?.decode(String.self)
                 try await connection.close()
@@ -51,7 +60,8 @@ extension LocalStackOnFixedPorts {
                 let kid = try SigningKey(pem: String(contentsOf: keyFile, encoding: .utf8)).id
                 try await waitUntilReady("auth", timeout: .seconds(60)) {
                     guard let response = try? await HTTPClient.shared.get(url: "http://127.0.0.1:8081/auth/v1/.well-known/jwks.json").get(),
-                          let body = response.body else { return false }
+                        let body = response.body
+                    else { return false }
                     return String(buffer: body).contains(kid)
                 }
 

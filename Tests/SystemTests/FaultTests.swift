@@ -6,8 +6,8 @@ import Logging
 import NIOHTTP1
 import PostgresNIO
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// Splash's promises under faults, on running processes: while accounts, renames, edits or orders
 /// are being made — or all the apps' calls at once, through the gateway — something breaks (the
@@ -36,7 +36,9 @@ struct FaultTests {
         let stack = try await SystemStack.start()
         defer { Task { await stack.stop() } }
         // social's projections read the registrations too, through the outage.
-        let social = try await stack.startSocial(databaseURL: try await stack.database.makeServiceRole(schema: "social", password: "system-social").url)
+        let social = try await stack.startSocial(
+            databaseURL: try await stack.database.makeServiceRole(schema: "social", password: "system-social").url
+        )
         defer { Task { await social.stop() } }
         let outage = Task {
             try await Task.sleep(for: .seconds(4))
@@ -147,7 +149,10 @@ struct FaultTests {
         try await partition.value
         let during = signUps.timeline.filter { $0.at > .seconds(5) && $0.at < .seconds(14) }
         #expect(during.contains { $0.status == 503 }, "no sign-up was refused during the partition: \(during.map(\.status))")
-        #expect(signUps.refused.allSatisfy { $0 == 503 }, "refusals other than 503 (0: no answer within 5 s): \(signUps.timeline.filter { $0.status != 200 }.map { "\($0.at): \($0.status)" })")
+        #expect(
+            signUps.refused.allSatisfy { $0 == 503 },
+            "refusals other than 503 (0: no answer within 5 s): \(signUps.timeline.filter { $0.status != 200 }.map { "\($0.at): \($0.status)" })"
+        )
         let last = signUps.timeline.suffix(40)
         #expect(last.allSatisfy { $0.status == 200 }, "the last sign-ups after the link was mended: \(last.map(\.status))")
         try await checkNothingLostOrDoubled(stack, made: signUps.made)
@@ -177,7 +182,10 @@ struct FaultTests {
             let unmarked = try await stack.unpublishedOutboxKeys()
             let onKafka = try await stack.registrationRecords()
             let publishedNotMarked = Set(during.made).intersection(unmarked).intersection(onKafka.keys)
-            #expect(!publishedNotMarked.isEmpty, "no account was on Kafka with its outbox row unmarked when auth died (\(during.made.count) made, \(unmarked.count) unmarked)")
+            #expect(
+                !publishedNotMarked.isEmpty,
+                "no account was on Kafka with its outbox row unmarked when auth died (\(during.made.count) made, \(unmarked.count) unmarked)"
+            )
 
             try await stack.startAuth()
             let after = await stack.signUp(for: .seconds(1), every: .milliseconds(100))
@@ -186,7 +194,10 @@ struct FaultTests {
             try await checkNothingLostOrDoubled(stack, made: made)
             let records = try await stack.registrationRecords()
             let deliveredTwice = publishedNotMarked.filter { (records[$0]?.count ?? 0) >= 2 }
-            #expect(deliveredTwice == publishedNotMarked, "published before the kill, not published again after it: \(publishedNotMarked.subtracting(deliveredTwice))")
+            #expect(
+                deliveredTwice == publishedNotMarked,
+                "published before the kill, not published again after it: \(publishedNotMarked.subtracting(deliveredTwice))"
+            )
             let times = try await effects.times(forAtLeast: made.count)
             #expect(Set(made).isSubset(of: times.keys), "\(Set(made).subtracting(times.keys).count) accounts never took effect")
             let repeated = times.filter { $0.value != 1 }
@@ -210,7 +221,10 @@ struct FaultTests {
             let after = await stack.signUp(for: .seconds(2), every: .milliseconds(50))
             let made = before.made + after.made
             let times = try await effects.times(forAtLeast: made.count)
-            #expect(Set(made).isSubset(of: times.keys), "\(Set(made).subtracting(times.keys).count) accounts behind the poison event never took effect")
+            #expect(
+                Set(made).isSubset(of: times.keys),
+                "\(Set(made).subtracting(times.keys).count) accounts behind the poison event never took effect"
+            )
             let poisonID = poison.userId.uuidString.lowercased()
             #expect(times[poisonID] == nil)
             let parked = try await stack.deadLetters(of: TopicCatalog.authUsers.name)
@@ -239,14 +253,20 @@ struct FaultTests {
     @Test func socialsOwnConsumerParksAPoisonEventFlowsOnAndAppliesItOnceAfterTheFix() async throws {
         let stack = try await SystemStack.start()
         defer { Task { await stack.stop() } }
-        let social = try await stack.startSocial(databaseURL: try await stack.database.makeServiceRole(schema: "social", password: "system-social").url)
+        let social = try await stack.startSocial(
+            databaseURL: try await stack.database.makeServiceRole(schema: "social", password: "system-social").url
+        )
         defer { Task { await social.stop() } }
         try await stack.database.withClient { client in
-            try await client.query("""
+            try await client.query(
+                """
                 CREATE FUNCTION social.refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
                 BEGIN IF NEW.username = 'poison_user' THEN RAISE EXCEPTION 'social cannot take this profile'; END IF; RETURN NEW; END $$
-                """)
-            try await client.query("CREATE TRIGGER refuse_poison BEFORE INSERT OR UPDATE ON social.profiles FOR EACH ROW EXECUTE FUNCTION social.refuse_poison()")
+                """
+            )
+            try await client.query(
+                "CREATE TRIGGER refuse_poison BEFORE INSERT OR UPDATE ON social.profiles FOR EACH ROW EXECUTE FUNCTION social.refuse_poison()"
+            )
         }
 
         let poisoned = try await stack.account(username: "poison_user")
@@ -270,7 +290,11 @@ struct FaultTests {
         try await waitUntilReady("the replayed registration applied", timeout: .seconds(30)) {
             (try? await stack.database.count("social.profiles", where: "user_id = '\(poisoned)' AND username = 'poison_user'")) == 1
         }
-        #expect(try await stack.splash(["dlq", "replay", TopicCatalog.authUsers.name, "--brokers", stack.kafka.bootstrapServers]).contains("0 dead letter(s) replayed"))
+        #expect(
+            try await stack.splash(["dlq", "replay", TopicCatalog.authUsers.name, "--brokers", stack.kafka.bootstrapServers]).contains(
+                "0 dead letter(s) replayed"
+            )
+        )
 
         // social's profiles are exactly auth's accounts with their names, each registration applied once.
         let profiles = try await stack.database.withClient { client in
@@ -296,28 +320,52 @@ struct FaultTests {
         let blobs = FileManager.default.temporaryDirectory.appendingPathComponent("system-render-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: blobs) }
         let render = try await stack.startEditRender(
-            databaseURL: try await stack.database.makeServiceRole(schema: "render", password: "system-render").url, photoCatalog: catalog, blobs: blobs
+            databaseURL: try await stack.database.makeServiceRole(schema: "render", password: "system-render").url,
+            photoCatalog: catalog,
+            blobs: blobs
         )
-        let social = try await stack.startSocial(databaseURL: try await stack.database.makeServiceRole(schema: "social", password: "system-social").url)
-        defer { Task { await social.stop(); await render.stop(); await catalog.stop() } }
+        let social = try await stack.startSocial(
+            databaseURL: try await stack.database.makeServiceRole(schema: "social", password: "system-social").url
+        )
+        defer {
+            Task {
+                await social.stop()
+                await render.stop()
+                await catalog.stop()
+            }
+        }
         let (_, token) = try await stack.account()
         let (blocked, blockedToken) = try await stack.account()
         try await stack.database.withClient { client in
-            try await client.query("""
+            try await client.query(
+                """
                 CREATE FUNCTION render.refuse_claim() RETURNS trigger LANGUAGE plpgsql AS $$
                 BEGIN IF NEW.status = 'rendering' AND NEW.output->>'longestEdge' = '777' THEN RAISE EXCEPTION 'edit-render cannot take this job'; END IF; RETURN NEW; END $$
-                """)
+                """
+            )
             try await client.query("CREATE TRIGGER refuse_claim BEFORE UPDATE ON render.edits FOR EACH ROW EXECUTE FUNCTION render.refuse_claim()")
-            try await client.query(PostgresQuery(unsafeSQL: """
-                CREATE FUNCTION social.refuse_edit() RETURNS trigger LANGUAGE plpgsql AS $$
-                BEGIN IF NEW.user_id = '\(UUID(uuidString: blocked)!.uuidString.lowercased())' THEN RAISE EXCEPTION 'social cannot take this edit'; END IF; RETURN NEW; END $$
-                """))
+            try await client.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        CREATE FUNCTION social.refuse_edit() RETURNS trigger LANGUAGE plpgsql AS $$
+                        BEGIN IF NEW.user_id = '\(UUID(uuidString: blocked)!.uuidString.lowercased())' THEN RAISE EXCEPTION 'social cannot take this edit'; END IF; RETURN NEW; END $$
+                        """
+                )
+            )
             try await client.query("CREATE TRIGGER refuse_edit BEFORE INSERT ON social.edits FOR EACH ROW EXECUTE FUNCTION social.refuse_edit()")
         }
         func edit(_ token: String, longestEdge: Int) async throws -> String {
-            let body = try await stack.call(render.baseURL, .POST, "/v1/edits", token: token, json: [
-                "source": ["unsplashPhotoId": "mate-aqua-01"], "filters": [["name": "sepia"]], "output": ["longestEdge": longestEdge],
-            ], headers: [("Idempotency-Key", UUID().uuidString)], expecting: 202)
+            let body = try await stack.call(
+                render.baseURL,
+                .POST,
+                "/v1/edits",
+                token: token,
+                json: [
+                    "source": ["unsplashPhotoId": "mate-aqua-01"], "filters": [["name": "sepia"]], "output": ["longestEdge": longestEdge],
+                ],
+                headers: [("Idempotency-Key", UUID().uuidString)],
+                expecting: 202
+            )
             guard let id = body["id"] as? String else { throw SystemStackError.unexpectedAnswer("\(body)") }
             return id
         }
@@ -362,7 +410,9 @@ struct FaultTests {
             return rendered == all && recorded == all
         }
         for topic in [TopicCatalog.renderJobs.name, TopicCatalog.renderResults.name] {
-            #expect(try await stack.splash(["dlq", "replay", topic, "--brokers", stack.kafka.bootstrapServers]).contains("0 dead letter(s) replayed"))
+            #expect(
+                try await stack.splash(["dlq", "replay", topic, "--brokers", stack.kafka.bootstrapServers]).contains("0 dead letter(s) replayed")
+            )
         }
         try await Task.sleep(for: .seconds(1))
         // One final state, one result event and one file per edit; social recorded each once.
@@ -387,7 +437,12 @@ struct FaultTests {
         defer { Task { await stack.stop() } }
         let first = try await stack.startGateway()
         let second = try await stack.startGateway()
-        defer { Task { await first.stop(); await second.stop() } }
+        defer {
+            Task {
+                await first.stop()
+                await second.stop()
+            }
+        }
         let (account, token) = try await stack.account()
         let profileEvent = ProfileUpdated.type
         let onFirst = EventStreamClient(url: "\(first.baseURL)/v1/events?channels=me", token: token)
@@ -426,7 +481,10 @@ struct FaultTests {
         let published = try await stack.profileUpdates(of: account)
         let received = before.compactMap(\.id) + resumed.events.filter { $0.event == profileEvent }.compactMap(\.id)
         #expect(published.count == 31)
-        #expect(received == published, "received \(received.count) of \(published.count); missing \(Set(published).subtracting(received).count), twice \(received.count - Set(received).count)")
+        #expect(
+            received == published,
+            "received \(received.count) of \(published.count); missing \(Set(published).subtracting(received).count), twice \(received.count - Set(received).count)"
+        )
         await stack.stop()
     }
 
@@ -450,8 +508,17 @@ struct FaultTests {
         let killed = Flag()
         /// Sends to the replica `turn` picks while it lives, else to the survivor; a request the
         /// dead replica never answered goes again to the survivor.
-        @Sendable func send(_ turn: Int, _ method: HTTPMethod, _ path: String, token: String, json: Any, headers: [(String, String)]) async throws -> (status: Int, body: [String: Any]) {
-            if turn % 2 == 0, !killed.isSet, let answer = try? await stack.call(doomed.baseURL, method, path, token: token, json: json, headers: headers) {
+        @Sendable func send(
+            _ turn: Int,
+            _ method: HTTPMethod,
+            _ path: String,
+            token: String,
+            json: Any,
+            headers: [(String, String)]
+        ) async throws -> (status: Int, body: [String: Any]) {
+            if turn % 2 == 0, !killed.isSet,
+                let answer = try? await stack.call(doomed.baseURL, method, path, token: token, json: json, headers: headers)
+            {
                 return answer
             }
             return try await stack.call(survivor.baseURL, method, path, token: token, json: json, headers: headers)
@@ -470,23 +537,40 @@ struct FaultTests {
                     while ContinuousClock.now - start < .seconds(7) {
                         let key = UUID().uuidString
                         turn += 1
-                        let order = try await send(turn, .POST, "/v1/orders", token: customer.token, json: [
-                            "restaurantId": restaurant, "items": [["menuItemId": "m1", "quantity": 2]],
-                            "dropoff": ["address": "Senate Square", "lat": 60.1694, "lng": 24.9526],
-                        ], headers: [("Idempotency-Key", key)])
+                        let order = try await send(
+                            turn,
+                            .POST,
+                            "/v1/orders",
+                            token: customer.token,
+                            json: [
+                                "restaurantId": restaurant, "items": [["menuItemId": "m1", "quantity": 2]],
+                                "dropoff": ["address": "Senate Square", "lat": 60.1694, "lng": 24.9526],
+                            ],
+                            headers: [("Idempotency-Key", key)]
+                        )
                         try #require(order.status == 201, "placing: \(order.status) \(order.body)")
                         let id = order.body["id"] as! String
                         orders.append(id)
                         var version = order.body["version"] as! Int
                         for status in ["accepted", "preparing", "ready_for_pickup"] {
                             turn += 1
-                            let moved = try await send(turn, .POST, "/v1/orders/\(id)/transitions", token: kitchen.token, json: ["to": status], headers: [("If-Match", "\"\(version)\"")])
+                            let moved = try await send(
+                                turn,
+                                .POST,
+                                "/v1/orders/\(id)/transitions",
+                                token: kitchen.token,
+                                json: ["to": status],
+                                headers: [("If-Match", "\"\(version)\"")]
+                            )
                             if moved.status == 200 {
                                 version = moved.body["version"] as! Int
                             } else {
                                 // The move may have been made by the replica that died before answering.
                                 let now = try await stack.call(survivor.baseURL, .GET, "/v1/orders/\(id)", token: kitchen.token, expecting: 200)
-                                try #require(now["status"] as? String == status, "moving to \(status): \(moved.status) \(moved.body), the order is \(now["status"] ?? "?")")
+                                try #require(
+                                    now["status"] as? String == status,
+                                    "moving to \(status): \(moved.status) \(moved.body), the order is \(now["status"] ?? "?")"
+                                )
                                 version = now["version"] as! Int
                             }
                         }

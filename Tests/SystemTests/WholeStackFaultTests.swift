@@ -2,8 +2,8 @@ import AsyncHTTPClient
 import Contracts
 import Foundation
 import LocalStack
-import Testing
 import TestSupport
+import Testing
 
 extension FaultTests {
     /// All of Splash under a mixed load through the gateway, as the three apps make it (sign-ins
@@ -43,7 +43,9 @@ extension FaultTests {
         try await faults.value
         let outcome = workload.result
         let table = outcome.answers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.sorted { $0.key < $1.key })" }.joined(separator: "\n")
-        print("mixed load, final answers by endpoint and status:\n\(table)\nanswers that were retried, by status: \(outcome.retried.sorted { $0.key < $1.key })")
+        print(
+            "mixed load, final answers by endpoint and status:\n\(table)\nanswers that were retried, by status: \(outcome.retried.sorted { $0.key < $1.key })"
+        )
         // The brokers' outage was felt: writes were taken while their events had to wait.
         var held = 0
         for schema in ["auth", "render", "social", "tracking"] {
@@ -53,16 +55,21 @@ extension FaultTests {
 
         // No answer a client must never get; every write the apps retried was made.
         #expect(outcome.brokenAnswers.isEmpty, "\(outcome.brokenAnswers)")
-        for endpoint in ["POST /v1/edits", "POST /v1/edits/preview", "POST /v1/posts", "POST /v1/orders", "PUT /v1/likes/{photoKey}", "DELETE /v1/likes/{photoKey}",
-                         "POST /auth/v1/token?grant_type=password"] {
+        for endpoint in [
+            "POST /v1/edits", "POST /v1/edits/preview", "POST /v1/posts", "POST /v1/orders", "PUT /v1/likes/{photoKey}",
+            "DELETE /v1/likes/{photoKey}",
+            "POST /auth/v1/token?grant_type=password",
+        ] {
             #expect(outcome.count(endpoint) { !(200..<300).contains($0) } == 0, "\(endpoint): \(outcome.answers[endpoint] ?? [:])")
         }
         #expect(outcome.failedMoves.isEmpty, "\(outcome.failedMoves)")
         // Sign-ups are not retried (a second try is another sign-up): refused only while Postgres was away.
         let signUps = outcome.answers["POST /auth/v1/signup"] ?? [:]
         #expect(Set(signUps.keys).isSubset(of: [200, 503]), "\(signUps)")
-        #expect(outcome.edits.count >= 20 && outcome.posts.count >= 10 && outcome.orders.count >= 8 && outcome.accounts.count >= 12,
-                "too little was done to show anything: \(outcome.edits.count) edits, \(outcome.posts.count) posts, \(outcome.orders.count) orders, \(outcome.accounts.count) accounts")
+        #expect(
+            outcome.edits.count >= 20 && outcome.posts.count >= 10 && outcome.orders.count >= 8 && outcome.accounts.count >= 12,
+            "too little was done to show anything: \(outcome.edits.count) edits, \(outcome.posts.count) posts, \(outcome.orders.count) orders, \(outcome.accounts.count) accounts"
+        )
 
         // The drivers stop, so the orders come to rest.
         whole.simulator.stop()
@@ -74,15 +81,21 @@ extension FaultTests {
             try await stack.checkOrders(placed: outcome.orders)
         } catch {
             for schema in ["auth", "render", "social", "tracking"] {
-                print("\(schema) outbox unpublished: \(try await stack.database.count("\(schema).outbox", where: "published_at IS NULL AND failed_at IS NULL"))")
+                print(
+                    "\(schema) outbox unpublished: \(try await stack.database.count("\(schema).outbox", where: "published_at IS NULL AND failed_at IS NULL"))"
+                )
             }
             for process in [stack.auth, whole.render, whole.social, whole.tracking] {
                 print("\(process.name)'s log, its end:\n\(process.output.text.split(separator: "\n").suffix(40).joined(separator: "\n"))")
                 let metrics = (try? await jsonText(process.baseURL + "/metrics")) ?? ""
-                print("\(process.name)'s metrics:\n\(metrics.split(separator: "\n").filter { $0.contains("kafka_client_queued") || $0.contains("kafka_producer_records") || $0.contains("outbox_") }.joined(separator: "\n"))")
+                print(
+                    "\(process.name)'s metrics:\n\(metrics.split(separator: "\n").filter { $0.contains("kafka_client_queued") || $0.contains("kafka_producer_records") || $0.contains("outbox_") }.joined(separator: "\n"))"
+                )
             }
             let activity = try await stack.database.withClient { client in
-                try await client.query("SELECT usename::text, state::text, left(query, 120), (now() - xact_start)::text FROM pg_stat_activity WHERE backend_type = 'client backend' AND state <> 'idle'").collect().map { try $0.decode((String?, String?, String?, String?).self) }
+                try await client.query(
+                    "SELECT usename::text, state::text, left(query, 120), (now() - xact_start)::text FROM pg_stat_activity WHERE backend_type = 'client backend' AND state <> 'idle'"
+                ).collect().map { try $0.decode((String?, String?, String?, String?).self) }
             }
             print("Postgres sessions: \(activity)")
             throw error

@@ -1,10 +1,11 @@
-@testable import Tracking
 import Contracts
 import Foundation
 import HTTPTypes
-import Testing
 import TestSupport
+import Testing
 import Yams
+
+@testable import Tracking
 
 /// tracking's answers against `Services/Tracking/openapi.yaml`.
 /// `make contract SERVICE=tracking` runs this suite alone.
@@ -26,11 +27,17 @@ struct ContractTests {
             // placed at one of them.
             try await tracking.insertFixturePlaces()
             let runs: [(TrackingHarness.Person, String, stateful: Bool)] = [
-                (tracking.adminPerson, "^/v1/restaurants", true), (customer, "^/v1/orders", true), (TrackingHarness.Person(role: .driver), "^/v1/drivers/", false),
+                (tracking.adminPerson, "^/v1/restaurants", true), (customer, "^/v1/orders", true),
+                (TrackingHarness.Person(role: .driver), "^/v1/drivers/", false),
             ]
             for (person, paths, stateful) in runs {
-                let report = try await Schemathesis(service: "Tracking", baseURL: tracking.app.baseURL,
-                                                    headers: [("Authorization", "Bearer \(try tracking.token(for: person))")], includePaths: [paths], stateful: stateful).run()
+                let report = try await Schemathesis(
+                    service: "Tracking",
+                    baseURL: tracking.app.baseURL,
+                    headers: [("Authorization", "Bearer \(try tracking.token(for: person))")],
+                    includePaths: [paths],
+                    stateful: stateful
+                ).run()
                 #expect(report.passed, "\(person.role) on \(paths): \(report)")
             }
         }
@@ -40,13 +47,22 @@ struct ContractTests {
     /// as written on a seeded stack: its restaurant is the fixture's first place.
     @Test func theDocumentsExampleOrderIsPlacedAtASeededPlace() async throws {
         let paths = try #require(try Self.document()["paths"] as? [String: [String: Any]])
-        let body = try #require((((paths["/v1/orders"]?["post"] as? [String: Any])?["requestBody"] as? [String: Any])?["content"] as? [String: Any])?["application/json"] as? [String: Any])
+        let body = try #require(
+            (((paths["/v1/orders"]?["post"] as? [String: Any])?["requestBody"] as? [String: Any])?["content"] as? [String: Any])?["application/json"]
+                as? [String: Any]
+        )
         let example = try #require(body["example"] as? [String: Any])
-        #expect(example["restaurantId"] as? String == RestaurantSeeder.restaurantID(56418307).lowercased)
+        #expect(example["restaurantId"] as? String == RestaurantSeeder.restaurantID(56_418_307).lowercased)
         let json = String(decoding: try JSONSerialization.data(withJSONObject: example), as: UTF8.self)
         try await TrackingHarness.with { tracking in
             try await tracking.insertFixturePlaces()
-            let placed = try await tracking.call(.post, "/v1/orders", as: TrackingHarness.Person(role: .customer), headers: [("Idempotency-Key", "example")], json: json)
+            let placed = try await tracking.call(
+                .post,
+                "/v1/orders",
+                as: TrackingHarness.Person(role: .customer),
+                headers: [("Idempotency-Key", "example")],
+                json: json
+            )
             #expect(placed.status == 201, "\(placed.text)")
         }
     }
@@ -60,8 +76,13 @@ struct ContractTests {
             let someone = TrackingHarness.Person(role: .customer)
             for (path, method) in operations {
                 let concrete = path.replacingOccurrences(of: "{id}", with: UUID().uuidString)
-                let response = try await tracking.call(HTTPRequest.Method(method.uppercased())!, concrete, as: someone,
-                                                       headers: [("Idempotency-Key", "contract"), ("If-Match", "\"1\"")], json: "{}")
+                let response = try await tracking.call(
+                    HTTPRequest.Method(method.uppercased())!,
+                    concrete,
+                    as: someone,
+                    headers: [("Idempotency-Key", "contract"), ("If-Match", "\"1\"")],
+                    json: "{}"
+                )
                 #expect(response.status != 200 || method == "get", "\(method) \(path) took an empty body from a customer")
                 #expect(response.status != 405 && response.status < 500, "\(method) \(path): \(response.status) \(response.text)")
                 if response.status >= 400 {
@@ -75,7 +96,8 @@ struct ContractTests {
 
     @Test func restaurantsAndOrdersCarryWhatTheDocumentRequires() async throws {
         try await TrackingHarness.with { tracking in
-            let owner = TrackingHarness.Person(role: .restaurant), customer = TrackingHarness.Person(role: .customer)
+            let owner = TrackingHarness.Person(role: .restaurant)
+            let customer = TrackingHarness.Person(role: .customer)
             let restaurant = try await tracking.restaurant(owner: owner)
             #expect(Set(restaurant.keys).isSuperset(of: try Self.required("Restaurant")))
             let id = try #require(restaurant["id"] as? String)
@@ -92,7 +114,8 @@ struct ContractTests {
     /// sent on the way, and a cancelled order — and checked against its JSON Schema.
     @Test func everyEventItPublishesMatchesItsSchema() async throws {
         try await TrackingHarness.with { tracking in
-            let owner = TrackingHarness.Person(role: .restaurant), customer = TrackingHarness.Person(role: .customer)
+            let owner = TrackingHarness.Person(role: .restaurant)
+            let customer = TrackingHarness.Person(role: .customer)
             let driver = TrackingHarness.Person(role: .driver)
             let restaurant = try #require(try await tracking.restaurant(owner: owner)["id"] as? String)
             let delivered = try #require(try await tracking.place(at: restaurant, as: customer).json()["id"] as? String)
@@ -104,11 +127,14 @@ struct ContractTests {
             let cancelled = try #require(try await tracking.place(at: restaurant, as: customer).json()["id"] as? String)
             #expect(try await tracking.move(cancelled, to: "cancelled", as: customer, version: "\"1\"").status == 200)
 
-            let events = try await tracking.published(about: delivered) + (try await tracking.published(about: cancelled))
+            let events =
+                try await tracking.published(about: delivered) + (try await tracking.published(about: cancelled))
                 + (try await TestKafka.shared.events(on: TopicCatalog.trackingLocations.name, key: driver.id.lowercased))
                 + (try await TestKafka.shared.events(on: TopicCatalog.trackingRestaurants.name, key: restaurant))
             // Every type on tracking's topics but location-updated.v1, superseded before it was published.
-            let published = Set(EventCatalog.all.filter { $0.topic.name.hasPrefix("tracking.") && $0 != DriverLocationUpdatedV1.self }.map { $0.type })
+            let published = Set(
+                EventCatalog.all.filter { $0.topic.name.hasPrefix("tracking.") && $0 != DriverLocationUpdatedV1.self }.map { $0.type }
+            )
             #expect(Set(events.map(\.type)) == published)
             let located = try #require(events.first { $0.type == DriverLocationUpdated.type }).decode(DriverLocationUpdated.self)
             #expect(located.orderId?.lowercased == delivered && located.etaSeconds != nil)

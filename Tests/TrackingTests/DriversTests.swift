@@ -1,15 +1,16 @@
-@testable import Tracking
 import Contracts
+import Database
 import EventBus
 import Foundation
-import ServiceKit
-import PostgresNIO
-import Database
 import LocalStack
 import Logging
+import PostgresNIO
 import RoadNetwork
-import Testing
+import ServiceKit
 import TestSupport
+import Testing
+
+@testable import Tracking
 
 @Suite("Drivers, positions and dispatch") struct DriversTests {
     typealias Person = TrackingHarness.Person
@@ -61,10 +62,13 @@ import TestSupport
 
     @Test func theNearestFreeDriverByRoadGetsTheOrderAndItsPositionsThenCarryItsETA() async throws {
         try await TrackingHarness.with(["TRACKING_DISPATCH_INTERVAL": "100ms"]) { tracking in
-            let owner = Person(role: .restaurant), customer = Person(role: .customer)
+            let owner = Person(role: .restaurant)
+            let customer = Person(role: .customer)
             // Restaurant at the railway station; drivers at the cathedral, Kamppi and far south.
             let restaurant = try #require(try await tracking.restaurant(owner: owner, lat: 60.1710, lng: 24.9414)["id"] as? String)
-            let drivers = [(Person(role: .driver), 60.1702, 24.9523), (Person(role: .driver), 60.1690, 24.9330), (Person(role: .driver), 60.1650, 24.9450)]
+            let drivers = [
+                (Person(role: .driver), 60.1702, 24.9523), (Person(role: .driver), 60.1690, 24.9330), (Person(role: .driver), 60.1650, 24.9450),
+            ]
             for (driver, lat, lng) in drivers {
                 #expect(try await tracking.call(.post, "/v1/drivers/me/shift", as: driver, json: #"{"onShift":true}"#).status == 200)
                 try await tracking.position(of: driver, lat: lat, lng: lng)
@@ -83,7 +87,12 @@ import TestSupport
             // By road, the nearest of the three (the test's own routing says which).
             let graph = try RoadGraph.helsinki()
             let pickup = Coordinate(lat: 60.1710, lng: 24.9414)
-            let nearest = try #require(drivers.min { graph.route(from: .init(lat: $0.1, lng: $0.2), to: pickup).seconds < graph.route(from: .init(lat: $1.1, lng: $1.2), to: pickup).seconds })
+            let nearest = try #require(
+                drivers.min {
+                    graph.route(from: .init(lat: $0.1, lng: $0.2), to: pickup).seconds
+                        < graph.route(from: .init(lat: $1.1, lng: $1.2), to: pickup).seconds
+                }
+            )
             #expect(assigned["driverId"] as? String == nearest.0.id.lowercased)
             #expect(((assigned["statusHistory"] as? [[String: Any]])?.last?["by"] as? [String: Any])?["role"] as? String == "dispatch")
 
@@ -93,8 +102,10 @@ import TestSupport
                 try await TestKafka.shared.events(on: TopicCatalog.trackingLocations.name, key: nearest.0.id.lowercased)
                     .contains { (try? $0.decode(DriverLocationUpdated.self))?.orderId?.lowercased == order }
             }
-            let located = try #require(try await TestKafka.shared.events(on: TopicCatalog.trackingLocations.name, key: nearest.0.id.lowercased)
-                .compactMap { try? $0.decode(DriverLocationUpdated.self) }.last { $0.orderId != nil })
+            let located = try #require(
+                try await TestKafka.shared.events(on: TopicCatalog.trackingLocations.name, key: nearest.0.id.lowercased)
+                    .compactMap { try? $0.decode(DriverLocationUpdated.self) }.last { $0.orderId != nil }
+            )
             #expect((located.etaSeconds ?? 0) > 0)
             let route = try await tracking.call(.get, "/v1/orders/\(order)/route", as: customer).json()
             #expect(route["routing"] as? String == "road")
@@ -109,11 +120,13 @@ import TestSupport
     /// once it is ready, that driver's legs begin.
     @Test func earlyDispatchReservesTheNearestDriverWhileTheKitchenWorksAndAssignsThemWhenReady() async throws {
         try await TrackingHarness.with(["TRACKING_DISPATCH_INTERVAL": "100ms", "TRACKING_DISPATCH_EARLY": "true"]) { tracking in
-            let owner = Person(role: .restaurant), customer = Person(role: .customer)
+            let owner = Person(role: .restaurant)
+            let customer = Person(role: .customer)
             let restaurant = try #require(try await tracking.restaurant(owner: owner, lat: 60.1710, lng: 24.9414)["id"] as? String)
             // Two drivers; which is nearer by road, the test's own routing says.
             let places = [(60.1702, 24.9523), (60.1590, 24.9560)]
-            let graph = try RoadGraph.helsinki(), pickup = Coordinate(lat: 60.1710, lng: 24.9414)
+            let graph = try RoadGraph.helsinki()
+            let pickup = Coordinate(lat: 60.1710, lng: 24.9414)
             let seconds = places.map { graph.route(from: Coordinate(lat: $0.0, lng: $0.1), to: pickup).seconds }
             let drivers = [Person(role: .driver), Person(role: .driver)]
             let (near, far) = seconds[0] < seconds[1] ? (drivers[0], drivers[1]) : (drivers[1], drivers[0])
@@ -161,8 +174,11 @@ import TestSupport
             let assigned = try await tracking.call(.get, "/v1/orders/\(first)", as: customer).json()
             #expect(assigned["driverId"] as? String == near.id.lowercased)
             #expect(((assigned["statusHistory"] as? [[String: Any]])?.last?["by"] as? [String: Any])?["role"] as? String == "dispatch")
-            #expect(try await TestKafka.shared.events(on: TopicCatalog.trackingOrders.name, key: first).filter { $0.type == DriverAssigned.type }.count == 1,
-                    "the reservation announced the driver; the move says the legs began")
+            #expect(
+                try await TestKafka.shared.events(on: TopicCatalog.trackingOrders.name, key: first).filter { $0.type == DriverAssigned.type }.count
+                    == 1,
+                "the reservation announced the driver; the move says the legs began"
+            )
             #expect(try await tracking.call(.get, "/v1/orders/\(third)", as: customer).json()["driverId"] == nil, "no third driver")
 
             // Delivered, the near driver is free again: the third order is theirs.
@@ -181,7 +197,8 @@ import TestSupport
     /// driver's order, or none.
     @Test func concurrentLookupsOfDriversOrdersEachGetTheirOwn() async throws {
         try await TrackingHarness.with { tracking in
-            let owner = Person(role: .restaurant), customer = Person(role: .customer)
+            let owner = Person(role: .restaurant)
+            let customer = Person(role: .customer)
             let restaurant = try #require(try await tracking.restaurant(owner: owner)["id"] as? String)
             let drivers = (0..<12).map { _ in Person(role: .driver) }
             var assigned: [UUID: String] = [:]
@@ -191,7 +208,15 @@ import TestSupport
                     #expect(try await tracking.move(order, to: status, as: owner, version: "\"\(index + 1)\"").status == 200)
                 }
                 let admin = Person(id: tracking.admin, role: .admin)
-                #expect(try await tracking.move(order, to: "driver_assigned", as: admin, version: "\"4\"", extra: #","driverId":"\#(driver.id.lowercased)""#).status == 200)
+                #expect(
+                    try await tracking.move(
+                        order,
+                        to: "driver_assigned",
+                        as: admin,
+                        version: "\"4\"",
+                        extra: #","driverId":"\#(driver.id.lowercased)""#
+                    ).status == 200
+                )
                 assigned[driver.id] = order
             }
             let expected = assigned
@@ -219,7 +244,9 @@ import TestSupport
             var environment = try await TrackingHarness.environment(keys: tracking.keys, databaseURL: tracking.databaseURL)
             environment["TRACKING_DISPATCH_INTERVAL"] = "50ms"
             let replica = try await ServiceProcess("tracking", environment: environment)
-            let owner = Person(role: .restaurant), customer = Person(role: .customer), driver = Person(role: .driver)
+            let owner = Person(role: .restaurant)
+            let customer = Person(role: .customer)
+            let driver = Person(role: .driver)
             let restaurant = try #require(try await tracking.restaurant(owner: owner)["id"] as? String)
             var orders: [String] = []
             for _ in 0..<2 {

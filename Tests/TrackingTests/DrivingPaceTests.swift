@@ -1,15 +1,24 @@
-@testable import Tracking
 import Contracts
 import Foundation
 import Testing
+
+@testable import Tracking
 
 /// A driver's pace, from their progress along their route (no sockets).
 @Suite("Driving pace") struct DrivingPaceTests {
     let start = Date(timeIntervalSince1970: 1_800_000_000)
 
     /// Notes a leg: every `every` seconds from `from`, the road time left falling by `rate` per second.
-    func drive(_ pace: inout DrivingPace, leg: OrderStatus = .enrouteToDropoff, from: TimeInterval, seconds: Int, every: TimeInterval = 1,
-               rate: Double, leftAtStart: Double, stretch: Int = 1) {
+    func drive(
+        _ pace: inout DrivingPace,
+        leg: OrderStatus = .enrouteToDropoff,
+        from: TimeInterval,
+        seconds: Int,
+        every: TimeInterval = 1,
+        rate: Double,
+        leftAtStart: Double,
+        stretch: Int = 1
+    ) {
         for step in 0...Int(Double(seconds) / every) {
             let t = Double(step) * every
             pace.note(at: start.addingTimeInterval(from + t), stretch: stretch, status: leg, roadSecondsLeft: leftAtStart - rate * t)
@@ -53,7 +62,8 @@ import Testing
     }
 
     @Test func thePaceStaysWithinItsBounds() {
-        var crawling = DrivingPace(), teleporting = DrivingPace()
+        var crawling = DrivingPace()
+        var teleporting = DrivingPace()
         drive(&crawling, from: 0, seconds: 60, rate: 0.1, leftAtStart: 500)
         #expect(crawling.pace(at: start.addingTimeInterval(60)) == 1, "6 s of road in a minute is not enough to judge")
         drive(&teleporting, from: 0, seconds: 5, rate: 1_000, leftAtStart: 10_000)

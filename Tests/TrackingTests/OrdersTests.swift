@@ -1,20 +1,26 @@
-@testable import Tracking
 import Contracts
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
+@testable import Tracking
 
 @Suite("Orders") struct OrdersTests {
     typealias Person = TrackingHarness.Person
 
     @Test func anOrderIsPricedFromTheMenuPlacedOncePerKeyAndRefusedWhereItCannotBeServed() async throws {
         try await TrackingHarness.with { tracking in
-            let owner = Person(role: .restaurant), customer = Person(role: .customer)
+            let owner = Person(role: .restaurant)
+            let customer = Person(role: .customer)
             let restaurant = try #require(try await tracking.restaurant(owner: owner)["id"] as? String)
             // Prices and totals sent by the client are ignored.
             let key = UUID().uuidString
-            let placed = try await tracking.place(at: restaurant, as: customer, key: key,
-                                                  items: #"[{"menuItemId":"m1","quantity":2,"unitPriceCents":1},{"menuItemId":"m2","quantity":1}]"#)
+            let placed = try await tracking.place(
+                at: restaurant,
+                as: customer,
+                key: key,
+                items: #"[{"menuItemId":"m1","quantity":2,"unitPriceCents":1},{"menuItemId":"m2","quantity":1}]"#
+            )
             #expect(placed.status == 201, "\(placed.text)")
             #expect(placed.headers["etag"] == "\"1\"")
             let order = try placed.json()
@@ -27,8 +33,12 @@ import TestSupport
             #expect(items.map { $0["unitPriceCents"] as? Int } == [1290, 650])
             #expect((order["statusHistory"] as? [[String: Any]])?.count == 1)
             // The same key and body: the same order; the same key with another body: refused.
-            let again = try await tracking.place(at: restaurant, as: customer, key: key,
-                                                 items: #"[{"menuItemId":"m1","quantity":2,"unitPriceCents":1},{"menuItemId":"m2","quantity":1}]"#)
+            let again = try await tracking.place(
+                at: restaurant,
+                as: customer,
+                key: key,
+                items: #"[{"menuItemId":"m1","quantity":2,"unitPriceCents":1},{"menuItemId":"m2","quantity":1}]"#
+            )
             #expect(again.status == 201)
             #expect(again.headers["idempotent-replayed"] == "true")
             #expect(try again.json()["id"] as? String == order["id"] as? String)
@@ -49,10 +59,16 @@ import TestSupport
             for role in [UserRole.restaurant, .driver] {
                 let response = try await tracking.place(at: restaurant, as: Person(role: role))
                 #expect(response.status == 403)
-            #expect(try response.json()["type"] as? String == "urn:splash:problem:forbidden-role")
+                #expect(try response.json()["type"] as? String == "urn:splash:problem:forbidden-role")
             }
             for bad in [#"{"restaurantId":"x","items":[],"dropoff":{"address":"","lat":91,"lng":"e"}}"#, "[1]", "not json"] {
-                let response = try await tracking.call(.post, "/v1/orders", as: customer, headers: [("Idempotency-Key", UUID().uuidString)], json: bad)
+                let response = try await tracking.call(
+                    .post,
+                    "/v1/orders",
+                    as: customer,
+                    headers: [("Idempotency-Key", UUID().uuidString)],
+                    json: bad
+                )
                 #expect([400, 422].contains(response.status), "\(bad): \(response.status)")
             }
             #expect(try await tracking.database.count("tracking.orders") == 1)
@@ -61,7 +77,9 @@ import TestSupport
 
     @Test func aWholeDeliveryMovesThroughEveryStatusByTheRightHandsWithItsEvents() async throws {
         try await TrackingHarness.with { tracking in
-            let owner = Person(role: .restaurant), customer = Person(role: .customer), driver = Person(role: .driver)
+            let owner = Person(role: .restaurant)
+            let customer = Person(role: .customer)
+            let driver = Person(role: .driver)
             let restaurant = try #require(try await tracking.restaurant(owner: owner)["id"] as? String)
             let order = try #require(try await tracking.place(at: restaurant, as: customer).json()["id"] as? String)
             let moves = try await tracking.deliver(order, owner: owner, driver: driver)
@@ -74,8 +92,12 @@ import TestSupport
             let version = moves.count + 1
             let final = try await tracking.call(.get, "/v1/orders/\(order)", as: customer).json()
             let history = try #require(final["statusHistory"] as? [[String: Any]])
-            #expect(history.map { $0["status"] as? String } == ["placed", "accepted", "preparing", "ready_for_pickup", "driver_assigned", "enroute_to_pickup",
-                                                               "arrived_at_pickup", "picked_up", "enroute_to_dropoff", "arrived_at_dropoff", "delivered"])
+            #expect(
+                history.map { $0["status"] as? String } == [
+                    "placed", "accepted", "preparing", "ready_for_pickup", "driver_assigned", "enroute_to_pickup",
+                    "arrived_at_pickup", "picked_up", "enroute_to_dropoff", "arrived_at_dropoff", "delivered",
+                ]
+            )
             #expect((history[1]["by"] as? [String: Any])?["role"] as? String == "restaurant")
             #expect((history.last?["by"] as? [String: Any])?["userId"] as? String == driver.id.lowercased)
             // A delivered order moves no more.
@@ -96,9 +118,12 @@ import TestSupport
 
     @Test func eachRoleMakesOnlyItsOwnMovesOnItsOwnOrdersAndOthersSeeNothing() async throws {
         try await TrackingHarness.with { tracking in
-            let owner = Person(role: .restaurant), otherOwner = Person(role: .restaurant)
-            let customer = Person(role: .customer), stranger = Person(role: .customer)
-            let driver = Person(role: .driver), otherDriver = Person(role: .driver)
+            let owner = Person(role: .restaurant)
+            let otherOwner = Person(role: .restaurant)
+            let customer = Person(role: .customer)
+            let stranger = Person(role: .customer)
+            let driver = Person(role: .driver)
+            let otherDriver = Person(role: .driver)
             let restaurant = try #require(try await tracking.restaurant(owner: owner)["id"] as? String)
             _ = try await tracking.restaurant(owner: otherOwner)
             let order = try #require(try await tracking.place(at: restaurant, as: customer).json()["id"] as? String)
@@ -123,8 +148,19 @@ import TestSupport
             #expect(try late.json()["currentStatus"] as? String == "preparing")
             #expect(try await tracking.move(order, to: "ready_for_pickup", as: owner, version: "\"3\"").status == 200)
             // The restaurant does not assign drivers, nor drive.
-            #expect(try await tracking.move(order, to: "driver_assigned", as: owner, version: "\"4\"", extra: #","driverId":"\#(driver.id.lowercased)""#).status == 409)
-            #expect(try await tracking.move(order, to: "driver_assigned", as: tracking.adminPerson, version: "\"4\"", extra: #","driverId":"\#(driver.id.lowercased)""#).status == 200)
+            #expect(
+                try await tracking.move(order, to: "driver_assigned", as: owner, version: "\"4\"", extra: #","driverId":"\#(driver.id.lowercased)""#)
+                    .status == 409
+            )
+            #expect(
+                try await tracking.move(
+                    order,
+                    to: "driver_assigned",
+                    as: tracking.adminPerson,
+                    version: "\"4\"",
+                    extra: #","driverId":"\#(driver.id.lowercased)""#
+                ).status == 200
+            )
             #expect(try await tracking.move(order, to: "enroute_to_pickup", as: owner, version: "\"5\"").status == 409)
             #expect(try await tracking.move(order, to: "enroute_to_pickup", as: otherDriver, version: "\"5\"").status == 404)
             #expect(try await tracking.move(order, to: "enroute_to_pickup", as: driver, version: "\"5\"").status == 200)
@@ -141,7 +177,8 @@ import TestSupport
 
     @Test func twoClientsWithTheSameVersionGetOneSuccessAndOne412AndNoVersionIs428() async throws {
         try await TrackingHarness.with { tracking in
-            let owner = Person(role: .restaurant), customer = Person(role: .customer)
+            let owner = Person(role: .restaurant)
+            let customer = Person(role: .customer)
             let restaurant = try #require(try await tracking.restaurant(owner: owner)["id"] as? String)
             let order = try #require(try await tracking.place(at: restaurant, as: customer).json()["id"] as? String)
             let read = try await tracking.call(.get, "/v1/orders/\(order)", as: owner)
@@ -150,7 +187,13 @@ import TestSupport
 
             #expect(try await tracking.move(order, to: "accepted", as: owner, version: nil).status == 428)
             async let first = tracking.move(order, to: "accepted", as: owner, version: etag)
-            async let second = tracking.call(.patch, "/v1/orders/\(order)", as: customer, headers: [("If-Match", etag)], json: #"{"notes":"Ring twice"}"#)
+            async let second = tracking.call(
+                .patch,
+                "/v1/orders/\(order)",
+                as: customer,
+                headers: [("If-Match", etag)],
+                json: #"{"notes":"Ring twice"}"#
+            )
             let statuses = try await [first.status, second.status].sorted()
             #expect(statuses == [200, 412])
             let final = try await tracking.call(.get, "/v1/orders/\(order)", as: owner).json()
@@ -158,10 +201,19 @@ import TestSupport
             // Whichever won is there whole; the loser changed nothing.
             #expect((final["status"] as? String == "accepted") != (final["notes"] as? String == "Ring twice"))
             #expect(try await tracking.call(.patch, "/v1/orders/\(order)", as: customer, json: #"{"notes":"x"}"#).status == 428)
-            #expect(try await tracking.call(.patch, "/v1/orders/\(order)", as: customer, headers: [("If-Match", "\"1\"")], json: #"{"notes":"x"}"#).status == 412)
+            #expect(
+                try await tracking.call(.patch, "/v1/orders/\(order)", as: customer, headers: [("If-Match", "\"1\"")], json: #"{"notes":"x"}"#).status
+                    == 412
+            )
             // `If-Match: *` asks only that the resource exist (RFC 9110): the change applies at
             // whatever version it has (schemathesis found it refused with 412).
-            let any = try await tracking.call(.patch, "/v1/restaurants/\(restaurant)", as: owner, headers: [("If-Match", "*")], json: #"{"name":"Any version"}"#)
+            let any = try await tracking.call(
+                .patch,
+                "/v1/restaurants/\(restaurant)",
+                as: owner,
+                headers: [("If-Match", "*")],
+                json: #"{"name":"Any version"}"#
+            )
             let version = try any.json()["version"] as? Int
             #expect(any.status == 200 && version == 2, "\(any.status) \(any.text)")
         }
@@ -169,7 +221,8 @@ import TestSupport
 
     @Test func aClientThatWasOfflineGetsExactlyWhatChangedMeanwhile() async throws {
         try await TrackingHarness.with { tracking in
-            let owner = Person(role: .restaurant), customer = Person(role: .customer)
+            let owner = Person(role: .restaurant)
+            let customer = Person(role: .customer)
             let restaurant = try #require(try await tracking.restaurant(owner: owner)["id"] as? String)
             var orders: [String] = []
             for _ in 0..<6 {
@@ -188,7 +241,8 @@ import TestSupport
             #expect(changed == Set(orders[0..<4]))
             #expect(delta["syncToken"] as? String != nil)
             // Nothing more since then.
-            let quiet = try await tracking.call(.get, "/v1/orders?role=restaurant&since=\(try #require(delta["syncToken"] as? String))", as: owner).json()
+            let quiet = try await tracking.call(.get, "/v1/orders?role=restaurant&since=\(try #require(delta["syncToken"] as? String))", as: owner)
+                .json()
             #expect((quiet["items"] as? [Any])?.isEmpty == true)
             #expect(try await tracking.call(.get, "/v1/orders?since=nonsense", as: owner).status == 422)
         }
@@ -196,17 +250,28 @@ import TestSupport
 
     @Test func aDriverWhoGivesAnOrderBackGetsItsTombstoneOnSync() async throws {
         try await TrackingHarness.with { tracking in
-            let owner = Person(role: .restaurant), customer = Person(role: .customer), driver = Person(role: .driver)
+            let owner = Person(role: .restaurant)
+            let customer = Person(role: .customer)
+            let driver = Person(role: .driver)
             let restaurant = try #require(try await tracking.restaurant(owner: owner)["id"] as? String)
             let order = try #require(try await tracking.place(at: restaurant, as: customer).json()["id"] as? String)
             for (index, status) in ["accepted", "preparing", "ready_for_pickup"].enumerated() {
                 #expect(try await tracking.move(order, to: status, as: owner, version: "\"\(index + 1)\"").status == 200)
             }
-            #expect(try await tracking.move(order, to: "driver_assigned", as: tracking.adminPerson, version: "\"4\"", extra: #","driverId":"\#(driver.id.lowercased)""#).status == 200)
+            #expect(
+                try await tracking.move(
+                    order,
+                    to: "driver_assigned",
+                    as: tracking.adminPerson,
+                    version: "\"4\"",
+                    extra: #","driverId":"\#(driver.id.lowercased)""#
+                ).status == 200
+            )
             let synced = try await tracking.call(.get, "/v1/orders?role=driver", as: driver).json()
             #expect((synced["items"] as? [[String: Any]])?.first?["id"] as? String == order)
             #expect(try await tracking.move(order, to: "ready_for_pickup", as: driver, version: "\"5\"").status == 200)
-            let delta = try await tracking.call(.get, "/v1/orders?role=driver&since=\(try #require(synced["syncToken"] as? String))", as: driver).json()
+            let delta = try await tracking.call(.get, "/v1/orders?role=driver&since=\(try #require(synced["syncToken"] as? String))", as: driver)
+                .json()
             #expect((delta["items"] as? [Any])?.isEmpty == true)
             #expect(delta["deleted"] as? [String] == [order])
         }

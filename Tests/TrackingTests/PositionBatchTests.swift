@@ -1,4 +1,3 @@
-@testable import Tracking
 import Contracts
 import Foundation
 import Identity
@@ -6,14 +5,19 @@ import ResourceAPI
 import ServiceKit
 import Testing
 
+@testable import Tracking
+
 /// The positions' one-pass reader against the way any other body is read (`JSONDecoder` into
 /// `JSONValue`, each point through `JSONObject`): over generated batches, good and bad, both
 /// refuse the same bodies and read the same points and bad fields.
 @Suite("Reading a batch of positions") struct PositionBatchTests {
     /// The reference reading.
     static func reference(_ bytes: [UInt8]) -> ([PositionReport?], [[String]])? {
-        guard case .array(let values)? = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes)), (1...PositionBatch.maxCount).contains(values.count) else { return nil }
-        var points: [PositionReport?] = [], fields: [[String]] = []
+        guard case .array(let values)? = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes)),
+            (1...PositionBatch.maxCount).contains(values.count)
+        else { return nil }
+        var points: [PositionReport?] = []
+        var fields: [[String]] = []
         for value in values {
             guard case .object(let object) = value else {
                 points.append(nil)
@@ -32,7 +36,16 @@ import Testing
             }
             if recorded == nil, !bad.contains("recordedAt") { bad.append("recordedAt") }
             fields.append(bad)
-            points.append(bad.isEmpty ? PositionReport(coordinate: .init(lat: lat!, lng: lng!), heading: heading, speedMps: speed, accuracyM: accuracy, recordedAt: recorded!) : nil)
+            points.append(
+                bad.isEmpty
+                    ? PositionReport(
+                        coordinate: .init(lat: lat!, lng: lng!),
+                        heading: heading,
+                        speedMps: speed,
+                        accuracyM: accuracy,
+                        recordedAt: recorded!
+                    ) : nil
+            )
         }
         return (points, fields)
     }
@@ -66,15 +79,20 @@ import Testing
             case 0...3: return number()
             case 4...5: return string()
             case 6: return pick(["true", "false", "null"])
-            case 7 where depth < 2: return "[" + (0..<Int.random(in: 0...3, using: &random)).map { _ in space() + value(depth: depth + 1) }.joined(separator: ",") + "]"
-            case 8 where depth < 2: return "{" + (0..<Int.random(in: 0...2, using: &random)).map { index in "\"k\(index)\":" + value(depth: depth + 1) }.joined(separator: ",") + "}"
+            case 7 where depth < 2:
+                return "[" + (0..<Int.random(in: 0...3, using: &random)).map { _ in space() + value(depth: depth + 1) }.joined(separator: ",") + "]"
+            case 8 where depth < 2:
+                return "{"
+                    + (0..<Int.random(in: 0...2, using: &random)).map { index in "\"k\(index)\":" + value(depth: depth + 1) }.joined(separator: ",")
+                    + "}"
             default: return "null"
             }
         }
 
         mutating func point() -> String {
             var entries: [String] = []
-            for key in ["lat", "lng", "heading", "speedMps", "accuracyM", "recordedAt", "unknown", "l\\u0061t"].shuffled(using: &random) where chance(0.8) {
+            for key in ["lat", "lng", "heading", "speedMps", "accuracyM", "recordedAt", "unknown", "l\\u0061t"].shuffled(using: &random)
+            where chance(0.8) {
                 let value: String
                 if chance(0.7) {
                     value = key == "recordedAt" ? string() : (key == "unknown" ? self.value() : number())
@@ -111,7 +129,9 @@ import Testing
     /// number such as `1.e` — where the one-pass reader refuses: a 422, never a wrong point.)
     @Test func readsWhatTheGeneralReaderReadsAndRefusesWhatItRefuses() {
         var generator = Generator(random: SeededRandom(state: 24))
-        var read = 0, refused = 0, stricter = 0
+        var read = 0
+        var refused = 0
+        var stricter = 0
         for round in 0..<3_000 {
             let broken = round % 3 == 2
             let bytes = broken ? generator.broken() : Array(generator.batch().utf8)
@@ -121,8 +141,10 @@ import Testing
                 stricter += 1
                 continue
             }
-            #expect(actual?.points == expected?.0 && actual?.badFields == expected?.1,
-                    "\(String(decoding: bytes, as: UTF8.self)): \(String(describing: actual?.badFields)) vs \(String(describing: expected?.1))")
+            #expect(
+                actual?.points == expected?.0 && actual?.badFields == expected?.1,
+                "\(String(decoding: bytes, as: UTF8.self)): \(String(describing: actual?.badFields)) vs \(String(describing: expected?.1))"
+            )
             if expected == nil { refused += 1 } else { read += 1 }
         }
         #expect(read > 1_000 && refused > 250, "the generator covers both: \(read) read, \(refused) refused")
@@ -130,11 +152,20 @@ import Testing
     }
 
     @Test func aWellFormedBatchReadsPointByPoint() throws {
-        let batch = #"[{"lat":60.17,"lng":24.94,"recordedAt":"2026-11-26T12:00:00.000Z","speedMps":8.5,"heading":90,"extra":{"a":[1,2]}}, 7, {"lat":95,"lng":"x","recordedAt":null}]"#
+        let batch =
+            #"[{"lat":60.17,"lng":24.94,"recordedAt":"2026-11-26T12:00:00.000Z","speedMps":8.5,"heading":90,"extra":{"a":[1,2]}}, 7, {"lat":95,"lng":"x","recordedAt":null}]"#
         let (points, bad) = try PositionBatch.read(Array(batch.utf8))
         #expect(points.count == 3 && bad == [[], ["lat"], ["lat", "lng", "recordedAt"]])
-        #expect(points[0] == PositionReport(coordinate: .init(lat: 60.17, lng: 24.94), heading: 90, speedMps: 8.5, accuracyM: nil,
-                                            recordedAt: EventJSON.parseTimestamp("2026-11-26T12:00:00.000Z")!))
+        #expect(
+            points[0]
+                == PositionReport(
+                    coordinate: .init(lat: 60.17, lng: 24.94),
+                    heading: 90,
+                    speedMps: 8.5,
+                    accuracyM: nil,
+                    recordedAt: EventJSON.parseTimestamp("2026-11-26T12:00:00.000Z")!
+                )
+        )
         for refused in ["", "[]", "{}", "[1,]", "[{\"lat\":1}", "[01]", "[1] x", "[\"\\x\"]", String(repeating: "[", count: 5)] {
             #expect(throws: PositionBatch.NotABatch.self, "\(refused)") { try PositionBatch.read(Array(refused.utf8)) }
         }

@@ -1,15 +1,17 @@
-@testable import Tracking
 import Foundation
 import RoadNetwork
-import Testing
 import TestSupport
+import Testing
+
+@testable import Tracking
 
 @Suite("Restaurants") struct RestaurantsTests {
     typealias Person = TrackingHarness.Person
 
     @Test func theNearestComeFirstWithTheirDistanceAndPagesDoNotRepeat() async throws {
         try await TrackingHarness.with { tracking in
-            let owner = Person(role: .restaurant), customer = Person(role: .customer)
+            let owner = Person(role: .restaurant)
+            let customer = Person(role: .customer)
             // The railway station, Stockmann, the cathedral; asked from the station.
             for (lat, lng) in [(60.1719, 24.9414), (60.1685, 24.9420), (60.1702, 24.9523)] {
                 _ = try await tracking.restaurant(owner: owner, lat: lat, lng: lng)
@@ -37,7 +39,9 @@ import TestSupport
             } while after != nil
             #expect(seen.count == 3 && Set(seen).count == 3)
             #expect(try await tracking.call(.get, "/v1/restaurants?open=false", as: customer).json()["items"] as? [Any] != nil)
-            for (query, parameter) in [("near=91,0", "near"), ("radius=5", "radius"), ("open=maybe", "open"), ("cursor=zz", "cursor"), ("limit=0", "limit")] {
+            for (query, parameter) in [
+                ("near=91,0", "near"), ("radius=5", "radius"), ("open=maybe", "open"), ("cursor=zz", "cursor"), ("limit=0", "limit"),
+            ] {
                 let response = try await tracking.call(.get, "/v1/restaurants?\(query)", as: customer)
                 #expect(response.status == 422 && response.text.contains(parameter), "\(query)")
             }
@@ -46,25 +50,52 @@ import TestSupport
 
     @Test func onlyTheOwnerOrAnAdminChangesARestaurantAtTheVersionTheyRead() async throws {
         try await TrackingHarness.with { tracking in
-            let owner = Person(role: .restaurant), other = Person(role: .restaurant), customer = Person(role: .customer)
+            let owner = Person(role: .restaurant)
+            let other = Person(role: .restaurant)
+            let customer = Person(role: .customer)
             let id = try #require(try await tracking.restaurant(owner: owner)["id"] as? String)
             #expect(try await tracking.call(.post, "/v1/restaurants", as: owner, json: "{}").status == 403)
             #expect(try await tracking.call(.patch, "/v1/restaurants/\(id)", as: owner, json: #"{"isOpen":false}"#).status == 428)
-            #expect(try await tracking.call(.patch, "/v1/restaurants/\(id)", as: other, headers: [("If-Match", "\"1\"")], json: #"{"isOpen":false}"#).status == 403)
-            #expect(try await tracking.call(.patch, "/v1/restaurants/\(id)", as: customer, headers: [("If-Match", "\"1\"")], json: #"{"isOpen":false}"#).status == 403)
-            let closed = try await tracking.call(.patch, "/v1/restaurants/\(id)", as: owner, headers: [("If-Match", "\"1\"")], json: #"{"isOpen":false,"openingHours":{"mon":"10-22"}}"#)
+            #expect(
+                try await tracking.call(.patch, "/v1/restaurants/\(id)", as: other, headers: [("If-Match", "\"1\"")], json: #"{"isOpen":false}"#)
+                    .status == 403
+            )
+            #expect(
+                try await tracking.call(.patch, "/v1/restaurants/\(id)", as: customer, headers: [("If-Match", "\"1\"")], json: #"{"isOpen":false}"#)
+                    .status == 403
+            )
+            let closed = try await tracking.call(
+                .patch,
+                "/v1/restaurants/\(id)",
+                as: owner,
+                headers: [("If-Match", "\"1\"")],
+                json: #"{"isOpen":false,"openingHours":{"mon":"10-22"}}"#
+            )
             #expect(closed.status == 200)
             #expect(closed.headers["etag"] == "\"2\"")
             #expect(try closed.json()["isOpen"] as? Bool == false)
             #expect((try closed.json()["openingHours"] as? [String: String]) == ["mon": "10-22"])
-            #expect(try await tracking.call(.patch, "/v1/restaurants/\(id)", as: owner, headers: [("If-Match", "\"1\"")], json: #"{"isOpen":true}"#).status == 412)
+            #expect(
+                try await tracking.call(.patch, "/v1/restaurants/\(id)", as: owner, headers: [("If-Match", "\"1\"")], json: #"{"isOpen":true}"#)
+                    .status == 412
+            )
             // The menu, replaced whole; each bad item named.
-            let menu = try await tracking.call(.put, "/v1/restaurants/\(id)/menu", as: tracking.adminPerson, headers: [("If-Match", "\"2\"")],
-                                               json: #"[{"id":"s1","name":"Soup","priceCents":900},{"id":"s2","name":"Bread","priceCents":300,"available":false}]"#)
+            let menu = try await tracking.call(
+                .put,
+                "/v1/restaurants/\(id)/menu",
+                as: tracking.adminPerson,
+                headers: [("If-Match", "\"2\"")],
+                json: #"[{"id":"s1","name":"Soup","priceCents":900},{"id":"s2","name":"Bread","priceCents":300,"available":false}]"#
+            )
             #expect(menu.status == 200)
             #expect((try menu.json()["menu"] as? [[String: Any]])?.map { $0["id"] as? String } == ["s1", "s2"])
-            let bad = try await tracking.call(.put, "/v1/restaurants/\(id)/menu", as: owner, headers: [("If-Match", "\"3\"")],
-                                              json: #"[{"id":"s1","name":"Soup","priceCents":-1},{"id":"s1","name":"","priceCents":1}]"#)
+            let bad = try await tracking.call(
+                .put,
+                "/v1/restaurants/\(id)/menu",
+                as: owner,
+                headers: [("If-Match", "\"3\"")],
+                json: #"[{"id":"s1","name":"Soup","priceCents":-1},{"id":"s1","name":"","priceCents":1}]"#
+            )
             #expect(bad.status == 422)
             #expect(bad.text.contains("/0/priceCents") && bad.text.contains("/1/name") && bad.text.contains("/1/id"))
             #expect(try await tracking.call(.get, "/v1/restaurants/\(id)", as: customer).headers["etag"] == "\"3\"")
@@ -88,21 +119,39 @@ import TestSupport
 
     @Test func anOrderOutsideTheOpeningHoursIsRefusedAndBadHoursAreNamed() async throws {
         try await TrackingHarness.with { tracking in
-            let owner = Person(role: .restaurant), customer = Person(role: .customer)
+            let owner = Person(role: .restaurant)
+            let customer = Person(role: .customer)
             let id = try #require(try await tracking.restaurant(owner: owner)["id"] as? String)
             // Open one minute a day, at 03:00 Helsinki time: closed now, unless the test runs then.
             let hours = OpeningHours.days.map { "\"\($0)\":\"03:00-03:01\"" }.joined(separator: ",")
-            #expect(try await tracking.call(.patch, "/v1/restaurants/\(id)", as: owner, headers: [("If-Match", "\"1\"")], json: "{\"openingHours\":{\(hours)}}").status == 200)
+            #expect(
+                try await tracking.call(
+                    .patch,
+                    "/v1/restaurants/\(id)",
+                    as: owner,
+                    headers: [("If-Match", "\"1\"")],
+                    json: "{\"openingHours\":{\(hours)}}"
+                ).status == 200
+            )
             if !OpeningHours.isOpen(Dictionary(uniqueKeysWithValues: OpeningHours.days.map { ($0, "03:00-03:01") }), at: Date()) {
                 let refused = try await tracking.place(at: id, as: customer)
                 #expect(refused.status == 409)
                 #expect(try refused.json()["type"] as? String == "urn:splash:problem:restaurant-closed")
             }
-            let bad = try await tracking.call(.patch, "/v1/restaurants/\(id)", as: owner, headers: [("If-Match", "\"2\"")], json: #"{"openingHours":{"monday":"10-22","tue":"late"}}"#)
+            let bad = try await tracking.call(
+                .patch,
+                "/v1/restaurants/\(id)",
+                as: owner,
+                headers: [("If-Match", "\"2\"")],
+                json: #"{"openingHours":{"monday":"10-22","tue":"late"}}"#
+            )
             #expect(bad.status == 422)
             #expect(bad.text.contains("/openingHours/monday") && bad.text.contains("/openingHours/tue"))
             // Always open again.
-            #expect(try await tracking.call(.patch, "/v1/restaurants/\(id)", as: owner, headers: [("If-Match", "\"2\"")], json: #"{"openingHours":null}"#).status == 200)
+            #expect(
+                try await tracking.call(.patch, "/v1/restaurants/\(id)", as: owner, headers: [("If-Match", "\"2\"")], json: #"{"openingHours":null}"#)
+                    .status == 200
+            )
             #expect(try await tracking.place(at: id, as: customer).status == 201)
         }
     }
@@ -117,8 +166,10 @@ import TestSupport
             #expect(menu == MenuGenerator.menu(amenity: place.amenity, cuisine: place.cuisine, osmNode: place.osmNode))
         }
         let cafe = try #require(graph.places.first { $0.amenity == "cafe" && $0.cuisine == nil })
-        let coffee = ["Cappuccino", "Caffè latte", "Espresso", "Filter coffee", "Tea", "Cinnamon bun", "Blueberry pie", "Croissant",
-                      "Cheese sandwich", "Salmon sandwich", "Karelian pie", "Chocolate cake", "Hot chocolate"]
+        let coffee = [
+            "Cappuccino", "Caffè latte", "Espresso", "Filter coffee", "Tea", "Cinnamon bun", "Blueberry pie", "Croissant",
+            "Cheese sandwich", "Salmon sandwich", "Karelian pie", "Chocolate cake", "Hot chocolate",
+        ]
         #expect(MenuGenerator.menu(amenity: cafe.amenity, cuisine: nil, osmNode: cafe.osmNode).allSatisfy { coffee.contains($0.name) })
     }
 

@@ -1,12 +1,13 @@
-@testable import Tracking
 import AsyncHTTPClient
 import Foundation
-import NIOFoundationCompat
 import Identity
 import LocalStack
+import NIOFoundationCompat
 import RoadNetwork
-import Testing
 import TestSupport
+import Testing
+
+@testable import Tracking
 
 /// tracking and auth as their own processes: on an empty database tracking seeds the fixture's
 /// places, each owned by an account it made through auth's admin API; started again (or a second
@@ -21,14 +22,20 @@ extension TrackingAsProcesses {
             try await WholeStackTurns.take {
                 let database = try await TestPostgres.shared.makeDatabase()
                 let kafka = try await TestKafka.shared.running()
-                let issuer = "http://localhost:8080/auth/v1", serviceToken = "auth-service-token-for-tests-0123456789"
-                let common = ["KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
-                              "OUTBOX_POLL_INTERVAL": "100ms", "LOG_LEVEL": "warning"]
+                let issuer = "http://localhost:8080/auth/v1"
+                let serviceToken = "auth-service-token-for-tests-0123456789"
+                let common = [
+                    "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
+                    "OUTBOX_POLL_INTERVAL": "100ms", "LOG_LEVEL": "warning",
+                ]
                 let key = SigningKey.generate()
-                let auth = try await ServiceProcess("auth", environment: common.merging([
-                    "DATABASE_URL": try await database.makeServiceRole(schema: "auth", password: "seed-auth").url, "AUTH_JWT_KEY": key.pem,
-                    "AUTH_JWT_ISSUER": issuer, "AUTH_BCRYPT_COST": "4", "AUTH_SERVICE_TOKEN": serviceToken,
-                ]) { _, new in new })
+                let auth = try await ServiceProcess(
+                    "auth",
+                    environment: common.merging([
+                        "DATABASE_URL": try await database.makeServiceRole(schema: "auth", password: "seed-auth").url, "AUTH_JWT_KEY": key.pem,
+                        "AUTH_JWT_ISSUER": issuer, "AUTH_BCRYPT_COST": "4", "AUTH_SERVICE_TOKEN": serviceToken,
+                    ]) { _, new in new }
+                )
                 let tracking = [
                     "DATABASE_URL": try await database.makeServiceRole(schema: "tracking", password: "seed-tracking").url,
                     "TRACKING_JWKS_URL": "\(auth.baseURL)/auth/v1/.well-known/jwks.json", "TRACKING_JWT_ISSUER": issuer,
@@ -41,19 +48,28 @@ extension TrackingAsProcesses {
                 let replicas = try await [first, second]
                 let places = try RoadGraph.helsinki().places.count
                 #expect(try await database.count("tracking.restaurants") == places)
-                #expect(try await database.count("auth.users", where: "role = 'restaurant' AND email LIKE 'owner-%@restaurants.splash.example'") == places)
-                #expect(try await database.count("tracking.restaurants r", where: "NOT EXISTS (SELECT 1 FROM auth.users u WHERE u.id = r.owner_id AND u.role = 'restaurant')") == 0)
+                #expect(
+                    try await database.count("auth.users", where: "role = 'restaurant' AND email LIKE 'owner-%@restaurants.splash.example'") == places
+                )
+                #expect(
+                    try await database.count(
+                        "tracking.restaurants r",
+                        where: "NOT EXISTS (SELECT 1 FROM auth.users u WHERE u.id = r.owner_id AND u.role = 'restaurant')"
+                    ) == 0
+                )
                 #expect(try await database.count("tracking.restaurants", where: "jsonb_array_length(menu) BETWEEN 6 AND 12") == places)
 
                 // The owner's account (a token auth's key signs for it) reads its restaurant: the first place of the fixture.
-                let token = try testAccessToken(user: RestaurantSeeder.ownerID(56418307), role: "restaurant", key: key, issuer: issuer)
-                var request = HTTPClientRequest(url: "\(replicas[0].baseURL)/v1/restaurants/\(RestaurantSeeder.restaurantID(56418307).lowercased)")
+                let token = try testAccessToken(user: RestaurantSeeder.ownerID(56_418_307), role: "restaurant", key: key, issuer: issuer)
+                var request = HTTPClientRequest(url: "\(replicas[0].baseURL)/v1/restaurants/\(RestaurantSeeder.restaurantID(56_418_307).lowercased)")
                 request.headers.add(name: "Authorization", value: "Bearer \(token)")
                 let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
                 #expect(response.status == .ok)
-                let mine = try #require(try JSONSerialization.jsonObject(with: Data(buffer: try await response.body.collect(upTo: 1 << 20))) as? [String: Any])
+                let mine = try #require(
+                    try JSONSerialization.jsonObject(with: Data(buffer: try await response.body.collect(upTo: 1 << 20))) as? [String: Any]
+                )
                 #expect(mine["name"] as? String == "Ravintolalaiva M/S Maria")
-                #expect(mine["ownerId"] as? String == RestaurantSeeder.ownerID(56418307).lowercased)
+                #expect(mine["ownerId"] as? String == RestaurantSeeder.ownerID(56_418_307).lowercased)
 
                 // Started again on a seeded database: nothing new.
                 for replica in replicas { await replica.stop() }

@@ -13,7 +13,8 @@ import TestSupport
 // PROBE_SCHEMA, until SIGTERM.
 let environment = ProcessInfo.processInfo.environment
 guard let brokers = environment["KAFKA_BROKERS"], let databaseURL = environment["DATABASE_URL"],
-      let topic = environment["PROBE_TOPIC"], let group = environment["PROBE_GROUP"], let schema = environment["PROBE_SCHEMA"] else {
+    let topic = environment["PROBE_TOPIC"], let group = environment["PROBE_GROUP"], let schema = environment["PROBE_SCHEMA"]
+else {
     FileHandle.standardError.write(Data("event-probe needs KAFKA_BROKERS, DATABASE_URL, PROBE_TOPIC, PROBE_GROUP and PROBE_SCHEMA\n".utf8))
     exit(2)
 }
@@ -43,9 +44,11 @@ let consumer = EventConsumer(
         try await ProbeEffects.apply(event.event as! ProbeEvent, schema: schema, on: connection, logger: logger)
     }
 )
-let services = ServiceGroup(configuration: ServiceGroupConfiguration(
-    services: [.init(service: client), .init(service: producer), .init(service: consumer)],
-    gracefulShutdownSignals: [.sigterm, .sigint],
-    logger: logger
-))
+let services = ServiceGroup(
+    configuration: ServiceGroupConfiguration(
+        services: [.init(service: client), .init(service: producer), .init(service: consumer)],
+        gracefulShutdownSignals: [.sigterm, .sigint],
+        logger: logger
+    )
+)
 try await services.run()

@@ -40,7 +40,9 @@ struct DeadLetterCommand: AsyncParsableCommand {
     )
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print every dead letter of <topic>: where it came from, why, the event, and whether it was replayed.")
+        static let configuration = CommandConfiguration(
+            abstract: "Print every dead letter of <topic>: where it came from, why, the event, and whether it was replayed."
+        )
 
         @Argument(help: "The topic (auth.users) or its dead-letter topic (auth.users.dlq).")
         var topic: String
@@ -52,13 +54,15 @@ struct DeadLetterCommand: AsyncParsableCommand {
             let entries = try await office.letters(of: topic)
             for entry in entries {
                 let letter = entry.letter
-                say("""
+                say(
+                    """
                     #\(entry.partition):\(entry.offset)  from \(letter.original.topic)[\(letter.original.partition)]@\(letter.original.offset)  \
                     attempts \(letter.attempts)  type \(letter.original.headers[text: "ce_type"] ?? "?")  key \(letter.original.keyText ?? "")\
                     \(entry.replayed ? "  (replayed)" : "")
                       error: \(letter.error)
                       event: \(String(decoding: letter.original.value, as: UTF8.self))
-                    """)
+                    """
+                )
             }
             say("\(entries.count) dead letter(s) on \(topic.name), \(entries.filter { !$0.replayed }.count) waiting")
         }
@@ -67,7 +71,8 @@ struct DeadLetterCommand: AsyncParsableCommand {
     struct Replay: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Publish the dead letters of <topic> back to their original topic.",
-            discussion: "Progress is committed in the consumer group splash-dlq-replay.<topic>.dlq, so each dead letter is replayed once. With --partition and --offset, only that one."
+            discussion:
+                "Progress is committed in the consumer group splash-dlq-replay.<topic>.dlq, so each dead letter is replayed once. With --partition and --offset, only that one."
         )
 
         @Argument(help: "The topic (auth.users) or its dead-letter topic (auth.users.dlq).")
@@ -85,11 +90,12 @@ struct DeadLetterCommand: AsyncParsableCommand {
         func run() async throws {
             let office = DeadLetterOffice(bootstrapServers: try broker.bootstrapServers(), logger: cliLogger())
             let topic = try await office.deadLetterTopic(topic)
-            let replay = if let partition, let offset {
-                try await office.replay(topic, partition: partition, offset: offset)
-            } else {
-                try await office.replayAll(topic)
-            }
+            let replay =
+                if let partition, let offset {
+                    try await office.replay(topic, partition: partition, offset: offset)
+                } else {
+                    try await office.replayAll(topic)
+                }
             for (entry, report) in replay.published {
                 say("replayed #\(entry.partition):\(entry.offset) to \(report.topic)[\(report.partition)]@\(report.offset)")
             }
@@ -106,7 +112,9 @@ struct EventsCommand: AsyncParsableCommand {
     )
 
     struct Tail: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print each event of <topic> as it arrives: time, type, key and payload. Ctrl-C stops.")
+        static let configuration = CommandConfiguration(
+            abstract: "Print each event of <topic> as it arrives: time, type, key and payload. Ctrl-C stops."
+        )
 
         @Argument(help: "The topic, such as auth.users.")
         var topic: String
@@ -115,7 +123,12 @@ struct EventsCommand: AsyncParsableCommand {
         @OptionGroup var broker: BrokerOptions
 
         func run() async throws {
-            var configuration = KafkaConsumerConfiguration(bootstrapServers: try broker.bootstrapServers(), clientID: "splash-tail", groupID: "splash-tail-\(UUID())", topics: [topic])
+            var configuration = KafkaConsumerConfiguration(
+                bootstrapServers: try broker.bootstrapServers(),
+                clientID: "splash-tail",
+                groupID: "splash-tail-\(UUID())",
+                topics: [topic]
+            )
             configuration.commitsOffsets = false
             configuration.startAt = fromBeginning ? .earliest : .latest
             let consumer = try KafkaConsumer(configuration: configuration, logger: cliLogger())

@@ -3,6 +3,7 @@ import Foundation
 import Identity
 import LocalStack
 import Logging
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,7 +37,8 @@ struct LocalStackPlan {
     func postgres() async throws -> SupervisedProcess.Specification {
         let postmasterPID = cluster.dataDirectory.appendingPathComponent("postmaster.pid")
         if let contents = try? String(contentsOf: postmasterPID, encoding: .utf8),
-           let pid = contents.split(separator: "\n").first.flatMap({ pid_t($0) }), kill(pid, 0) == 0 {
+            let pid = contents.split(separator: "\n").first.flatMap({ pid_t($0) }), kill(pid, 0) == 0
+        {
             throw LocalStackError.alreadyRunning(what: "Postgres for \(cluster.dataDirectory.path)", detail: "pid \(pid)")
         }
         if !cluster.isInitialized {
@@ -51,7 +53,12 @@ struct LocalStackPlan {
     func prepareDatabase(isAlive: @Sendable @escaping () async -> Bool, logger: Logger) async throws {
         let superuserPassword = try secrets.secret(PostgresCluster.superuser)
         try await PostgresCluster.waitUntilReady(port: postgresPort, password: superuserPassword, timeout: .seconds(60), isAlive: isAlive)
-        try await database.provision(superuserPassword: superuserPassword, services: ServiceCatalog.all, passwords: try rolePasswords(), logger: logger)
+        try await database.provision(
+            superuserPassword: superuserPassword,
+            services: ServiceCatalog.all,
+            passwords: try rolePasswords(),
+            logger: logger
+        )
     }
 
     func rolePasswords() throws -> [String: String] {
@@ -137,14 +144,21 @@ struct LocalStackPlan {
     func simulator(services: [LocalService], speed: Double, colored: Bool) throws -> SupervisedProcess.Specification? {
         let executable = Self.executable.deletingLastPathComponent().appendingPathComponent("tracking-simulator")
         guard FileManager.default.isExecutableFile(atPath: executable.path),
-              let gateway = services.first(where: { $0.executable == "gateway" }), services.contains(where: { $0.executable == "tracking" })
+            let gateway = services.first(where: { $0.executable == "gateway" }), services.contains(where: { $0.executable == "tracking" })
         else { return nil }
         let environment = [
             "AUTH_SERVICE_TOKEN_FILE": try secrets.secretFile("auth-service-token").path,
             "LOG_COLOR": colored ? "always" : "never",
         ]
-        return SupervisedProcess.Specification(name: "simulator", command: ProcessCommand(executable, [
-            "--gateway", "http://127.0.0.1:\(gateway.port)", "--drivers", "5", "--customers", "2", "--speed", String(speed),
-        ], environment: environment))
+        return SupervisedProcess.Specification(
+            name: "simulator",
+            command: ProcessCommand(
+                executable,
+                [
+                    "--gateway", "http://127.0.0.1:\(gateway.port)", "--drivers", "5", "--customers", "2", "--speed", String(speed),
+                ],
+                environment: environment
+            )
+        )
     }
 }

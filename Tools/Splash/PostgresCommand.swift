@@ -23,11 +23,13 @@ struct PostgresCommand: AsyncParsableCommand {
             group.addTask { await postgres.run() }
             do {
                 try await plan.prepareDatabase(isAlive: { await postgres.isRunning }, logger: Logger(label: "splash"))
-                say("""
+                say(
+                    """
                     Postgres is ready on 127.0.0.1:\(port), database \(plan.database.name).
                     Roles: \(ServiceCatalog.all.compactMap(\.role).joined(separator: ", ")); passwords in \(plan.secrets.directory.path).
                     Press Ctrl-C to stop.
-                    """)
+                    """
+                )
                 _ = await waitForStopSignal()
             } catch {
                 say("splash: \(error)")

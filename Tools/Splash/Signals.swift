@@ -1,8 +1,9 @@
+import ServiceKit
+import UnixSignals
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ServiceKit
-import UnixSignals
 
 /// Waits for the first SIGINT, SIGTERM or SIGHUP (Ctrl-C, `kill`, a closed terminal).
 func waitForStopSignal() async -> UnixSignal? {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LocalStack
 import Logging
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,7 +12,8 @@ struct UpCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "up",
         abstract: "Run the local stack: Postgres, the Kafka broker, then every service executable that has been built.",
-        discussion: "Output is prefixed with each part's name. A part that crashes is restarted with backoff. Ctrl-C stops everything in reverse order within 10 seconds."
+        discussion:
+            "Output is prefixed with each part's name. A part that crashes is restarted with backoff. Ctrl-C stops everything in reverse order within 10 seconds."
     )
 
     @OptionGroup var data: DataDirectoryOption
@@ -19,7 +21,10 @@ struct UpCommand: AsyncParsableCommand {
     @Option(help: "Port of the local Postgres (127.0.0.1 only).")
     var postgresPort: Int = 5433
 
-    @Option(help: "Stop everything when the process with this id is no longer our parent (a test run that starts splash up passes its own, so a run that crashes leaves no stack holding the ports).")
+    @Option(
+        help:
+            "Stop everything when the process with this id is no longer our parent (a test run that starts splash up passes its own, so a run that crashes leaves no stack holding the ports)."
+    )
     var exitWithParent: Int32?
 
     func run() async throws {
@@ -55,7 +60,12 @@ struct UpCommand: AsyncParsableCommand {
                 // Deliveries moving through Helsinki with nothing else to do; SPLASH_SIMULATOR=off for none.
                 let settings = ProcessInfo.processInfo.environment
                 if settings["SPLASH_SIMULATOR"] != "off",
-                   let simulator = try plan.simulator(services: services.map(\.service), speed: Double(settings["SPLASH_SIMULATOR_SPEED"] ?? "") ?? 1, colored: colored) {
+                    let simulator = try plan.simulator(
+                        services: services.map(\.service),
+                        speed: Double(settings["SPLASH_SIMULATOR_SPEED"] ?? "") ?? 1,
+                        colored: colored
+                    )
+                {
                     let child = await supervisor.add(simulator)
                     group.addTask { await child.run() }
                 }

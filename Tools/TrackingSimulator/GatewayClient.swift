@@ -2,8 +2,8 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import NIOCore
-import NIOHTTP1
 import NIOFoundationCompat
+import NIOHTTP1
 import ServiceKit
 
 /// The gateway as the apps call it: JSON in, JSON out.
@@ -44,12 +44,22 @@ struct GatewayClient: Sendable {
         }
         let response = try await http.execute(request, timeout: .seconds(30))
         let body = try await response.body.collect(upTo: 8 << 20)
-        return Answer(status: Int(response.status.code), headers: Dictionary(response.headers.map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { $1 }),
-                      body: Data(buffer: body))
+        return Answer(
+            status: Int(response.status.code),
+            headers: Dictionary(response.headers.map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { $1 }),
+            body: Data(buffer: body)
+        )
     }
 
     /// `call`, failing unless the status is one of `expected`.
-    func expect(_ expected: Set<Int>, _ method: HTTPMethod, _ path: String, token: String? = nil, json: Any? = nil, headers: [(String, String)] = []) async throws -> Answer {
+    func expect(
+        _ expected: Set<Int>,
+        _ method: HTTPMethod,
+        _ path: String,
+        token: String? = nil,
+        json: Any? = nil,
+        headers: [(String, String)] = []
+    ) async throws -> Answer {
         let answer = try await call(method, path, token: token, json: json, headers: headers)
         guard expected.contains(answer.status) else { throw Refused(call: "\(method.rawValue) \(path)", answer: answer) }
         return answer
@@ -79,10 +89,16 @@ actor SimulatedAccount {
 
     /// Makes the account unless it exists.
     func create(serviceToken: String) async throws {
-        _ = try await gateway.expect([200, 422], .POST, "/auth/v1/admin/users", json: [
-            "email": email, "password": password, "email_confirm": true, "app_metadata": ["role": role],
-            "user_metadata": ["username": email.split(separator: "@")[0].replacingOccurrences(of: "-", with: "_")],
-        ], headers: [("X-Splash-Service-Token", serviceToken)])
+        _ = try await gateway.expect(
+            [200, 422],
+            .POST,
+            "/auth/v1/admin/users",
+            json: [
+                "email": email, "password": password, "email_confirm": true, "app_metadata": ["role": role],
+                "user_metadata": ["username": email.split(separator: "@")[0].replacingOccurrences(of: "-", with: "_")],
+            ],
+            headers: [("X-Splash-Service-Token", serviceToken)]
+        )
     }
 
     /// A valid access token, signing in or refreshing as needed.
@@ -94,9 +110,12 @@ actor SimulatedAccount {
             if refreshed.status == 200 { session = refreshed.json() }
         }
         if session == nil {
-            session = try await gateway.expect([200], .POST, "/auth/v1/token?grant_type=password", json: ["email": email, "password": password]).json()
+            session = try await gateway.expect([200], .POST, "/auth/v1/token?grant_type=password", json: ["email": email, "password": password])
+                .json()
         }
-        guard let session, let access = session["access_token"] as? String else { throw GatewayClient.Refused(call: "sign-in", answer: .init(status: 0, headers: [:], body: Data())) }
+        guard let session, let access = session["access_token"] as? String else {
+            throw GatewayClient.Refused(call: "sign-in", answer: .init(status: 0, headers: [:], body: Data()))
+        }
         token = access
         refreshToken = session["refresh_token"] as? String
         expiresAt = Date().addingTimeInterval(TimeInterval(session["expires_in"] as? Int ?? 3_600))

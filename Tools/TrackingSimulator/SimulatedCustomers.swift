@@ -27,14 +27,23 @@ struct SimulatedCustomers: Sendable {
                 if restaurants.isEmpty { restaurants = try await openRestaurants() }
                 for customer in customers {
                     guard let restaurant = restaurants.randomElement(using: &random) else { break }
-                    let menu = try await gateway.expect([200], .GET, "/v1/restaurants/\(restaurant)", token: try await customer.accessToken()).json()["menu"] as? [[String: Any]] ?? []
+                    let menu =
+                        try await gateway.expect([200], .GET, "/v1/restaurants/\(restaurant)", token: try await customer.accessToken()).json()["menu"]
+                        as? [[String: Any]] ?? []
                     let available = menu.filter { $0["available"] as? Bool ?? false }
                     guard let item = available.randomElement(using: &random), let itemID = item["id"] as? String else { continue }
                     let drop = graph.nodes[routable.randomElement(using: &random)!]
-                    let placed = try await gateway.expect([201], .POST, "/v1/orders", token: try await customer.accessToken(), json: [
-                        "restaurantId": restaurant, "items": [["menuItemId": itemID, "quantity": Int.random(in: 4...20, using: &random)]],
-                        "dropoff": ["address": "Simulated customer, Helsinki", "lat": drop.lat, "lng": drop.lng], "notes": "simulated",
-                    ], headers: [("Idempotency-Key", UUID().uuidString)]).json()
+                    let placed = try await gateway.expect(
+                        [201],
+                        .POST,
+                        "/v1/orders",
+                        token: try await customer.accessToken(),
+                        json: [
+                            "restaurantId": restaurant, "items": [["menuItemId": itemID, "quantity": Int.random(in: 4...20, using: &random)]],
+                            "dropoff": ["address": "Simulated customer, Helsinki", "lat": drop.lat, "lng": drop.lng], "notes": "simulated",
+                        ],
+                        headers: [("Idempotency-Key", UUID().uuidString)]
+                    ).json()
                     if let order = placed["id"] as? String {
                         logger.info("\(customer.email) ordered \(order) from \(restaurant)")
                         Task { await prepare(order) }
@@ -52,7 +61,12 @@ struct SimulatedCustomers: Sendable {
         var ids: [String] = []
         var cursor: String?
         repeat {
-            let page = try await gateway.expect([200], .GET, "/v1/restaurants?open=true&limit=100" + (cursor.map { "&cursor=\($0)" } ?? ""), token: token).json()
+            let page = try await gateway.expect(
+                [200],
+                .GET,
+                "/v1/restaurants?open=true&limit=100" + (cursor.map { "&cursor=\($0)" } ?? ""),
+                token: token
+            ).json()
             ids += (page["items"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
             cursor = page["nextCursor"] as? String
         } while cursor != nil && ids.count < 1_000
@@ -65,9 +79,15 @@ struct SimulatedCustomers: Sendable {
         for (status, wait) in [("accepted", 5.0), ("preparing", 5.0), ("ready_for_pickup", 20.0)] {
             try? await Task.sleep(for: .milliseconds(Int(wait / speed * 1_000)))
             guard let token = try? await kitchen.accessToken(),
-                  let answer = try? await gateway.call(.POST, "/v1/orders/\(order)/transitions", token: token, json: ["to": status],
-                                                       headers: [("If-Match", "\"\(version)\"")]),
-                  answer.status == 200 else {
+                let answer = try? await gateway.call(
+                    .POST,
+                    "/v1/orders/\(order)/transitions",
+                    token: token,
+                    json: ["to": status],
+                    headers: [("If-Match", "\"\(version)\"")]
+                ),
+                answer.status == 200
+            else {
                 logger.info("the kitchen could not move \(order) to \(status)")
                 return
             }

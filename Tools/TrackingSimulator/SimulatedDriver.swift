@@ -19,7 +19,9 @@ struct SimulatedDriver: Sendable {
     let logger: Logger
 
     /// The moves before and after each leg.
-    static let active: Set<String> = ["driver_assigned", "enroute_to_pickup", "arrived_at_pickup", "picked_up", "enroute_to_dropoff", "arrived_at_dropoff"]
+    static let active: Set<String> = [
+        "driver_assigned", "enroute_to_pickup", "arrived_at_pickup", "picked_up", "enroute_to_dropoff", "arrived_at_dropoff",
+    ]
     /// An order in the kitchen with this driver reserved for it (tracking's early dispatch).
     static let reserved: Set<String> = ["accepted", "preparing", "ready_for_pickup"]
 
@@ -57,7 +59,7 @@ struct SimulatedDriver: Sendable {
     /// Drives `order` from wherever it is to its end; returns where the driver is then.
     private func deliver(_ order: [String: Any], from start: Coordinate, random: inout SeededRandom) async throws -> Coordinate {
         guard let id = order["id"] as? String, let restaurantID = order["restaurantId"] as? String,
-              let dropoff = order["dropoff"] as? [String: Any], let dropLat = dropoff["lat"] as? Double, let dropLng = dropoff["lng"] as? Double
+            let dropoff = order["dropoff"] as? [String: Any], let dropLat = dropoff["lat"] as? Double, let dropLng = dropoff["lng"] as? Double
         else { return start }
         var version = order["version"] as? Int ?? 1
         var status = order["status"] as? String ?? ""
@@ -67,8 +69,13 @@ struct SimulatedDriver: Sendable {
         var position = start
 
         func move(_ to: String) async throws -> Bool {
-            let answer = try await gateway.call(.POST, "/v1/orders/\(id)/transitions", token: try await account.accessToken(), json: ["to": to],
-                                                headers: [("If-Match", "\"\(version)\"")])
+            let answer = try await gateway.call(
+                .POST,
+                "/v1/orders/\(id)/transitions",
+                token: try await account.accessToken(),
+                json: ["to": to],
+                headers: [("If-Match", "\"\(version)\"")]
+            )
             guard answer.status == 200 else {
                 logger.info("driver \(account.email) could not move \(id) to \(to): \(answer.status)")
                 return false
@@ -117,7 +124,8 @@ struct SimulatedDriver: Sendable {
     /// as it drove in the time that really passed (a late wake-up or a slow answer does not slow
     /// it down), and says where it is.
     private func drive(_ route: Route, random: inout SeededRandom) async throws -> Coordinate {
-        var segment = 0, along = 0.0
+        var segment = 0
+        var along = 0.0
         var stop = 0.0
         let lengths = route.segmentMetres
         guard !lengths.isEmpty else { return route.points.last ?? route.points[0] }
@@ -152,11 +160,16 @@ struct SimulatedDriver: Sendable {
                     time = 0
                 }
             }
-            let here = segment < lengths.count
+            let here =
+                segment < lengths.count
                 ? route.points[segment].interpolated(to: route.points[segment + 1], fraction: along / max(lengths[segment], 0.001))
                 : route.points[route.points.count - 1]
             let heading = segment < lengths.count ? route.points[segment].bearing(to: route.points[segment + 1]) : nil
-            try await send(here, heading: heading, speedMps: stop > 0 || segment >= lengths.count ? 0 : route.speeds[min(segment, lengths.count - 1)] * jitter * speed)
+            try await send(
+                here,
+                heading: heading,
+                speedMps: stop > 0 || segment >= lengths.count ? 0 : route.speeds[min(segment, lengths.count - 1)] * jitter * speed
+            )
         }
         return route.points[route.points.count - 1]
     }
@@ -172,8 +185,10 @@ struct SimulatedDriver: Sendable {
     }
 
     private func send(_ position: Coordinate, heading: Double?, speedMps: Double) async throws {
-        var point: [String: Any] = ["lat": position.lat, "lng": position.lng, "speedMps": min(speedMps, 150),
-                                    "recordedAt": EventJSON.formatTimestamp(Date()), "accuracyM": 5]
+        var point: [String: Any] = [
+            "lat": position.lat, "lng": position.lng, "speedMps": min(speedMps, 150),
+            "recordedAt": EventJSON.formatTimestamp(Date()), "accuracyM": 5,
+        ]
         if let heading { point["heading"] = heading }
         _ = try await gateway.expect([200], .POST, "/v1/drivers/me/positions", token: try await account.accessToken(), json: [point])
     }

@@ -44,7 +44,9 @@ struct TrackingSimulator: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...200).contains(drivers), (0...200).contains(customers) else { throw ValidationError("--drivers and --customers: 0 to 200") }
-        guard interval >= 0.05, speed > 0, speed <= 100, orderEvery >= 1 else { throw ValidationError("--interval ≥ 0.05, 0 < --speed ≤ 100, --order-every ≥ 1") }
+        guard interval >= 0.05, speed > 0, speed <= 100, orderEvery >= 1 else {
+            throw ValidationError("--interval ≥ 0.05, 0 < --speed ≤ 100, --order-every ≥ 1")
+        }
     }
 
     func run() async throws {
@@ -70,13 +72,28 @@ struct TrackingSimulator: AsyncParsableCommand {
         logger.info("simulating", metadata: ["drivers": "\(drivers)", "customers": "\(customers)", "speed": "\(speed)", "gateway": "\(client.base)"])
         await withTaskGroup(of: Void.self) { group in
             for (index, account) in driverAccounts.enumerated() {
-                let driver = SimulatedDriver(account: account, gateway: client, graph: graph, interval: .milliseconds(Int(interval * 1_000)), speed: speed,
-                                             seed: seed &+ UInt64(index) &* 7_919, logger: logger)
+                let driver = SimulatedDriver(
+                    account: account,
+                    gateway: client,
+                    graph: graph,
+                    interval: .milliseconds(Int(interval * 1_000)),
+                    speed: speed,
+                    seed: seed &+ UInt64(index) &* 7_919,
+                    logger: logger
+                )
                 group.addTask { await driver.run() }
             }
             if customers > 0 {
-                let people = SimulatedCustomers(customers: customerAccounts, kitchen: kitchen, gateway: client, graph: graph,
-                                                orderEvery: .milliseconds(Int(orderEvery * 1_000)), speed: speed, seed: seed &+ 1, logger: logger)
+                let people = SimulatedCustomers(
+                    customers: customerAccounts,
+                    kitchen: kitchen,
+                    gateway: client,
+                    graph: graph,
+                    orderEvery: .milliseconds(Int(orderEvery * 1_000)),
+                    speed: speed,
+                    seed: seed &+ 1,
+                    logger: logger
+                )
                 group.addTask { await people.run() }
             }
         }
@@ -88,7 +105,7 @@ struct TrackingSimulator: AsyncParsableCommand {
         while true {
             do {
                 return try await body()
-            } catch where ContinuousClock.now < deadline {
+            } catch  where ContinuousClock.now < deadline {
                 logger.info("the gateway is not ready yet; trying again", metadata: ["error": "\(error)"])
                 try await Task.sleep(for: .seconds(1))
             }

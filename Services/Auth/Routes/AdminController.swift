@@ -59,8 +59,14 @@ struct AdminController: Sendable {
             role = known
         default: throw AuthError.validationFailed("app_metadata.role must be a string")
         }
-        let creation = Accounts.AdminCreation(id: id, email: email, password: body.password, confirmed: body.emailConfirm ?? false,
-                                              metadata: body.userMetadata ?? [:], role: role)
+        let creation = Accounts.AdminCreation(
+            id: id,
+            email: email,
+            password: body.password,
+            confirmed: body.emailConfirm ?? false,
+            metadata: body.userMetadata ?? [:],
+            role: role
+        )
         return UserResponse(user: try await accounts.create(creation))
     }
 
@@ -89,7 +95,9 @@ struct AdminController: Sendable {
     /// A whole-number query parameter from 1 to `max`.
     private static func positive(_ request: Request, _ name: String, default value: Int, max: Int) throws -> Int {
         guard let text = request.uri.queryParameters.get(name) else { return value }
-        guard let number = Int(text), (1...max).contains(number) else { throw AuthError.validationFailed("\(name) must be a whole number from 1 to \(max)") }
+        guard let number = Int(text), (1...max).contains(number) else {
+            throw AuthError.validationFailed("\(name) must be a whole number from 1 to \(max)")
+        }
         return number
     }
 

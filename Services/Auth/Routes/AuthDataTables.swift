@@ -11,15 +11,18 @@ enum AuthDataTables {
         let read = client.dataReader(logger: logger) { _ in [(name: "app.auth_flow", value: "on")] }
         let profiles = TableDescription(
             name: "profiles",
-            source: "(SELECT id, user_metadata ->> 'username' AS username, user_metadata ->> 'avatar_url' AS avatar_url, created_at FROM users) profiles",
+            source:
+                "(SELECT id, user_metadata ->> 'username' AS username, user_metadata ->> 'avatar_url' AS avatar_url, created_at FROM users) profiles",
             columns: [.init("id", .uuid), .init("username", .text), .init("avatar_url", .text), .init("created_at", .timestamptz)],
-            primaryKey: ["id"], defaultOrder: [.init(column: "created_at", descending: true), .init(column: "id", descending: true)]
+            primaryKey: ["id"],
+            defaultOrder: [.init(column: "created_at", descending: true), .init(column: "id", descending: true)]
         )
         let recent = TableDescription(
             name: "recent_signups",
             source: "(SELECT id, user_metadata ->> 'username' AS username, created_at FROM users) recent_signups",
             columns: [.init("username", .text), .init("created_at", .timestamptz)],
-            primaryKey: [], defaultOrder: [.init(column: "created_at", descending: true)]
+            primaryKey: [],
+            defaultOrder: [.init(column: "created_at", descending: true)]
         )
         return [DataTable(profiles, read: read), DataTable(recent, read: read)]
     }

@@ -12,7 +12,9 @@ extension Request {
         var request = self
         let buffer = try await request.collectBody(upTo: context.maxUploadSize)
         guard buffer.readableBytes > 0 else { throw AuthError.badJSON("Request body is empty; expected a JSON object") }
-        guard !JSONText.containsNUL(buffer.readableBytesView) else { throw AuthError.badJSON("Text in the body may not hold the NUL character (\\u0000)") }
+        guard !JSONText.containsNUL(buffer.readableBytesView) else {
+            throw AuthError.badJSON("Text in the body may not hold the NUL character (\\u0000)")
+        }
         do {
             return try JSONDecoder().decode(Body.self, from: Data(buffer: buffer))
         } catch let error as DecodingError {

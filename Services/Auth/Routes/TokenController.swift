@@ -42,7 +42,12 @@ struct TokenController: Sendable {
         let body = try await request.decodeJSON(as: SignUpBody.self, context: context)
         guard let email = body.email, !email.isEmpty else { throw AuthError.validationFailed("To signup, please provide your email") }
         guard let password = body.password, !password.isEmpty else { throw AuthError.validationFailed("Signup requires a valid password") }
-        let (tokens, user) = try await accounts.signUp(email: email, password: password, metadata: body.data ?? [:], userAgent: request.headers[.userAgent])
+        let (tokens, user) = try await accounts.signUp(
+            email: email,
+            password: password,
+            metadata: body.data ?? [:],
+            userAgent: request.headers[.userAgent]
+        )
         return SessionResponse(tokens: tokens, user: user)
     }
 

@@ -39,10 +39,13 @@ struct BearerAuthenticator: Sendable {
         let session = try verifiedToken(request)
         let idleSeconds = inactivityTimeout.milliseconds / 1_000
         return try await client.withUserTransaction(user: session.userID, logger: logger) { [logger] connection in
-            let rows = try await connection.query("""
+            let rows = try await connection.query(
+                """
                 SELECT refreshed_at < now() - \(idleSeconds) * interval '1 second' FROM sessions
                 WHERE id = \(session.sessionID) AND user_id = \(session.userID)
-                """, logger: logger)
+                """,
+                logger: logger
+            )
             switch try await rows.collect().first?.decode(Bool.self) {
             case nil: throw AuthError.sessionNotFound
             case true?: throw AuthError.sessionExpired

@@ -32,13 +32,19 @@ struct Sessions: Sendable {
         let sessionID = UUID()
         let refreshToken = RefreshToken.generate()
         let agent = userAgent.map { String($0.prefix(512)) }
-        let rows = try await connection.query("""
+        let rows = try await connection.query(
+            """
             INSERT INTO sessions (id, user_id, user_agent) VALUES (\(sessionID), \(user.id), \(agent)) RETURNING created_at
-            """, logger: logger)
+            """,
+            logger: logger
+        )
         let createdAt = try await rows.collect().first?.decode(Date.self) ?? Date()
-        try await connection.query("""
+        try await connection.query(
+            """
             INSERT INTO refresh_tokens (token_hash, session_id, user_id) VALUES (\(refreshToken.hash), \(sessionID), \(user.id))
-            """, logger: logger)
+            """,
+            logger: logger
+        )
         return try issuer.issue(for: user, sessionID: sessionID, authenticatedAt: createdAt, refreshToken: refreshToken)
     }
 
@@ -50,14 +56,17 @@ struct Sessions: Sendable {
         let reuseSeconds = reuseInterval.milliseconds / 1_000
         let idleSeconds = inactivityTimeout.milliseconds / 1_000
         let outcome: RefreshOutcome = try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
-            let rows = try await connection.query("""
+            let rows = try await connection.query(
+                """
                 SELECT rt.session_id, rt.user_id, rt.successor, rt.spent_at IS NOT NULL,
                        clock_timestamp() - rt.spent_at <= \(reuseSeconds) * interval '1 second',
                        s.created_at, s.refreshed_at < clock_timestamp() - \(idleSeconds) * interval '1 second'
                 FROM refresh_tokens rt JOIN sessions s ON s.id = rt.session_id
                 WHERE rt.token_hash = \(presented.hash)
                 FOR UPDATE OF rt
-                """, logger: logger)
+                """,
+                logger: logger
+            )
             guard let row = try await rows.collect().first else { throw AuthError.refreshTokenNotFound }
             let (sessionID, userID, successor, spent, withinReuse, authenticatedAt, idle) =
                 try row.decode((UUID, UUID, Data?, Bool, Bool?, Date, Bool).self)
@@ -77,7 +86,8 @@ struct Sessions: Sendable {
             let next = RefreshToken.generate()
             let tokens = try issuer.issue(for: user, sessionID: sessionID, authenticatedAt: authenticatedAt, refreshToken: next)
             // Spend the presented token, store its successor and touch the session: one round trip.
-            try await connection.query("""
+            try await connection.query(
+                """
                 WITH spent AS (
                     UPDATE refresh_tokens SET spent_at = clock_timestamp(), successor = \(try presented.seal(tokens))
                     WHERE token_hash = \(presented.hash)
@@ -85,7 +95,9 @@ struct Sessions: Sendable {
                     INSERT INTO refresh_tokens (token_hash, session_id, user_id) VALUES (\(next.hash), \(sessionID), \(userID))
                 )
                 UPDATE sessions SET refreshed_at = clock_timestamp() WHERE id = \(sessionID)
-                """, logger: logger)
+                """,
+                logger: logger
+            )
             return .issued(tokens, user)
         }
         switch outcome {
@@ -103,9 +115,12 @@ struct Sessions: Sendable {
             case .local:
                 try await connection.query("DELETE FROM sessions WHERE id = \(session.sessionID)", logger: logger)
             case .others:
-                try await connection.query("""
+                try await connection.query(
+                    """
                     DELETE FROM sessions WHERE user_id = \(session.userID) AND id <> \(session.sessionID)
-                    """, logger: logger)
+                    """,
+                    logger: logger
+                )
             }
         }
     }
@@ -116,9 +131,12 @@ struct Sessions: Sendable {
         var tokens = try presented.open(sealed)
         for _ in 0..<64 {
             guard let next = RefreshToken(presented: tokens.refreshToken) else { break }
-            let rows = try await connection.query("""
+            let rows = try await connection.query(
+                """
                 SELECT successor FROM refresh_tokens WHERE token_hash = \(next.hash) AND spent_at IS NOT NULL
-                """, logger: logger)
+                """,
+                logger: logger
+            )
             guard let row = try await rows.collect().first, let successor = try row.decode(Data?.self) else { break }
             tokens = try next.open(successor)
         }

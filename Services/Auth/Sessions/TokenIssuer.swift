@@ -23,6 +23,11 @@ struct TokenIssuer: Sendable {
             sessionID: sessionID.uuidString.lowercased(),
             authenticationMethods: [.init(method: "password", timestamp: Int(authenticatedAt.timeIntervalSince1970))]
         )
-        return IssuedTokens(accessToken: try signer.sign(claims), refreshToken: refreshToken.value, expiresAt: expiresAt, expiresIn: expiresAt - issuedAt)
+        return IssuedTokens(
+            accessToken: try signer.sign(claims),
+            refreshToken: refreshToken.value,
+            expiresAt: expiresAt,
+            expiresIn: expiresAt - issuedAt
+        )
     }
 }

@@ -28,7 +28,8 @@ struct Accounts: Sendable {
     ///   any case) or `.usernameTaken`.
     func signUp(email: String, password: String, metadata: [String: JSONValue], userAgent: String?) async throws -> (IssuedTokens, UserRecord) {
         let account = try await NewAccount(email: email, password: password, metadata: metadata, policy: passwordPolicy, hasher: hasher)
-        return try await insert(account, role: nil, confirmed: true, signsIn: true, duplicateEmail: .userAlreadyExists) { [sessions] user, connection in
+        return try await insert(account, role: nil, confirmed: true, signsIn: true, duplicateEmail: .userAlreadyExists) {
+            [sessions] user, connection in
             try await sessions.start(for: user, userAgent: userAgent, on: connection)
         }
     }
@@ -48,9 +49,17 @@ struct Accounts: Sendable {
     /// confirmation asked for.
     /// - Throws: as `signUp`, but `.emailExists` for a taken email or id.
     func create(_ creation: AdminCreation) async throws -> UserRecord {
-        var account = try await NewAccount(email: creation.email, password: creation.password, metadata: creation.metadata, policy: passwordPolicy, hasher: hasher)
+        var account = try await NewAccount(
+            email: creation.email,
+            password: creation.password,
+            metadata: creation.metadata,
+            policy: passwordPolicy,
+            hasher: hasher
+        )
         account.id = creation.id ?? account.id
-        return try await insert(account, role: creation.role, confirmed: creation.confirmed, signsIn: false, duplicateEmail: .emailExists) { _, _ in () }.1
+        return try await insert(account, role: creation.role, confirmed: creation.confirmed, signsIn: false, duplicateEmail: .emailExists) { _, _ in
+            ()
+        }.1
     }
 
     /// A user's row, checked and hashed, before it is written.
@@ -74,25 +83,36 @@ struct Accounts: Sendable {
     /// Writes `account` with its email identity and its `auth.user.registered.v1` event, then
     /// `then` in the same transaction (`signsIn`: the account is signed in as it is made).
     private func insert<Extra: Sendable>(
-        _ account: NewAccount, role: UserRole?, confirmed: Bool, signsIn: Bool, duplicateEmail: AuthError,
+        _ account: NewAccount,
+        role: UserRole?,
+        confirmed: Bool,
+        signsIn: Bool,
+        duplicateEmail: AuthError,
         then: @escaping @Sendable (UserRecord, PostgresConnection) async throws -> Extra
     ) async throws -> (Extra, UserRecord) {
         let id = account.id
         let identity: [String: JSONValue] = [
-            "email": .string(account.email), "email_verified": .bool(confirmed), "phone_verified": .bool(false), "sub": .string(id.uuidString.lowercased()),
+            "email": .string(account.email), "email_verified": .bool(confirmed), "phone_verified": .bool(false),
+            "sub": .string(id.uuidString.lowercased()),
         ]
         let identityJSON = try String(decoding: JSONEncoder().encode(identity), as: UTF8.self)
         do {
             return try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     INSERT INTO users (id, email, encrypted_password, user_metadata, role, email_confirmed_at, last_sign_in_at)
                     VALUES (\(id), \(account.email), \(account.passwordHash), \(account.metadataJSON)::jsonb, \((role ?? .customer).rawValue),
                             CASE WHEN \(confirmed) THEN now() END, CASE WHEN \(signsIn) THEN now() END)
-                    """, logger: logger)
-                try await connection.query("""
+                    """,
+                    logger: logger
+                )
+                try await connection.query(
+                    """
                     INSERT INTO identities (id, user_id, provider, provider_id, identity_data, last_sign_in_at)
                     VALUES (\(UUID()), \(id), 'email', \(id.uuidString.lowercased()), \(identityJSON)::jsonb, now())
-                    """, logger: logger)
+                    """,
+                    logger: logger
+                )
                 guard let user = try await connection.user(id: id, logger: logger) else { throw AuthError.userNotFound }
                 let extra = try await then(user, connection)
                 let event = UserRegistered(userId: id, username: user.username, role: user.role, registeredAt: user.createdAt)
@@ -111,10 +131,13 @@ struct Accounts: Sendable {
     /// - Throws: `AuthError.invalidCredentials`.
     func signIn(email: String, password: String, userAgent: String?) async throws -> (IssuedTokens, UserRecord) {
         let found: (UserRecord, String?)? = try await client.withAuthFlowTransaction(logger: logger) { [logger] connection in
-            let rows = try await connection.query("""
+            let rows = try await connection.query(
+                """
                 SELECT \(unescaped: UserRecord.columns), u.encrypted_password FROM \(unescaped: UserRecord.source)
                 WHERE lower(u.email) = lower(\(email.trimmingCharacters(in: .whitespaces)))
-                """, logger: logger)
+                """,
+                logger: logger
+            )
             guard let row = try await rows.collect().first else { return nil }
             return (try UserRecord(row: row), try row.makeRandomAccess()[14].decode(String?.self))
         }
@@ -123,9 +146,12 @@ struct Accounts: Sendable {
         }
         return try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
             try await connection.query("UPDATE users SET last_sign_in_at = now() WHERE id = \(userID)", logger: logger)
-            try await connection.query("""
+            try await connection.query(
+                """
                 UPDATE identities SET last_sign_in_at = now() WHERE user_id = \(userID) AND provider = 'email'
-                """, logger: logger)
+                """,
+                logger: logger
+            )
             guard let user = try await connection.user(id: userID, logger: logger) else { throw AuthError.invalidCredentials }
             return (try await sessions.start(for: user, userAgent: userAgent, on: connection), user)
         }
@@ -162,28 +188,41 @@ struct Accounts: Sendable {
         do {
             return try await client.withUserTransaction(user: userID, logger: logger) { [self, passwordHash] connection in
                 guard let before = try await connection.user(id: userID, forUpdate: true, logger: logger) else { throw AuthError.userNotFound }
-                let metadata = try changes.metadata.map { changes throws(AuthError) in
-                    try UserMetadata.merge(changes, into: before.userMetadata)
-                } ?? before.userMetadata
+                let metadata =
+                    try changes.metadata.map { changes throws(AuthError) in
+                        try UserMetadata.merge(changes, into: before.userMetadata)
+                    } ?? before.userMetadata
                 let metadataJSON = try String(decoding: JSONEncoder().encode(metadata), as: UTF8.self)
-                try await connection.query("""
+                try await connection.query(
+                    """
                     UPDATE users SET email = coalesce(\(email), email),
                         encrypted_password = coalesce(\(passwordHash), encrypted_password),
                         user_metadata = \(metadataJSON)::jsonb, updated_at = now()
                     WHERE id = \(userID)
-                    """, logger: logger)
+                    """,
+                    logger: logger
+                )
                 if let email, email != before.email {
-                    try await connection.query("""
+                    try await connection.query(
+                        """
                         UPDATE identities SET identity_data = jsonb_set(identity_data, '{email}', to_jsonb(\(email)::text)), updated_at = now()
                         WHERE user_id = \(userID) AND provider = 'email'
-                        """, logger: logger)
+                        """,
+                        logger: logger
+                    )
                 }
                 guard let after = try await connection.user(id: userID, logger: logger) else { throw AuthError.userNotFound }
                 var changed: [ProfileUpdated.Field] = []
                 if after.username != before.username { changed.append(.username) }
                 if after.avatarURL != before.avatarURL { changed.append(.avatarUrl) }
                 if !changed.isEmpty {
-                    let event = ProfileUpdated(userId: userID, username: after.username, avatarUrl: after.avatarURL, changed: changed, updatedAt: after.updatedAt)
+                    let event = ProfileUpdated(
+                        userId: userID,
+                        username: after.username,
+                        avatarUrl: after.avatarURL,
+                        changed: changed,
+                        updatedAt: after.updatedAt
+                    )
                     try await outbox.append(event, subject: event.aggregateID, on: connection, logger: logger)
                 }
                 return after
@@ -199,9 +238,12 @@ struct Accounts: Sendable {
     /// user; the first time only, emits `auth.user.onboarding-completed.v1`.
     func completeOnboarding(_ session: AuthenticatedSession, on connection: PostgresConnection) async throws -> UserRecord {
         let userID = session.userID
-        let rows = try await connection.query("""
+        let rows = try await connection.query(
+            """
             UPDATE users SET onboarded = true, updated_at = now() WHERE id = \(userID) AND NOT onboarded RETURNING updated_at
-            """, logger: logger)
+            """,
+            logger: logger
+        )
         if let completedAt = try await rows.collect().first?.decode(Date.self) {
             let event = OnboardingCompleted(userId: userID, completedAt: completedAt)
             try await outbox.append(event, subject: event.aggregateID, on: connection, logger: logger)
@@ -216,9 +258,12 @@ struct Accounts: Sendable {
     func setRole(_ role: UserRole, of target: UUID, by admin: AuthenticatedSession) async throws -> UserRecord {
         try await client.withAuthFlowTransaction(logger: logger) { [logger] connection in
             try await connection.requireAdmin(admin, logger: logger)
-            let updated = try await connection.query("""
+            let updated = try await connection.query(
+                """
                 UPDATE users SET role = \(role.rawValue), updated_at = now() WHERE id = \(target) RETURNING id
-                """, logger: logger).collect()
+                """,
+                logger: logger
+            ).collect()
             guard !updated.isEmpty, let user = try await connection.user(id: target, logger: logger) else { throw AuthError.userNotFound }
             return user
         }
@@ -230,10 +275,13 @@ struct Accounts: Sendable {
         try await client.withAuthFlowTransaction(logger: logger) { [logger] connection in
             try await connection.requireAdmin(admin, logger: logger)
             let total = try await connection.query("SELECT count(*) FROM users", logger: logger).collect().first?.decode(Int.self) ?? 0
-            let rows = try await connection.query("""
+            let rows = try await connection.query(
+                """
                 SELECT \(unescaped: UserRecord.columns) FROM \(unescaped: UserRecord.source)
                 ORDER BY u.created_at DESC, u.id DESC LIMIT \(perPage) OFFSET \((page - 1) * perPage)
-                """, logger: logger)
+                """,
+                logger: logger
+            )
             var users: [UserRecord] = []
             for try await row in rows { users.append(try UserRecord(row: row)) }
             return (users, total)
@@ -243,9 +291,12 @@ struct Accounts: Sendable {
     /// The newest sign-ups, newest first: username and sign-up time only.
     func recentSignUps(limit: Int) async throws -> [RecentSignUp] {
         try await client.withAuthFlowTransaction(logger: logger) { [logger] connection in
-            let rows = try await connection.query("""
+            let rows = try await connection.query(
+                """
                 SELECT user_metadata ->> 'username', created_at FROM users ORDER BY created_at DESC, id DESC LIMIT \(limit)
-                """, logger: logger)
+                """,
+                logger: logger
+            )
             var result: [RecentSignUp] = []
             for try await (username, createdAt) in rows.decode((String?, Date).self) {
                 result.append(RecentSignUp(username: username, createdAt: GoTrueTimestamp.format(createdAt)))

@@ -32,7 +32,7 @@ enum UserMetadata {
         }
         if let avatar = metadata[avatarURLKey] {
             guard let text = avatar.stringValue, text.utf8.count <= 2_048,
-                  let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http", url.host != nil
+                let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http", url.host != nil
             else {
                 throw .validationFailed("avatar_url must be an http or https URL of at most 2048 characters")
             }
@@ -48,15 +48,16 @@ enum UserMetadata {
 /// in either case and compared case-insensitively).
 enum Username {
     static func isValid(_ text: String) -> Bool {
-        (3...30).contains(text.utf8.count) && text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "."):
-                true
-            default:
-                false
+        (3...30).contains(text.utf8.count)
+            && text.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "."):
+                    true
+                default:
+                    false
+                }
             }
-        }
     }
 }
 

@@ -75,10 +75,13 @@ struct UserRecord: Sendable {
 extension PostgresConnection {
     /// The user `id` with its identity, as the transaction's row-level security lets it be seen.
     func user(id: UUID, forUpdate: Bool = false, logger: Logger) async throws -> UserRecord? {
-        let rows = try await query("""
+        let rows = try await query(
+            """
             SELECT \(unescaped: UserRecord.columns) FROM \(unescaped: UserRecord.source)
             WHERE u.id = \(id) \(unescaped: forUpdate ? "FOR UPDATE OF u" : "")
-            """, logger: logger)
+            """,
+            logger: logger
+        )
         for try await row in rows {
             return try UserRecord(row: row)
         }

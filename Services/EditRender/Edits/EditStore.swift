@@ -1,6 +1,6 @@
 import Contracts
-import EventBus
 import Database
+import EventBus
 import Foundation
 import Logging
 import PostgresNIO
@@ -19,37 +19,64 @@ struct EditStore: Sendable {
     /// an earlier request with the same `Idempotency-Key` made.
     func create(_ edit: Edit, idempotency: IdempotencyKey) async throws -> IdempotencyKey.Outcome<Edit> {
         try await client.withUserTransaction(userID: edit.userID.lowercased, logger: logger) { connection in
-            let inserted = try await connection.query("""
+            let inserted = try await connection.query(
+                """
                 INSERT INTO edits (id, user_id, idempotency_key, request_hash, source, filters, output, created_at)
                 VALUES (\(edit.id), \(edit.userID), \(idempotency.key), \(idempotency.requestHash), \(try JSONBody.text(edit.source))::jsonb, \(try JSONBody.text(edit.filters))::jsonb, \(try JSONBody.text(edit.output))::jsonb, \(edit.createdAt))
                 ON CONFLICT (user_id, idempotency_key) DO NOTHING
                 RETURNING id
-                """, logger: logger).collect()
+                """,
+                logger: logger
+            ).collect()
             if inserted.isEmpty {
-                let rows = try await connection.query("SELECT request_hash, id FROM edits WHERE user_id = \(edit.userID) AND idempotency_key = \(idempotency.key)", logger: logger).collect()
+                let rows = try await connection.query(
+                    "SELECT request_hash, id FROM edits WHERE user_id = \(edit.userID) AND idempotency_key = \(idempotency.key)",
+                    logger: logger
+                ).collect()
                 guard let (hash, id) = try rows.first?.decode((String, UUID).self), hash == idempotency.requestHash else { return .keyReused }
                 let earlier = try await connection.query("SELECT \(unescaped: Self.columns) FROM edits WHERE id = \(id)", logger: logger).collect()
                 return try earlier.first.map { .replayed(try Self.decode($0)) } ?? .keyReused
             }
-            try await outbox.append(EditRequested(editId: edit.id, userId: edit.userID, source: edit.source, filters: edit.filters, output: edit.output, requestedAt: edit.createdAt), subject: edit.userID.lowercased, on: connection, logger: logger)
+            try await outbox.append(
+                EditRequested(
+                    editId: edit.id,
+                    userId: edit.userID,
+                    source: edit.source,
+                    filters: edit.filters,
+                    output: edit.output,
+                    requestedAt: edit.createdAt
+                ),
+                subject: edit.userID.lowercased,
+                on: connection,
+                logger: logger
+            )
             return .created(edit)
         }
     }
 
     func edit(_ id: UUID, user: UUID) async throws -> Edit? {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            try await connection.query("SELECT \(unescaped: Self.columns) FROM edits WHERE id = \(id)", logger: logger).collect().first.map(Self.decode)
+            try await connection.query("SELECT \(unescaped: Self.columns) FROM edits WHERE id = \(id)", logger: logger).collect().first.map(
+                Self.decode
+            )
         }
     }
 
     /// The user's edits, newest first, `limit` after `cursor`.
     func edits(of user: UUID, limit: Int, after cursor: PageCursor?) async throws -> [Edit] {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            let rows = if let cursor, let id = cursor.id {
-                try await connection.query("SELECT \(unescaped: Self.columns) FROM edits WHERE (created_at, id) < (\(ExactTimestamp(microseconds: cursor.microseconds)), \(id)) ORDER BY created_at DESC, id DESC LIMIT \(limit)", logger: logger).collect()
-            } else {
-                try await connection.query("SELECT \(unescaped: Self.columns) FROM edits ORDER BY created_at DESC, id DESC LIMIT \(limit)", logger: logger).collect()
-            }
+            let rows =
+                if let cursor, let id = cursor.id {
+                    try await connection.query(
+                        "SELECT \(unescaped: Self.columns) FROM edits WHERE (created_at, id) < (\(ExactTimestamp(microseconds: cursor.microseconds)), \(id)) ORDER BY created_at DESC, id DESC LIMIT \(limit)",
+                        logger: logger
+                    ).collect()
+                } else {
+                    try await connection.query(
+                        "SELECT \(unescaped: Self.columns) FROM edits ORDER BY created_at DESC, id DESC LIMIT \(limit)",
+                        logger: logger
+                    ).collect()
+                }
             return try rows.map(Self.decode)
         }
     }
@@ -57,7 +84,9 @@ struct EditStore: Sendable {
     /// Deletes the edit; returns it (for its blob) when it existed.
     func delete(_ id: UUID, user: UUID) async throws -> Edit? {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            try await connection.query("DELETE FROM edits WHERE id = \(id) RETURNING \(unescaped: Self.columns)", logger: logger).collect().first.map(Self.decode)
+            try await connection.query("DELETE FROM edits WHERE id = \(id) RETURNING \(unescaped: Self.columns)", logger: logger).collect().first.map(
+                Self.decode
+            )
         }
     }
 
@@ -75,16 +104,22 @@ struct EditStore: Sendable {
 
     func insert(_ upload: Upload) async throws {
         try await client.withUserTransaction(userID: upload.userID.lowercased, logger: logger) { connection in
-            try await connection.query("""
+            try await connection.query(
+                """
                 INSERT INTO uploads (id, user_id, blob_key, format, width, height, bytes)
                 VALUES (\(upload.id), \(upload.userID), \(upload.key), \(upload.format), \(upload.width), \(upload.height), \(upload.bytes))
-                """, logger: logger)
+                """,
+                logger: logger
+            )
         }
     }
 
     func upload(_ id: UUID, user: UUID) async throws -> Upload? {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            let rows = try await connection.query("SELECT id, user_id, blob_key, format, width, height, bytes FROM uploads WHERE id = \(id)", logger: logger).collect()
+            let rows = try await connection.query(
+                "SELECT id, user_id, blob_key, format, width, height, bytes FROM uploads WHERE id = \(id)",
+                logger: logger
+            ).collect()
             return try rows.first.map { row in
                 let (id, user, key, format, width, height, bytes) = try row.decode((UUID, UUID, String, String, Int, Int, Int).self)
                 return Upload(id: id, userID: user, key: key, format: format, width: width, height: height, bytes: bytes)
@@ -117,13 +152,17 @@ struct EditStore: Sendable {
             original = .unsplash(try JSONDecoder().decode(OriginalReference.self, from: Data(reference.utf8)))
         }
         return Edit(
-            id: id, userID: user,
+            id: id,
+            userID: user,
             source: try EventJSON.decoder.decode(EditSource.self, from: Data(source.utf8)),
             original: original,
             filters: try EventJSON.decoder.decode([FilterStep].self, from: Data(filters.utf8)),
             output: try EventJSON.decoder.decode(EditOutput.self, from: Data(output.utf8)),
             status: Edit.Status(rawValue: status) ?? .queued,
-            result: result, failureReason: reason, createdAt: created, finishedAt: finished
+            result: result,
+            failureReason: reason,
+            createdAt: created,
+            finishedAt: finished
         )
     }
 }

@@ -59,7 +59,15 @@ struct EditBody: Encodable {
         switch (edit.source, edit.original) {
         case (.upload(let id), .upload(let upload)):
             let signed = BlobKey(mediaPath: upload.key).map { links.sign($0) }
-            original = OriginalBody(uploadId: id.lowercased, url: signed?.url, expiresAt: signed?.expiresAt, format: upload.format, width: upload.width, height: upload.height, bytes: upload.bytes)
+            original = OriginalBody(
+                uploadId: id.lowercased,
+                url: signed?.url,
+                expiresAt: signed?.expiresAt,
+                format: upload.format,
+                width: upload.width,
+                height: upload.height,
+                bytes: upload.bytes
+            )
         case (.unsplashPhoto(let id), let kept):
             var reference = OriginalBody(unsplashPhotoId: id)
             if case .unsplash(let recorded) = kept { reference.urls = recorded.urls }
@@ -70,7 +78,15 @@ struct EditBody: Encodable {
         }
         if let stored = edit.result, let key = BlobKey(mediaPath: stored.key) {
             let signed = links.sign(key)
-            result = ResultBody(url: signed.url, expiresAt: signed.expiresAt, width: stored.width, height: stored.height, bytes: stored.bytes, quality: stored.quality, format: edit.output.format)
+            result = ResultBody(
+                url: signed.url,
+                expiresAt: signed.expiresAt,
+                width: stored.width,
+                height: stored.height,
+                bytes: stored.bytes,
+                quality: stored.quality,
+                format: edit.output.format
+            )
         }
     }
 

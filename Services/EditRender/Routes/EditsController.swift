@@ -72,17 +72,35 @@ struct EditsController: Sendable {
         do {
             request = try JSONDecoder().decode(EditRequest.self, from: Data(body))
         } catch {
-            throw Problem.validation([FieldError(.body(pointer: ""), "expected {\"source\": {\"unsplashPhotoId\"} or {\"uploadId\"}, \"filters\": [...], \"output\": {...}}")])
+            throw Problem.validation([
+                FieldError(
+                    .body(pointer: ""),
+                    "expected {\"source\": {\"unsplashPhotoId\"} or {\"uploadId\"}, \"filters\": [...], \"output\": {...}}"
+                )
+            ])
         }
         let chain: FilterChain
         do throws(FilterValidationError) {
             chain = try FilterChain(request.filters)
         } catch {
-            throw Problem.validation([FieldError(.body(pointer: "/" + error.field.replacingOccurrences(of: "[", with: "/").replacingOccurrences(of: "]", with: "").replacingOccurrences(of: ".", with: "/")), "\(error.field): \(error.message)")])
+            throw Problem.validation([
+                FieldError(
+                    .body(
+                        pointer: "/"
+                            + error.field.replacingOccurrences(of: "[", with: "/").replacingOccurrences(of: "]", with: "").replacingOccurrences(
+                                of: ".",
+                                with: "/"
+                            )
+                    ),
+                    "\(error.field): \(error.message)"
+                )
+            ])
         }
         let edge = request.output?.longestEdge ?? defaultEdge
         guard (16...maxEdge).contains(edge) else {
-            throw Problem.validation([FieldError(.body(pointer: "/output/longestEdge"), "output.longestEdge: must be between 16 and \(maxEdge), got \(edge)")])
+            throw Problem.validation([
+                FieldError(.body(pointer: "/output/longestEdge"), "output.longestEdge: must be between 16 and \(maxEdge), got \(edge)")
+            ])
         }
         var original: Edit.Original?
         switch request.source {
@@ -90,14 +108,24 @@ struct EditsController: Sendable {
             guard let upload = try await store.upload(id, user: user) else {
                 throw Problem.validation([FieldError(.body(pointer: "/source/uploadId"), "source.uploadId: no upload \(id.lowercased) of yours")])
             }
-            original = .upload(UploadedOriginal(key: upload.key, format: upload.format, width: upload.width, height: upload.height, bytes: upload.bytes))
+            original = .upload(
+                UploadedOriginal(key: upload.key, format: upload.format, width: upload.width, height: upload.height, bytes: upload.bytes)
+            )
         case .unsplashPhoto(let id):
             guard UnsplashPhotoID.isValid(id) else {
                 throw Problem.validation([FieldError(.body(pointer: "/source/unsplashPhotoId"), "source.unsplashPhotoId: not an Unsplash photo id")])
             }
         }
-        let edit = Edit(id: UUID(), userID: user, source: request.source, original: original, filters: chain.steps,
-                        output: EditOutput(format: request.output?.format ?? .jpeg, longestEdge: edge), status: .queued, createdAt: Date())
+        let edit = Edit(
+            id: UUID(),
+            userID: user,
+            source: request.source,
+            original: original,
+            filters: chain.steps,
+            output: EditOutput(format: request.output?.format ?? .jpeg, longestEdge: edge),
+            status: .queued,
+            createdAt: Date()
+        )
         return (edit, chain)
     }
 
@@ -114,7 +142,13 @@ struct EditsController: Sendable {
         } catch .permanent(let reason) {
             throw Problem(status: .unprocessableContent, type: "source-unusable", title: "The photo cannot be used", detail: reason)
         } catch .unavailable {
-            throw Problem(status: .serviceUnavailable, type: "source-unavailable", title: "The photo is unavailable", detail: "The photo could not be fetched just now; try again.", headers: [.retryAfter: "2"])
+            throw Problem(
+                status: .serviceUnavailable,
+                type: "source-unavailable",
+                title: "The photo is unavailable",
+                detail: "The photo could not be fetched just now; try again.",
+                headers: [.retryAfter: "2"]
+            )
         }
         let rendered: RenderedImage
         do {
@@ -123,7 +157,11 @@ struct EditsController: Sendable {
             throw Problem(status: .unprocessableContent, type: "source-unusable", title: "The photo cannot be used", detail: error.description)
         }
         metrics.preview(started.duration(to: .now))
-        return Response(status: .ok, headers: [.contentType: rendered.mediaType, .cacheControl: "private, no-store"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: rendered.bytes)))
+        return Response(
+            status: .ok,
+            headers: [.contentType: rendered.mediaType, .cacheControl: "private, no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: rendered.bytes))
+        )
     }
 
     // MARK: List

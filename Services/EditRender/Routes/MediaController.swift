@@ -19,7 +19,8 @@ struct MediaController: Sendable {
             do throws(LinkRefusal) {
                 key = try links.verify(path: path, expires: query.get("expires"), signature: query.get("signature"))
             } catch {
-                let detail = error == .expired ? "This media link has expired; ask for the edit again for a fresh one." : "This media link is not valid."
+                let detail =
+                    error == .expired ? "This media link has expired; ask for the edit again for a fresh one." : "This media link is not valid."
                 throw Problem(status: .forbidden, type: "media-link-invalid", title: "Media link refused", detail: detail)
             }
             // Passed on as it is read: a 25 MB original is never held whole.
@@ -31,7 +32,11 @@ struct MediaController: Sendable {
                 for try await chunk in blob.chunks { try await writer.write(chunk) }
                 try await writer.finish(nil)
             }
-            return Response(status: .ok, headers: [.contentType: type, .cacheControl: "private, max-age=300", .xContentTypeOptions: "nosniff"], body: body)
+            return Response(
+                status: .ok,
+                headers: [.contentType: type, .cacheControl: "private, max-age=300", .xContentTypeOptions: "nosniff"],
+                body: body
+            )
         }
     }
 }

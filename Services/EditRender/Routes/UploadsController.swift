@@ -1,10 +1,10 @@
-import ResourceAPI
 import Blobs
 import Foundation
 import Hummingbird
 import Imaging
 import KeySetClient
 import NIOCore
+import ResourceAPI
 import ServiceKit
 
 /// `POST /v1/uploads`: a user's own photo, streamed to the blob store as it arrives (never held
@@ -31,7 +31,12 @@ struct UploadsController: Sendable {
         do {
             bytes = try await blobs.put(pending, streaming: request.body, limit: maxBytes)
         } catch BlobError.tooLarge(let limit) {
-            throw Problem(status: .contentTooLarge, type: "upload-too-large", title: "Upload too large", detail: "Photos up to \(limit >> 20) MB can be uploaded.")
+            throw Problem(
+                status: .contentTooLarge,
+                type: "upload-too-large",
+                title: "Upload too large",
+                detail: "Photos up to \(limit >> 20) MB can be uploaded."
+            )
         }
         let header: SourceHeader
         do {
@@ -44,8 +49,29 @@ struct UploadsController: Sendable {
         if key != pending {
             try await blobs.move(pending, to: key)
         }
-        try await store.insert(EditStore.Upload(id: id, userID: user, key: key.path, format: header.format.rawValue, width: header.width, height: header.height, bytes: bytes))
+        try await store.insert(
+            EditStore.Upload(
+                id: id,
+                userID: user,
+                key: key.path,
+                format: header.format.rawValue,
+                width: header.width,
+                height: header.height,
+                bytes: bytes
+            )
+        )
         let signed = links.sign(key)
-        return try JSONBody.response(.created, UploadBody(uploadId: id.lowercased, format: header.format.rawValue, width: header.width, height: header.height, bytes: bytes, url: signed.url, expiresAt: signed.expiresAt))
+        return try JSONBody.response(
+            .created,
+            UploadBody(
+                uploadId: id.lowercased,
+                format: header.format.rawValue,
+                width: header.width,
+                height: header.height,
+                bytes: bytes,
+                url: signed.url,
+                expiresAt: signed.expiresAt
+            )
+        )
     }
 }

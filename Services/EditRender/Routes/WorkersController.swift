@@ -34,13 +34,29 @@ struct WorkersController: Sendable {
             guard claims.splashRole == "admin" else {
                 throw Problem(status: .forbidden, type: "admins-only", title: "Admins only", detail: "The render workers are listed to admins only.")
             }
-            let rows = try await client.query("""
+            let rows = try await client.query(
+                """
                 SELECT id, host, pid, threads, partitions, started_at, seen_at, seen_at < now() - make_interval(secs => \(Self.silentAfter))
                 FROM workers ORDER BY host, started_at, id
-                """, logger: context.logger)
+                """,
+                logger: context.logger
+            )
             var workers: [Worker] = []
-            for try await (id, host, pid, threads, partitions, started, seen, silent) in rows.decode((String, String, Int32, Int32, [Int32], Date, Date, Bool).self) {
-                workers.append(Worker(id: id, host: host, pid: pid, threads: threads, partitions: partitions.sorted(), startedAt: started, seenAt: seen, silent: silent))
+            for try await (id, host, pid, threads, partitions, started, seen, silent) in rows.decode(
+                (String, String, Int32, Int32, [Int32], Date, Date, Bool).self
+            ) {
+                workers.append(
+                    Worker(
+                        id: id,
+                        host: host,
+                        pid: pid,
+                        threads: threads,
+                        partitions: partitions.sorted(),
+                        startedAt: started,
+                        seenAt: seen,
+                        silent: silent
+                    )
+                )
             }
             return Workers(workers: workers)
         }

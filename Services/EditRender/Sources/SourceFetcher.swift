@@ -1,13 +1,13 @@
-import CatalogClient
-import Blobs
 import AsyncHTTPClient
+import Blobs
+import CatalogClient
 import Contracts
 import Foundation
 import Imaging
 import Logging
 import NIOCore
-import NIOPosix
 import NIOFoundationCompat
+import NIOPosix
 
 /// Why a source cannot be had. `permanent` failures make the edit fail with `reason`; the others
 /// are retried (the catalog or Unsplash may be back in a moment).
@@ -94,7 +94,9 @@ struct SourceFetcher: Sendable {
             throw .unavailable("\(host): \(error)")
         }
         guard response.status.code == 200 else {
-            if (300..<400).contains(response.status.code) { throw .permanent(reason: "\(host) redirected the photo elsewhere; redirects are not followed.") }
+            if (300..<400).contains(response.status.code) {
+                throw .permanent(reason: "\(host) redirected the photo elsewhere; redirects are not followed.")
+            }
             if response.status.code == 404 { throw .permanent(reason: "\(host) has no such photo.") }
             throw .unavailable("\(host) answered \(response.status.code)")
         }
@@ -168,7 +170,8 @@ enum HostAddress {
         }
         if host.contains(":") {
             let lowered = host.lowercased()
-            return lowered == "::1" || lowered == "::" || lowered.hasPrefix("fc") || lowered.hasPrefix("fd") || lowered.hasPrefix("fe80") || lowered.hasPrefix("::ffff:")
+            return lowered == "::1" || lowered == "::" || lowered.hasPrefix("fc") || lowered.hasPrefix("fd") || lowered.hasPrefix("fe80")
+                || lowered.hasPrefix("::ffff:")
         }
         return false
     }

@@ -1,12 +1,12 @@
-import ResourceAPI
-import CatalogClient
 import Blobs
+import CatalogClient
 import Contracts
 import EventBus
 import Foundation
 import Imaging
 import Logging
 import PostgresNIO
+import ResourceAPI
 
 /// What a render worker does with one `render.edit.requested.v1`: claim the edit, fetch its
 /// source, render, store `{userId}/{editId}/edited.jpg`, and record the result together with
@@ -53,7 +53,11 @@ struct RenderJob: Sendable {
         }
         let rendered: RenderedImage
         do {
-            rendered = try await renderer.render(source.bytes, filters: chain, output: OutputRules(format: job.output.format, longestEdge: min(job.output.longestEdge, OutputRules.maxLongestEdge)))
+            rendered = try await renderer.render(
+                source.bytes,
+                filters: chain,
+                output: OutputRules(format: job.output.format, longestEdge: min(job.output.longestEdge, OutputRules.maxLongestEdge))
+            )
         } catch let error as ImagingError {
             return try await fail(job, reason: error.description)
         }
@@ -69,11 +73,14 @@ struct RenderJob: Sendable {
     /// Marks the edit `rendering` and counts the attempt; `nil` when it is already final or gone.
     private func claim(_ job: EditRequested) async throws -> Int? {
         try await client.withUserTransaction(userID: job.userId.lowercased, logger: logger) { connection in
-            let rows = try await connection.query("""
+            let rows = try await connection.query(
+                """
                 UPDATE edits SET status = 'rendering', attempts = attempts + 1, updated_at = now()
                 WHERE id = \(job.editId) AND status IN ('queued', 'rendering')
                 RETURNING attempts
-                """, logger: logger).collect()
+                """,
+                logger: logger
+            ).collect()
             return try rows.first?.decode(Int.self)
         }
     }
@@ -83,14 +90,26 @@ struct RenderJob: Sendable {
     private func complete(_ job: EditRequested, key: BlobKey, rendered: RenderedImage, unsplashURLs: [String: String]?) async throws -> Bool {
         let original = try unsplashURLs.map { try JSONBody.text(OriginalReference(urls: $0)) }
         return try await client.withUserTransaction(userID: job.userId.lowercased, logger: logger) { connection in
-            let rows = try await connection.query("""
+            let rows = try await connection.query(
+                """
                 UPDATE edits SET status = 'completed', result_key = \(key.path), width = \(rendered.width), height = \(rendered.height),
                     bytes = \(rendered.bytes.count), quality = \(rendered.quality), original = \(original)::jsonb, updated_at = now(), finished_at = now()
                 WHERE id = \(job.editId) AND status IN ('queued', 'rendering')
                 RETURNING finished_at
-                """, logger: logger).collect()
+                """,
+                logger: logger
+            ).collect()
             guard let finished = try rows.first?.decode(Date.self) else { return false }
-            let event = EditCompleted(editId: job.editId, userId: job.userId, width: rendered.width, height: rendered.height, bytes: rendered.bytes.count, quality: rendered.quality, format: rendered.format, completedAt: finished)
+            let event = EditCompleted(
+                editId: job.editId,
+                userId: job.userId,
+                width: rendered.width,
+                height: rendered.height,
+                bytes: rendered.bytes.count,
+                quality: rendered.quality,
+                format: rendered.format,
+                completedAt: finished
+            )
             try await outbox.append(event, subject: job.userId.lowercased, on: connection, logger: logger)
             return true
         }
@@ -100,13 +119,21 @@ struct RenderJob: Sendable {
         logger.info("Edit failed", metadata: ["edit": "\(job.editId)", "reason": "\(reason)"])
         metrics.failed()
         try await client.withUserTransaction(userID: job.userId.lowercased, logger: logger) { connection in
-            let rows = try await connection.query("""
+            let rows = try await connection.query(
+                """
                 UPDATE edits SET status = 'failed', failure_reason = \(reason), updated_at = now(), finished_at = now()
                 WHERE id = \(job.editId) AND status IN ('queued', 'rendering')
                 RETURNING finished_at
-                """, logger: logger).collect()
+                """,
+                logger: logger
+            ).collect()
             guard let finished = try rows.first?.decode(Date.self) else { return }
-            try await outbox.append(EditFailed(editId: job.editId, userId: job.userId, reason: reason, failedAt: finished), subject: job.userId.lowercased, on: connection, logger: logger)
+            try await outbox.append(
+                EditFailed(editId: job.editId, userId: job.userId, reason: reason, failedAt: finished),
+                subject: job.userId.lowercased,
+                on: connection,
+                logger: logger
+            )
         }
     }
 }

@@ -38,11 +38,14 @@ struct WorkerRoster: Service {
 
     private func write(started: Date) async throws {
         let partitions = consumer.assignment.map(\.partition)
-        try await client.query("""
+        try await client.query(
+            """
             INSERT INTO workers (id, host, pid, threads, partitions, started_at, seen_at)
             VALUES (\(id), \(host), \(Int32(pid)), \(Int32(threads)), \(partitions), \(started), now())
             ON CONFLICT (id) DO UPDATE SET partitions = excluded.partitions, threads = excluded.threads, seen_at = now()
-            """, logger: logger)
+            """,
+            logger: logger
+        )
         try await client.query("DELETE FROM workers WHERE seen_at < now() - interval '1 hour'", logger: logger)
     }
 }

@@ -57,16 +57,26 @@ struct ConsoleAccess: Sendable {
     }
 
     static let signInProblem = Problem(
-        status: .unauthorized, type: "unauthenticated", title: "Sign in",
+        status: .unauthorized,
+        type: "unauthenticated",
+        title: "Sign in",
         detail: "The console is for admins: sign in at /console/login, or send an admin's access token.",
         headers: [.wwwAuthenticate: "Bearer"]
     )
     /// A problem like any other, whose Location a browser follows.
-    static let signInRedirect = Problem(status: .seeOther, type: "sign-in", detail: "Sign in at /console/login.", headers: [.location: "/console/login"])
+    static let signInRedirect = Problem(
+        status: .seeOther,
+        type: "sign-in",
+        detail: "Sign in at /console/login.",
+        headers: [.location: "/console/login"]
+    )
     static let forbiddenProblem = Problem(status: .forbidden, type: "admins-only", title: "Admins only", detail: "The console is for admins.")
     static let keysUnavailableProblem = Problem(
-        status: .serviceUnavailable, type: "token-check-unavailable", title: "Tokens cannot be checked",
-        detail: "auth's keys have not been fetched yet; retry shortly.", headers: [.retryAfter: "5"]
+        status: .serviceUnavailable,
+        type: "token-check-unavailable",
+        title: "Tokens cannot be checked",
+        detail: "auth's keys have not been fetched yet; retry shortly.",
+        headers: [.retryAfter: "5"]
     )
 
     /// The value of the console's cookie in a `Cookie` header.

@@ -33,7 +33,8 @@ struct ConsoleAssets: Sendable {
 
     /// Scripts and styles from the console's own origin only; no frames, no plug-ins.
     private static let securityHeaders: HTTPFields = [
-        .contentSecurityPolicy: "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        .contentSecurityPolicy:
+            "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
         .xContentTypeOptions: "nosniff",
         .referrerPolicy: "no-referrer",
         .cacheControl: "no-store",
@@ -54,7 +55,10 @@ struct ConsoleAssets: Sendable {
     /// The sign-in form, with `message` (escaped) above it when there is one.
     func loginPage(message: String?, status: HTTPResponse.Status) -> Response {
         let notice = message.map { #"<p class="notice" role="alert">\#(Self.escape($0))</p>"# } ?? ""
-        return html(loginTemplate.replacingOccurrences(of: "{{style}}", with: style).replacingOccurrences(of: "{{message}}", with: notice), status: status)
+        return html(
+            loginTemplate.replacingOccurrences(of: "{{style}}", with: style).replacingOccurrences(of: "{{message}}", with: notice),
+            status: status
+        )
     }
 
     private func html(_ text: String, status: HTTPResponse.Status) -> Response {

@@ -32,9 +32,15 @@ struct ConsoleBackends: Sendable {
 
     /// Signs in with a password at auth: the session's JSON, or auth's error.
     func signIn(email: String, password: String, clientAddress: String) async throws -> (status: Int, json: [String: Any]) {
-        let answer = try await call(.POST, authURL, "auth/v1/token", query: "grant_type=password", token: nil,
-                                    json: try JSONSerialization.data(withJSONObject: ["email": email, "password": password]),
-                                    headers: [("X-Forwarded-For", clientAddress)])
+        let answer = try await call(
+            .POST,
+            authURL,
+            "auth/v1/token",
+            query: "grant_type=password",
+            token: nil,
+            json: try JSONSerialization.data(withJSONObject: ["email": email, "password": password]),
+            headers: [("X-Forwarded-For", clientAddress)]
+        )
         return (answer.status, (try? JSONSerialization.jsonObject(with: Data(buffer: answer.body))) as? [String: Any] ?? [:])
     }
 
@@ -45,12 +51,20 @@ struct ConsoleBackends: Sendable {
         guard answer.status == 200 else { return answer }
         let json = (try? JSONSerialization.jsonObject(with: Data(buffer: answer.body))) as? [String: Any] ?? [:]
         let total = answer.headers.first(name: "X-Total-Count").flatMap(Int.init) ?? 0
-        return Passed(status: 200, body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: ["total": total, "users": json["users"] ?? []])))
+        return Passed(
+            status: 200,
+            body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: ["total": total, "users": json["users"] ?? []]))
+        )
     }
 
     func setRole(_ role: String, of user: UUID, token: String) async throws -> Passed {
-        try await call(.PUT, authURL, "auth/v1/admin/users/\(user.uuidString.lowercased())/role", token: token,
-                       json: try JSONSerialization.data(withJSONObject: ["role": role]))
+        try await call(
+            .PUT,
+            authURL,
+            "auth/v1/admin/users/\(user.uuidString.lowercased())/role",
+            token: token,
+            json: try JSONSerialization.data(withJSONObject: ["role": role])
+        )
     }
 
     // MARK: tracking
@@ -78,8 +92,15 @@ struct ConsoleBackends: Sendable {
         return try await call(.GET, trackingURL, "v1/orders/\(id.uuidString.lowercased())", token: token)
     }
 
-    private func call(_ method: HTTPMethod, _ base: URL, _ path: String, query: String? = nil, token: String?, json: Data? = nil,
-                      headers: [(String, String)] = []) async throws -> Passed {
+    private func call(
+        _ method: HTTPMethod,
+        _ base: URL,
+        _ path: String,
+        query: String? = nil,
+        token: String?,
+        json: Data? = nil,
+        headers: [(String, String)] = []
+    ) async throws -> Passed {
         var request = HTTPClientRequest(url: base.appendingPathComponent(path).absoluteString + (query.map { "?\($0)" } ?? ""))
         request.method = method
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
@@ -97,7 +118,9 @@ struct ConsoleBackends: Sendable {
     /// The render workers and the partitions each holds (edit-render's `GET /v1/workers`); none
     /// when edit-render is not configured or does not answer.
     func renderWorkers(token: String) async -> [Any] {
-        guard let editRenderURL, let answer = try? await call(.GET, editRenderURL, "v1/workers", token: token), answer.status == 200 else { return [] }
+        guard let editRenderURL, let answer = try? await call(.GET, editRenderURL, "v1/workers", token: token), answer.status == 200 else {
+            return []
+        }
         return ((try? JSONSerialization.jsonObject(with: Data(buffer: answer.body))) as? [String: Any])?["workers"] as? [Any] ?? []
     }
 
@@ -112,8 +135,10 @@ struct ConsoleBackends: Sendable {
             groups.append([
                 "group": group.name, "service": group.service, "lag": offsets.reduce(0) { $0 + $1.lag },
                 "partitions": offsets.map { offset -> [String: Any] in
-                    ["topic": offset.topic, "partition": offset.partition, "committed": offset.committed.map { $0 as Any } ?? NSNull(),
-                     "end": offset.high, "lag": offset.lag]
+                    [
+                        "topic": offset.topic, "partition": offset.partition, "committed": offset.committed.map { $0 as Any } ?? NSNull(),
+                        "end": offset.high, "lag": offset.lag,
+                    ]
                 },
             ])
         }

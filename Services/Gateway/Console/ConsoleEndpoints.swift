@@ -29,7 +29,10 @@ struct ConsoleEndpoints: Sendable {
         router.get("/console/login") { _, _ in assets.loginPage(message: nil, status: .ok) }
         router.post("/console/login") { request, context in try await signIn(request, context: context) }
         router.post("/console/logout") { request, _ in
-            Response(status: .seeOther, headers: [.location: "/console/login", .setCookie: ConsoleAccess.setCookie("", lifetime: 0, secure: Self.isSecure(request))])
+            Response(
+                status: .seeOther,
+                headers: [.location: "/console/login", .setCookie: ConsoleAccess.setCookie("", lifetime: 0, secure: Self.isSecure(request))]
+            )
         }
         router.get("/console/assets/:name") { request, context in
             _ = try await access.requireAdminPage(request.headers)
@@ -66,7 +69,9 @@ struct ConsoleEndpoints: Sendable {
             let (viewer, token) = try await access.requireAdmin(request.headers)
             let id = try Self.id(in: context, of: "a user")
             let body = try await jsonBody(request, context: context)
-            guard let role = body["role"] as? String else { throw Problem.validation([FieldError(.body(pointer: "/role"), "role: customer, driver, restaurant or admin")]) }
+            guard let role = body["role"] as? String else {
+                throw Problem.validation([FieldError(.body(pointer: "/role"), "role: customer, driver, restaurant or admin")])
+            }
             let answer = try await backends.setRole(role, of: id, token: token)
             if answer.status == 200 {
                 logger.notice("Console: role set", metadata: ["user.id": "\(id)", "role": "\(role)", "admin.id": "\(viewer.user)"])
@@ -84,8 +89,14 @@ struct ConsoleEndpoints: Sendable {
         }
         router.get("/console/api/roads") { request, _ in
             _ = try await access.requireAdmin(request.headers)
-            guard let roads = ConsoleBackends.roads else { throw Problem(status: .internalServerError, detail: "The road fixture is missing from this build.") }
-            return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "private, max-age=3600"], body: .init(byteBuffer: roads))
+            guard let roads = ConsoleBackends.roads else {
+                throw Problem(status: .internalServerError, detail: "The road fixture is missing from this build.")
+            }
+            return Response(
+                status: .ok,
+                headers: [.contentType: "application/json", .cacheControl: "private, max-age=3600"],
+                body: .init(byteBuffer: roads)
+            )
         }
     }
 
@@ -93,7 +104,9 @@ struct ConsoleEndpoints: Sendable {
 
     private func page(_ name: String, _ request: Request) async throws -> Response {
         _ = try await access.requireAdminPage(request.headers)
-        guard Self.pages.contains(name) else { throw Problem(status: .notFound, detail: "The console's pages: \(Self.pages.joined(separator: ", ")).") }
+        guard Self.pages.contains(name) else {
+            throw Problem(status: .notFound, detail: "The console's pages: \(Self.pages.joined(separator: ", ")).")
+        }
         return assets.shell(page: name)
     }
 
@@ -120,9 +133,12 @@ struct ConsoleEndpoints: Sendable {
         switch await access.decide(token: token) {
         case .admin:
             let lifetime = answer.json["expires_in"] as? Int ?? 3_600
-            return Response(status: .seeOther, headers: [
-                .location: "/console/events", .setCookie: ConsoleAccess.setCookie(token, lifetime: lifetime, secure: Self.isSecure(request)),
-            ])
+            return Response(
+                status: .seeOther,
+                headers: [
+                    .location: "/console/events", .setCookie: ConsoleAccess.setCookie(token, lifetime: lifetime, secure: Self.isSecure(request)),
+                ]
+            )
         case .forbidden:
             return assets.loginPage(message: "This account is not an admin's.", status: .forbidden)
         case .signedOut, .keysUnavailable:
@@ -132,7 +148,12 @@ struct ConsoleEndpoints: Sendable {
 
     // MARK: API helpers
 
-    private func replay<Context: ServiceRequestContext>(_ request: Request, context: Context, topic name: String, by viewer: Viewer) async throws -> Response {
+    private func replay<Context: ServiceRequestContext>(
+        _ request: Request,
+        context: Context,
+        topic name: String,
+        by viewer: Viewer
+    ) async throws -> Response {
         let body = try await jsonBody(request, context: context)
         let office = backends.deadLetters
         let topic: Topic
@@ -153,8 +174,15 @@ struct ConsoleEndpoints: Sendable {
         } catch let failure as DeadLetterOffice.Failure {
             throw Problem(status: .conflict, type: "not-replayable", detail: failure.description)
         }
-        logger.notice("Console: dead letters replayed", metadata: ["kafka.topic": "\(topic.name)", "count": "\(replay.published.count)", "admin.id": "\(viewer.user)"])
-        return try await json(["replayed": replay.published.map { ["partition": $0.from.partition, "offset": $0.from.offset, "to": "\($0.to.topic)[\($0.to.partition)]@\($0.to.offset)"] }])
+        logger.notice(
+            "Console: dead letters replayed",
+            metadata: ["kafka.topic": "\(topic.name)", "count": "\(replay.published.count)", "admin.id": "\(viewer.user)"]
+        )
+        return try await json([
+            "replayed": replay.published.map {
+                ["partition": $0.from.partition, "offset": $0.from.offset, "to": "\($0.to.topic)[\($0.to.partition)]@\($0.to.offset)"]
+            }
+        ])
     }
 
     /// A JSON object body; 415 for any other content type (see the type's comment), 400 when it
@@ -176,17 +204,29 @@ struct ConsoleEndpoints: Sendable {
             return try await work()
         } catch {
             logger.warning("Console: Kafka did not answer", metadata: ["error": "\(error)"])
-            throw Problem(status: .serviceUnavailable, type: "kafka-unavailable", detail: "Kafka did not answer: \(error)", headers: [.retryAfter: "5"])
+            throw Problem(
+                status: .serviceUnavailable,
+                type: "kafka-unavailable",
+                detail: "Kafka did not answer: \(error)",
+                headers: [.retryAfter: "5"]
+            )
         }
     }
 
     private func json(_ object: [String: Any]) async throws -> Response {
-        Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
-                 body: .init(byteBuffer: ByteBuffer(data: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))))
+        Response(
+            status: .ok,
+            headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(data: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])))
+        )
     }
 
     private func passed(_ answer: ConsoleBackends.Passed) -> Response {
-        Response(status: HTTPResponse.Status(code: answer.status), headers: [.contentType: "application/json", .cacheControl: "no-store"], body: .init(byteBuffer: answer.body))
+        Response(
+            status: HTTPResponse.Status(code: answer.status),
+            headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: .init(byteBuffer: answer.body)
+        )
     }
 
     /// The `id` path parameter, a UUID (`what` names it in the 422).

@@ -52,8 +52,13 @@ struct EdgeProxy: Sendable {
     /// client expects there: a GoTrue client's `X-Supabase-Api-Version` is in `head`), with
     /// `extra` fields (rate limits, CORS) and `Connection: close` when `closing`.
     func problemAnswer(
-        _ problem: Problem, path: String, head: MessageHead? = nil, requestID: String, closing: Bool = false,
-        allocator: ByteBufferAllocator, extra: (inout ByteBuffer) -> Void = { _ in }
+        _ problem: Problem,
+        path: String,
+        head: MessageHead? = nil,
+        requestID: String,
+        closing: Bool = false,
+        allocator: ByteBufferAllocator,
+        extra: (inout ByteBuffer) -> Void = { _ in }
     ) -> ByteBuffer {
         var requestFields = HTTPFields()
         requestFields[.supabaseAPIVersion] = head?.combined(.xSupabaseAPIVersion)
@@ -71,8 +76,13 @@ struct EdgeProxy: Sendable {
     /// The answer to bytes that are not a request the gateway can read: 400 `malformed-request`,
     /// or 431 for a head past `MessageHead.maximumSize`. The connection closes after it.
     func malformedRequestAnswer(tooLarge: Bool = false, allocator: ByteBufferAllocator) -> ByteBuffer {
-        let problem = tooLarge
-            ? Problem(status: .requestHeaderFieldsTooLarge, type: "header-too-large", detail: "The request's head is longer than \(MessageHead.maximumSize) bytes.")
+        let problem =
+            tooLarge
+            ? Problem(
+                status: .requestHeaderFieldsTooLarge,
+                type: "header-too-large",
+                detail: "The request's head is longer than \(MessageHead.maximumSize) bytes."
+            )
             : Problem(status: .badRequest, type: "malformed-request", detail: "The request is not well-formed HTTP/1.1.")
         return problemAnswer(problem, path: "", requestID: RequestIDGenerator.next(), closing: true, allocator: allocator)
     }
@@ -87,7 +97,8 @@ struct EdgeProxy: Sendable {
     /// Counts and logs a call that failed for good; the problem to answer it with.
     func failed(_ error: any Error, group: RouteGroup, logger: Logger) -> Problem {
         let failure = UpstreamFailure(error)
-        Counter(label: "gateway_upstream_errors_total", dimensions: [("upstream", group.name), ("kind", failure.rawValue)], factory: metrics).increment()
+        Counter(label: "gateway_upstream_errors_total", dimensions: [("upstream", group.name), ("kind", failure.rawValue)], factory: metrics)
+            .increment()
         logger.warning("Upstream request failed", metadata: ["upstream": "\(group.name)", "failure": "\(failure.rawValue)", "error": "\(error)"])
         return failure.problem(group.name)
     }
@@ -116,7 +127,9 @@ enum UpstreamFailure: String, Sendable {
             self = error == .timedOut ? .timeout : .broken
         } else if let error = error as? UpstreamPoolError {
             self = error == .busy ? .unreachable : .broken
-        } else if error is NIOConnectionError || (error as? IOError).map({ [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH].contains($0.errnoCode) }) == true {
+        } else if error is NIOConnectionError
+            || (error as? IOError).map({ [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH].contains($0.errnoCode) }) == true
+        {
             self = .unreachable
         } else if let error = error as? ChannelError, case .connectTimeout = error {
             self = .unreachable

@@ -288,7 +288,10 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
             mode = .passthrough
             return workThroughPending(context: context)
         }
-        context.writeAndFlush(wrapOutboundOut(.byteBuffer(proxy.malformedRequestAnswer(tooLarge: tooLarge, allocator: context.channel.allocator))), promise: nil)
+        context.writeAndFlush(
+            wrapOutboundOut(.byteBuffer(proxy.malformedRequestAnswer(tooLarge: tooLarge, allocator: context.channel.allocator))),
+            promise: nil
+        )
         mode = .closing
         pending.clear()
         context.close(promise: nil)
@@ -415,7 +418,9 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
         self.exchange = exchange
         // Read only where it can matter: a preflight (answered CORS on or off), or CORS on.
         let origin = request.method == .options || proxy.cors.isEnabled ? request.head.combined(.origin) : nil
-        if let origin, CORSPolicy.isPreflight(method: request.method, origin: origin, requestMethod: request.head.combined(.accessControlRequestMethod)) {
+        if let origin,
+            CORSPolicy.isPreflight(method: request.method, origin: origin, requestMethod: request.head.combined(.accessControlRequestMethod))
+        {
             switch proxy.cors.preflight(origin: origin, requestHeaders: request.head.combined(.accessControlRequestHeaders)) {
             case .success(let fields): return answerPreflight(exchange, fields: fields, context: context)
             case .failure(let problem): return refuse(exchange, problem, context: context)
@@ -426,8 +431,11 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
             return refuse(exchange, .bodyTooLarge(limit: group.maxBodySize), context: context)
         }
         let admission = proxy.checks.admit(
-            authorization: request.head.combined(.authorization), apiKey: request.head.combined(.apiKey),
-            method: request.method, path: request.path, for: group
+            authorization: request.head.combined(.authorization),
+            apiKey: request.head.combined(.apiKey),
+            method: request.method,
+            path: request.path,
+            for: group
         )
         admit(exchange, admission, context: context)
     }
@@ -455,7 +463,8 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
     }
 
     private func admitted(_ exchange: Exchange, user: String?, context: ChannelHandlerContext) {
-        let request = exchange.request, group = exchange.group
+        let request = exchange.request
+        let group = exchange.group
         let (decision, limit) = proxy.checks.takeRateLimit(for: group, user: user, peerIP: peerIP(context), forwardedFor: exchange.forwardedFor)
         guard decision.allowed else {
             return refuse(exchange, EdgeChecks.rateLimited(decision, limit: limit, group: group), context: context)
@@ -531,7 +540,9 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
                 do {
                     scan = try scanner.scan(pending)
                 } catch {
-                    return giveUp(exchange, context: context) { Problem(status: .badRequest, type: "malformed-request", detail: "The request's chunked body is malformed.") }
+                    return giveUp(exchange, context: context) {
+                        Problem(status: .badRequest, type: "malformed-request", detail: "The request's chunked body is malformed.")
+                    }
                 }
                 guard received + scan.data <= exchange.group.maxBodySize else {
                     return giveUp(exchange, context: context) { .bodyTooLarge(limit: exchange.group.maxBodySize) }
@@ -722,7 +733,11 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
     private func refuse(_ exchange: Exchange, _ problem: Problem, context: ChannelHandlerContext) {
         exchange.closes = closesAfterAnswer(exchange)
         let answer = proxy.problemAnswer(
-            problem, path: exchange.request.path, head: exchange.request.head, requestID: exchange.requestID, closing: exchange.closes,
+            problem,
+            path: exchange.request.path,
+            head: exchange.request.head,
+            requestID: exchange.requestID,
+            closing: exchange.closes,
             allocator: context.channel.allocator
         ) { bytes in self.writeCORSFields(exchange, to: &bytes) }
         context.writeAndFlush(wrapOutboundOut(.byteBuffer(answer)), promise: nil)
@@ -758,8 +773,12 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
         self.exchange = nil
         let logger = proxy.logger.logLevel <= .info ? proxy.logger(for: exchange.requestID) : proxy.logger
         proxy.requests.record(
-            method: exchange.request.method, path: exchange.request.path, route: exchange.group.route,
-            status: HTTPResponse.Status(code: status), elapsed: exchange.start.duration(to: .now), logger: logger
+            method: exchange.request.method,
+            path: exchange.request.path,
+            route: exchange.group.route,
+            status: HTTPResponse.Status(code: status),
+            elapsed: exchange.start.duration(to: .now),
+            logger: logger
         )
         guard !exchange.closes else { return closeAfterAnswer(lingering: exchange.bodyOpen, context: context) }
         if case .length(let remaining) = exchange.bodyLeft { mode = .discarding(remaining: remaining) }
@@ -796,7 +815,9 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
     /// The call as the service gets it: its path under the service's base path, the client's
     /// end-to-end fields as they came, and the gateway's forwarding fields, request id and framing.
     private func forwardedHead(_ exchange: Exchange, context: ChannelHandlerContext) -> ByteBuffer {
-        let request = exchange.request, head = request.head, pool = exchange.pool!
+        let request = exchange.request
+        let head = request.head
+        let pool = exchange.pool!
         var bytes = context.channel.allocator.buffer(capacity: head.bytes.readableBytes + 256)
         bytes.writeString(request.method.rawValue)
         bytes.writeStaticString(" ")
@@ -823,7 +844,8 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
     /// The answer's head as the client gets it: the service's end-to-end fields as they came, then
     /// the gateway's own (rate limit, CORS, request id, framing for the client's HTTP version).
     private func answerHead(_ answer: AnswerReader.Head, of exchange: Exchange, allocator: ByteBufferAllocator) -> ByteBuffer {
-        let head = answer.message, request = exchange.request
+        let head = answer.message
+        let request = exchange.request
         var bytes = allocator.buffer(capacity: head.bytes.readableBytes + 256)
         bytes.writeStatusLine(answer.status, reason: head.string(answer.reason))
         head.writeEndToEndFields(to: &bytes, dropping: [.xRequestID, .date, .server])

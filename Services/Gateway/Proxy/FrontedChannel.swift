@@ -24,7 +24,8 @@ struct FrontedChannel<Inner: ServerChildChannel>: ServerChildChannel {
     let behind: @Sendable () -> [any ChannelHandler]
 
     init(
-        _ inner: Inner, front: @escaping @Sendable (_ passedOn: EventLoopPromise<Bool>) -> [any ChannelHandler],
+        _ inner: Inner,
+        front: @escaping @Sendable (_ passedOn: EventLoopPromise<Bool>) -> [any ChannelHandler],
         behind: @escaping @Sendable () -> [any ChannelHandler]
     ) {
         self.inner = inner

@@ -68,7 +68,12 @@ struct AnswerReader {
     var hasLeftover: Bool { pending.readableBytes > 0 }
 
     mutating func receive(_ bytes: ByteBuffer) {
-        if pending.readableBytes == 0 { pending = bytes } else { var bytes = bytes; pending.writeBuffer(&bytes) }
+        if pending.readableBytes == 0 {
+            pending = bytes
+        } else {
+            var bytes = bytes
+            pending.writeBuffer(&bytes)
+        }
     }
 
     /// The next thing to do with what has been received; `nil` when nothing is left for now.
@@ -111,13 +116,14 @@ struct AnswerReader {
         // `HTTP/1.x SP 3DIGIT [SP reason]`
         let line = message.withBytes(0..<message.startLineLength) { bytes -> (version: UInt8, status: Int, reason: Range<Int>)? in
             guard bytes.count >= 12, bytes.starts(with: "HTTP/1.".utf8), bytes[8] == .space,
-                  let status = MessageHead.decimal(UnsafeRawBufferPointer(rebasing: bytes[9..<12])),
-                  bytes.count == 12 || bytes[12] == .space
+                let status = MessageHead.decimal(UnsafeRawBufferPointer(rebasing: bytes[9..<12])),
+                bytes.count == 12 || bytes[12] == .space
             else { return nil }
             for byte in bytes.dropFirst(12) where !byte.isFieldValueCharacter { return nil }
             return (bytes[7], status, min(13, bytes.count)..<bytes.count)
         }
-        guard let line, line.version == UInt8(ascii: "1") || line.version == UInt8(ascii: "0"), (100...599).contains(line.status), line.status != 101 else {
+        guard let line, line.version == UInt8(ascii: "1") || line.version == UInt8(ascii: "0"), (100...599).contains(line.status), line.status != 101
+        else {
             throw .malformed
         }
         var keepAlive = line.version == UInt8(ascii: "1") && !message.connectionOptions.contains("close")

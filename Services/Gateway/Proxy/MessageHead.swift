@@ -243,7 +243,8 @@ enum FieldKind: Equatable {
     var isHopByHop: Bool {
         switch self {
         case .connection, .keepAlive, .proxyConnection, .te, .trailer, .transferEncoding, .upgrade,
-             .proxyAuthenticate, .proxyAuthorization, .host, .contentLength: true
+            .proxyAuthenticate, .proxyAuthorization, .host, .contentLength:
+            true
         default: false
         }
     }
@@ -262,8 +263,9 @@ extension UInt8 {
         switch self {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
         case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): true
+            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+            UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            true
         default: false
         }
     }

@@ -40,8 +40,13 @@ final class UpstreamPool: Sendable {
     ///   than http and https; NIOSSL's error if TLS cannot be set up.
     /// - Parameter name: the upstream as metrics name it (the first route group served by it).
     init(
-        name: String, url: URL, connectTimeout: Duration, metrics: any MetricsFactory,
-        idleTimeout: Duration = .seconds(30), maxIdlePerLoop: Int = 64, maxConnections: Int = 1_024
+        name: String,
+        url: URL,
+        connectTimeout: Duration,
+        metrics: any MetricsFactory,
+        idleTimeout: Duration = .seconds(30),
+        maxIdlePerLoop: Int = 64,
+        maxConnections: Int = 1_024
     ) throws {
         guard let host = url.host, let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme) else {
             throw UpstreamPoolError.unsupported(url.absoluteString)
@@ -96,7 +101,8 @@ final class UpstreamPool: Sendable {
     /// the handlers `addHandlers` sets up. The future fails with NIO's connect errors (refused,
     /// timed out, unresolvable host) and completes on `loop`.
     private func openChannel(
-        on loop: any EventLoop, _ addHandlers: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void
+        on loop: any EventLoop,
+        _ addHandlers: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void
     ) -> EventLoopFuture<any Channel> {
         ClientBootstrap(group: loop)
             .connectTimeout(connectTimeout)
@@ -153,7 +159,8 @@ final class ParkingLot<Connection: PooledConnection>: Sendable {
             parked.append(connection)
             var surplus = 0
             while surplus < parked.count,
-                  parked.count - surplus > limit || connection.since - parked[surplus].since > idleTimeout {
+                parked.count - surplus > limit || connection.since - parked[surplus].since > idleTimeout
+            {
                 surplus += 1
             }
             guard surplus > 0 else { return [] }

@@ -1,6 +1,6 @@
 import Contracts
-import Foundation
 import EventBus
+import Foundation
 
 /// Who may see an event: the channels it is pushed on, derived from its type and payload.
 struct Audience: Equatable {

@@ -1,9 +1,9 @@
+import AsyncSignals
 import Contracts
 import EventBus
 import Foundation
 import Kafka
 import Logging
-import AsyncSignals
 import ServiceKit
 import ServiceLifecycle
 import Synchronization
@@ -55,8 +55,15 @@ struct EventFeed: Service {
         // run there.
         try await withTaskExecutorPreference(globalConcurrentExecutor) {
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await consume(self.configuration(group: "gateway-\(replica)", topics: Self.liveTopics, startAt: .latest), push: true) }
-                group.addTask { try await consume(self.configuration(group: "gateway-\(replica)-orders", topics: [TopicCatalog.trackingOrders], startAt: .earliest), push: false) }
+                group.addTask {
+                    try await consume(self.configuration(group: "gateway-\(replica)", topics: Self.liveTopics, startAt: .latest), push: true)
+                }
+                group.addTask {
+                    try await consume(
+                        self.configuration(group: "gateway-\(replica)-orders", topics: [TopicCatalog.trackingOrders], startAt: .earliest),
+                        push: false
+                    )
+                }
                 try await group.waitForAll()
             }
         }
@@ -109,7 +116,10 @@ struct EventFeed: Service {
             if push, let change = try TableChange(envelope) { changes.publish(change, receivedAt: receivedAt) }
             var audience = try Audience(envelope)
             if push, audience == nil, passedOver.first(envelope.type) {
-                logger.info("Not pushing events of this type but to admins (said once per type)", metadata: ["event.type": "\(envelope.type)", "kafka.topic": "\(message.topic)"])
+                logger.info(
+                    "Not pushing events of this type but to admins (said once per type)",
+                    metadata: ["event.type": "\(envelope.type)", "kafka.topic": "\(message.topic)"]
+                )
             }
             if let order = audience?.order { orders.record(order: order.id, parties: order.parties) }
             guard push else { return }
@@ -118,10 +128,13 @@ struct EventFeed: Service {
             if let audience { hub.publish(try PushEvent(envelope, audience: audience, receivedAt: receivedAt)) }
         } catch {
             // The services' own consumers dead-letter such records; clients just don't see them.
-            logger.warning("Not pushing an unreadable event", metadata: [
-                "kafka.topic": "\(message.topic)", "kafka.partition": "\(message.partition)",
-                "kafka.offset": "\(message.offset)", "error": "\(error)",
-            ])
+            logger.warning(
+                "Not pushing an unreadable event",
+                metadata: [
+                    "kafka.topic": "\(message.topic)", "kafka.partition": "\(message.partition)",
+                    "kafka.offset": "\(message.offset)", "error": "\(error)",
+                ]
+            )
         }
     }
 }

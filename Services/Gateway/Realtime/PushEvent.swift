@@ -51,9 +51,15 @@ struct PushEvent: Sendable {
             let data: JSONValue
         }
         let structured = Structured(
-            specversion: EventEnvelope.specVersion, id: id, source: envelope.source, type: envelope.type,
-            time: EventJSON.formatTimestamp(envelope.time), subject: envelope.subject,
-            datacontenttype: EventEnvelope.contentType, channel: channel.description, data: data
+            specversion: EventEnvelope.specVersion,
+            id: id,
+            source: envelope.source,
+            type: envelope.type,
+            time: EventJSON.formatTimestamp(envelope.time),
+            subject: envelope.subject,
+            datacontenttype: EventEnvelope.contentType,
+            channel: channel.description,
+            data: data
         )
         return String(decoding: try encoder.encode(structured), as: UTF8.self)
     }

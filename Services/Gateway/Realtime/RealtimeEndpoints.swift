@@ -22,7 +22,16 @@ struct RealtimeEndpoints: Sendable {
     let limiter: RateLimiter
     let logger: Logger
 
-    init(hub: RealtimeHub, changes: ChangeHub, broadcasts: BroadcastRelay, anonKey: String?, gate: RealtimeGate, settings: RealtimeSettings, addresses: ClientAddressResolver, logger: Logger) {
+    init(
+        hub: RealtimeHub,
+        changes: ChangeHub,
+        broadcasts: BroadcastRelay,
+        anonKey: String?,
+        gate: RealtimeGate,
+        settings: RealtimeSettings,
+        addresses: ClientAddressResolver,
+        logger: Logger
+    ) {
         self.hub = hub
         self.changes = changes
         self.broadcasts = broadcasts
@@ -56,13 +65,18 @@ struct RealtimeEndpoints: Sendable {
         let decision = limiter.take(caller)
         guard decision.allowed else {
             throw GatewayProblem.rateLimited(
-                decision, limit: limiter.limit, title: "Too many connection attempts",
-                detail: "At most \(limiter.limit.count) realtime connections per \(DurationFormat.format(limiter.limit.window)); reconnect with a backoff."
+                decision,
+                limit: limiter.limit,
+                title: "Too many connection attempts",
+                detail:
+                    "At most \(limiter.limit.count) realtime connections per \(DurationFormat.format(limiter.limit.window)); reconnect with a backoff."
             )
         }
         guard hub.openConnections + changes.openConnections < settings.maxConnections else {
             throw Problem(
-                status: .serviceUnavailable, type: "realtime-full", title: "Too many realtime connections",
+                status: .serviceUnavailable,
+                type: "realtime-full",
+                title: "Too many realtime connections",
                 detail: "This gateway holds as many realtime connections as it may; retry shortly.",
                 headers: [.retryAfter: "5"]
             )
@@ -88,7 +102,8 @@ struct RealtimeEndpoints: Sendable {
             let request = context.request
             let session = WebSocketSession(endpoints: self, channel: context.requestContext.channel)
             await session.run(
-                inbound: inbound, outbound: outbound,
+                inbound: inbound,
+                outbound: outbound,
                 token: request.headers.bearerToken,
                 caller: addresses.resolve(peer: context.requestContext.channel.remoteAddress, forwardedFor: request.headers[.xForwardedFor]),
                 channels: request.uri.queryParameters["channels"].map(String.init)
@@ -98,7 +113,8 @@ struct RealtimeEndpoints: Sendable {
             let request = context.request
             let session = SupabaseRealtimeSession(endpoints: self, hub: changes, anonKey: anonKey, channel: context.requestContext.channel)
             await session.run(
-                inbound: inbound, outbound: outbound,
+                inbound: inbound,
+                outbound: outbound,
                 apikey: request.uri.queryParameters["apikey"].map(String.init) ?? request.headers[.apikey],
                 version: request.uri.queryParameters["vsn"].map(String.init),
                 caller: addresses.resolve(peer: context.requestContext.channel.remoteAddress, forwardedFor: request.headers[.xForwardedFor])
@@ -117,14 +133,18 @@ struct RealtimeEndpoints: Sendable {
         // Reached by GETs without a WebSocket upgrade.
         router.get("/v1/realtime") { _, _ -> Response in
             throw Problem(
-                status: .upgradeRequired, type: "websocket-required", title: "WebSocket required",
+                status: .upgradeRequired,
+                type: "websocket-required",
+                title: "WebSocket required",
                 detail: "Open /v1/realtime with a WebSocket upgrade, or use SSE at /v1/events.",
                 headers: [.upgrade: "websocket", .connection: "Upgrade"]
             )
         }
         router.get("/realtime/v1/websocket") { _, _ -> Response in
             throw Problem(
-                status: .upgradeRequired, type: "websocket-required", title: "WebSocket required",
+                status: .upgradeRequired,
+                type: "websocket-required",
+                title: "WebSocket required",
                 detail: "Open /realtime/v1/websocket?apikey=…&vsn=1.0.0 with a WebSocket upgrade, as Supabase's realtime clients do.",
                 headers: [.upgrade: "websocket", .connection: "Upgrade"]
             )
@@ -142,8 +162,12 @@ struct RealtimeEndpoints: Sendable {
         case .success(let requested) where !requested.isEmpty:
             channels = requested
         case .success:
-            throw Problem(status: .unprocessableContent, type: "no-channels", title: "No channels",
-                          detail: "Name the channels to follow: /v1/events?channels=profiles,me,orders:{order id}.")
+            throw Problem(
+                status: .unprocessableContent,
+                type: "no-channels",
+                title: "No channels",
+                detail: "Name the channels to follow: /v1/events?channels=profiles,me,orders:{order id}."
+            )
         case .failure(let refusal):
             throw Problem(
                 status: refusal.code == "forbidden" ? .forbidden : .unprocessableContent,
@@ -156,16 +180,25 @@ struct RealtimeEndpoints: Sendable {
     }
 
     /// The SSE stream of `channels` (already decided) for `viewer`, resuming after `lastEventID`.
-    func stream<Context: ServiceRequestContext>(_ channels: Set<RealtimeChannel>, to viewer: Viewer, lastEventID: String?, context: Context) async -> Response {
+    func stream<Context: ServiceRequestContext>(
+        _ channels: Set<RealtimeChannel>,
+        to viewer: Viewer,
+        lastEventID: String?,
+        context: Context
+    ) async -> Response {
         await capSendBuffer(of: context.channel)
         let client = hub.connect(transport: "sse", queueCapacity: settings.clientBuffer, connection: context.channel)
         let resumption = hub.subscribe(client, to: channels, resumingAfter: lastEventID)
         let stream = ServerSentEventStream(hub: hub, client: client, viewer: viewer, heartbeat: settings.heartbeat)
         var headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache"]
         headers[.xAccelBuffering] = "no"
-        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            try await stream.write(to: &writer, resumption: resumption, lastEventID: lastEventID)
-        })
+        return Response(
+            status: .ok,
+            headers: headers,
+            body: ResponseBody { writer in
+                try await stream.write(to: &writer, resumption: resumption, lastEventID: lastEventID)
+            }
+        )
     }
 }
 

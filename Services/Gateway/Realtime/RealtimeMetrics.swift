@@ -36,12 +36,17 @@ final class RealtimeMetrics: Sendable {
 
     init(factory: any MetricsFactory = MetricsSystem.factory) {
         self.factory = factory
-        perTransport = Dictionary(uniqueKeysWithValues: Self.transports.map { transport in
-            (transport, PerTransport(
-                connections: Gauge(label: "realtime_connections", dimensions: [("transport", transport)], factory: factory),
-                pushed: Counter(label: "realtime_events_pushed_total", dimensions: [("transport", transport)], factory: factory)
-            ))
-        })
+        perTransport = Dictionary(
+            uniqueKeysWithValues: Self.transports.map { transport in
+                (
+                    transport,
+                    PerTransport(
+                        connections: Gauge(label: "realtime_connections", dimensions: [("transport", transport)], factory: factory),
+                        pushed: Counter(label: "realtime_events_pushed_total", dimensions: [("transport", transport)], factory: factory)
+                    )
+                )
+            }
+        )
         superseded = Counter(label: "realtime_events_dropped_total", dimensions: [("reason", "superseded")], factory: factory)
         bufferFull = Counter(label: "realtime_events_dropped_total", dimensions: [("reason", "buffer_full")], factory: factory)
         delivery = Timer(label: "realtime_delivery_seconds", dimensions: [], preferredDisplayUnit: .seconds, factory: factory)

@@ -25,7 +25,10 @@ struct ServerSentEventStream: Sendable {
         var preface = "retry: 3000\n: connected\n\n"
         if resumption == .unavailable {
             let id = (lastEventID ?? "").prefix(64).filter { $0 != "\n" && $0 != "\r" }
-            preface += Self.frame(event: "replay-unavailable", data: #"{"lastEventId":"\#(id)","message":"Events after your last one have left the replay window; load the current state again."}"#)
+            preface += Self.frame(
+                event: "replay-unavailable",
+                data: #"{"lastEventId":"\#(id)","message":"Events after your last one have left the replay window; load the current state again."}"#
+            )
         }
         try await writer.write(ByteBuffer(string: preface))
 
@@ -39,7 +42,14 @@ struct ServerSentEventStream: Sendable {
                 while !Task.isCancelled {
                     let untilExpiry = expiresAt.timeIntervalSinceNow
                     if untilExpiry <= 0 {
-                        _ = queue.offer(.init(eventID: nil, text: Self.frame(event: "close", data: #"{"reason":"token_expired"}"#), supersedingKey: nil, enqueuedAt: .now))
+                        _ = queue.offer(
+                            .init(
+                                eventID: nil,
+                                text: Self.frame(event: "close", data: #"{"reason":"token_expired"}"#),
+                                supersedingKey: nil,
+                                enqueuedAt: .now
+                            )
+                        )
                         queue.close()
                         return
                     }

@@ -53,7 +53,13 @@ struct WebSocketSession {
     ///   - headerToken: the upgrade request's bearer token, if it had one.
     ///   - caller: the client's address, its rate-limit key until it has authenticated.
     ///   - query: the `channels` query parameter.
-    func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, token headerToken: String?, caller: String, channels query: String?) async {
+    func run(
+        inbound: WebSocketInboundStream,
+        outbound: WebSocketOutboundWriter,
+        token headerToken: String?,
+        caller: String,
+        channels query: String?
+    ) async {
         let opened = ContinuousClock.now
         var viewer: Viewer?
         do {
@@ -64,7 +70,11 @@ struct WebSocketSession {
             return
         } catch {
             let problem = error as? Problem
-            await close(outbound, Ending(code: RealtimeCloseCode.tryAgainLater, reason: problem?.detail ?? "try again later", metric: "refused"), client: nil)
+            await close(
+                outbound,
+                Ending(code: RealtimeCloseCode.tryAgainLater, reason: problem?.detail ?? "try again later", metric: "refused"),
+                client: nil
+            )
             return
         }
         await endpoints.capSendBuffer(of: channel)
@@ -106,7 +116,13 @@ struct WebSocketSession {
                         let expiresAt = shared.viewer.withLock { $0?.expiresAt }
                         guard let expiresAt else {
                             if ContinuousClock.now - opened >= settings.authTimeout {
-                                shared.end(Ending(code: RealtimeCloseCode.unauthorized, reason: #"send {"op":"auth","token":…} first"#, metric: "unauthenticated"))
+                                shared.end(
+                                    Ending(
+                                        code: RealtimeCloseCode.unauthorized,
+                                        reason: #"send {"op":"auth","token":…} first"#,
+                                        metric: "unauthenticated"
+                                    )
+                                )
                                 return
                             }
                             try? await Task.sleep(for: min(.milliseconds(100), settings.authTimeout))
@@ -129,7 +145,8 @@ struct WebSocketSession {
         // A client whose queue overflowed was too slow, however its session then ended: with the
         // writer stuck on a full socket, the hub closes the connection, and the reader or the
         // writer may notice that first.
-        let ending = client.queue.ending == .overflowed
+        let ending =
+            client.queue.ending == .overflowed
             ? .slowClient : shared.ending.withLock { $0 } ?? Ending(code: .normalClosure, reason: "", metric: "client_closed")
         await close(outbound, ending, client: client)
     }
@@ -203,7 +220,10 @@ struct WebSocketSession {
                 fresh = try await self.viewer(token)
             } catch {
                 // A bad refresh is reported; the current token stays until it expires.
-                send(.error("invalid_token", "The new access token is not valid; the current one stays until it expires.", ref: request.ref), to: client)
+                send(
+                    .error("invalid_token", "The new access token is not valid; the current one stays until it expires.", ref: request.ref),
+                    to: client
+                )
                 return nil
             }
             guard fresh.user == viewer.user else {

@@ -53,13 +53,21 @@ struct CORSPolicy: Sendable, Equatable {
         var headers = HTTPFields()
         headers[.vary] = "Origin, Access-Control-Request-Method, Access-Control-Request-Headers"
         guard isEnabled, let allowed = allowedOrigin(origin) else {
-            return .failure(Problem(status: .forbidden, type: "origin-not-allowed",
-                                    detail: isEnabled ? "This origin may not call the gateway from a browser." : "The gateway answers no cross-origin calls (GATEWAY_CORS_ORIGINS is empty).",
-                                    headers: headers))
+            return .failure(
+                Problem(
+                    status: .forbidden,
+                    type: "origin-not-allowed",
+                    detail: isEnabled
+                        ? "This origin may not call the gateway from a browser."
+                        : "The gateway answers no cross-origin calls (GATEWAY_CORS_ORIGINS is empty).",
+                    headers: headers
+                )
+            )
         }
         headers[.accessControlAllowOrigin] = allowed
         headers[.accessControlAllowMethods] = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
-        headers[.accessControlAllowHeaders] = requestHeaders ?? "Authorization, Content-Type, Idempotency-Key, If-None-Match, X-Request-Id, X-Client-Info, apikey"
+        headers[.accessControlAllowHeaders] =
+            requestHeaders ?? "Authorization, Content-Type, Idempotency-Key, If-None-Match, X-Request-Id, X-Client-Info, apikey"
         headers[.accessControlMaxAge] = String(maxAge.components.seconds)
         return .success(headers)
     }

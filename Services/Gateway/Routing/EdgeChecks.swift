@@ -33,13 +33,25 @@ struct EdgeChecks: Sendable {
 
     /// Settles a request to `group` from its `Authorization` and `apikey` fields without waiting,
     /// unless the token's key must be fetched. `apiKey` is read for the Supabase groups alone.
-    func admit(authorization: String?, apiKey readAPIKey: @autoclosure () -> String?, method: HTTPRequest.Method, path: String, for group: RouteGroup) -> Admission {
+    func admit(
+        authorization: String?,
+        apiKey readAPIKey: @autoclosure () -> String?,
+        method: HTTPRequest.Method,
+        path: String,
+        for group: RouteGroup
+    ) -> Admission {
         guard group.access != .passthrough else { return .user(nil) }
         let supabase = group.access == .storage || group.access == .data
         let apiKey = supabase ? readAPIKey() : nil
         if supabase, let anonKey, apiKey != anonKey {
-            return .refused(Problem(status: .unauthorized, type: "invalid-api-key", title: "Invalid API key",
-                                    detail: "Invalid API key: send the project's anon key as `apikey`."))
+            return .refused(
+                Problem(
+                    status: .unauthorized,
+                    type: "invalid-api-key",
+                    title: "Invalid API key",
+                    detail: "Invalid API key: send the project's anon key as `apikey`."
+                )
+            )
         }
         var bearer = HTTPFields.bearerToken(in: authorization)
         // A Supabase client sends its anonymous key as a bearer before sign-in.
@@ -58,7 +70,8 @@ struct EdgeChecks: Sendable {
     /// A token from the caller's bucket of `group` (the user's, or the client address's when
     /// anonymous), and the limit it was taken against.
     /// - Parameter peerIP: the client connection's address as `ClientAddressResolver.text(of:)` gives it.
-    func takeRateLimit(for group: RouteGroup, user: String?, peerIP: String, forwardedFor: String?) -> (decision: RateLimitDecision, limit: RateLimit) {
+    func takeRateLimit(for group: RouteGroup, user: String?, peerIP: String, forwardedFor: String?) -> (decision: RateLimitDecision, limit: RateLimit)
+    {
         let caller = user.map { "user:\($0)" } ?? "ip:\(addresses.resolve(peerIP: peerIP, forwardedFor: forwardedFor))"
         let limiter = limiters[group.name]!
         return (limiter.take(caller), limiter.limit)
@@ -67,7 +80,9 @@ struct EdgeChecks: Sendable {
     /// The 429 for a caller over `group`'s limit.
     static func rateLimited(_ decision: RateLimitDecision, limit: RateLimit, group: RouteGroup) -> Problem {
         GatewayProblem.rateLimited(
-            decision, limit: limit, title: "Too many requests",
+            decision,
+            limit: limit,
+            title: "Too many requests",
             detail: "Slow down: at most \(limit.count) requests per \(DurationFormat.format(limit.window)) to \(group.name)."
         )
     }

@@ -76,19 +76,38 @@ struct RouteTable: Sendable {
     /// The services, their prefixes and their defaults; every default can be changed per group.
     static let catalog: [(name: String, variable: String, prefixes: [String], access: EdgeAccess, rateLimit: RateLimit, maxBodySize: Int)] = [
         ("auth", "GATEWAY_AUTH_URL", ["/auth/v1"], .passthrough, RateLimit(count: 300, window: .seconds(60)), 64 << 10),
-        ("photo_catalog", "GATEWAY_PHOTO_CATALOG_URL", ["/v1/photos", "/v1/search", "/v1/fixtures"], .optionalUser, RateLimit(count: 600, window: .seconds(60)), 64 << 10),
-        ("edit_render", "GATEWAY_EDIT_RENDER_URL", ["/v1/filters", "/v1/edits", "/v1/uploads"], .user, RateLimit(count: 300, window: .seconds(60)), 26 << 20),
+        (
+            "photo_catalog", "GATEWAY_PHOTO_CATALOG_URL", ["/v1/photos", "/v1/search", "/v1/fixtures"], .optionalUser,
+            RateLimit(count: 600, window: .seconds(60)), 64 << 10
+        ),
+        (
+            "edit_render", "GATEWAY_EDIT_RENDER_URL", ["/v1/filters", "/v1/edits", "/v1/uploads"], .user, RateLimit(count: 300, window: .seconds(60)),
+            26 << 20
+        ),
         ("media", "GATEWAY_EDIT_RENDER_URL", ["/v1/media"], .optionalUser, RateLimit(count: 1_200, window: .seconds(60)), 0),
-        ("social", "GATEWAY_SOCIAL_URL", ["/v1/likes", "/v1/collections", "/v1/posts", "/v1/feed"], .user, RateLimit(count: 600, window: .seconds(60)), 1 << 20),
+        (
+            "social", "GATEWAY_SOCIAL_URL", ["/v1/likes", "/v1/collections", "/v1/posts", "/v1/feed"], .user,
+            RateLimit(count: 600, window: .seconds(60)), 1 << 20
+        ),
         // Uploads up to 25 MB, plus a multipart envelope.
         ("storage", "GATEWAY_SOCIAL_URL", ["/storage/v1"], .storage, RateLimit(count: 600, window: .seconds(60)), 26 << 20),
-        ("tracking", "GATEWAY_TRACKING_URL", ["/v1/restaurants", "/v1/orders", "/v1/drivers"], .user, RateLimit(count: 1_200, window: .seconds(60)), 1 << 20),
+        (
+            "tracking", "GATEWAY_TRACKING_URL", ["/v1/restaurants", "/v1/orders", "/v1/drivers"], .user,
+            RateLimit(count: 1_200, window: .seconds(60)), 1 << 20
+        ),
         // `/rest/v1/{table}`, each table to the service that owns it; any other name is the
         // router's 404, written in PostgREST's shape (PGRST205).
-        ("data_auth", "GATEWAY_AUTH_URL", ["/rest/v1/profiles", "/rest/v1/recent_signups"], .data, RateLimit(count: 600, window: .seconds(60)), 64 << 10),
-        ("data_social", "GATEWAY_SOCIAL_URL", ["/rest/v1/likes", "/rest/v1/collections", "/rest/v1/collection_photos", "/rest/v1/posts"], .data,
-         RateLimit(count: 600, window: .seconds(60)), 1 << 20),
-        ("data_tracking", "GATEWAY_TRACKING_URL", ["/rest/v1/restaurants", "/rest/v1/orders", "/rest/v1/rpc/advance_order"], .data,
-         RateLimit(count: 1_200, window: .seconds(60)), 1 << 20),
+        (
+            "data_auth", "GATEWAY_AUTH_URL", ["/rest/v1/profiles", "/rest/v1/recent_signups"], .data, RateLimit(count: 600, window: .seconds(60)),
+            64 << 10
+        ),
+        (
+            "data_social", "GATEWAY_SOCIAL_URL", ["/rest/v1/likes", "/rest/v1/collections", "/rest/v1/collection_photos", "/rest/v1/posts"], .data,
+            RateLimit(count: 600, window: .seconds(60)), 1 << 20
+        ),
+        (
+            "data_tracking", "GATEWAY_TRACKING_URL", ["/rest/v1/restaurants", "/rest/v1/orders", "/rest/v1/rpc/advance_order"], .data,
+            RateLimit(count: 1_200, window: .seconds(60)), 1 << 20
+        ),
     ]
 }

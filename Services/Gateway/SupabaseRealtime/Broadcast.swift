@@ -25,7 +25,9 @@ enum Broadcast: Sendable, Equatable, Codable {
             return .binary(UserBroadcastFrame.encode(topic: topic, event: event, json: json, payload: payload))
         case (.user, .v1), (.text, _):
             guard let payload = textPayload else { return nil }
-            return .text(PhoenixMessage.text(version, joinRef: joinRef, ref: nil, topic: topic, event: "broadcast", payloadJSON: PhoenixMessage.json(payload)))
+            return .text(
+                PhoenixMessage.text(version, joinRef: joinRef, ref: nil, topic: topic, event: "broadcast", payloadJSON: PhoenixMessage.json(payload))
+            )
         }
     }
 
@@ -77,8 +79,12 @@ enum UserBroadcastFrame {
         guard encoding <= 1 else { throw Malformed(reason: "a broadcast's payload encoding is 0 (binary) or 1 (JSON)") }
         var texts: [String] = []
         for size in sizes[0..<5] {
-            guard let slice = bytes.readBytes(length: Int(size)) else { throw Malformed(reason: "a binary broadcast's header names more bytes than it carries") }
-            guard let text = String(validating: slice, as: UTF8.self) else { throw Malformed(reason: "a binary broadcast's topic, event and refs are UTF-8") }
+            guard let slice = bytes.readBytes(length: Int(size)) else {
+                throw Malformed(reason: "a binary broadcast's header names more bytes than it carries")
+            }
+            guard let text = String(validating: slice, as: UTF8.self) else {
+                throw Malformed(reason: "a binary broadcast's topic, event and refs are UTF-8")
+            }
             texts.append(text)
         }
         let payload = Data(bytes.readableBytesView)
@@ -86,14 +92,19 @@ enum UserBroadcastFrame {
             throw Malformed(reason: "a broadcast whose encoding is JSON carries JSON")
         }
         guard !texts[3].isEmpty else { throw Malformed(reason: "a broadcast names its event") }
-        return Push(joinRef: texts[0].isEmpty ? nil : texts[0], ref: texts[1].isEmpty ? nil : texts[1], topic: texts[2],
-                    broadcast: .user(event: texts[3], json: encoding == 1, payload: payload))
+        return Push(
+            joinRef: texts[0].isEmpty ? nil : texts[0],
+            ref: texts[1].isEmpty ? nil : texts[1],
+            topic: texts[2],
+            broadcast: .user(event: texts[3], json: encoding == 1, payload: payload)
+        )
     }
 
     /// A kind 4 frame (no metadata). The topic and event came in a kind 3 frame, so each fits in
     /// its one-byte size.
     static func encode(topic: String, event: String, json: Bool, payload: Data) -> ByteBuffer {
-        let topic = Array(topic.utf8.prefix(255)), event = Array(event.utf8.prefix(255))
+        let topic = Array(topic.utf8.prefix(255))
+        let event = Array(event.utf8.prefix(255))
         var frame = ByteBuffer()
         frame.reserveCapacity(5 + topic.count + event.count + payload.count)
         frame.writeBytes([broadcastKind, UInt8(topic.count), UInt8(event.count), 0, json ? 1 : 0])

@@ -57,7 +57,10 @@ struct BroadcastRelay: Sendable {
     /// A record read from `realtime.broadcasts`: delivered here unless this replica sent it.
     func received(_ message: KafkaMessage) {
         guard let record = try? JSONDecoder().decode(Record.self, from: Data(message.value)), let broadcast = record.broadcast else {
-            logger.warning("Not delivering an unreadable broadcast", metadata: ["kafka.partition": "\(message.partition)", "kafka.offset": "\(message.offset)"])
+            logger.warning(
+                "Not delivering an unreadable broadcast",
+                metadata: ["kafka.partition": "\(message.partition)", "kafka.offset": "\(message.offset)"]
+            )
             return
         }
         guard record.origin != replica, record.topic.hasPrefix("realtime:") else { return }

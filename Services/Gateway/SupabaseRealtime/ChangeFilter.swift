@@ -72,13 +72,16 @@ struct ChangeFilter: Sendable, Equatable {
     private static func compare(_ left: String, _ right: String) -> ComparisonResult {
         if let a = Double(left), let b = Double(right) { return a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame }
         // UUIDs in any case: Swift sends them upper-case.
-        let a = left.count == 36 ? normalised(left) : left, b = right.count == 36 ? normalised(right) : right
+        let a = left.count == 36 ? normalised(left) : left
+        let b = right.count == 36 ? normalised(right) : right
         return a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame
     }
 
     /// `a,b,"c,d"`: the items of an `in` list, quotes removed.
     private static func list(_ text: String) -> [String] {
-        var items: [String] = [], current = "", quoted = false
+        var items: [String] = []
+        var current = ""
+        var quoted = false
         for character in text {
             switch character {
             case "\"": quoted.toggle()

@@ -127,7 +127,8 @@ final class ChangeHub: Sendable {
             var found = byTable[change.table] ?? []
             guard !byPinned.isEmpty else { return found }
             for (column, value) in change.filterable {
-                guard let text = ChangeFilter.text(value), let pinned = byPinned[Binding.pin(change.table, column, ChangeFilter.normalised(text))] else { continue }
+                guard let text = ChangeFilter.text(value), let pinned = byPinned[Binding.pin(change.table, column, ChangeFilter.normalised(text))]
+                else { continue }
                 found.formUnion(pinned)
             }
             return found
@@ -243,8 +244,14 @@ final class ChangeHub: Sendable {
     private static func frame(_ change: TableChange, dataJSON: String, for join: Join, version: PhoenixMessage.Version) -> String? {
         let ids = join.bindings.filter { $0.matches(change) }.map(\.id)
         guard !ids.isEmpty, change.isVisible(to: join.viewer) else { return nil }
-        return PhoenixMessage.text(version, joinRef: join.joinRef, ref: nil, topic: join.topic, event: "postgres_changes",
-                                   payloadJSON: #"{"data":\#(dataJSON),"ids":\#(PhoenixMessage.json(ids))}"#)
+        return PhoenixMessage.text(
+            version,
+            joinRef: join.joinRef,
+            ref: nil,
+            topic: join.topic,
+            event: "postgres_changes",
+            payloadJSON: #"{"data":\#(dataJSON),"ids":\#(PhoenixMessage.json(ids))}"#
+        )
     }
 
     // MARK: Broadcast

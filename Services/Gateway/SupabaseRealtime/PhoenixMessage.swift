@@ -29,8 +29,13 @@ struct PhoenixMessage: Sendable, Equatable {
             self.init(joinRef: Self.reference(parts[0]), ref: Self.reference(parts[1]), topic: topic, event: event, payload: parts[4])
         case .object(let fields):
             guard let topic = fields["topic"]?.stringValue, let event = fields["event"]?.stringValue else { throw Malformed() }
-            self.init(joinRef: fields["join_ref"].flatMap(Self.reference), ref: fields["ref"].flatMap(Self.reference),
-                      topic: topic, event: event, payload: fields["payload"] ?? .object([:]))
+            self.init(
+                joinRef: fields["join_ref"].flatMap(Self.reference),
+                ref: fields["ref"].flatMap(Self.reference),
+                topic: topic,
+                event: event,
+                payload: fields["payload"] ?? .object([:])
+            )
         default:
             throw Malformed()
         }
@@ -51,7 +56,8 @@ struct PhoenixMessage: Sendable, Equatable {
 
     /// A frame whose payload is already JSON text (a change rendered once for many clients).
     static func text(_ version: Version, joinRef: String?, ref: String?, topic: String, event: String, payloadJSON: String) -> String {
-        let joinRef = joinRef.map(json) ?? "null", ref = ref.map(json) ?? "null"
+        let joinRef = joinRef.map(json) ?? "null"
+        let ref = ref.map(json) ?? "null"
         switch version {
         case .v1:
             return #"{"event":\#(json(event)),"join_ref":\#(joinRef),"payload":\#(payloadJSON),"ref":\#(ref),"topic":\#(json(topic))}"#

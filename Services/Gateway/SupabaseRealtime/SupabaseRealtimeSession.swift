@@ -67,10 +67,19 @@ struct SupabaseRealtimeSession {
                     for join in hub.joins(of: client) {
                         guard let viewer = join.viewer, viewer.expiresAt.timeIntervalSinceNow <= 0 else { continue }
                         let seconds = Int(-viewer.expiresAt.timeIntervalSinceNow)
-                        hub.leave(client, topic: join.topic, farewell: [
-                            frame(on: join, "system", #"{"extension":"system","message":"Token has expired \#(seconds) seconds ago","status":"error"}"#, version: client.version),
-                            frame(on: join, "phx_close", "{}", version: client.version),
-                        ])
+                        hub.leave(
+                            client,
+                            topic: join.topic,
+                            farewell: [
+                                frame(
+                                    on: join,
+                                    "system",
+                                    #"{"extension":"system","message":"Token has expired \#(seconds) seconds ago","status":"error"}"#,
+                                    version: client.version
+                                ),
+                                frame(on: join, "phx_close", "{}", version: client.version),
+                            ]
+                        )
                     }
                     // Once a second: an expired join is closed within a second, and the hub's
                     // lock is not taken four times a second per connection.
@@ -105,8 +114,15 @@ struct SupabaseRealtimeSession {
         do {
             message = try PhoenixMessage(text: text)
         } catch {
-            _ = client.send(PhoenixMessage(joinRef: nil, ref: nil, topic: "phoenix", event: "phx_error",
-                                           payload: .object(["reason": .string("unreadable message: send Phoenix frames (vsn 1.0.0 objects or 2.0.0 arrays)")])).text(client.version))
+            _ = client.send(
+                PhoenixMessage(
+                    joinRef: nil,
+                    ref: nil,
+                    topic: "phoenix",
+                    event: "phx_error",
+                    payload: .object(["reason": .string("unreadable message: send Phoenix frames (vsn 1.0.0 objects or 2.0.0 arrays)")])
+                ).text(client.version)
+            )
             return
         }
         switch (message.topic, message.event) {
@@ -116,10 +132,21 @@ struct SupabaseRealtimeSession {
             await join(message, client: client, apikey: apikey)
         case (_, "phx_leave"):
             let join = hub.join(of: client, topic: message.topic)
-            hub.leave(client, topic: message.topic, farewell: [
-                Self.replyText(message, .ok([:]), version: client.version),
-                PhoenixMessage.text(client.version, joinRef: join?.joinRef ?? message.joinRef, ref: nil, topic: message.topic, event: "phx_close", payloadJSON: "{}"),
-            ])
+            hub.leave(
+                client,
+                topic: message.topic,
+                farewell: [
+                    Self.replyText(message, .ok([:]), version: client.version),
+                    PhoenixMessage.text(
+                        client.version,
+                        joinRef: join?.joinRef ?? message.joinRef,
+                        ref: nil,
+                        topic: message.topic,
+                        event: "phx_close",
+                        payloadJSON: "{}"
+                    ),
+                ]
+            )
         case (_, "access_token"):
             await refresh(message, client: client, apikey: apikey)
         case (_, "broadcast"):
@@ -137,10 +164,21 @@ struct SupabaseRealtimeSession {
     private func handle(_ bytes: ByteBuffer, client: ChangeHub.Client) async {
         do {
             let push = try UserBroadcastFrame.decode(bytes)
-            await send(push.broadcast, as: PhoenixMessage(joinRef: push.joinRef, ref: push.ref, topic: push.topic, event: "broadcast", payload: .object([:])), from: client)
+            await send(
+                push.broadcast,
+                as: PhoenixMessage(joinRef: push.joinRef, ref: push.ref, topic: push.topic, event: "broadcast", payload: .object([:])),
+                from: client
+            )
         } catch {
-            _ = client.send(PhoenixMessage(joinRef: nil, ref: nil, topic: "phoenix", event: "phx_error",
-                                           payload: .object(["reason": .string("unreadable binary message: \(error.reason)")])).text(client.version))
+            _ = client.send(
+                PhoenixMessage(
+                    joinRef: nil,
+                    ref: nil,
+                    topic: "phoenix",
+                    event: "phx_error",
+                    payload: .object(["reason": .string("unreadable binary message: \(error.reason)")])
+                ).text(client.version)
+            )
         }
     }
 
@@ -175,7 +213,8 @@ struct SupabaseRealtimeSession {
         }
         let config = message.payload["config"] ?? .object([:])
         let requested = config["postgres_changes"]?.arrayValue ?? []
-        var bindings: [ChangeHub.Binding] = [], echoed: [JSONValue] = []
+        var bindings: [ChangeHub.Binding] = []
+        var echoed: [JSONValue] = []
         for (index, binding) in requested.enumerated() {
             switch await decide(binding, id: Self.bindingID(client: client, topic: message.topic, index: index), viewer: viewer) {
             case .success(let decided):
@@ -191,22 +230,44 @@ struct SupabaseRealtimeSession {
         }
         let broadcast = config["broadcast"]
         let join = ChangeHub.Join(
-            topic: message.topic, joinRef: message.joinRef ?? message.ref, bindings: bindings, viewer: viewer,
-            receivesOwnBroadcasts: broadcast?["self"]?.boolValue ?? false, acknowledgesBroadcasts: broadcast?["ack"]?.boolValue ?? false
+            topic: message.topic,
+            joinRef: message.joinRef ?? message.ref,
+            bindings: bindings,
+            viewer: viewer,
+            receivesOwnBroadcasts: broadcast?["self"]?.boolValue ?? false,
+            acknowledgesBroadcasts: broadcast?["ack"]?.boolValue ?? false
         )
         let name = String(message.topic.dropFirst("realtime:".count))
         var greeting = [Self.replyText(message, .ok(["postgres_changes": .array(echoed)]), version: client.version)]
         if !bindings.isEmpty {
-            greeting.append(frame(on: join, "system", PhoenixMessage.json(JSONValue.object([
-                "extension": "postgres_changes", "status": "ok", "message": "Subscribed to PostgreSQL", "channel": .string(name),
-            ])), version: client.version))
+            greeting.append(
+                frame(
+                    on: join,
+                    "system",
+                    PhoenixMessage.json(
+                        JSONValue.object([
+                            "extension": "postgres_changes", "status": "ok", "message": "Subscribed to PostgreSQL", "channel": .string(name),
+                        ])
+                    ),
+                    version: client.version
+                )
+            )
         }
         let after = config["after"]?.stringValue
         if hub.join(client, join, greeting: greeting, resumingAfter: after) == .unavailable {
-            _ = client.send(frame(on: join, "system", PhoenixMessage.json(JSONValue.object([
-                "extension": "postgres_changes", "status": "error", "channel": .string(name),
-                "message": .string("Changes after \(after ?? "") are no longer held; load the rows again"),
-            ])), version: client.version))
+            _ = client.send(
+                frame(
+                    on: join,
+                    "system",
+                    PhoenixMessage.json(
+                        JSONValue.object([
+                            "extension": "postgres_changes", "status": "error", "channel": .string(name),
+                            "message": .string("Changes after \(after ?? "") are no longer held; load the rows again"),
+                        ])
+                    ),
+                    version: client.version
+                )
+            )
         }
     }
 
@@ -257,9 +318,18 @@ struct SupabaseRealtimeSession {
             // The anon key, or another user's token: the join keeps the viewer it has.
             break
         case .failure(let refusal):
-            _ = client.send(frame(on: join, "system", PhoenixMessage.json(JSONValue.object([
-                "extension": "system", "status": "error", "message": .string(refusal.reason),
-            ])), version: client.version))
+            _ = client.send(
+                frame(
+                    on: join,
+                    "system",
+                    PhoenixMessage.json(
+                        JSONValue.object([
+                            "extension": "system", "status": "error", "message": .string(refusal.reason),
+                        ])
+                    ),
+                    version: client.version
+                )
+            )
         }
     }
 

@@ -28,7 +28,8 @@ enum CacheStatus: Sendable, Equatable {
         case .stored(let status): parameters = "fwd=uri-miss; fwd-status=\(status); stored"
         case .collapsed: parameters = "fwd=uri-miss; collapsed"
         case .staleWhileRevalidate(let ttl): parameters = "hit; ttl=\(ttl); detail=stale-while-revalidate"
-        case .staleIfError(let ttl, let status): parameters = "fwd=stale\(status.map { "; fwd-status=\($0)" } ?? ""); ttl=\(ttl); detail=stale-if-error"
+        case .staleIfError(let ttl, let status):
+            parameters = "fwd=stale\(status.map { "; fwd-status=\($0)" } ?? ""); ttl=\(ttl); detail=stale-if-error"
         case .unavailable(let status): parameters = "fwd=uri-miss\(status.map { "; fwd-status=\($0)" } ?? ""); detail=upstream-unavailable"
         case .fixtures: parameters = "hit; detail=fixtures"
         }

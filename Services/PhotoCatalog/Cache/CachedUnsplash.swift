@@ -53,7 +53,8 @@ final class CachedUnsplash: Sendable {
         var retryAfter: Duration
     }
 
-    init(upstream: UnsplashClient, store: ResponseStore, settings: CacheSettings, unsplash: UnsplashSettings, metrics: CatalogMetrics, logger: Logger) {
+    init(upstream: UnsplashClient, store: ResponseStore, settings: CacheSettings, unsplash: UnsplashSettings, metrics: CatalogMetrics, logger: Logger)
+    {
         self.upstream = upstream
         self.store = store
         self.settings = settings
@@ -135,7 +136,9 @@ final class CachedUnsplash: Sendable {
         touched.lastUsedAt = now
         hot.remember(key, touched)
         Task { [store, logger] in
-            do { try await store.touch(key) } catch { logger.debug("A cache entry could not be touched", metadata: ["error": "\(error.logDescription)"]) }
+            do { try await store.touch(key) } catch {
+                logger.debug("A cache entry could not be touched", metadata: ["error": "\(error.logDescription)"])
+            }
         }
     }
 
@@ -148,7 +151,8 @@ final class CachedUnsplash: Sendable {
             outcome = try await store.client.withTransaction(settings: [], logger: logger) { [self] connection in
                 try await store.lockKey(key, timeout: .seconds(30), on: connection)
                 if let current = try await store.lookup(key, on: connection), current.isFresh(at: Date()),
-                   current.storedAt > (known?.storedAt ?? .distantPast) {
+                    current.storedAt > (known?.storedAt ?? .distantPast)
+                {
                     return .foundFresh(current)
                 }
                 var budget = try await BudgetState.read(on: connection, logger: logger)
@@ -164,7 +168,13 @@ final class CachedUnsplash: Sendable {
                 }
                 metrics.upstreamCall(endpoint: request.endpointLabel, outcome: answer.outcome.metricLabel)
                 let now = Date()
-                budget.observe(quota: answer.quota, remaining: answer.remaining, rateLimited: answer.outcome == .rateLimited, now: now, window: budgetWindow)
+                budget.observe(
+                    quota: answer.quota,
+                    remaining: answer.remaining,
+                    rateLimited: answer.outcome == .rateLimited,
+                    now: now,
+                    window: budgetWindow
+                )
                 try await budget.write(on: connection, logger: logger)
                 metrics.budget(budget)
                 switch answer.outcome {
@@ -210,7 +220,9 @@ final class CachedUnsplash: Sendable {
 
     /// A search answer carries its total in the body when the header is missing.
     private static func totalInBody(_ body: ByteBuffer, kind: UnsplashRequest.Kind) -> Int? {
-        guard kind == .search, let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any] else { return nil }
+        guard kind == .search, let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any] else {
+            return nil
+        }
         return object["total"] as? Int
     }
 }
@@ -292,6 +304,12 @@ extension Problem {
     static var cacheUnavailable: Problem {
         var headers = HTTPFields()
         headers[.retryAfter] = "5"
-        return Problem(status: .serviceUnavailable, type: "cache-unavailable", title: "The photo cache is unavailable", detail: "The catalog's database could not be reached; try again shortly.", headers: headers)
+        return Problem(
+            status: .serviceUnavailable,
+            type: "cache-unavailable",
+            title: "The photo cache is unavailable",
+            detail: "The catalog's database could not be reached; try again shortly.",
+            headers: headers
+        )
     }
 }

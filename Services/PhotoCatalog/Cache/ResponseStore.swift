@@ -1,8 +1,8 @@
 import Foundation
-import ResourceAPI
 import Logging
 import NIOCore
 import PostgresNIO
+import ResourceAPI
 import ServiceKit
 
 /// One cached Unsplash answer.
@@ -69,21 +69,34 @@ struct ResponseStore: Sendable {
     }
 
     private static func decode(_ rows: PostgresRowSequence) async throws -> CachedAnswer? {
-        for try await (status, body, total, etag, storedAt, freshUntil, lastUsedAt) in rows.decode((Int16, ByteBuffer, Int32?, String, Date, Date, Date).self) {
-            return CachedAnswer(status: Int(status), body: body, total: total.map(Int.init), etag: etag, storedAt: storedAt, freshUntil: freshUntil, lastUsedAt: lastUsedAt)
+        for try await (status, body, total, etag, storedAt, freshUntil, lastUsedAt) in rows.decode(
+            (Int16, ByteBuffer, Int32?, String, Date, Date, Date).self
+        ) {
+            return CachedAnswer(
+                status: Int(status),
+                body: body,
+                total: total.map(Int.init),
+                etag: etag,
+                storedAt: storedAt,
+                freshUntil: freshUntil,
+                lastUsedAt: lastUsedAt
+            )
         }
         return nil
     }
 
     func store(_ key: String, _ answer: CachedAnswer, on connection: PostgresConnection) async throws {
         let total = answer.total.map { Int32(clamping: $0) }
-        try await connection.query("""
+        try await connection.query(
+            """
             INSERT INTO catalog.responses (key, status, body, total, etag, stored_at, fresh_until, last_used_at, size)
             VALUES (\(key), \(Int16(answer.status)), \(answer.body), \(total), \(answer.etag), \(answer.storedAt), \(answer.freshUntil), \(answer.lastUsedAt), \(Int32(answer.body.readableBytes)))
             ON CONFLICT (key) DO UPDATE SET status = excluded.status, body = excluded.body, total = excluded.total,
                 etag = excluded.etag, stored_at = excluded.stored_at, fresh_until = excluded.fresh_until,
                 last_used_at = excluded.last_used_at, size = excluded.size
-            """, logger: logger)
+            """,
+            logger: logger
+        )
     }
 
     /// Marks `key` as used now (for eviction).
@@ -95,7 +108,8 @@ struct ResponseStore: Sendable {
     /// - Returns: how many were removed.
     @discardableResult
     func evict() async throws -> Int {
-        let rows = try await client.query("""
+        let rows = try await client.query(
+            """
             WITH ranked AS (
                 SELECT key, row_number() OVER newest AS position, sum(size) OVER newest AS bytes
                 FROM catalog.responses
@@ -104,7 +118,9 @@ struct ResponseStore: Sendable {
             DELETE FROM catalog.responses r USING ranked
             WHERE r.key = ranked.key AND (ranked.position > \(maxEntries) OR ranked.bytes > \(Int64(maxBytes)))
             RETURNING r.key
-            """, logger: logger)
+            """,
+            logger: logger
+        )
         var removed = 0
         for try await _ in rows { removed += 1 }
         return removed

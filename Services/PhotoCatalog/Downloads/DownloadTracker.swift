@@ -44,11 +44,14 @@ final class DownloadTracker: Service, Sendable {
     ///   already recorded.
     func record(user: UUID, photo: String) async throws -> Bool {
         let state = reporter == nil ? "offline" : "pending"
-        let rows = try await client.query("""
+        let rows = try await client.query(
+            """
             INSERT INTO catalog.downloads (user_id, photo_id, day, state)
             VALUES (\(user), \(photo), (now() AT TIME ZONE 'UTC')::date, \(state))
             ON CONFLICT DO NOTHING RETURNING 1
-            """, logger: logger)
+            """,
+            logger: logger
+        )
         var inserted = false
         for try await _ in rows { inserted = true }
         metrics.download(inserted ? "queued" : "duplicate")
@@ -88,7 +91,8 @@ final class DownloadTracker: Service, Sendable {
     /// - Returns: how many rows were claimed.
     private func reportDue() async throws -> Int {
         let leaseSeconds = Int(settings.lease.components.seconds)
-        let rows = try await client.query("""
+        let rows = try await client.query(
+            """
             UPDATE catalog.downloads d
             SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => \(leaseSeconds))
             FROM (
@@ -99,7 +103,9 @@ final class DownloadTracker: Service, Sendable {
             ) due
             WHERE d.user_id = due.user_id AND d.photo_id = due.photo_id AND d.day = due.day
             RETURNING d.user_id, d.photo_id, d.day, d.attempts
-            """, logger: logger)
+            """,
+            logger: logger
+        )
         var claims: [Claim] = []
         for try await (user, photo, day, attempts) in rows.decode((UUID, String, Date, Int32).self) {
             claims.append(Claim(user: user, photo: photo, day: day, attempts: Int(attempts)))
@@ -126,15 +132,21 @@ final class DownloadTracker: Service, Sendable {
             case .retry(let reason):
                 if claim.attempts >= settings.maxAttempts {
                     metrics.download("failed")
-                    logger.warning("A download report was given up", metadata: ["photo": "\(claim.photo)", "attempts": "\(claim.attempts)", "reason": "\(reason)"])
+                    logger.warning(
+                        "A download report was given up",
+                        metadata: ["photo": "\(claim.photo)", "attempts": "\(claim.attempts)", "reason": "\(reason)"]
+                    )
                     try await finish(claim, state: "failed", error: reason)
                 } else {
                     metrics.download("retried")
                     let delay = min(3_600, Int(settings.retryBase.seconds * Double(1 << min(claim.attempts - 1, 20))))
-                    try await client.query("""
+                    try await client.query(
+                        """
                         UPDATE catalog.downloads SET next_attempt_at = now() + make_interval(secs => \(max(1, delay))), last_error = \(reason)
                         WHERE user_id = \(claim.user) AND photo_id = \(claim.photo) AND day = \(claim.day)
-                        """, logger: logger)
+                        """,
+                        logger: logger
+                    )
                 }
             }
         } catch {
@@ -144,10 +156,13 @@ final class DownloadTracker: Service, Sendable {
     }
 
     private func finish(_ claim: Claim, state: String, error: String?) async throws {
-        try await client.query("""
+        try await client.query(
+            """
             UPDATE catalog.downloads SET state = \(state), last_error = \(error), completed_at = now()
             WHERE user_id = \(claim.user) AND photo_id = \(claim.photo) AND day = \(claim.day)
-            """, logger: logger)
+            """,
+            logger: logger
+        )
     }
 }
 
@@ -181,9 +196,9 @@ struct UnsplashDownloadReporter: DownloadReporter {
         }
         guard served.answer.status == 200 else { return .refused("Unsplash has no photo \(photo)") }
         guard let object = try? JSONSerialization.jsonObject(with: Data(served.answer.body.readableBytesView)) as? [String: Any],
-              let links = object["links"] as? [String: Any],
-              let location = links["download_location"] as? String,
-              let url = URL(string: location)
+            let links = object["links"] as? [String: Any],
+            let location = links["download_location"] as? String,
+            let url = URL(string: location)
         else { return .retry("the photo has no links.download_location") }
         // The key goes only to Unsplash's own API host.
         guard upstream.isAPIURL(url) else { return .refused("the download location is not on Unsplash's API host") }

@@ -94,7 +94,9 @@ struct FixtureCatalog: Sendable {
             let perPage = request.perPage ?? 10
             let page = pageOf(matches, request)
             let pages = (matches.count + perPage - 1) / perPage
-            (object, total, status) = (["total": matches.count, "total_pages": pages, "results": page.map { basic($0) }] as [String: Any], matches.count, 200)
+            (object, total, status) = (
+                ["total": matches.count, "total_pages": pages, "results": page.map { basic($0) }] as [String: Any], matches.count, 200
+            )
         case .randomPool:
             let pool = parameters["query"] == nil ? photos.filter { matchesFilters($0, parameters) } : search(parameters)
             (object, status) = (pool.map { basic($0) }, pool.isEmpty ? 404 : 200)
@@ -191,7 +193,10 @@ struct FixtureCatalog: Sendable {
     private func full(_ photo: Photo) -> [String: Any] {
         var object = basic(photo)
         object["downloads"] = 0
-        object["exif"] = ["make": NSNull(), "model": NSNull(), "name": NSNull(), "exposure_time": NSNull(), "aperture": NSNull(), "focal_length": NSNull(), "iso": NSNull()]
+        object["exif"] = [
+            "make": NSNull(), "model": NSNull(), "name": NSNull(), "exposure_time": NSNull(), "aperture": NSNull(), "focal_length": NSNull(),
+            "iso": NSNull(),
+        ]
         object["location"] = ["city": NSNull(), "country": NSNull(), "position": ["latitude": NSNull(), "longitude": NSNull()]] as [String: Any]
         return object
     }

@@ -1,10 +1,10 @@
 import Contracts
 import Foundation
-import ResourceAPI
 import HTTPTypes
 import Hummingbird
 import KeySetClient
 import NIOCore
+import ResourceAPI
 import ServiceKit
 
 /// Where answers come from: Unsplash behind the cache, or the offline fixture set.
@@ -102,8 +102,13 @@ struct CatalogController: Sendable {
     private func random(from served: ServedAnswer, count: Int?, request: Request) throws -> Response {
         let pool = (try? JSONSerialization.jsonObject(with: Data(served.answer.body.readableBytesView)) as? [Any]) ?? []
         guard served.answer.status == 200, !pool.isEmpty else {
-            throw Problem(status: .notFound, type: "no-photos", title: "No photos match", detail: "No photo matches these filters.",
-                          headers: [.cacheStatus: served.cacheStatus.headerValue])
+            throw Problem(
+                status: .notFound,
+                type: "no-photos",
+                title: "No photos match",
+                detail: "No photo matches these filters.",
+                headers: [.cacheStatus: served.cacheStatus.headerValue]
+            )
         }
         let drawn = Array(pool.shuffled().prefix(count ?? 1))
         let object: Any = count == nil ? drawn[0] : drawn
@@ -140,7 +145,12 @@ struct CatalogController: Sendable {
     private func caller(_ headers: HTTPFields) async throws(Problem) -> UUID {
         if let presented = headers[.splashServiceToken] {
             guard let serviceToken, serviceToken.matches(presented) else {
-                throw Problem(status: .unauthorized, type: "invalid-service-token", title: "Invalid service token", detail: "The service token is not valid.")
+                throw Problem(
+                    status: .unauthorized,
+                    type: "invalid-service-token",
+                    title: "Invalid service token",
+                    detail: "The service token is not valid."
+                )
             }
             guard let user = headers[.splashUserID].flatMap(UUID.init(uuidString:)) else {
                 throw Problem.validation([FieldError(.header("X-Splash-User-Id"), "X-Splash-User-Id must be the user's id (a UUID)")])
@@ -153,7 +163,13 @@ struct CatalogController: Sendable {
 
 extension Problem {
     static func photoNotFound(_ id: String, headers: HTTPFields = [:]) -> Problem {
-        Problem(status: .notFound, type: "photo-not-found", title: "Photo not found", detail: "Unsplash has no photo with id \(id).", headers: headers)
+        Problem(
+            status: .notFound,
+            type: "photo-not-found",
+            title: "Photo not found",
+            detail: "Unsplash has no photo with id \(id).",
+            headers: headers
+        )
     }
 }
 

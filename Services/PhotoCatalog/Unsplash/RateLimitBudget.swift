@@ -46,13 +46,16 @@ struct BudgetState: Sendable, Equatable {
     }
 
     func write(on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query("""
+        try await connection.query(
+            """
             UPDATE catalog.budget SET quota = \(quota.map { Int32(clamping: $0) }), remaining = \(remaining.map { Int32(clamping: $0) }),
                 resets_at = \(resetsAt), observed_at = now()
-            """, logger: logger)
+            """,
+            logger: logger
+        )
     }
 }
 
-private extension Comparable {
-    func clamped(to range: ClosedRange<Self>) -> Self { min(max(self, range.lowerBound), range.upperBound) }
+extension Comparable {
+    fileprivate func clamped(to range: ClosedRange<Self>) -> Self { min(max(self, range.lowerBound), range.upperBound) }
 }

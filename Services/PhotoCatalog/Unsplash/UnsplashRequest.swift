@@ -57,7 +57,13 @@ struct UnsplashRequest: Sendable, Hashable {
         let page = query.integer("page", default: 1, in: 1...maxPage, errors: &errors)
         let perPage = query.integer("per_page", default: 10, in: 1...maxPerPage, errors: &errors)
         try throwIfAny(errors)
-        return UnsplashRequest(kind: .list, path: "photos", parameters: [("page", "\(page)"), ("per_page", "\(perPage)")], page: page, perPage: perPage)
+        return UnsplashRequest(
+            kind: .list,
+            path: "photos",
+            parameters: [("page", "\(page)"), ("per_page", "\(perPage)")],
+            page: page,
+            perPage: perPage
+        )
     }
 
     /// The photo a `.photo` request asks for.
@@ -86,7 +92,9 @@ struct UnsplashRequest: Sendable, Hashable {
         parameters.append(("order_by", query.choice("order_by", of: orders, default: "relevant", errors: &errors)))
         parameters.append(("content_filter", query.choice("content_filter", of: contentFilters, default: "low", errors: &errors)))
         if let color = query.optionalChoice("color", of: colors, errors: &errors) { parameters.append(("color", color)) }
-        if let orientation = query.optionalChoice("orientation", of: orientations, errors: &errors) { parameters.append(("orientation", orientation)) }
+        if let orientation = query.optionalChoice("orientation", of: orientations, errors: &errors) {
+            parameters.append(("orientation", orientation))
+        }
         if let collections = query.collectionIDs(errors: &errors) { parameters.append(("collections", collections)) }
         try throwIfAny(errors)
         parameters.append(("query", text ?? ""))
@@ -101,7 +109,9 @@ struct UnsplashRequest: Sendable, Hashable {
         var parameters: [(String, String)] = [("count", "\(maxPerPage)")]
         parameters.append(("content_filter", query.choice("content_filter", of: contentFilters, default: "low", errors: &errors)))
         if let text = query.searchText("query", required: false, errors: &errors) { parameters.append(("query", text)) }
-        if let orientation = query.optionalChoice("orientation", of: orientations, errors: &errors) { parameters.append(("orientation", orientation)) }
+        if let orientation = query.optionalChoice("orientation", of: orientations, errors: &errors) {
+            parameters.append(("orientation", orientation))
+        }
         if let collections = query.collectionIDs(errors: &errors) { parameters.append(("collections", collections)) }
         let count: Int? = query["count"] == nil ? nil : query.integer("count", default: 1, in: 1...maxPerPage, errors: &errors)
         try throwIfAny(errors)

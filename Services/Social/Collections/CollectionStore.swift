@@ -1,6 +1,6 @@
 import Contracts
-import EventBus
 import Database
+import EventBus
 import Foundation
 import Logging
 import PostgresNIO
@@ -25,20 +25,34 @@ struct CollectionStore: Sendable {
     static let notFound = Problem(status: .notFound, type: "not-found", title: "Not found", detail: "No such collection, or not one you may see.")
     static let notYours = Problem(status: .forbidden, type: "forbidden", title: "Forbidden", detail: "Only the collection's owner may change it.")
 
-    private static let columns = "id, owner_id, title, description, private, created_at, updated_at, (SELECT count(*) FROM collection_photos p WHERE p.collection_id = collections.id)"
+    private static let columns =
+        "id, owner_id, title, description, private, created_at, updated_at, (SELECT count(*) FROM collection_photos p WHERE p.collection_id = collections.id)"
 
     private static func body(_ row: PostgresRow) throws -> CollectionBody {
-        let (id, owner, title, description, isPrivate, created, updated, count) = try row.decode((UUID, UUID, String, String, Bool, Date, Date, Int).self)
-        return CollectionBody(id: id.lowercased, ownerId: owner.lowercased, title: title, description: description, private: isPrivate,
-                              photoCount: count, createdAt: created, updatedAt: updated)
+        let (id, owner, title, description, isPrivate, created, updated, count) = try row.decode(
+            (UUID, UUID, String, String, Bool, Date, Date, Int).self
+        )
+        return CollectionBody(
+            id: id.lowercased,
+            ownerId: owner.lowercased,
+            title: title,
+            description: description,
+            private: isPrivate,
+            photoCount: count,
+            createdAt: created,
+            updatedAt: updated
+        )
     }
 
     func create(user: UUID, title: String, description: String, isPrivate: Bool) async throws -> CollectionBody {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            let row = try await connection.query("""
+            let row = try await connection.query(
+                """
                 INSERT INTO collections (id, owner_id, title, description, private) VALUES (\(UUID()), \(user), \(title), \(description), \(isPrivate))
                 RETURNING \(unescaped: Self.columns)
-                """, logger: logger).collect()[0]
+                """,
+                logger: logger
+            ).collect()[0]
             let created = try Self.body(row)
             try await changed(created, .created, user: user, on: connection)
             return created
@@ -53,7 +67,9 @@ struct CollectionStore: Sendable {
     }
 
     private func visible(_ id: UUID, on connection: PostgresConnection) async throws -> CollectionBody? {
-        try await connection.query("SELECT \(unescaped: Self.columns) FROM collections WHERE id = \(id)", logger: logger).collect().first.map(Self.body)
+        try await connection.query("SELECT \(unescaped: Self.columns) FROM collections WHERE id = \(id)", logger: logger).collect().first.map(
+            Self.body
+        )
     }
 
     /// The collection, if `user` owns it. - Throws: 404 when they may not see it, 403 when they see
@@ -67,11 +83,14 @@ struct CollectionStore: Sendable {
     func update(_ id: UUID, user: UUID, fields: Fields) async throws -> CollectionBody {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
             _ = try await owned(id, user: user, on: connection)
-            let row = try await connection.query("""
+            let row = try await connection.query(
+                """
                 UPDATE collections SET title = coalesce(\(fields.title), title), description = coalesce(\(fields.description), description),
                     private = coalesce(\(fields.isPrivate), private), updated_at = clock_timestamp()
                 WHERE id = \(id) RETURNING \(unescaped: Self.columns)
-                """, logger: logger).collect()[0]
+                """,
+                logger: logger
+            ).collect()[0]
             let updated = try Self.body(row)
             try await changed(updated, .updated, user: user, on: connection)
             return updated
@@ -89,16 +108,23 @@ struct CollectionStore: Sendable {
     /// The collections of `owner` that `user` may see, newest first.
     func collections(of owner: UUID, user: UUID, page: PageRequest) async throws -> Page<CollectionBody> {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            let rows = if let cursor = page.cursor, let id = cursor.id {
-                try await connection.query("""
-                    SELECT \(unescaped: Self.columns) FROM collections WHERE owner_id = \(owner) AND (created_at, id) < (\(ExactTimestamp(microseconds: cursor.microseconds)), \(id))
-                    ORDER BY created_at DESC, id DESC LIMIT \(page.limit + 1)
-                    """, logger: logger).collect()
-            } else {
-                try await connection.query("""
-                    SELECT \(unescaped: Self.columns) FROM collections WHERE owner_id = \(owner) ORDER BY created_at DESC, id DESC LIMIT \(page.limit + 1)
-                    """, logger: logger).collect()
-            }
+            let rows =
+                if let cursor = page.cursor, let id = cursor.id {
+                    try await connection.query(
+                        """
+                        SELECT \(unescaped: Self.columns) FROM collections WHERE owner_id = \(owner) AND (created_at, id) < (\(ExactTimestamp(microseconds: cursor.microseconds)), \(id))
+                        ORDER BY created_at DESC, id DESC LIMIT \(page.limit + 1)
+                        """,
+                        logger: logger
+                    ).collect()
+                } else {
+                    try await connection.query(
+                        """
+                        SELECT \(unescaped: Self.columns) FROM collections WHERE owner_id = \(owner) ORDER BY created_at DESC, id DESC LIMIT \(page.limit + 1)
+                        """,
+                        logger: logger
+                    ).collect()
+                }
             let (items, next) = page.page(of: try rows.map(Self.body)) { PageCursor(time: $0.createdAt, key: $0.id) }
             return Page(items: Array(items), nextCursor: next)
         }
@@ -109,9 +135,12 @@ struct CollectionStore: Sendable {
     func add(_ key: PhotoKey, to id: UUID, user: UUID) async throws -> Bool {
         let added = try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
             let collection = try await owned(id, user: user, on: connection)
-            let inserted = try await connection.query("""
+            let inserted = try await connection.query(
+                """
                 INSERT INTO collection_photos (collection_id, photo_key) VALUES (\(id), \(key.description)) ON CONFLICT DO NOTHING RETURNING 1
-                """, logger: logger).collect()
+                """,
+                logger: logger
+            ).collect()
             guard !inserted.isEmpty else { return false }
             try await photos.checkUsable(key, on: connection)
             try await changed(collection, .added, photo: key, user: user, on: connection)
@@ -125,9 +154,12 @@ struct CollectionStore: Sendable {
     func remove(_ key: PhotoKey, from id: UUID, user: UUID) async throws -> Bool {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
             let collection = try await owned(id, user: user, on: connection)
-            let deleted = try await connection.query("""
+            let deleted = try await connection.query(
+                """
                 DELETE FROM collection_photos WHERE collection_id = \(id) AND photo_key = \(key.description) RETURNING 1
-                """, logger: logger).collect()
+                """,
+                logger: logger
+            ).collect()
             guard !deleted.isEmpty else { return false }
             try await changed(collection, .removed, photo: key, user: user, on: connection)
             return true
@@ -139,16 +171,23 @@ struct CollectionStore: Sendable {
     func photos(of id: UUID, user: UUID, page: PageRequest) async throws -> Page<CollectionPhotoBody> {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
             guard try await visible(id, on: connection) != nil else { throw Self.notFound }
-            let rows = if let cursor = page.cursor {
-                try await connection.query("""
-                    SELECT photo_key, added_at FROM collection_photos WHERE collection_id = \(id) AND (added_at, photo_key) > (\(ExactTimestamp(microseconds: cursor.microseconds)), \(cursor.key))
-                    ORDER BY added_at, photo_key LIMIT \(page.limit + 1)
-                    """, logger: logger).collect()
-            } else {
-                try await connection.query("""
-                    SELECT photo_key, added_at FROM collection_photos WHERE collection_id = \(id) ORDER BY added_at, photo_key LIMIT \(page.limit + 1)
-                    """, logger: logger).collect()
-            }
+            let rows =
+                if let cursor = page.cursor {
+                    try await connection.query(
+                        """
+                        SELECT photo_key, added_at FROM collection_photos WHERE collection_id = \(id) AND (added_at, photo_key) > (\(ExactTimestamp(microseconds: cursor.microseconds)), \(cursor.key))
+                        ORDER BY added_at, photo_key LIMIT \(page.limit + 1)
+                        """,
+                        logger: logger
+                    ).collect()
+                } else {
+                    try await connection.query(
+                        """
+                        SELECT photo_key, added_at FROM collection_photos WHERE collection_id = \(id) ORDER BY added_at, photo_key LIMIT \(page.limit + 1)
+                        """,
+                        logger: logger
+                    ).collect()
+                }
             let entries = try rows.compactMap { row -> (PhotoKey, String, Date)? in
                 let (text, at) = try row.decode((String, Date).self)
                 return PhotoKey(text).map { ($0, text, at) }
@@ -159,9 +198,21 @@ struct CollectionStore: Sendable {
         }
     }
 
-    private func changed(_ collection: CollectionBody, _ change: CollectionChanged.Change, photo: PhotoKey? = nil, user: UUID, on connection: PostgresConnection) async throws {
-        let event = CollectionChanged(userId: user, collectionId: UUID(uuidString: collection.id)!, change: change, photoId: photo?.description,
-                                      private: collection.private, changedAt: Date())
+    private func changed(
+        _ collection: CollectionBody,
+        _ change: CollectionChanged.Change,
+        photo: PhotoKey? = nil,
+        user: UUID,
+        on connection: PostgresConnection
+    ) async throws {
+        let event = CollectionChanged(
+            userId: user,
+            collectionId: UUID(uuidString: collection.id)!,
+            change: change,
+            photoId: photo?.description,
+            private: collection.private,
+            changedAt: Date()
+        )
         try await outbox.append(event, subject: user.lowercased, on: connection, logger: logger)
     }
 }

@@ -1,6 +1,6 @@
 import Contracts
-import EventBus
 import Database
+import EventBus
 import Foundation
 import Logging
 import PostgresNIO
@@ -30,9 +30,12 @@ struct LikeStore: Sendable {
     func like(_ key: PhotoKey, user: UUID) async throws -> (changed: Bool, state: State) {
         let at = Date()
         let (event, topic) = try outbox.row(PhotoLiked(userId: user, photoId: key.description, likedAt: at), subject: user.lowercased, time: at)
-        let row = try await client.query("""
+        let row = try await client.query(
+            """
             SELECT outcome, likes FROM like_photo(\(user), \(key.description), \(at), \(event.id), \(topic), \(event.key), \(event.type), \(event.source), \(event.subject), \(Data(event.data)))
-            """, logger: logger).collect().first
+            """,
+            logger: logger
+        ).collect().first
         let (outcome, likes) = try row!.decode((String, Int).self)
         switch outcome {
         case "liked":
@@ -52,14 +55,22 @@ struct LikeStore: Sendable {
     /// the like's transaction.
     private func likeDescribingFirst(_ key: PhotoKey, user: UUID) async throws -> (changed: Bool, state: State) {
         let liked: (changed: Bool, state: State) = try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            let inserted = try await connection.query("""
+            let inserted = try await connection.query(
+                """
                 INSERT INTO likes (user_id, photo_key) VALUES (\(user), \(key.description))
                 ON CONFLICT DO NOTHING RETURNING created_at
-                """, logger: logger).collect().first.map { try $0.decode(Date.self) }
+                """,
+                logger: logger
+            ).collect().first.map { try $0.decode(Date.self) }
             if let likedAt = inserted {
                 // Checked only for a new like: the check may ask photo-catalog once.
                 try await photos.checkUsable(key, on: connection)
-                try await outbox.append(PhotoLiked(userId: user, photoId: key.description, likedAt: likedAt), subject: user.lowercased, on: connection, logger: logger)
+                try await outbox.append(
+                    PhotoLiked(userId: user, photoId: key.description, likedAt: likedAt),
+                    subject: user.lowercased,
+                    on: connection,
+                    logger: logger
+                )
             }
             return (inserted != nil, State(count: try await count(key, on: connection), likedByMe: true))
         }
@@ -72,16 +83,20 @@ struct LikeStore: Sendable {
     func unlike(_ key: PhotoKey, user: UUID) async throws -> Bool {
         let at = Date()
         let (event, topic) = try outbox.row(PhotoUnliked(userId: user, photoId: key.description, unlikedAt: at), subject: user.lowercased, time: at)
-        let changed = try await client.query("""
+        let changed = try await client.query(
+            """
             SELECT unlike_photo(\(user), \(key.description), \(at), \(event.id), \(topic), \(event.key), \(event.type), \(event.source), \(event.subject), \(Data(event.data)))
-            """, logger: logger).collect().first!.decode(Bool.self)
+            """,
+            logger: logger
+        ).collect().first!.decode(Bool.self)
         if changed { try await outbox.committed(on: client, logger: logger) }
         return changed
     }
 
     func state(_ key: PhotoKey, user: UUID) async throws -> State {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            let mine = try await connection.query("SELECT 1 FROM likes WHERE user_id = \(user) AND photo_key = \(key.description)", logger: logger).collect()
+            let mine = try await connection.query("SELECT 1 FROM likes WHERE user_id = \(user) AND photo_key = \(key.description)", logger: logger)
+                .collect()
             return State(count: try await count(key, on: connection), likedByMe: !mine.isEmpty)
         }
     }
@@ -94,16 +109,23 @@ struct LikeStore: Sendable {
     /// "My Collection": the user's likes, newest first, with each photo's data.
     func liked(by user: UUID, page: PageRequest) async throws -> Page<LikedPhotoBody> {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            let rows = if let cursor = page.cursor {
-                try await connection.query("""
-                    SELECT photo_key, created_at FROM likes WHERE user_id = \(user) AND (created_at, photo_key) < (\(ExactTimestamp(microseconds: cursor.microseconds)), \(cursor.key))
-                    ORDER BY created_at DESC, photo_key DESC LIMIT \(page.limit + 1)
-                    """, logger: logger).collect()
-            } else {
-                try await connection.query("""
-                    SELECT photo_key, created_at FROM likes WHERE user_id = \(user) ORDER BY created_at DESC, photo_key DESC LIMIT \(page.limit + 1)
-                    """, logger: logger).collect()
-            }
+            let rows =
+                if let cursor = page.cursor {
+                    try await connection.query(
+                        """
+                        SELECT photo_key, created_at FROM likes WHERE user_id = \(user) AND (created_at, photo_key) < (\(ExactTimestamp(microseconds: cursor.microseconds)), \(cursor.key))
+                        ORDER BY created_at DESC, photo_key DESC LIMIT \(page.limit + 1)
+                        """,
+                        logger: logger
+                    ).collect()
+                } else {
+                    try await connection.query(
+                        """
+                        SELECT photo_key, created_at FROM likes WHERE user_id = \(user) ORDER BY created_at DESC, photo_key DESC LIMIT \(page.limit + 1)
+                        """,
+                        logger: logger
+                    ).collect()
+                }
             let likes = try rows.compactMap { row -> (PhotoKey, String, Date)? in
                 let (text, at) = try row.decode((String, Date).self)
                 return PhotoKey(text).map { ($0, text, at) }

@@ -68,7 +68,9 @@ enum PhotoRef: Sendable, Equatable, Codable {
             self = .edit(uuid)
         case (nil, nil, let key?): self = .object(key)
         default:
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "exactly one of unsplashPhotoId, editId, objectKey"))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: "exactly one of unsplashPhotoId, editId, objectKey")
+            )
         }
     }
 

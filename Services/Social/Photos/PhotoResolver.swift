@@ -21,8 +21,12 @@ struct PhotoResolver: Sendable {
     let mediaLifetime: Duration
     let logger: Logger
 
-    static let notFound = Problem(status: .notFound, type: "photo-not-found", title: "Photo not found",
-                                  detail: "No such photo, or not one you may use: an edit must be yours (or posted), a post must exist.")
+    static let notFound = Problem(
+        status: .notFound,
+        type: "photo-not-found",
+        title: "Photo not found",
+        detail: "No such photo, or not one you may use: an edit must be yours (or posted), a post must exist."
+    )
 
     /// Checks `key` may be used by the user whose transaction `connection` is in.
     /// - Throws: 404 `photo-not-found`.
@@ -45,10 +49,13 @@ struct PhotoResolver: Sendable {
             }
             try await Self.keep(photo, on: connection, logger: logger)
         case .edit(let id):
-            let rows = try await connection.query("""
+            let rows = try await connection.query(
+                """
                 SELECT 1 FROM edits WHERE edit_id = \(id)
                 UNION ALL SELECT 1 FROM posts WHERE photo_key = \(key.description) LIMIT 1
-                """, logger: logger).collect()
+                """,
+                logger: logger
+            ).collect()
             guard !rows.isEmpty else { throw Self.notFound }
         case .post(let id):
             guard try await !connection.query("SELECT 1 FROM posts WHERE id = \(id)", logger: logger).collect().isEmpty else { throw Self.notFound }
@@ -57,17 +64,22 @@ struct PhotoResolver: Sendable {
 
     /// Keeps an Unsplash photo's data for the lists.
     static func keep(_ photo: CatalogPhoto, on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query("""
+        try await connection.query(
+            """
             INSERT INTO unsplash_photos (photo_id, photo) VALUES (\(photo.id), \(try JSONBody.text(photo))::jsonb)
             ON CONFLICT (photo_id) DO UPDATE SET photo = excluded.photo, fetched_at = now()
-            """, logger: logger)
+            """,
+            logger: logger
+        )
     }
 
     /// How each of `keys` is shown to the user whose transaction `connection` is in.
     func bodies(_ keys: [PhotoKey], on connection: PostgresConnection, now: Date = Date()) async throws -> [PhotoKey: PhotoBody] {
         let expires = storageLinks.expiry(lifetime: Int(mediaLifetime.components.seconds), now: now)
         var bodies: [PhotoKey: PhotoBody] = [:]
-        var unsplash: [String] = [], edits: [UUID] = [], posts: [UUID] = []
+        var unsplash: [String] = []
+        var edits: [UUID] = []
+        var posts: [UUID] = []
         for key in keys {
             switch key {
             case .unsplash(let id): unsplash.append(id)
@@ -77,7 +89,10 @@ struct PhotoResolver: Sendable {
             bodies[key] = PhotoBody(photoKey: key.description, kind: Self.kind(key))
         }
         if !unsplash.isEmpty {
-            let rows = try await connection.query("SELECT photo_id, photo::text FROM unsplash_photos WHERE photo_id = ANY(\(unsplash))", logger: logger).collect()
+            let rows = try await connection.query(
+                "SELECT photo_id, photo::text FROM unsplash_photos WHERE photo_id = ANY(\(unsplash))",
+                logger: logger
+            ).collect()
             var known: Set<String> = []
             for row in rows {
                 let (id, json) = try row.decode((String, String).self)
@@ -94,7 +109,10 @@ struct PhotoResolver: Sendable {
         }
         if !edits.isEmpty {
             // The user's own edits, through edit-render's media links.
-            let rows = try await connection.query("SELECT edit_id, user_id, format, width, height FROM edits WHERE edit_id = ANY(\(edits))", logger: logger).collect()
+            let rows = try await connection.query(
+                "SELECT edit_id, user_id, format, width, height FROM edits WHERE edit_id = ANY(\(edits))",
+                logger: logger
+            ).collect()
             for row in rows {
                 let (edit, owner, format, width, height) = try row.decode((UUID, UUID, String, Int, Int).self)
                 let link = mediaLinks.sign(.edited(user: owner, edit: edit, format: format), expires: expires)
@@ -102,13 +120,17 @@ struct PhotoResolver: Sendable {
             }
         }
         // Posts' photos, and others' edits a post shows: the post's image.
-        let postKeys = posts.map { PhotoKey.post($0).description } + edits.filter { bodies[.edit($0)]?.media == nil }.map { PhotoKey.edit($0).description }
+        let postKeys =
+            posts.map { PhotoKey.post($0).description } + edits.filter { bodies[.edit($0)]?.media == nil }.map { PhotoKey.edit($0).description }
         if !postKeys.isEmpty {
-            let rows = try await connection.query("""
+            let rows = try await connection.query(
+                """
                 SELECT DISTINCT ON (p.photo_key) p.photo_key, p.unsplash_url, o.name, p.media_width, p.media_height
                 FROM posts p LEFT JOIN objects o ON o.id = p.object_id
                 WHERE p.photo_key = ANY(\(postKeys)) ORDER BY p.photo_key, p.created_at
-                """, logger: logger).collect()
+                """,
+                logger: logger
+            ).collect()
             for row in rows {
                 let (keyText, unsplashURL, name, width, height) = try row.decode((String, String?, String?, Int, Int).self)
                 guard let key = PhotoKey(keyText) else { continue }

@@ -1,8 +1,8 @@
 import Blobs
 import CatalogClient
 import Contracts
-import EventBus
 import Database
+import EventBus
 import Foundation
 import Imaging
 import Logging
@@ -61,9 +61,18 @@ struct PostStore: Sendable {
             media = try await upload(key, user: user)
         }
         // A blob this request wrote: an edit's copy, or an upload re-encoded to fit.
-        let newBlob: BlobKey? = if case .object(_, let existing, let key, _, _, _, _, let replaced) = media, existing == nil || replaced != nil { key } else { nil }
+        let newBlob: BlobKey? =
+            if case .object(_, let existing, let key, _, _, _, _, let replaced) = media, existing == nil || replaced != nil { key } else { nil }
         do {
-            let outcome = try await record(id: id, photo: photo, photoKey: photoKey, media: media, caption: caption, user: user, idempotency: idempotency)
+            let outcome = try await record(
+                id: id,
+                photo: photo,
+                photoKey: photoKey,
+                media: media,
+                caption: caption,
+                user: user,
+                idempotency: idempotency
+            )
             if case .created = outcome {
                 if case .object(_, _, _, _, _, _, _, let replaced?) = media { await objects.deleteBlob(replaced) }
                 if case .unsplash(let photoID) = photo { await catalog.reportUse(photo: photoID, user: user) }
@@ -84,12 +93,18 @@ struct PostStore: Sendable {
         }
     }
 
-    private func earlier(user: UUID, idempotency: IdempotencyKey, on connection: PostgresConnection) async throws -> IdempotencyKey.Outcome<PostBody>? {
-        let rows = try await connection.query("""
+    private func earlier(user: UUID, idempotency: IdempotencyKey, on connection: PostgresConnection) async throws -> IdempotencyKey.Outcome<PostBody>?
+    {
+        let rows = try await connection.query(
+            """
             SELECT id, request_hash FROM posts WHERE user_id = \(user) AND idempotency_key = \(idempotency.key)
-            """, logger: logger).collect()
+            """,
+            logger: logger
+        ).collect()
         guard let (id, hash) = try rows.first?.decode((UUID, String).self) else { return nil }
-        guard hash == idempotency.requestHash, let post = try await posts(.one(id), viewer: user, limit: 1, on: connection).first else { return .keyReused }
+        guard hash == idempotency.requestHash, let post = try await posts(.one(id), viewer: user, limit: 1, on: connection).first else {
+            return .keyReused
+        }
         return .replayed(post)
     }
 
@@ -102,12 +117,19 @@ struct PostStore: Sendable {
             case .notFound:
                 throw Problem.validation([FieldError(.body(pointer: "/photo/unsplashPhotoId"), "photo.unsplashPhotoId: Unsplash has no photo \(id)")])
             case .unavailable:
-                throw Problem(status: .serviceUnavailable, type: "catalog-unavailable", title: "Photo catalog unavailable",
-                              detail: "The photo could not be looked up just now; try again.", headers: [.retryAfter: "2"])
+                throw Problem(
+                    status: .serviceUnavailable,
+                    type: "catalog-unavailable",
+                    title: "Photo catalog unavailable",
+                    detail: "The photo could not be looked up just now; try again.",
+                    headers: [.retryAfter: "2"]
+                )
             }
         }
         guard let url = photo.urls["regular"] ?? photo.urls["full"] else {
-            throw Problem.validation([FieldError(.body(pointer: "/photo/unsplashPhotoId"), "photo.unsplashPhotoId: Unsplash gives no image for \(id)")])
+            throw Problem.validation([
+                FieldError(.body(pointer: "/photo/unsplashPhotoId"), "photo.unsplashPhotoId: Unsplash gives no image for \(id)")
+            ])
         }
         try await client.withServiceTransaction(logger: logger) { connection in try await PhotoResolver.keep(photo, on: connection, logger: logger) }
         // `regular` is 1080 wide (never wider than the original).
@@ -118,7 +140,9 @@ struct PostStore: Sendable {
 
     /// A copy of the user's completed edit, as a new object of theirs in the posts bucket.
     private func editCopy(_ edit: UUID, user: UUID, post: UUID) async throws -> Media {
-        let notUsable = Problem.validation([FieldError(.body(pointer: "/photo/editId"), "photo.editId: no completed edit \(edit.lowercased) of yours")])
+        let notUsable = Problem.validation([
+            FieldError(.body(pointer: "/photo/editId"), "photo.editId: no completed edit \(edit.lowercased) of yours")
+        ])
         let found = try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
             try await connection.query("SELECT format FROM edits WHERE edit_id = \(edit) AND user_id = \(user)", logger: logger)
                 .collect().first.map { try $0.decode(String.self) }
@@ -140,9 +164,20 @@ struct PostStore: Sendable {
         }
         guard object.state == .pending else { throw Self.attached }
         guard max(object.width, object.height) > Self.fit.edge || object.size > Self.fit.bytes else {
-            return .object(path: path, existing: object.id, key: object.blobKey, size: object.size, mime: object.mimeType, width: object.width, height: object.height, replaced: nil)
+            return .object(
+                path: path,
+                existing: object.id,
+                key: object.blobKey,
+                size: object.size,
+                mime: object.mimeType,
+                width: object.width,
+                height: object.height,
+                replaced: nil
+            )
         }
-        guard let bytes = try await objects.bytes(of: object) else { throw Problem.validation([FieldError(field, "photo.objectKey: the object no longer exists")]) }
+        guard let bytes = try await objects.bytes(of: object) else {
+            throw Problem.validation([FieldError(field, "photo.objectKey: the object no longer exists")])
+        }
         var media = try await stored(bytes, for: path, existing: object.id)
         if case .object(let path, let existing, let key, let size, let mime, let width, let height, _) = media {
             media = .object(path: path, existing: existing, key: key, size: size, mime: mime, width: width, height: height, replaced: object.blobKey)
@@ -150,8 +185,12 @@ struct PostStore: Sendable {
         return media
     }
 
-    static let attached = Problem(status: .conflict, type: "object-attached", title: "Object already posted",
-                                  detail: "This upload is already the photo of a post; upload it again to post it again.")
+    static let attached = Problem(
+        status: .conflict,
+        type: "object-attached",
+        title: "Object already posted",
+        detail: "This upload is already the photo of a post; upload it again to post it again."
+    )
 
     /// `bytes` made to fit (re-encoded only when larger than 1080 px or 2 MB), written under a new
     /// blob key listed as an upload until the post's transaction records it.
@@ -165,7 +204,11 @@ struct PostStore: Sendable {
         }
         var (width, height, mime) = (header.width, header.height, "image/\(header.format.rawValue)")
         if max(width, height) > Self.fit.edge || bytes.count > Self.fit.bytes {
-            let rendered = try await renderer.render(bytes, filters: try FilterChain([]), output: OutputRules(format: .jpeg, longestEdge: Self.fit.edge))
+            let rendered = try await renderer.render(
+                bytes,
+                filters: try FilterChain([]),
+                output: OutputRules(format: .jpeg, longestEdge: Self.fit.edge)
+            )
             (image, width, height, mime) = (rendered.bytes, rendered.width, rendered.height, rendered.mediaType)
         }
         let key = BlobKey(segments: [path.bucket.rawValue, path.owner.lowercased, UUID().lowercased])!
@@ -174,14 +217,26 @@ struct PostStore: Sendable {
         return .object(path: path, existing: existing, key: key, size: image.count, mime: mime, width: width, height: height, replaced: nil)
     }
 
-    private func record(id: UUID, photo: PhotoRef, photoKey: PhotoKey, media: Media, caption: String, user: UUID, idempotency: IdempotencyKey) async throws -> IdempotencyKey.Outcome<PostBody> {
+    private func record(
+        id: UUID,
+        photo: PhotoRef,
+        photoKey: PhotoKey,
+        media: Media,
+        caption: String,
+        user: UUID,
+        idempotency: IdempotencyKey
+    ) async throws -> IdempotencyKey.Outcome<PostBody> {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
             // Two requests with one key take turns here; the second finds the first's post.
-            try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(user.lowercased + "\n" + idempotency.key), 0))", logger: logger)
+            try await connection.query(
+                "SELECT pg_advisory_xact_lock(hashtextextended(\(user.lowercased + "\n" + idempotency.key), 0))",
+                logger: logger
+            )
             if let earlier = try await earlier(user: user, idempotency: idempotency, on: connection) { return earlier }
             var objectID: UUID?
             var unsplashURL: String?
-            let width: Int, height: Int
+            let width: Int
+            let height: Int
             switch media {
             case .unsplash(let url, let w, let h):
                 (unsplashURL, width, height) = (url, w, h)
@@ -190,32 +245,47 @@ struct PostStore: Sendable {
                 if let existing {
                     let state = try await connection.query("SELECT state FROM objects WHERE id = \(existing) FOR UPDATE", logger: logger)
                         .collect().first.map { try $0.decode(String.self) }
-                    guard let state else { throw Problem.validation([FieldError(.body(pointer: "/photo/objectKey"), "photo.objectKey: the object no longer exists")]) }
+                    guard let state else {
+                        throw Problem.validation([FieldError(.body(pointer: "/photo/objectKey"), "photo.objectKey: the object no longer exists")])
+                    }
                     guard state == StoredObject.State.pending.rawValue else { throw Self.attached }
-                    try await connection.query("""
+                    try await connection.query(
+                        """
                         UPDATE objects SET state = 'attached', blob_key = \(key.path), size = \(size), mime_type = \(mime), width = \(w), height = \(h), updated_at = clock_timestamp()
                         WHERE id = \(existing)
-                        """, logger: logger)
+                        """,
+                        logger: logger
+                    )
                     try await ObjectStore.intend(.delete, replaced, on: connection, logger: logger)
                     objectID = existing
                 } else {
                     let object = UUID()
-                    try await connection.query("""
+                    try await connection.query(
+                        """
                         INSERT INTO objects (id, bucket, name, owner_id, state, blob_key, size, mime_type, width, height)
                         VALUES (\(object), \(path.bucket.rawValue), \(path.name), \(user), 'attached', \(key.path), \(size), \(mime), \(w), \(h))
-                        """, logger: logger)
+                        """,
+                        logger: logger
+                    )
                     objectID = object
                 }
                 try await connection.query("DELETE FROM blob_intents WHERE blob_key = \(key.path)", logger: logger)
             }
-            let created = try await connection.query("""
+            let created = try await connection.query(
+                """
                 INSERT INTO posts (id, user_id, photo, photo_key, object_id, unsplash_url, media_width, media_height, caption, idempotency_key, request_hash)
                 VALUES (\(id), \(user), \(try JSONBody.text(photo))::jsonb, \(photoKey.description), \(objectID), \(unsplashURL), \(width), \(height),
                         \(caption), \(idempotency.key), \(idempotency.requestHash))
                 RETURNING created_at
-                """, logger: logger).collect()[0].decode(Date.self)
-            try await outbox.append(PostCreated(postId: id, userId: user, photoKey: photoKey.description, caption: caption, createdAt: created),
-                                    subject: user.lowercased, on: connection, logger: logger)
+                """,
+                logger: logger
+            ).collect()[0].decode(Date.self)
+            try await outbox.append(
+                PostCreated(postId: id, userId: user, photoKey: photoKey.description, caption: caption, createdAt: created),
+                subject: user.lowercased,
+                on: connection,
+                logger: logger
+            )
             return .created(try await posts(.one(id), viewer: user, limit: 1, on: connection)[0])
         }
     }
@@ -261,11 +331,17 @@ struct PostStore: Sendable {
         case .one(let id):
             rows = try await read(FeedStatement<OnePost>(viewer: viewer, [id, limit]), on: connection)
         case .feed(let cursor?) where cursor.id != nil:
-            rows = try await read(FeedStatement<FeedLaterPage>(viewer: viewer, [ExactTimestamp(microseconds: cursor.microseconds), cursor.id!, limit]), on: connection)
+            rows = try await read(
+                FeedStatement<FeedLaterPage>(viewer: viewer, [ExactTimestamp(microseconds: cursor.microseconds), cursor.id!, limit]),
+                on: connection
+            )
         case .feed:
             rows = try await read(FeedStatement<FeedFirstPage>(viewer: viewer, [limit]), on: connection)
         case .author(let author, let cursor?) where cursor.id != nil:
-            rows = try await read(FeedStatement<AuthorLaterPage>(viewer: viewer, [author, ExactTimestamp(microseconds: cursor.microseconds), cursor.id!, limit]), on: connection)
+            rows = try await read(
+                FeedStatement<AuthorLaterPage>(viewer: viewer, [author, ExactTimestamp(microseconds: cursor.microseconds), cursor.id!, limit]),
+                on: connection
+            )
         case .author(let author, _):
             rows = try await read(FeedStatement<AuthorFirstPage>(viewer: viewer, [author, limit]), on: connection)
         }
@@ -275,9 +351,17 @@ struct PostStore: Sendable {
             guard let media = photos.media(unsplashURL: unsplashURL, objectName: objectName, width: width, height: height, expires: expires) else {
                 throw UnreadableRow(table: "posts", id: id)
             }
-            return PostBody(id: id, author: .init(id: author, username: username, avatarUrl: avatar),
-                            photo: try Self.photoRef(key: key, objectName: objectName, id: id), photoKey: key, caption: caption,
-                            media: media, likeCount: likes, likedByMe: likedByMe, createdAt: created)
+            return PostBody(
+                id: id,
+                author: .init(id: author, username: username, avatarUrl: avatar),
+                photo: try Self.photoRef(key: key, objectName: objectName, id: id),
+                photoKey: key,
+                caption: caption,
+                media: media,
+                likeCount: likes,
+                likedByMe: likedByMe,
+                createdAt: created
+            )
         }
     }
 
@@ -293,8 +377,11 @@ struct PostStore: Sendable {
             guard let author else { throw Self.notFound }
             guard author == user else { throw Self.notYours }
             // The delete is the check that counts (a post deleted meanwhile is gone).
-            let deleted = try await connection.query("DELETE FROM posts WHERE id = \(id) AND user_id = \(user) RETURNING object_id, photo_key", logger: logger)
-                .collect().first.map { try $0.decode((UUID?, String).self) }
+            let deleted = try await connection.query(
+                "DELETE FROM posts WHERE id = \(id) AND user_id = \(user) RETURNING object_id, photo_key",
+                logger: logger
+            )
+            .collect().first.map { try $0.decode((UUID?, String).self) }
             guard let (object, key) = deleted else { throw Self.notFound }
             // Others' likes and collections of this post's own photo go with it.
             try await connection.query("SELECT set_config('app.service', 'on', true)", logger: logger)
@@ -309,7 +396,12 @@ struct PostStore: Sendable {
                     .collect().first.flatMap { BlobKey(try $0.decode(String.self)) }
                 try await ObjectStore.intend(.delete, blob, on: connection, logger: logger)
             }
-            try await outbox.append(PostDeleted(postId: id, userId: user, deletedAt: Date()), subject: user.lowercased, on: connection, logger: logger)
+            try await outbox.append(
+                PostDeleted(postId: id, userId: user, deletedAt: Date()),
+                subject: user.lowercased,
+                on: connection,
+                logger: logger
+            )
             return blob
         }
         if let blob { await objects.deleteBlob(blob) }

@@ -25,11 +25,14 @@ struct Projections: Sendable {
             // A rename shows on every old post: the feed reads names from here.
             try await profile(updated.userId, username: updated.username, avatarURL: updated.avatarUrl, at: updated.updatedAt, on: connection)
         case let completed as EditCompleted:
-            try await connection.query("""
+            try await connection.query(
+                """
                 INSERT INTO edits (edit_id, user_id, format, width, height, bytes, completed_at)
                 VALUES (\(completed.editId), \(completed.userId), \(completed.format.rawValue), \(completed.width), \(completed.height), \(completed.bytes), \(completed.completedAt))
                 ON CONFLICT (edit_id) DO NOTHING
-                """, logger: logger)
+                """,
+                logger: logger
+            )
         default:
             break
         }
@@ -38,10 +41,13 @@ struct Projections: Sendable {
     /// Records a person's public fields, unless what is recorded is newer (events of one user
     /// arrive in order, but a replay may bring an old one again).
     private func profile(_ user: UUID, username: String?, avatarURL: String?, at time: Date, on connection: PostgresConnection) async throws {
-        try await connection.query("""
+        try await connection.query(
+            """
             INSERT INTO profiles (user_id, username, avatar_url, updated_at) VALUES (\(user), \(username), \(avatarURL), \(time))
             ON CONFLICT (user_id) DO UPDATE SET username = excluded.username, avatar_url = excluded.avatar_url, updated_at = excluded.updated_at
             WHERE profiles.updated_at <= excluded.updated_at
-            """, logger: logger)
+            """,
+            logger: logger
+        )
     }
 }

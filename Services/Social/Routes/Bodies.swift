@@ -98,10 +98,14 @@ struct PostBody: Encodable, Sendable {
 extension MediaBody: JSONWritable {
     func write(to writer: inout JSONWriter) {
         writer.object { writer in
-            writer.key("expiresAt"); writer.date(expiresAt)
-            writer.key("height"); writer.integer(height)
-            writer.key("url"); writer.string(url)
-            writer.key("width"); writer.integer(width)
+            writer.key("expiresAt")
+            writer.date(expiresAt)
+            writer.key("height")
+            writer.integer(height)
+            writer.key("url")
+            writer.string(url)
+            writer.key("width")
+            writer.integer(width)
         }
     }
 }
@@ -111,25 +115,41 @@ extension PostBody: JSONWritable {
         writer.object { writer in
             writer.key("author")
             writer.object { writer in
-                writer.key("avatarUrl"); writer.string(author.avatarUrl)
-                writer.key("id"); writer.uuid(author.id)
-                writer.key("username"); writer.string(author.username)
+                writer.key("avatarUrl")
+                writer.string(author.avatarUrl)
+                writer.key("id")
+                writer.uuid(author.id)
+                writer.key("username")
+                writer.string(author.username)
             }
-            writer.key("caption"); writer.string(caption)
-            writer.key("createdAt"); writer.date(createdAt)
-            writer.key("id"); writer.uuid(id)
-            writer.key("likeCount"); writer.integer(likeCount)
-            writer.key("likedByMe"); writer.bool(likedByMe)
-            writer.key("media"); media.write(to: &writer)
+            writer.key("caption")
+            writer.string(caption)
+            writer.key("createdAt")
+            writer.date(createdAt)
+            writer.key("id")
+            writer.uuid(id)
+            writer.key("likeCount")
+            writer.integer(likeCount)
+            writer.key("likedByMe")
+            writer.bool(likedByMe)
+            writer.key("media")
+            media.write(to: &writer)
             writer.key("photo")
             writer.object { writer in
                 switch photo {
-                case .edit(let id): writer.key("editId"); writer.uuid(id)
-                case .object(let key): writer.key("objectKey"); writer.string(key)
-                case .unsplash(let id): writer.key("unsplashPhotoId"); writer.string(id)
+                case .edit(let id):
+                    writer.key("editId")
+                    writer.uuid(id)
+                case .object(let key):
+                    writer.key("objectKey")
+                    writer.string(key)
+                case .unsplash(let id):
+                    writer.key("unsplashPhotoId")
+                    writer.string(id)
                 }
             }
-            writer.key("photoKey"); writer.string(photoKey)
+            writer.key("photoKey")
+            writer.string(photoKey)
         }
     }
 }

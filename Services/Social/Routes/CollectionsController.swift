@@ -81,7 +81,10 @@ struct CollectionsController: Sendable {
         }
         group.get("collections/:id/photos") { request, context in
             let user = try await keys.authenticatedUser(request.headers)
-            return try JSONBody.tagged(try await collections.photos(of: try Self.id(context), user: user, page: try PageRequest(request)), for: request)
+            return try JSONBody.tagged(
+                try await collections.photos(of: try Self.id(context), user: user, page: try PageRequest(request)),
+                for: request
+            )
         }
         group.put("collections/:id/photos/:photoKey") { request, context in
             let user = try await keys.authenticatedUser(request.headers)

@@ -22,7 +22,9 @@ struct PostsController: Sendable {
             if let value = body.fields["photo"], let data = try? JSONEncoder().encode(value) {
                 photo = try? JSONDecoder().decode(PhotoRef.self, from: data)
             }
-            if photo == nil { body.fail("photo", "photo: exactly one of {\"unsplashPhotoId\"}, {\"editId\"} or {\"objectKey\": \"posts/{your id}/…\"}") }
+            if photo == nil {
+                body.fail("photo", "photo: exactly one of {\"unsplashPhotoId\"}, {\"editId\"} or {\"objectKey\": \"posts/{your id}/…\"}")
+            }
             try body.validate()
             return try IdempotencyKey.response(try await posts.create(photo!, caption: caption, user: user, idempotency: idempotency)) { post in
                 try JSONBody.response(.created, post, headers: [.location: "/v1/posts/\(post.id.lowercased)"])
@@ -31,7 +33,8 @@ struct PostsController: Sendable {
         group.get("posts/:id") { request, context in
             let user = try await keys.authenticatedUser(request.headers)
             guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
-                  let post = try await posts.posts(.one(id), viewer: user, limit: 1).first else { throw PostStore.notFound }
+                let post = try await posts.posts(.one(id), viewer: user, limit: 1).first
+            else { throw PostStore.notFound }
             return try JSONBody.tagged(post, for: request)
         }
         group.delete("posts/:id") { request, context in

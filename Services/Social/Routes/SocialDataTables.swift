@@ -30,125 +30,157 @@ struct SocialDataTables {
 
     private var likesTable: DataTable {
         let description = TableDescription(
-            name: "likes", source: "likes",
+            name: "likes",
+            source: "likes",
             columns: [.init("user_id", .uuid, writable: true), .init("photo_key", .text, writable: true), .init("created_at", .timestamptz)],
-            primaryKey: ["user_id", "photo_key"], defaultOrder: [.init(column: "created_at", descending: true)]
+            primaryKey: ["user_id", "photo_key"],
+            defaultOrder: [.init(column: "created_at", descending: true)]
         )
-        return DataTable(description, read: read, writes: DataWrites(
-            insert: { [likes] rows, request in
-                let user = try Self.user(request.caller)
-                let keys = try rows.map { (row) throws -> PhotoKey in
-                    try Self.checkOwner(row["user_id"], is: user, table: "likes")
-                    guard let text = row["photo_key"]?.stringValue, let key = PhotoKey(text) else {
-                        throw DataAPIError(.badRequest, code: "22023", message: "photo_key must be unsplash:<id>, edit:<uuid> or post:<uuid>")
+        return DataTable(
+            description,
+            read: read,
+            writes: DataWrites(
+                insert: { [likes] rows, request in
+                    let user = try Self.user(request.caller)
+                    let keys = try rows.map { (row) throws -> PhotoKey in
+                        try Self.checkOwner(row["user_id"], is: user, table: "likes")
+                        guard let text = row["photo_key"]?.stringValue, let key = PhotoKey(text) else {
+                            throw DataAPIError(.badRequest, code: "22023", message: "photo_key must be unsplash:<id>, edit:<uuid> or post:<uuid>")
+                        }
+                        return key
                     }
-                    return key
+                    var written: [[String: JSONValue]] = []
+                    for key in keys {
+                        let (changed, _) = try await likes.like(key, user: user)
+                        if !changed, request.onConflict == nil {
+                            throw DataAPIError(
+                                .conflict,
+                                code: "23505",
+                                message: "duplicate key value violates unique constraint \"likes_pkey\"",
+                                details: "Key (user_id, photo_key)=(\(user.lowercased), \(key)) already exists."
+                            )
+                        }
+                        if changed || request.resolution == .mergeDuplicates {
+                            written.append(["user_id": .string(user.lowercased), "photo_key": .string(key.description)])
+                        }
+                    }
+                    return written
+                },
+                delete: { [likes] key, caller in
+                    guard let user = caller.userID, let text = key["photo_key"]?.stringValue, let photo = PhotoKey(text) else { return false }
+                    return try await likes.unlike(photo, user: user)
                 }
-                var written: [[String: JSONValue]] = []
-                for key in keys {
-                    let (changed, _) = try await likes.like(key, user: user)
-                    if !changed, request.onConflict == nil {
-                        throw DataAPIError(.conflict, code: "23505", message: "duplicate key value violates unique constraint \"likes_pkey\"",
-                                           details: "Key (user_id, photo_key)=(\(user.lowercased), \(key)) already exists.")
-                    }
-                    if changed || request.resolution == .mergeDuplicates {
-                        written.append(["user_id": .string(user.lowercased), "photo_key": .string(key.description)])
-                    }
-                }
-                return written
-            },
-            delete: { [likes] key, caller in
-                guard let user = caller.userID, let text = key["photo_key"]?.stringValue, let photo = PhotoKey(text) else { return false }
-                return try await likes.unlike(photo, user: user)
-            }
-        ))
+            )
+        )
     }
 
     // MARK: collections
 
     private var collectionsTable: DataTable {
         let description = TableDescription(
-            name: "collections", source: "collections",
+            name: "collections",
+            source: "collections",
             columns: [
                 .init("id", .uuid), .init("owner_id", .uuid, writable: true), .init("title", .text, writable: true),
                 .init("description", .text, writable: true), .init("private", .boolean, writable: true),
                 .init("created_at", .timestamptz), .init("updated_at", .timestamptz),
             ],
-            primaryKey: ["id"], defaultOrder: [.init(column: "created_at", descending: true), .init(column: "id", descending: true)]
+            primaryKey: ["id"],
+            defaultOrder: [.init(column: "created_at", descending: true), .init(column: "id", descending: true)]
         )
-        return DataTable(description, read: read, writes: DataWrites(
-            insert: { [collections] rows, request in
-                let user = try Self.user(request.caller)
-                let fields = try rows.map { (row) throws -> CollectionsController.NewCollection in
-                    try Self.checkOwner(row["owner_id"], is: user, table: "collections")
-                    var body = JSONObject(fields: row, at: "")
-                    let fields = CollectionsController.newCollection(&body)
+        return DataTable(
+            description,
+            read: read,
+            writes: DataWrites(
+                insert: { [collections] rows, request in
+                    let user = try Self.user(request.caller)
+                    let fields = try rows.map { (row) throws -> CollectionsController.NewCollection in
+                        try Self.checkOwner(row["owner_id"], is: user, table: "collections")
+                        var body = JSONObject(fields: row, at: "")
+                        let fields = CollectionsController.newCollection(&body)
+                        try body.validate()
+                        return fields!
+                    }
+                    var written: [[String: JSONValue]] = []
+                    for new in fields {
+                        let created = try await collections.create(
+                            user: user,
+                            title: new.title,
+                            description: new.description,
+                            isPrivate: new.isPrivate
+                        )
+                        written.append(["id": .string(created.id)])
+                    }
+                    return written
+                },
+                update: { [collections] key, changes, caller in
+                    guard let user = caller.userID, let id = key["id"]?.stringValue.flatMap(UUID.init(uuidString:)) else { return false }
+                    try Self.checkOwner(changes["owner_id"], is: user, table: "collections")
+                    var body = JSONObject(fields: changes, at: "")
+                    let fields = CollectionsController.changedFields(&body)
                     try body.validate()
-                    return fields!
+                    return try await Self.zeroRowsIfNotTheirs { _ = try await collections.update(id, user: user, fields: fields) }
+                },
+                delete: { [collections] key, caller in
+                    guard let user = caller.userID, let id = key["id"]?.stringValue.flatMap(UUID.init(uuidString:)) else { return false }
+                    return try await Self.zeroRowsIfNotTheirs { try await collections.delete(id, user: user) }
                 }
-                var written: [[String: JSONValue]] = []
-                for new in fields {
-                    let created = try await collections.create(user: user, title: new.title, description: new.description, isPrivate: new.isPrivate)
-                    written.append(["id": .string(created.id)])
-                }
-                return written
-            },
-            update: { [collections] key, changes, caller in
-                guard let user = caller.userID, let id = key["id"]?.stringValue.flatMap(UUID.init(uuidString:)) else { return false }
-                try Self.checkOwner(changes["owner_id"], is: user, table: "collections")
-                var body = JSONObject(fields: changes, at: "")
-                let fields = CollectionsController.changedFields(&body)
-                try body.validate()
-                return try await Self.zeroRowsIfNotTheirs { _ = try await collections.update(id, user: user, fields: fields) }
-            },
-            delete: { [collections] key, caller in
-                guard let user = caller.userID, let id = key["id"]?.stringValue.flatMap(UUID.init(uuidString:)) else { return false }
-                return try await Self.zeroRowsIfNotTheirs { try await collections.delete(id, user: user) }
-            }
-        ))
+            )
+        )
     }
 
     private var collectionPhotosTable: DataTable {
         let description = TableDescription(
-            name: "collection_photos", source: "collection_photos",
+            name: "collection_photos",
+            source: "collection_photos",
             columns: [.init("collection_id", .uuid, writable: true), .init("photo_key", .text, writable: true), .init("added_at", .timestamptz)],
-            primaryKey: ["collection_id", "photo_key"], defaultOrder: [.init(column: "collection_id"), .init(column: "added_at")]
+            primaryKey: ["collection_id", "photo_key"],
+            defaultOrder: [.init(column: "collection_id"), .init(column: "added_at")]
         )
-        return DataTable(description, read: read, writes: DataWrites(
-            insert: { [collections] rows, request in
-                let user = try Self.user(request.caller)
-                let pairs = try rows.map { (row) throws -> (UUID, PhotoKey) in
-                    guard let id = row["collection_id"]?.stringValue.flatMap(UUID.init(uuidString:)) else {
-                        throw DataAPIError(.badRequest, code: "22P02", message: "collection_id must be a uuid")
+        return DataTable(
+            description,
+            read: read,
+            writes: DataWrites(
+                insert: { [collections] rows, request in
+                    let user = try Self.user(request.caller)
+                    let pairs = try rows.map { (row) throws -> (UUID, PhotoKey) in
+                        guard let id = row["collection_id"]?.stringValue.flatMap(UUID.init(uuidString:)) else {
+                            throw DataAPIError(.badRequest, code: "22P02", message: "collection_id must be a uuid")
+                        }
+                        guard let text = row["photo_key"]?.stringValue, let key = PhotoKey(text) else {
+                            throw DataAPIError(.badRequest, code: "22023", message: "photo_key must be unsplash:<id>, edit:<uuid> or post:<uuid>")
+                        }
+                        return (id, key)
                     }
-                    guard let text = row["photo_key"]?.stringValue, let key = PhotoKey(text) else {
-                        throw DataAPIError(.badRequest, code: "22023", message: "photo_key must be unsplash:<id>, edit:<uuid> or post:<uuid>")
+                    var written: [[String: JSONValue]] = []
+                    for (id, key) in pairs {
+                        let added: Bool
+                        do {
+                            added = try await collections.add(key, to: id, user: user)
+                        } catch let problem as Problem where problem.status == .forbidden {
+                            throw DataAPIError.forbidden("new row violates row-level security policy for table \"collection_photos\"")
+                        }
+                        if !added, request.onConflict == nil {
+                            throw DataAPIError(
+                                .conflict,
+                                code: "23505",
+                                message: "duplicate key value violates unique constraint \"collection_photos_pkey\""
+                            )
+                        }
+                        if added || request.resolution == .mergeDuplicates {
+                            written.append(["collection_id": .string(id.lowercased), "photo_key": .string(key.description)])
+                        }
                     }
-                    return (id, key)
+                    return written
+                },
+                delete: { [collections] key, caller in
+                    guard let user = caller.userID, let id = key["collection_id"]?.stringValue.flatMap(UUID.init(uuidString:)),
+                        let text = key["photo_key"]?.stringValue, let photo = PhotoKey(text)
+                    else { return false }
+                    return try await Self.zeroRowsIfNotTheirsOrUnchanged { try await collections.remove(photo, from: id, user: user) }
                 }
-                var written: [[String: JSONValue]] = []
-                for (id, key) in pairs {
-                    let added: Bool
-                    do {
-                        added = try await collections.add(key, to: id, user: user)
-                    } catch let problem as Problem where problem.status == .forbidden {
-                        throw DataAPIError.forbidden("new row violates row-level security policy for table \"collection_photos\"")
-                    }
-                    if !added, request.onConflict == nil {
-                        throw DataAPIError(.conflict, code: "23505", message: "duplicate key value violates unique constraint \"collection_photos_pkey\"")
-                    }
-                    if added || request.resolution == .mergeDuplicates {
-                        written.append(["collection_id": .string(id.lowercased), "photo_key": .string(key.description)])
-                    }
-                }
-                return written
-            },
-            delete: { [collections] key, caller in
-                guard let user = caller.userID, let id = key["collection_id"]?.stringValue.flatMap(UUID.init(uuidString:)),
-                      let text = key["photo_key"]?.stringValue, let photo = PhotoKey(text) else { return false }
-                return try await Self.zeroRowsIfNotTheirs { try await collections.remove(photo, from: id, user: user) }
-            }
-        ))
+            )
+        )
     }
 
     // MARK: posts
@@ -157,41 +189,52 @@ struct SocialDataTables {
         // A post's photo, for the apps: the object it is (`posts/<path>`), or null for an Unsplash photo.
         let description = TableDescription(
             name: "posts",
-            source: "(SELECT p.id, p.user_id, p.caption, 'posts/' || o.name AS object_key, p.photo_key, p.created_at FROM posts p LEFT JOIN objects o ON o.id = p.object_id) posts",
+            source:
+                "(SELECT p.id, p.user_id, p.caption, 'posts/' || o.name AS object_key, p.photo_key, p.created_at FROM posts p LEFT JOIN objects o ON o.id = p.object_id) posts",
             columns: [
                 .init("id", .uuid), .init("user_id", .uuid, writable: true), .init("caption", .text, writable: true),
                 .init("object_key", .text, writable: true), .init("photo_key", .text), .init("created_at", .timestamptz),
             ],
-            primaryKey: ["id"], defaultOrder: [.init(column: "created_at", descending: true), .init(column: "id", descending: true)]
+            primaryKey: ["id"],
+            defaultOrder: [.init(column: "created_at", descending: true), .init(column: "id", descending: true)]
         )
-        return DataTable(description, read: read, writes: DataWrites(
-            insert: { [posts] rows, request in
-                let user = try Self.user(request.caller)
-                let drafts = try rows.map { (row) throws -> (PhotoRef, String, [UInt8]) in
-                    try Self.checkOwner(row["user_id"], is: user, table: "posts")
-                    var body = JSONObject(fields: row, at: "")
-                    let caption = body.text("caption", required: false, maxCharacters: PostStore.maxCaption) ?? ""
-                    let objectKey = body.text("object_key", required: true, maxCharacters: 1_100, allowEmpty: false)
-                    try body.validate()
-                    let key = objectKey!.hasPrefix("posts/") ? objectKey! : "posts/" + objectKey!
-                    return (.object(key), caption, Array((try? JSONEncoder().encode(row)) ?? Data()))
-                }
-                var written: [[String: JSONValue]] = []
-                for (photo, caption, bytes) in drafts {
-                    // Each row is a post of its own: a fresh key, so no two rows are taken for a retry.
-                    let outcome = try await posts.create(photo, caption: caption, user: user, idempotency: IdempotencyKey(key: UUID().uuidString, body: bytes))
-                    switch outcome {
-                    case .created(let post), .replayed(let post): written.append(["id": .string(post.id.lowercased)])
-                    case .keyReused: break
+        return DataTable(
+            description,
+            read: read,
+            writes: DataWrites(
+                insert: { [posts] rows, request in
+                    let user = try Self.user(request.caller)
+                    let drafts = try rows.map { (row) throws -> (PhotoRef, String, [UInt8]) in
+                        try Self.checkOwner(row["user_id"], is: user, table: "posts")
+                        var body = JSONObject(fields: row, at: "")
+                        let caption = body.text("caption", required: false, maxCharacters: PostStore.maxCaption) ?? ""
+                        let objectKey = body.text("object_key", required: true, maxCharacters: 1_100, allowEmpty: false)
+                        try body.validate()
+                        let key = objectKey!.hasPrefix("posts/") ? objectKey! : "posts/" + objectKey!
+                        return (.object(key), caption, Array((try? JSONEncoder().encode(row)) ?? Data()))
                     }
+                    var written: [[String: JSONValue]] = []
+                    for (photo, caption, bytes) in drafts {
+                        // Each row is a post of its own: a fresh key, so no two rows are taken for a retry.
+                        let outcome = try await posts.create(
+                            photo,
+                            caption: caption,
+                            user: user,
+                            idempotency: IdempotencyKey(key: UUID().uuidString, body: bytes)
+                        )
+                        switch outcome {
+                        case .created(let post), .replayed(let post): written.append(["id": .string(post.id.lowercased)])
+                        case .keyReused: break
+                        }
+                    }
+                    return written
+                },
+                delete: { [posts] key, caller in
+                    guard let user = caller.userID, let id = key["id"]?.stringValue.flatMap(UUID.init(uuidString:)) else { return false }
+                    return try await Self.zeroRowsIfNotTheirs { try await posts.delete(id, user: user) }
                 }
-                return written
-            },
-            delete: { [posts] key, caller in
-                guard let user = caller.userID, let id = key["id"]?.stringValue.flatMap(UUID.init(uuidString:)) else { return false }
-                return try await Self.zeroRowsIfNotTheirs { try await posts.delete(id, user: user) }
-            }
-        ))
+            )
+        )
     }
 
     // MARK: Rules
@@ -215,10 +258,14 @@ struct SocialDataTables {
 
     /// A row the caller can see but not change is not there for them: 0 rows, not an error.
     private static func zeroRowsIfNotTheirs(_ work: () async throws -> Void) async throws -> Bool {
-        try await zeroRowsIfNotTheirs { try await work(); return true }
+        try await zeroRowsIfNotTheirsOrUnchanged {
+            try await work()
+            return true
+        }
     }
 
-    private static func zeroRowsIfNotTheirs(_ work: () async throws -> Bool) async throws -> Bool {
+    /// As `zeroRowsIfNotTheirs`, for a change that tells whether it changed a row.
+    private static func zeroRowsIfNotTheirsOrUnchanged(_ work: () async throws -> Bool) async throws -> Bool {
         do {
             return try await work()
         } catch let problem as Problem where problem.status == .forbidden || problem.status == .notFound {

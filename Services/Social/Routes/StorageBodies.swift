@@ -23,7 +23,13 @@ struct FileObjectBody: Encodable, Sendable {
     var metadata: Metadata?
 
     private enum CodingKeys: String, CodingKey {
-        case name, id, bucketId = "bucket_id", owner, updatedAt = "updated_at", createdAt = "created_at", lastAccessedAt = "last_accessed_at", metadata
+        case name, id
+        case bucketId = "bucket_id"
+        case owner
+        case updatedAt = "updated_at"
+        case createdAt = "created_at"
+        case lastAccessedAt = "last_accessed_at"
+        case metadata
     }
 
     /// A file, named `name` (relative to a listed folder, or in full).
@@ -37,8 +43,15 @@ struct FileObjectBody: Encodable, Sendable {
         updatedAt = object.updatedAt
         createdAt = object.createdAt
         lastAccessedAt = object.updatedAt
-        metadata = Metadata(eTag: object.etag, size: object.size, mimetype: object.mimeType, cacheControl: object.cacheControl,
-                            lastModified: object.updatedAt, contentLength: object.size, httpStatusCode: 200)
+        metadata = Metadata(
+            eTag: object.etag,
+            size: object.size,
+            mimetype: object.mimeType,
+            cacheControl: object.cacheControl,
+            lastModified: object.updatedAt,
+            contentLength: object.size,
+            httpStatusCode: 200
+        )
     }
 
     /// A folder of a listing: only its name; every other key null.
@@ -74,8 +87,15 @@ struct ObjectInfoBody: Encodable, Sendable {
     var createdAt: Date
 
     private enum CodingKeys: String, CodingKey {
-        case id, name, bucketId = "bucket_id", version, size, contentType = "content_type", cacheControl = "cache_control", etag, metadata,
-             lastModified = "last_modified", createdAt = "created_at"
+        case id, name
+        case bucketId = "bucket_id"
+        case version, size
+        case contentType = "content_type"
+        case cacheControl = "cache_control"
+        case etag, metadata
+        case
+            lastModified = "last_modified"
+        case createdAt = "created_at"
     }
 
     init(_ object: StoredObject) {

@@ -52,7 +52,9 @@ struct StorageController: Sendable {
         case (.get, "info"):
             guard parts.count > 2 else { throw StorageError.notFound }
             let user = try await keys.authenticatedUser(request.headers)
-            guard let stored = try await objects.object(try ObjectPath(bucket: parts[1], rawName: Array(parts.dropFirst(2))), user: user) else { throw StorageError.notFound }
+            guard let stored = try await objects.object(try ObjectPath(bucket: parts[1], rawName: Array(parts.dropFirst(2))), user: user) else {
+                throw StorageError.notFound
+            }
             return try JSONBody.response(.ok, ObjectInfoBody(stored))
         case (.post, "list") where parts.count == 2:
             return try await list(request, context: context, bucket: try Bucket.named(parts[1]))
@@ -61,7 +63,9 @@ struct StorageController: Sendable {
         case (.get, _?), (.head, _?):
             guard parts.count > 1 else { throw StorageError.notFound }
             let user = try await keys.authenticatedUser(request.headers)
-            guard let stored = try await objects.object(try ObjectPath(bucket: parts[0], rawName: Array(parts.dropFirst())), user: user) else { throw StorageError.notFound }
+            guard let stored = try await objects.object(try ObjectPath(bucket: parts[0], rawName: Array(parts.dropFirst())), user: user) else {
+                throw StorageError.notFound
+            }
             return try await download(stored, request: request)
         case (.post, _?), (.put, _?):
             guard parts.count > 1 else { throw StorageError.invalidKey("Name the object: /object/{bucket}/{your user id}/{file name}") }
@@ -106,14 +110,20 @@ struct StorageController: Sendable {
     // MARK: Download
 
     private func download(_ object: StoredObject, request: Request) async throws -> Response {
-        var headers: HTTPFields = [.eTag: object.etag, .cacheControl: object.cacheControl, .contentType: object.mimeType,
-                                   .lastModified: Self.httpDate(object.updatedAt), .xContentTypeOptions: "nosniff"]
+        var headers: HTTPFields = [
+            .eTag: object.etag, .cacheControl: object.cacheControl, .contentType: object.mimeType,
+            .lastModified: Self.httpDate(object.updatedAt), .xContentTypeOptions: "nosniff",
+        ]
         if EntityTag.matches(request.headers[.ifNoneMatch], object.etag) {
             return Response(status: .notModified, headers: headers)
         }
         guard let bytes = try await objects.bytes(of: object) else { throw StorageError.notFound }
         headers[.contentLength] = String(bytes.count)
-        return Response(status: .ok, headers: headers, body: request.method == .head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+        return Response(
+            status: .ok,
+            headers: headers,
+            body: request.method == .head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
+        )
     }
 
     private func signedDownload(_ request: Request, path: ObjectPath) async throws -> Response {
@@ -138,12 +148,13 @@ struct StorageController: Sendable {
 
     /// `expiresIn`: seconds, as a number or a numeric string (storage3 sends "600").
     private static func lifetime(_ body: JSONObject) throws -> Int {
-        let seconds: Int? = switch body.fields["expiresIn"] {
-        case .int(let value)?: value
-        case .double(let value)?: Int(exactly: value)
-        case .string(let text)?: Int(text.trimmingCharacters(in: .whitespaces))
-        default: nil
-        }
+        let seconds: Int? =
+            switch body.fields["expiresIn"] {
+            case .int(let value)?: value
+            case .double(let value)?: Int(exactly: value)
+            case .string(let text)?: Int(text.trimmingCharacters(in: .whitespaces))
+            default: nil
+            }
         guard let seconds, (1...StorageLinks.maxLifetime).contains(seconds) else {
             throw StorageError.invalidRequest("expiresIn: a whole number of seconds from 1 to \(StorageLinks.maxLifetime)")
         }
@@ -192,13 +203,15 @@ struct StorageController: Sendable {
         let offset = max(0, Self.integer(body.fields["offset"]) ?? 0)
         var search = ""
         if case .string(let text)? = body.fields["search"] { search = text.lowercased() }
-        var column = "name", descending = false
+        var column = "name"
+        var descending = false
         if case .object(let sort)? = body.fields["sortBy"] {
             if case .string(let text)? = sort["column"], ["name", "created_at", "updated_at", "last_accessed_at"].contains(text) { column = text }
             if case .string(let text)? = sort["order"] { descending = text.lowercased() == "desc" }
         }
         let folder = prefix.isEmpty ? "" : prefix + "/"
-        var folders: [String] = [], files: [(String, StoredObject)] = []
+        var folders: [String] = []
+        var files: [(String, StoredObject)] = []
         for object in try await objects.objects(of: user, in: bucket, prefix: folder) {
             let rest = object.path.name.dropFirst(folder.count)
             if let slash = rest.firstIndex(of: "/") {
@@ -213,11 +226,12 @@ struct StorageController: Sendable {
             files = files.filter { $0.0.lowercased().hasPrefix(search) }
         }
         files.sort { a, b in
-            let ordered = switch column {
-            case "created_at": (a.1.createdAt, a.0) < (b.1.createdAt, b.0)
-            case "updated_at", "last_accessed_at": (a.1.updatedAt, a.0) < (b.1.updatedAt, b.0)
-            default: a.0 < b.0
-            }
+            let ordered =
+                switch column {
+                case "created_at": (a.1.createdAt, a.0) < (b.1.createdAt, b.0)
+                case "updated_at", "last_accessed_at": (a.1.updatedAt, a.0) < (b.1.updatedAt, b.0)
+                default: a.0 < b.0
+                }
             return descending ? !ordered : ordered
         }
         folders.sort { descending ? $0 > $1 : $0 < $1 }

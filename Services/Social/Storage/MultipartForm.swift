@@ -39,7 +39,8 @@ struct MultipartForm: Sendable {
             guard body.count >= cursor + 2, body[cursor] == 13, body[cursor + 1] == 10 else { return nil }
             cursor += 2
             guard let headersEnd = Self.find(Array("\r\n\r\n".utf8), in: body, from: cursor),
-                  let end = Self.find(separator, in: body, from: headersEnd + 4) else { return nil }
+                let end = Self.find(separator, in: body, from: headersEnd + 4)
+            else { return nil }
             let headers = String(decoding: body[cursor..<headersEnd], as: UTF8.self)
             var part = Part(body: body[(headersEnd + 4)..<end])
             for line in headers.split(separator: "\r\n") {

@@ -33,7 +33,9 @@ struct ObjectPath: Sendable, Hashable, CustomStringConvertible {
         for segment in segments {
             guard let plain = segment.removingPercentEncoding else { throw StorageError.invalidKey("The object name is not valid percent-encoding") }
             guard !plain.contains("/"), BlobKey(plain) != nil else {
-                throw StorageError.invalidKey("Invalid key: \(plain.prefix(100)) (names are plain path segments: no '.', '..', empty or hidden segments, no '/' inside one)")
+                throw StorageError.invalidKey(
+                    "Invalid key: \(plain.prefix(100)) (names are plain path segments: no '.', '..', empty or hidden segments, no '/' inside one)"
+                )
             }
             decoded.append(plain)
         }

@@ -99,29 +99,46 @@ struct ObjectStore: Sendable {
     }
 
     /// Points the row at the new blob (inserting or replacing it) and returns the blob it let go of.
-    private func record(_ path: ObjectPath, user: UUID, mode: Mode, key: BlobKey, size: Int, header: SourceHeader, cacheControl: String) async throws -> (StoredObject, BlobKey?) {
+    private func record(
+        _ path: ObjectPath,
+        user: UUID,
+        mode: Mode,
+        key: BlobKey,
+        size: Int,
+        header: SourceHeader,
+        cacheControl: String
+    ) async throws -> (StoredObject, BlobKey?) {
         let mime = "image/\(header.format.rawValue)"
         return try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            let current = try await connection.query("""
+            let current = try await connection.query(
+                """
                 SELECT id, state, blob_key FROM objects WHERE bucket = \(path.bucket.rawValue) AND name = \(path.name) FOR UPDATE
-                """, logger: logger).collect().first.map { try $0.decode((UUID, String, String).self) }
+                """,
+                logger: logger
+            ).collect().first.map { try $0.decode((UUID, String, String).self) }
             try Self.check(existing: current?.1, mode: mode)
             let row: PostgresRow
             if let (id, _, oldKey) = current {
-                row = try await connection.query("""
+                row = try await connection.query(
+                    """
                     UPDATE objects SET blob_key = \(key.path), size = \(size), mime_type = \(mime), width = \(header.width), height = \(header.height),
                         cache_control = \(cacheControl), updated_at = clock_timestamp()
                     WHERE id = \(id) RETURNING \(unescaped: StoredObject.columns)
-                    """, logger: logger).collect()[0]
+                    """,
+                    logger: logger
+                ).collect()[0]
                 try await Self.intend(.delete, BlobKey(oldKey), on: connection, logger: logger)
             } else {
                 let state: StoredObject.State = path.bucket == .posts ? .pending : .stored
-                row = try await connection.query("""
+                row = try await connection.query(
+                    """
                     INSERT INTO objects (id, bucket, name, owner_id, state, blob_key, size, mime_type, width, height, cache_control)
                     VALUES (\(UUID()), \(path.bucket.rawValue), \(path.name), \(user), \(state.rawValue), \(key.path), \(size), \(mime),
                             \(header.width), \(header.height), \(cacheControl))
                     RETURNING \(unescaped: StoredObject.columns)
-                    """, logger: logger).collect()[0]
+                    """,
+                    logger: logger
+                ).collect()[0]
             }
             try await connection.query("DELETE FROM blob_intents WHERE blob_key = \(key.path)", logger: logger)
             return (try StoredObject(row), current.flatMap { BlobKey($0.2) })
@@ -143,9 +160,12 @@ struct ObjectStore: Sendable {
     }
 
     static func object(_ path: ObjectPath, on connection: PostgresConnection, logger: Logger) async throws -> StoredObject? {
-        try await connection.query("""
+        try await connection.query(
+            """
             SELECT \(unescaped: StoredObject.columns) FROM objects WHERE bucket = \(path.bucket.rawValue) AND name = \(path.name)
-            """, logger: logger).collect().first.map(StoredObject.init)
+            """,
+            logger: logger
+        ).collect().first.map(StoredObject.init)
     }
 
     /// The bytes of `object`, or `nil` when its blob is gone (it was deleted meanwhile).
@@ -156,11 +176,14 @@ struct ObjectStore: Sendable {
     /// The user's objects of `bucket` whose names start with `prefix`.
     func objects(of user: UUID, in bucket: Bucket, prefix: String) async throws -> [StoredObject] {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            try await connection.query("""
+            try await connection.query(
+                """
                 SELECT \(unescaped: StoredObject.columns) FROM objects
                 WHERE owner_id = \(user) AND bucket = \(bucket.rawValue) AND starts_with(name, \(prefix))
                 ORDER BY name
-                """, logger: logger).collect().map(StoredObject.init)
+                """,
+                logger: logger
+            ).collect().map(StoredObject.init)
         }
     }
 
@@ -168,10 +191,13 @@ struct ObjectStore: Sendable {
     /// the ones deleted.
     func delete(_ names: [String], in bucket: Bucket, user: UUID) async throws -> [StoredObject] {
         let deleted = try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            let rows = try await connection.query("""
+            let rows = try await connection.query(
+                """
                 DELETE FROM objects WHERE owner_id = \(user) AND bucket = \(bucket.rawValue) AND name = ANY(\(names)) AND state <> 'attached'
                 RETURNING \(unescaped: StoredObject.columns)
-                """, logger: logger).collect().map(StoredObject.init)
+                """,
+                logger: logger
+            ).collect().map(StoredObject.init)
             for object in rows { try await Self.intend(.delete, object.blobKey, on: connection, logger: logger) }
             return rows
         }
@@ -192,10 +218,13 @@ struct ObjectStore: Sendable {
     /// Lists `key` for `intent`, in the caller's transaction.
     static func intend(_ intent: Intent, _ key: BlobKey?, on connection: PostgresConnection, logger: Logger) async throws {
         guard let key else { return }
-        try await connection.query("""
+        try await connection.query(
+            """
             INSERT INTO blob_intents (blob_key, action) VALUES (\(key.path), \(intent.rawValue))
             ON CONFLICT (blob_key) DO UPDATE SET action = excluded.action
-            """, logger: logger)
+            """,
+            logger: logger
+        )
     }
 
     /// Deletes a blob no row points at, then its intent. Best effort: what fails stays listed, for
@@ -207,7 +236,10 @@ struct ObjectStore: Sendable {
                 try await connection.query("DELETE FROM blob_intents WHERE blob_key = \(key.path)", logger: logger)
             }
         } catch {
-            logger.warning("A blob could not be deleted now; the collector will", metadata: ["blob": "\(key.path)", "error": "\(error.logDescription)"])
+            logger.warning(
+                "A blob could not be deleted now; the collector will",
+                metadata: ["blob": "\(key.path)", "error": "\(error.logDescription)"]
+            )
         }
     }
 }

@@ -33,21 +33,27 @@ struct OrphanCollector: Service {
     func collect(now: Date = Date()) async throws -> (objects: Int, blobs: Int) {
         let expired = now.addingTimeInterval(-Double(orphanTTL.components.seconds))
         let orphans = try await client.withServiceTransaction(logger: logger) { connection in
-            let rows = try await connection.query("""
+            let rows = try await connection.query(
+                """
                 DELETE FROM objects WHERE id IN (
                     SELECT id FROM objects WHERE state = 'pending' AND updated_at < \(expired)
                     ORDER BY updated_at LIMIT 500 FOR UPDATE SKIP LOCKED)
                 RETURNING blob_key
-                """, logger: logger).collect().compactMap { BlobKey(try $0.decode(String.self)) }
+                """,
+                logger: logger
+            ).collect().compactMap { BlobKey(try $0.decode(String.self)) }
             for key in rows { try await ObjectStore.intend(.delete, key, on: connection, logger: logger) }
             return rows
         }
         let abandoned = now.addingTimeInterval(-Double(abandonedUpload.components.seconds))
         let listed = try await client.withServiceTransaction(logger: logger) { connection in
-            try await connection.query("""
+            try await connection.query(
+                """
                 SELECT blob_key FROM blob_intents WHERE action = 'delete' OR created_at < \(abandoned)
                 ORDER BY created_at LIMIT 1000
-                """, logger: logger).collect().compactMap { BlobKey(try $0.decode(String.self)) }
+                """,
+                logger: logger
+            ).collect().compactMap { BlobKey(try $0.decode(String.self)) }
         }
         for key in listed { await objects.deleteBlob(key) }
         return (orphans.count, listed.count)

@@ -23,19 +23,31 @@ enum StorageError {
     }
 
     static let duplicate = Problem(status: .conflict, type: "Duplicate", title: "Duplicate", detail: "The resource already exists")
-    static let attached = Problem(status: .conflict, type: "object-attached", title: "Object attached",
-                                  detail: "The object is the photo of a post; delete the post first")
+    static let attached = Problem(
+        status: .conflict,
+        type: "object-attached",
+        title: "Object attached",
+        detail: "The object is the photo of a post; delete the post first"
+    )
 
     static func tooLarge(limit: Int) -> Problem {
-        Problem(status: .contentTooLarge, type: "EntityTooLarge", title: "Payload too large",
-                detail: "The object exceeded the maximum allowed size of \(limit >> 20) MB")
+        Problem(
+            status: .contentTooLarge,
+            type: "EntityTooLarge",
+            title: "Payload too large",
+            detail: "The object exceeded the maximum allowed size of \(limit >> 20) MB"
+        )
     }
 
     static func notAnImage(_ detail: String) -> Problem {
         Problem(status: .unsupportedMediaType, type: "invalid_mime_type", title: "Invalid mime type", detail: detail)
     }
 
-    static let invalidSignature = Problem(status: .badRequest, type: "InvalidSignature", title: "Invalid signature",
-                                          detail: "The signed link is not valid for this object")
+    static let invalidSignature = Problem(
+        status: .badRequest,
+        type: "InvalidSignature",
+        title: "Invalid signature",
+        detail: "The signed link is not valid for this object"
+    )
     static let expiredSignature = Problem(status: .badRequest, type: "InvalidJWT", title: "Expired link", detail: "The signed link has expired")
 }

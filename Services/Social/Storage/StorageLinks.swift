@@ -43,8 +43,10 @@ struct StorageLinks: Sendable {
     /// A link that stops working at `expires` (unix seconds).
     func sign(_ object: ObjectPath, expires: Int) -> Signed {
         let token = "\(expires).\(signer.signature(Self.name(object), expires: expires))"
-        return Signed(path: "/object/sign/\(object.bucket.rawValue)/\(Self.encoded(object.name))?token=\(token)",
-                      expiresAt: Date(timeIntervalSince1970: TimeInterval(expires)))
+        return Signed(
+            path: "/object/sign/\(object.bucket.rawValue)/\(Self.encoded(object.name))?token=\(token)",
+            expiresAt: Date(timeIntervalSince1970: TimeInterval(expires))
+        )
     }
 
     /// - Throws: `LinkRefusal` unless `token` is a live signature of `object`.
@@ -58,9 +60,11 @@ struct StorageLinks: Sendable {
     /// The name as a URL path: each segment percent-encoded (most names need none).
     static func encoded(_ name: String) -> String {
         let plain = name.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x7E || byte == 0x2F
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x2D || byte == 0x2E
+                || byte == 0x5F || byte == 0x7E || byte == 0x2F
         }
         guard !plain else { return name }
-        return name.split(separator: "/").map { $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? String($0) }.joined(separator: "/")
+        return name.split(separator: "/").map { $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? String($0) }
+            .joined(separator: "/")
     }
 }

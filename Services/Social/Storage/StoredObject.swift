@@ -20,7 +20,19 @@ struct StoredObject: Sendable, Equatable {
 
     static let columns = "id, bucket, name, state, blob_key, size, mime_type, width, height, cache_control, created_at, updated_at"
 
-    init(id: UUID, path: ObjectPath, state: State, blobKey: BlobKey, size: Int, mimeType: String, width: Int, height: Int, cacheControl: String, createdAt: Date, updatedAt: Date) {
+    init(
+        id: UUID,
+        path: ObjectPath,
+        state: State,
+        blobKey: BlobKey,
+        size: Int,
+        mimeType: String,
+        width: Int,
+        height: Int,
+        cacheControl: String,
+        createdAt: Date,
+        updatedAt: Date
+    ) {
         self.id = id
         self.path = path
         self.state = state
@@ -41,8 +53,19 @@ struct StoredObject: Sendable, Equatable {
         guard let bucket = Bucket(rawValue: bucket), let state = State(rawValue: state), let blobKey = BlobKey(blob) else {
             throw UnreadableRow(table: "objects", id: id)
         }
-        self.init(id: id, path: try ObjectPath(bucket: bucket, name: name), state: state, blobKey: blobKey, size: size, mimeType: mime,
-                  width: width, height: height, cacheControl: cache, createdAt: created, updatedAt: updated)
+        self.init(
+            id: id,
+            path: try ObjectPath(bucket: bucket, name: name),
+            state: state,
+            blobKey: blobKey,
+            size: size,
+            mimeType: mime,
+            width: width,
+            height: height,
+            cacheControl: cache,
+            createdAt: created,
+            updatedAt: updated
+        )
     }
 
     /// Its strong entity tag: its id and the version of its bytes.

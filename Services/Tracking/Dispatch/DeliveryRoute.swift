@@ -21,7 +21,9 @@ extension Dropoff {
 extension PostgresConnection {
     /// Where a restaurant is: where its orders are picked up.
     func restaurantLocation(_ id: UUID, logger: Logger) async throws -> Coordinate {
-        let (lat, lng) = try await query("SELECT lat, lng FROM restaurants WHERE id = \(id)", logger: logger).collect().first!.decode((Double, Double).self)
+        let (lat, lng) = try await query("SELECT lat, lng FROM restaurants WHERE id = \(id)", logger: logger).collect().first!.decode(
+            (Double, Double).self
+        )
         return Coordinate(lat: lat, lng: lng)
     }
 }

@@ -50,10 +50,15 @@ struct Dispatcher: Sendable {
 
     func dispatchOne() async throws -> Outcome {
         try await client.withServiceTransaction(logger: logger) { [self] connection in
-            if early, let row = try await connection.query("""
-                SELECT \(unescaped: Order.columns) FROM orders WHERE status = 'ready_for_pickup' AND driver_id IS NOT NULL
-                ORDER BY updated_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
-                """, logger: logger).collect().first {
+            if early,
+                let row = try await connection.query(
+                    """
+                    SELECT \(unescaped: Order.columns) FROM orders WHERE status = 'ready_for_pickup' AND driver_id IS NOT NULL
+                    ORDER BY updated_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
+                    """,
+                    logger: logger
+                ).collect().first
+            {
                 // Ready, with its driver reserved while it cooked: their legs begin.
                 let order = try Order(row: row)
                 let driver = order.driverId!
@@ -61,19 +66,27 @@ struct Dispatcher: Sendable {
                 logger.info("dispatched", metadata: ["order": "\(order.id.lowercased)", "driver": "\(driver.lowercased)", "reserved": "true"])
                 return .assigned(order: order.id, driver: driver)
             }
-            guard let row = try await connection.query("""
-                SELECT \(unescaped: Order.columns) FROM orders WHERE driver_id IS NULL AND status = ANY(\(waiting))
-                ORDER BY status <> 'ready_for_pickup', updated_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
-                """, logger: logger).collect().first else { return .nothingWaiting }
+            guard
+                let row = try await connection.query(
+                    """
+                    SELECT \(unescaped: Order.columns) FROM orders WHERE driver_id IS NULL AND status = ANY(\(waiting))
+                    ORDER BY status <> 'ready_for_pickup', updated_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
+                    """,
+                    logger: logger
+                ).collect().first
+            else { return .nothingWaiting }
             let order = try Order(row: row)
             let pickup = try await connection.restaurantLocation(order.restaurantId, logger: logger)
             let ended = OrderMachine.terminal.map(\.rawValue)
-            let free = try await connection.query("""
+            let free = try await connection.query(
+                """
                 SELECT d.user_id, d.lat, d.lng FROM drivers d
                 WHERE d.on_shift AND d.lat IS NOT NULL
                   AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.driver_id = d.user_id AND o.status <> ALL(\(ended)))
                 FOR UPDATE OF d SKIP LOCKED
-                """, logger: logger)
+                """,
+                logger: logger
+            )
             var best: (driver: UUID, seconds: Double)?
             for try await (driver, lat, lng) in free.decode((UUID, Double, Double).self) {
                 let seconds = graph.route(from: Coordinate(lat: lat, lng: lng), to: pickup).seconds
@@ -81,7 +94,9 @@ struct Dispatcher: Sendable {
             }
             guard let best else { return .noDriver }
             let dispatch = OrderActor(userId: nil, role: .dispatch)
-            let metadata: Logger.Metadata = ["order": "\(order.id.lowercased)", "driver": "\(best.driver.lowercased)", "toPickupSeconds": "\(Int(best.seconds))"]
+            let metadata: Logger.Metadata = [
+                "order": "\(order.id.lowercased)", "driver": "\(best.driver.lowercased)", "toPickupSeconds": "\(Int(best.seconds))",
+            ]
             if order.status == .readyForPickup {
                 _ = try await orders.assign(order, to: best.driver, by: dispatch, on: connection)
                 logger.info("dispatched", metadata: metadata)

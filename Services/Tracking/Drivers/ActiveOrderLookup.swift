@@ -78,14 +78,23 @@ final class ActiveOrderLookup: Sendable {
 
     private func orders(of drivers: [UUID]) async throws -> [UUID: ActiveOrder] {
         let statuses = OrderMachine.withDriver.map(\.rawValue)
-        let rows = try await client.query("""
+        let rows = try await client.query(
+            """
             SELECT o.driver_id, o.id, o.status, r.lat, r.lng, o.dropoff_lat, o.dropoff_lng FROM orders o JOIN restaurants r ON r.id = o.restaurant_id
             WHERE o.driver_id = ANY(\(drivers)) AND o.status = ANY(\(statuses))
-            """, logger: logger)
+            """,
+            logger: logger
+        )
         var found: [UUID: ActiveOrder] = [:]
-        for try await (driver, id, status, lat, lng, dropoffLat, dropoffLng) in rows.decode((UUID, UUID, String, Double, Double, Double, Double).self) {
+        for try await (driver, id, status, lat, lng, dropoffLat, dropoffLng) in rows.decode((UUID, UUID, String, Double, Double, Double, Double).self)
+        {
             guard let status = OrderStatus(rawValue: status) else { continue }
-            found[driver] = ActiveOrder(id: id, status: status, pickup: Coordinate(lat: lat, lng: lng), dropoff: Coordinate(lat: dropoffLat, lng: dropoffLng))
+            found[driver] = ActiveOrder(
+                id: id,
+                status: status,
+                pickup: Coordinate(lat: lat, lng: lng),
+                dropoff: Coordinate(lat: dropoffLat, lng: dropoffLng)
+            )
         }
         return found
     }

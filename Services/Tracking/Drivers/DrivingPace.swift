@@ -81,7 +81,8 @@ struct DrivingPace: Sendable {
         guard !pairs.isEmpty else { return nil }
         let rates = pairs.map { $0.covered / $0.seconds }.sorted()
         let leap = 3 * max(rates[rates.count / 2], 0)
-        var covered = 0.0, elapsed = 0.0
+        var covered = 0.0
+        var elapsed = 0.0
         for pair in pairs where pair.covered / pair.seconds <= leap || leap == 0 {
             covered += pair.covered
             elapsed += pair.seconds

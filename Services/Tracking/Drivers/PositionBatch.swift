@@ -75,7 +75,8 @@ enum PositionBatch {
 
         mutating func batch() throws(Malformed) -> ([PositionReport?], [[String]]) {
             try expect(UInt8(ascii: "["))
-            var points: [PositionReport?] = [], bad: [[String]] = []
+            var points: [PositionReport?] = []
+            var bad: [[String]] = []
             if try peek() == UInt8(ascii: "]") { throw Malformed() }  // an empty batch
             while true {
                 guard points.count < PositionBatch.maxCount else { throw Malformed() }
@@ -145,7 +146,15 @@ enum PositionBatch {
             }
             if recorded == nil { bad.append("recordedAt") }
             guard bad.isEmpty, let lat, let lng, let recorded else { return (nil, bad) }
-            return (PositionReport(coordinate: Coordinate(lat: lat, lng: lng), heading: heading, speedMps: speed, accuracyM: accuracy, recordedAt: recorded), bad)
+            return (
+                PositionReport(
+                    coordinate: Coordinate(lat: lat, lng: lng),
+                    heading: heading,
+                    speedMps: speed,
+                    accuracyM: accuracy,
+                    recordedAt: recorded
+                ), bad
+            )
         }
 
         /// A value a point may care about; nil for `null`.

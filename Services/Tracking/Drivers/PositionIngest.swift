@@ -63,7 +63,11 @@ final class PositionIngest: Sendable {
     }
 
     /// Each point checked: the good ones, and why the others were refused.
-    static func check(_ points: [PositionReport?], fields: [[String]], now: Date = Date()) -> (accepted: [(Int, PositionReport)], refused: [RefusedPoint]) {
+    static func check(
+        _ points: [PositionReport?],
+        fields: [[String]],
+        now: Date = Date()
+    ) -> (accepted: [(Int, PositionReport)], refused: [RefusedPoint]) {
         var accepted: [(Int, PositionReport)] = []
         var refused: [RefusedPoint] = []
         for (index, point) in points.enumerated() {
@@ -102,12 +106,16 @@ final class PositionIngest: Sendable {
             // when the point is not on that plan, from where they are.
             var follower: RouteFollower?
             if !sameLeg, let start = throughPickup ? setOff : order.pickup {
-                var planned = RouteFollower(route: graph.deliveryRoute(from: start, status: order.status, pickup: order.pickup, dropoff: order.dropoff))
+                var planned = RouteFollower(
+                    route: graph.deliveryRoute(from: start, status: order.status, pickup: order.pickup, dropoff: order.dropoff)
+                )
                 roadSeconds = planned.secondsLeft(from: position)
                 if roadSeconds != nil { follower = planned }
             }
             if follower == nil {
-                var here = RouteFollower(route: graph.deliveryRoute(from: position, status: order.status, pickup: order.pickup, dropoff: order.dropoff))
+                var here = RouteFollower(
+                    route: graph.deliveryRoute(from: position, status: order.status, pickup: order.pickup, dropoff: order.dropoff)
+                )
                 roadSeconds = here.secondsLeft(from: position) ?? here.route.seconds
                 follower = here
             }
@@ -139,10 +147,20 @@ final class PositionIngest: Sendable {
         var records: [KafkaRecord] = []
         for point in sorted {
             let eta = newestETA.map { $0 + Int(newest.recordedAt.timeIntervalSince(point.recordedAt).rounded()) }
-            let event = DriverLocationUpdated(driverId: driver, orderId: order?.id, latitude: point.coordinate.lat, longitude: point.coordinate.lng,
-                                              heading: point.heading, speedMps: point.speedMps, accuracyM: point.accuracyM, etaSeconds: eta,
-                                              recordedAt: point.recordedAt)
-            records.append(try EventEnvelope(event, source: "/splash/tracking", subject: event.aggregateID).record(topic: TopicCatalog.trackingLocations.name))
+            let event = DriverLocationUpdated(
+                driverId: driver,
+                orderId: order?.id,
+                latitude: point.coordinate.lat,
+                longitude: point.coordinate.lng,
+                heading: point.heading,
+                speedMps: point.speedMps,
+                accuracyM: point.accuracyM,
+                etaSeconds: eta,
+                recordedAt: point.recordedAt
+            )
+            records.append(
+                try EventEnvelope(event, source: "/splash/tracking", subject: event.aggregateID).record(topic: TopicCatalog.trackingLocations.name)
+            )
         }
         for result in await producer.send(records) {
             if case .failure(let error) = result { throw error }
@@ -195,7 +213,8 @@ final class PositionIngest: Sendable {
         }
         guard !points.isEmpty else { return }
         try await client.withServiceTransaction(logger: logger) { [logger] connection in
-            try await connection.query("""
+            try await connection.query(
+                """
                 INSERT INTO drivers (user_id, lat, lng, speed_mps, position_at)
                 SELECT driver, lat, lng, nullif(speed, -1), at
                 FROM unnest(\(points.map(\.0))::uuid[], \(points.map(\.1.coordinate.lat))::float8[], \(points.map(\.1.coordinate.lng))::float8[],
@@ -203,7 +222,9 @@ final class PositionIngest: Sendable {
                 ON CONFLICT (user_id) DO UPDATE SET lat = excluded.lat, lng = excluded.lng,
                     speed_mps = excluded.speed_mps, position_at = excluded.position_at, updated_at = clock_timestamp()
                 WHERE drivers.position_at IS NULL OR drivers.position_at < excluded.position_at
-                """, logger: logger)
+                """,
+                logger: logger
+            )
         }
     }
 }

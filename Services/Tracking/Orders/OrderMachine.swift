@@ -22,10 +22,14 @@ enum OrderMachine {
     static let withDriver: Set<OrderStatus> = [.driverAssigned, .enrouteToPickup, .arrivedAtPickup, .pickedUp, .enrouteToDropoff, .arrivedAtDropoff]
 
     /// The driver's legs, in order.
-    static let legs: [OrderStatus] = [.driverAssigned, .enrouteToPickup, .arrivedAtPickup, .pickedUp, .enrouteToDropoff, .arrivedAtDropoff, .delivered]
+    static let legs: [OrderStatus] = [
+        .driverAssigned, .enrouteToPickup, .arrivedAtPickup, .pickedUp, .enrouteToDropoff, .arrivedAtDropoff, .delivered,
+    ]
 
     /// States before the food is picked up.
-    static let beforePickup: Set<OrderStatus> = [.placed, .accepted, .preparing, .readyForPickup, .driverAssigned, .enrouteToPickup, .arrivedAtPickup]
+    static let beforePickup: Set<OrderStatus> = [
+        .placed, .accepted, .preparing, .readyForPickup, .driverAssigned, .enrouteToPickup, .arrivedAtPickup,
+    ]
 
     /// Whether `party` may move an order from `from` to `to`.
     static func allows(_ party: Party, from: OrderStatus, to: OrderStatus) -> Bool {
@@ -44,7 +48,9 @@ enum OrderMachine {
         default:
             break
         }
-        let kitchen: [(OrderStatus, OrderStatus)] = [(.placed, .accepted), (.placed, .rejected), (.accepted, .preparing), (.preparing, .readyForPickup)]
+        let kitchen: [(OrderStatus, OrderStatus)] = [
+            (.placed, .accepted), (.placed, .rejected), (.accepted, .preparing), (.preparing, .readyForPickup),
+        ]
         if kitchen.contains(where: { $0 == (from, to) }) { return party == .restaurant || party == .admin }
         if from == .readyForPickup, to == .driverAssigned { return party == .dispatch || party == .admin }
         if let index = legs.firstIndex(of: from), index + 1 < legs.count, legs[index + 1] == to {

@@ -32,32 +32,52 @@ struct OrderStore: Sendable {
     func place(_ placement: Placement, caller: Caller, key: IdempotencyKey) async throws -> IdempotencyKey.Outcome<Order> {
         try caller.require(.customer, .admin, to: "place orders")
         return try await client.withTransaction(settings: caller.settings, logger: logger) { [self] connection in
-            if let existing = try await connection.query("""
+            if let existing = try await connection.query(
+                """
                 SELECT \(unescaped: Order.columns), request_hash FROM orders WHERE customer_id = \(caller.id) AND idempotency_key = \(key.key)
-                """, logger: logger).collect().first {
+                """,
+                logger: logger
+            ).collect().first {
                 return try Self.replay(existing, key: key)
             }
             // The menu as it is now: the order is priced from what the customer saw.
-            let service = try await connection.query("""
+            let service = try await connection.query(
+                """
                 SELECT owner_id, is_open, menu::text, lat, lng, name, opening_hours::text FROM restaurants WHERE id = \(placement.restaurantId)
-                """, logger: logger).collect().first
-            guard let (owner, isOpen, menuText, lat, lng, name, hoursText) = try service?.decode((UUID, Bool, String, Double, Double, String, String?).self) else {
+                """,
+                logger: logger
+            ).collect().first
+            guard
+                let (owner, isOpen, menuText, lat, lng, name, hoursText) = try service?.decode(
+                    (UUID, Bool, String, Double, Double, String, String?).self
+                )
+            else {
                 throw Problem.validation([FieldError(.body(pointer: "/restaurantId"), "restaurantId names no restaurant")])
             }
             let hours = try hoursText.map { try JSONDecoder().decode([String: String].self, from: Data($0.utf8)) }
             guard isOpen, OpeningHours.isOpen(hours, at: Date()) else {
                 throw Problem(status: .conflict, type: "restaurant-closed", title: "Restaurant closed", detail: "\(name) does not take orders now.")
             }
-            let menu = Dictionary(try JSONDecoder().decode([MenuItem].self, from: Data(menuText.utf8)).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+            let menu = Dictionary(
+                try JSONDecoder().decode([MenuItem].self, from: Data(menuText.utf8)).map { ($0.id, $0) },
+                uniquingKeysWith: { first, _ in first }
+            )
             var items: [OrderItem] = []
             var unknown: [FieldError] = []
             for (index, wanted) in placement.items.enumerated() {
                 guard let item = menu[wanted.menuItemId] else {
-                    unknown.append(FieldError(.body(pointer: "/items/\(index)/menuItemId"), "\(wanted.menuItemId.prefix(40)) is not on \(name)'s menu"))
+                    unknown.append(
+                        FieldError(.body(pointer: "/items/\(index)/menuItemId"), "\(wanted.menuItemId.prefix(40)) is not on \(name)'s menu")
+                    )
                     continue
                 }
                 guard item.available else {
-                    throw Problem(status: .conflict, type: "item-unavailable", title: "Item unavailable", detail: "\(item.name) (\(item.id)) is not available now.")
+                    throw Problem(
+                        status: .conflict,
+                        type: "item-unavailable",
+                        title: "Item unavailable",
+                        detail: "\(item.name) (\(item.id)) is not available now."
+                    )
                 }
                 items.append(OrderItem(menuItemId: item.id, name: item.name, quantity: wanted.quantity, unitPriceCents: item.priceCents))
             }
@@ -68,17 +88,28 @@ struct OrderStore: Sendable {
             let now = Date()
             let history = [Order.Change(status: .placed, at: now, by: caller.actor, reason: nil)]
             let eta = Int(route.seconds.rounded())
-            let row = try await connection.query("""
+            let row = try await connection.query(
+                """
                 INSERT INTO orders (id, customer_id, restaurant_id, restaurant_owner_id, items, total_cents, dropoff_address, dropoff_lat, dropoff_lng,
                                     notes, status, status_history, eta_seconds, routing, idempotency_key, request_hash)
                 VALUES (\(id), \(caller.id), \(placement.restaurantId), \(owner), \(try JSONBody.text(items))::jsonb, \(total), \(placement.dropoff.address),
                         \(placement.dropoff.lat), \(placement.dropoff.lng), \(placement.notes), 'placed', \(try JSONBody.text(history))::jsonb, \(eta),
                         \(route.kind.rawValue), \(key.key), \(key.requestHash))
                 RETURNING \(unescaped: Order.columns)
-                """, logger: logger).collect().first
+                """,
+                logger: logger
+            ).collect().first
             let order = try Order(row: row!)
             try await stamp(id, on: connection)
-            let placed = OrderPlaced(orderId: id, parties: order.parties, items: items, totalCents: total, dropoff: placement.dropoff, etaSeconds: eta, placedAt: order.createdAt)
+            let placed = OrderPlaced(
+                orderId: id,
+                parties: order.parties,
+                items: items,
+                totalCents: total,
+                dropoff: placement.dropoff,
+                etaSeconds: eta,
+                placedAt: order.createdAt
+            )
             try await outbox.append(placed, subject: placed.aggregateID, on: connection, logger: logger)
             try await outbox.append(placed.v1, subject: placed.aggregateID, on: connection, logger: logger)
             return .created(order)
@@ -95,7 +126,10 @@ struct OrderStore: Sendable {
 
     func order(_ id: UUID, caller: Caller) async throws -> Order {
         try await client.withTransaction(settings: caller.settings, logger: logger) { [logger] connection in
-            guard let row = try await connection.query("SELECT \(unescaped: Order.columns) FROM orders WHERE id = \(id)", logger: logger).collect().first else {
+            guard
+                let row = try await connection.query("SELECT \(unescaped: Order.columns) FROM orders WHERE id = \(id)", logger: logger).collect()
+                    .first
+            else {
                 throw Self.notFound(id)
             }
             let order = try Order(row: row)
@@ -168,10 +202,13 @@ struct OrderStore: Sendable {
         try await connection.query("SELECT pg_advisory_xact_lock(\(Self.changeLock))", logger: logger)
         try await connection.query("UPDATE orders SET change_seq = nextval('order_changes') WHERE id = \(order)", logger: logger)
         if let leaver {
-            try await connection.query("""
+            try await connection.query(
+                """
                 INSERT INTO order_tombstones (user_id, order_id, change_seq) VALUES (\(leaver), \(order), currval('order_changes'))
                 ON CONFLICT (user_id, order_id) DO UPDATE SET change_seq = excluded.change_seq
-                """, logger: logger)
+                """,
+                logger: logger
+            )
         }
     }
 
@@ -179,9 +216,14 @@ struct OrderStore: Sendable {
         try await client.withTransaction(settings: caller.settings, logger: logger) { [logger] connection in
             // Read before the list (each statement sees its own snapshot): a change committed in
             // between is listed and comes again next time, never missed.
-            let token = SyncToken(change: try await connection.query("""
-                SELECT greatest((SELECT coalesce(max(change_seq), 0) FROM orders), (SELECT coalesce(max(change_seq), 0) FROM order_tombstones))
-                """, logger: logger).collect().first!.decode(Int64.self))
+            let token = SyncToken(
+                change: try await connection.query(
+                    """
+                    SELECT greatest((SELECT coalesce(max(change_seq), 0) FROM orders), (SELECT coalesce(max(change_seq), 0) FROM order_tombstones))
+                    """,
+                    logger: logger
+                ).collect().first!.decode(Int64.self)
+            )
             var bindings = PostgresBindings()
             var conditions: [String] = []
             switch query.role {
@@ -235,13 +277,18 @@ struct OrderStore: Sendable {
             if items.count > query.limit {
                 items.removeLast()
                 let last = items[items.count - 1]
-                next = query.since == nil ? PageCursor(time: last.0.createdAt, id: last.0.id) : PageCursor(time: Date(timeIntervalSince1970: 0), key: "\(last.1)")
+                next =
+                    query.since == nil
+                    ? PageCursor(time: last.0.createdAt, id: last.0.id) : PageCursor(time: Date(timeIntervalSince1970: 0), key: "\(last.1)")
             }
             var deleted: [UUID] = []
             if let since = query.since, query.cursor == nil {
-                let rows = try await connection.query("""
+                let rows = try await connection.query(
+                    """
                     SELECT order_id FROM order_tombstones WHERE user_id = \(caller.id) AND change_seq > \(since.change)
-                    """, logger: logger)
+                    """,
+                    logger: logger
+                )
                 for try await id in rows.decode(UUID.self) { deleted.append(id) }
             }
             return Listing(items: items.map(\.0), deleted: deleted, nextCursor: next?.description, syncToken: token.description)
@@ -289,10 +336,13 @@ struct OrderStore: Sendable {
     func reserve(_ order: Order, for driver: UUID, on connection: PostgresConnection) async throws -> Order {
         let eta = try await etaOfAssignment(order, to: driver, on: connection)
         let updated = try await refusingABusyDriver {
-            let row = try await connection.query("""
+            let row = try await connection.query(
+                """
                 UPDATE orders SET driver_id = \(driver), eta_seconds = coalesce(\(eta), eta_seconds), version = version + 1, updated_at = clock_timestamp()
                 WHERE id = \(order.id) RETURNING \(unescaped: Order.columns)
-                """, logger: logger).collect().first
+                """,
+                logger: logger
+            ).collect().first
             return try Order(row: row!)
         }
         try await stamp(order.id, on: connection)
@@ -307,7 +357,10 @@ struct OrderStore: Sendable {
             .collect().first?.decode((Double, Double).self)
         guard let (lat, lng) = position else { return nil }
         let pickup = try await connection.restaurantLocation(order.restaurantId, logger: logger)
-        return Int(graph.deliveryRoute(from: Coordinate(lat: lat, lng: lng), status: .driverAssigned, pickup: pickup, dropoff: order.dropoff.coordinate).seconds.rounded())
+        return Int(
+            graph.deliveryRoute(from: Coordinate(lat: lat, lng: lng), status: .driverAssigned, pickup: pickup, dropoff: order.dropoff.coordinate)
+                .seconds.rounded()
+        )
     }
 
     private func refusingABusyDriver(_ write: () async throws -> Order) async throws -> Order {
@@ -330,26 +383,41 @@ struct OrderStore: Sendable {
             let order = try await lockedOrder(id, caller: caller, on: connection)
             guard let party = order.party(of: caller) else { throw Self.notFound(id) }
             guard party == .customer || party == .admin else {
-                throw Problem(status: .forbidden, type: "forbidden-role", title: "Not allowed for this role", detail: "Only the order's customer or an admin may edit it.")
+                throw Problem(
+                    status: .forbidden,
+                    type: "forbidden-role",
+                    title: "Not allowed for this role",
+                    detail: "Only the order's customer or an admin may edit it."
+                )
             }
             guard version == nil || order.version == version else { throw Problem.stale(current: order.version) }
             guard order.status == .placed else {
-                throw Problem(status: .conflict, type: "order-not-editable", title: "Order no longer editable",
-                              detail: "Notes and dropoff change only while the order is placed; it is \(order.status.rawValue).")
+                throw Problem(
+                    status: .conflict,
+                    type: "order-not-editable",
+                    title: "Order no longer editable",
+                    detail: "Notes and dropoff change only while the order is placed; it is \(order.status.rawValue)."
+                )
             }
-            let row = try await connection.query("""
+            let row = try await connection.query(
+                """
                 UPDATE orders SET notes = coalesce(\(notes), notes), dropoff_address = coalesce(\(dropoff?.address), dropoff_address),
                     dropoff_lat = coalesce(\(dropoff?.lat), dropoff_lat), dropoff_lng = coalesce(\(dropoff?.lng), dropoff_lng),
                     version = version + 1, updated_at = clock_timestamp()
                 WHERE id = \(id) RETURNING \(unescaped: Order.columns)
-                """, logger: logger).collect().first
+                """,
+                logger: logger
+            ).collect().first
             try await stamp(id, on: connection)
             return try Order(row: row!)
         }
     }
 
     private func lockedOrder(_ id: UUID, caller: Caller, on connection: PostgresConnection) async throws -> Order {
-        guard let row = try await connection.query("SELECT \(unescaped: Order.columns) FROM orders WHERE id = \(id) FOR UPDATE", logger: logger).collect().first else {
+        guard
+            let row = try await connection.query("SELECT \(unescaped: Order.columns) FROM orders WHERE id = \(id) FOR UPDATE", logger: logger)
+                .collect().first
+        else {
             throw Self.notFound(id)
         }
         return try Order(row: row)
@@ -357,8 +425,15 @@ struct OrderStore: Sendable {
 
     /// Writes the move: the row, its history entry and its events (v2, and the v1 twin when the
     /// move means something in v1). `driver`: `.some(nil)` unassigns, `.some(id)` assigns.
-    func apply(_ order: Order, to status: OrderStatus, by actor: OrderActor, reason: String?, driver: UUID??, eta: Int? = nil,
-               on connection: PostgresConnection) async throws -> Order {
+    func apply(
+        _ order: Order,
+        to status: OrderStatus,
+        by actor: OrderActor,
+        reason: String?,
+        driver: UUID??,
+        eta: Int? = nil,
+        on connection: PostgresConnection
+    ) async throws -> Order {
         let now = Date()
         let entry = Order.Change(status: status, at: now, by: actor, reason: reason)
         let newDriver: UUID? = driver ?? order.driverId
@@ -367,16 +442,27 @@ struct OrderStore: Sendable {
             // the rest of this transaction acts for the service.
             try await connection.query("SELECT set_config('app.service', 'on', true)", logger: logger)
         }
-        let row = try await connection.query("""
+        let row = try await connection.query(
+            """
             UPDATE orders SET status = \(status.rawValue), status_history = status_history || \(try JSONBody.text([entry]))::jsonb,
                 driver_id = \(newDriver), eta_seconds = coalesce(\(eta), eta_seconds),
                 version = version + 1, updated_at = clock_timestamp()
             WHERE id = \(order.id) RETURNING \(unescaped: Order.columns)
-            """, logger: logger).collect().first
+            """,
+            logger: logger
+        ).collect().first
         let updated = try Order(row: row!)
         let leaver = order.driverId.flatMap { $0 == newDriver ? nil : $0 }
-        let changed = OrderStatusChanged(orderId: order.id, parties: updated.parties, status: status, previousStatus: order.status, by: actor,
-                                         reason: reason, version: updated.version, changedAt: now)
+        let changed = OrderStatusChanged(
+            orderId: order.id,
+            parties: updated.parties,
+            status: status,
+            previousStatus: order.status,
+            by: actor,
+            reason: reason,
+            version: updated.version,
+            changedAt: now
+        )
         try await outbox.append(changed, subject: changed.aggregateID, on: connection, logger: logger)
         if let twin = changed.v1(after: order.lastV1Status) {
             try await outbox.append(twin, subject: changed.aggregateID, on: connection, logger: logger)
@@ -388,8 +474,12 @@ struct OrderStore: Sendable {
     static let badCursor = Problem.validation([FieldError(.parameter("cursor"), "cursor: pass back the nextCursor of the same list")])
 
     static func invalidTransition(from: OrderStatus, to: OrderStatus) -> Problem {
-        Problem(status: .conflict, type: "invalid-transition", title: "Invalid transition",
-                detail: "The order is \(from.rawValue); it cannot move to \(to.rawValue) by your hand.",
-                extensions: ["currentStatus": from.rawValue, "requestedStatus": to.rawValue])
+        Problem(
+            status: .conflict,
+            type: "invalid-transition",
+            title: "Invalid transition",
+            detail: "The order is \(from.rawValue); it cannot move to \(to.rawValue) by your hand.",
+            extensions: ["currentStatus": from.rawValue, "requestedStatus": to.rawValue]
+        )
     }
 }

@@ -35,7 +35,9 @@ enum OpeningHours {
         let weekday = (parts.weekday ?? 1) - 1
         let now = (parts.hour ?? 0) * 60 + (parts.minute ?? 0)
         // Today's ranges, and yesterday's that run past midnight.
-        if let today = hours[days[weekday]].flatMap(ranges), today.contains(where: { $0.open <= $0.close ? ($0.open...$0.close - 1).contains(now) : now >= $0.open }) {
+        if let today = hours[days[weekday]].flatMap(ranges),
+            today.contains(where: { $0.open <= $0.close ? ($0.open...$0.close - 1).contains(now) : now >= $0.open })
+        {
             return true
         }
         if let yesterday = hours[days[(weekday + 6) % 7]].flatMap(ranges), yesterday.contains(where: { $0.open > $0.close && now < $0.close }) {

@@ -25,7 +25,8 @@ struct Restaurant: Encodable, Sendable, Equatable {
     /// With `near`: how far it is from there, in metres.
     var distanceM: Int?
 
-    static let columns = "id, owner_id, name, cuisine, address, lat, lng, image_url, opening_hours::text, is_open, menu::text, version, created_at, updated_at"
+    static let columns =
+        "id, owner_id, name, cuisine, address, lat, lng, image_url, opening_hours::text, is_open, menu::text, version, created_at, updated_at"
 
     init(row: PostgresRow, distance: Double? = nil) throws {
         let (id, owner, name, cuisine, address, lat, lng, image, hours, isOpen, menu, version, created, updated) =

@@ -39,7 +39,10 @@ struct RestaurantSeeder: Sendable {
             try await group.waitForAll()
         }
         try await insertPlaces(graph)
-        logger.info("seeded the fixture's restaurants", metadata: ["count": "\(graph.places.count)", "seconds": "\((ContinuousClock.now - started).seconds)"])
+        logger.info(
+            "seeded the fixture's restaurants",
+            metadata: ["count": "\(graph.places.count)", "seconds": "\((ContinuousClock.now - started).seconds)"]
+        )
     }
 
     /// The fixture's places, each with its menu, in one transaction; a place already there is left
@@ -51,13 +54,19 @@ struct RestaurantSeeder: Sendable {
             // did not cover (CI saw tracking stop so); `ON CONFLICT DO NOTHING` now covers both.
             try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended('tracking.seed-restaurants', 0))", logger: logger)
             for place in graph.places {
-                let menu = try String(decoding: JSONEncoder().encode(MenuGenerator.menu(amenity: place.amenity, cuisine: place.cuisine, osmNode: place.osmNode)), as: UTF8.self)
-                try await connection.query("""
+                let menu = try String(
+                    decoding: JSONEncoder().encode(MenuGenerator.menu(amenity: place.amenity, cuisine: place.cuisine, osmNode: place.osmNode)),
+                    as: UTF8.self
+                )
+                try await connection.query(
+                    """
                     INSERT INTO restaurants (id, owner_id, osm_node, name, amenity, cuisine, address, lat, lng, menu)
                     VALUES (\(Self.restaurantID(place.osmNode)), \(Self.ownerID(place.osmNode)), \(place.osmNode), \(place.name), \(place.amenity),
                             \(place.cuisine), 'Helsinki', \(place.lat), \(place.lng), \(menu)::jsonb)
                     ON CONFLICT DO NOTHING
-                    """, logger: logger)
+                    """,
+                    logger: logger
+                )
             }
         }
     }
@@ -101,7 +110,11 @@ struct RestaurantSeeder: Sendable {
         var bytes = Array(SHA256.hash(data: Data(name.utf8)).prefix(16))
         bytes[6] = (bytes[6] & 0x0F) | 0x40
         bytes[8] = (bytes[8] & 0x3F) | 0x80
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            )
+        )
     }
 }

@@ -40,8 +40,9 @@ struct RestaurantStore: Sendable {
         }
 
         init?(_ text: String) {
-            guard let data = Base64URL.decode(Substring(text)), let decoded = String(data: data, encoding: .utf8), let bar = decoded.firstIndex(of: "|"),
-                  let order = Double(decoded[..<bar]), order.isFinite, let id = UUID(uuidString: String(decoded[decoded.index(after: bar)...]))
+            guard let data = Base64URL.decode(Substring(text)), let decoded = String(data: data, encoding: .utf8),
+                let bar = decoded.firstIndex(of: "|"),
+                let order = Double(decoded[..<bar]), order.isFinite, let id = UUID(uuidString: String(decoded[decoded.index(after: bar)...]))
             else { return nil }
             self.order = order
             self.id = id
@@ -107,7 +108,10 @@ struct RestaurantStore: Sendable {
 
     func restaurant(_ id: UUID, caller: Caller) async throws -> Restaurant {
         try await client.withTransaction(settings: caller.settings, logger: logger) { [logger] connection in
-            guard let row = try await connection.query("SELECT \(unescaped: Restaurant.columns) FROM restaurants WHERE id = \(id)", logger: logger).collect().first else {
+            guard
+                let row = try await connection.query("SELECT \(unescaped: Restaurant.columns) FROM restaurants WHERE id = \(id)", logger: logger)
+                    .collect().first
+            else {
                 throw Self.notFound(id)
             }
             return try Restaurant(row: row)
@@ -136,12 +140,15 @@ struct RestaurantStore: Sendable {
         let menu = try String(decoding: JSONEncoder().encode(fields.menu ?? []), as: UTF8.self)
         let hours = try (fields.openingHours ?? nil).map { try String(decoding: JSONEncoder().encode($0), as: UTF8.self) }
         return try await client.withTransaction(settings: caller.settings, logger: logger) { [logger] connection in
-            let row = try await connection.query("""
+            let row = try await connection.query(
+                """
                 INSERT INTO restaurants (id, owner_id, name, cuisine, address, lat, lng, image_url, opening_hours, is_open, menu)
                 VALUES (\(UUID()), \(owner), \(name), \(fields.cuisine ?? nil), \(fields.address ?? ""), \(location.lat), \(location.lng),
                         \(fields.imageUrl ?? nil), \(hours)::jsonb, \(fields.isOpen ?? true), \(menu)::jsonb)
                 RETURNING \(unescaped: Restaurant.columns)
-                """, logger: logger).collect().first
+                """,
+                logger: logger
+            ).collect().first
             let restaurant = try Restaurant(row: row!)
             try await announce(restaurant, .created, on: connection)
             return restaurant
@@ -155,14 +162,21 @@ struct RestaurantStore: Sendable {
         return try await client.withTransaction(settings: caller.settings, logger: logger) { [logger] connection in
             // Read without a lock (only its owner and admins may lock it); the update below
             // applies only at the version read.
-            guard let current = try await connection.query("SELECT owner_id, version FROM restaurants WHERE id = \(id)", logger: logger)
-                .collect().first?.decode((UUID, Int).self)
+            guard
+                let current = try await connection.query("SELECT owner_id, version FROM restaurants WHERE id = \(id)", logger: logger)
+                    .collect().first?.decode((UUID, Int).self)
             else { throw Self.notFound(id) }
             guard current.0 == caller.id || caller.isAdmin else {
-                throw Problem(status: .forbidden, type: "not-the-owner", title: "Not your restaurant", detail: "Only the restaurant's owner or an admin may change it.")
+                throw Problem(
+                    status: .forbidden,
+                    type: "not-the-owner",
+                    title: "Not your restaurant",
+                    detail: "Only the restaurant's owner or an admin may change it."
+                )
             }
             guard version == nil || current.1 == version else { throw Problem.stale(current: current.1) }
-            let row = try await connection.query("""
+            let row = try await connection.query(
+                """
                 UPDATE restaurants SET
                     name = coalesce(\(fields.name), name),
                     cuisine = CASE WHEN \(fields.cuisine != nil) THEN \(fields.cuisine ?? nil) ELSE cuisine END,
@@ -175,7 +189,9 @@ struct RestaurantStore: Sendable {
                     version = version + 1, updated_at = clock_timestamp()
                 WHERE id = \(id) AND version = \(current.1)
                 RETURNING \(unescaped: Restaurant.columns)
-                """, logger: logger).collect().first
+                """,
+                logger: logger
+            ).collect().first
             // Changed by someone else between the read and the update.
             guard let row else { throw Problem.stale(current: current.1 + 1) }
             let restaurant = try Restaurant(row: row)
@@ -185,8 +201,16 @@ struct RestaurantStore: Sendable {
     }
 
     private func announce(_ restaurant: Restaurant, _ change: RestaurantChanged.Change, on connection: PostgresConnection) async throws {
-        let event = RestaurantChanged(restaurantId: restaurant.id, ownerId: restaurant.ownerId, change: change, name: restaurant.name,
-                                      cuisine: restaurant.cuisine, isOpen: restaurant.isOpen, version: restaurant.version, changedAt: restaurant.updatedAt)
+        let event = RestaurantChanged(
+            restaurantId: restaurant.id,
+            ownerId: restaurant.ownerId,
+            change: change,
+            name: restaurant.name,
+            cuisine: restaurant.cuisine,
+            isOpen: restaurant.isOpen,
+            version: restaurant.version,
+            changedAt: restaurant.updatedAt
+        )
         try await outbox.append(event, subject: event.aggregateID, on: connection, logger: logger)
     }
 }
@@ -194,13 +218,21 @@ struct RestaurantStore: Sendable {
 extension Problem {
     /// 412: the resource changed since the version the request names.
     static func stale(current: Int) -> Problem {
-        Problem(status: .preconditionFailed, type: "version-mismatch", title: "Changed meanwhile",
-                detail: "It is at version \(current) now; read it again and retry with If-Match: \"\(current)\".")
+        Problem(
+            status: .preconditionFailed,
+            type: "version-mismatch",
+            title: "Changed meanwhile",
+            detail: "It is at version \(current) now; read it again and retry with If-Match: \"\(current)\"."
+        )
     }
 
     /// 428: a change without `If-Match`.
     static var versionRequired: Problem {
-        Problem(status: .preconditionRequired, type: "if-match-required", title: "If-Match required",
-                detail: "Send If-Match with the ETag you read, so that changes made meanwhile are not lost.")
+        Problem(
+            status: .preconditionRequired,
+            type: "if-match-required",
+            title: "If-Match required",
+            detail: "Send If-Match with the ETag you read, so that changes made meanwhile are not lost."
+        )
     }
 }

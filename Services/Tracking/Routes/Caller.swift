@@ -11,12 +11,13 @@ struct Caller: Sendable, Equatable {
     var role: UserRole
 
     var actor: OrderActor {
-        let acting: OrderActor.Role = switch role {
-        case .customer: .customer
-        case .restaurant: .restaurant
-        case .driver: .driver
-        case .admin: .admin
-        }
+        let acting: OrderActor.Role =
+            switch role {
+            case .customer: .customer
+            case .restaurant: .restaurant
+            case .driver: .driver
+            case .admin: .admin
+            }
         return OrderActor(userId: id, role: acting)
     }
 
@@ -30,8 +31,12 @@ struct Caller: Sendable, Equatable {
     /// - Throws: 403 `forbidden-role` unless the caller has one of `roles`.
     func require(_ roles: UserRole..., to what: String) throws(Problem) {
         guard roles.contains(role) else {
-            throw Problem(status: .forbidden, type: "forbidden-role", title: "Not allowed for this role",
-                          detail: "Only \(roles.map(\.rawValue).joined(separator: " or ")) accounts may \(what); this one is \(role.rawValue).")
+            throw Problem(
+                status: .forbidden,
+                type: "forbidden-role",
+                title: "Not allowed for this role",
+                detail: "Only \(roles.map(\.rawValue).joined(separator: " or ")) accounts may \(what); this one is \(role.rawValue)."
+            )
         }
     }
 }

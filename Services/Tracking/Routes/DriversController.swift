@@ -25,10 +25,13 @@ struct DriversController: Sendable {
             let onShift = body.bool("onShift", required: true)
             try body.validate()
             try await client.withTransaction(settings: caller.settings, logger: logger) { [logger] connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     INSERT INTO drivers (user_id, on_shift) VALUES (\(caller.id), \(onShift!))
                     ON CONFLICT (user_id) DO UPDATE SET on_shift = excluded.on_shift, updated_at = clock_timestamp()
-                    """, logger: logger)
+                    """,
+                    logger: logger
+                )
             }
             return try JSONBody.response(.ok, Shift(onShift: onShift!))
         }
@@ -58,7 +61,12 @@ struct DriversController: Sendable {
         do {
             return try PositionBatch.read(bytes)
         } catch {
-            throw Problem.validation([FieldError(.body(pointer: ""), "the body is a JSON array of 1 to \(PositionBatch.maxCount) positions {lat, lng, heading?, speedMps?, accuracyM?, recordedAt}")])
+            throw Problem.validation([
+                FieldError(
+                    .body(pointer: ""),
+                    "the body is a JSON array of 1 to \(PositionBatch.maxCount) positions {lat, lng, heading?, speedMps?, accuracyM?, recordedAt}"
+                )
+            ])
         }
     }
 }

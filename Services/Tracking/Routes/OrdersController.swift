@@ -134,7 +134,9 @@ struct OrdersController: Sendable {
         }
         if let status = parameters.get("status") {
             query.status = OrderStatus(rawValue: status)
-            if query.status == nil { errors.append(FieldError(.parameter("status"), "status: one of \(OrderStatus.allCases.map(\.rawValue).joined(separator: ", "))")) }
+            if query.status == nil {
+                errors.append(FieldError(.parameter("status"), "status: one of \(OrderStatus.allCases.map(\.rawValue).joined(separator: ", "))"))
+            }
         }
         if let since = parameters.get("since"), !since.isEmpty {
             query.since = OrderStore.SyncToken(since)

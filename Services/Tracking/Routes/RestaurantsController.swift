@@ -26,7 +26,12 @@ struct RestaurantsController: Sendable {
             fields.ownerId = body.uuid("ownerId", required: true)
             try body.validate()
             let created = try await restaurants.create(fields, caller: caller)
-            return try VersionTag.response(created, status: .created, version: created.version, headers: [.location: "/v1/restaurants/\(created.id.lowercased)"])
+            return try VersionTag.response(
+                created,
+                status: .created,
+                version: created.version,
+                headers: [.location: "/v1/restaurants/\(created.id.lowercased)"]
+            )
         }
         group.get("restaurants/:id") { request, context in
             let caller = try await keys.caller(request.headers)
@@ -69,7 +74,9 @@ struct RestaurantsController: Sendable {
         var query = RestaurantStore.Query(limit: try PageRequest.limit(request))
         if let near = parameters.get("near") {
             let parts = near.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-            if parts.count == 2, let lat = parts[0], let lng = parts[1], lat.isFinite, lng.isFinite, (-90...90).contains(lat), (-180...180).contains(lng) {
+            if parts.count == 2, let lat = parts[0], let lng = parts[1], lat.isFinite, lng.isFinite, (-90...90).contains(lat),
+                (-180...180).contains(lng)
+            {
                 query.near = .init(lat: lat, lng: lng)
             } else {
                 errors.append(FieldError(.parameter("near"), "near: lat,lng in degrees (60.17,24.94)"))
@@ -105,7 +112,8 @@ struct RestaurantsController: Sendable {
         if body.fields["cuisine"] != nil { fields.cuisine = .some(body.text("cuisine", required: false, maxCharacters: 100)) }
         fields.address = body.text("address", required: false, maxCharacters: 500)
         if var location = body.object("location", required: creating) {
-            let lat = location.number("lat", required: true, in: -90...90), lng = location.number("lng", required: true, in: -180...180)
+            let lat = location.number("lat", required: true, in: -90...90)
+            let lng = location.number("lng", required: true, in: -180...180)
             if let lat, let lng { fields.location = .init(lat: lat, lng: lng) }
             body.absorb(location)
         }
@@ -120,7 +128,10 @@ struct RestaurantsController: Sendable {
                     if case .string(let text) = value, OpeningHours.days.contains(day), text.count <= 100, OpeningHours.ranges(text) != nil {
                         parsed[day] = text
                     } else {
-                        body.fail("openingHours/\(day.prefix(20))", "openingHours: mon…sun, each ranges of Helsinki time such as \"10-22\" or \"11:30-14:00,17-23\"; null is always open")
+                        body.fail(
+                            "openingHours/\(day.prefix(20))",
+                            "openingHours: mon…sun, each ranges of Helsinki time such as \"10-22\" or \"11:30-14:00,17-23\"; null is always open"
+                        )
                     }
                 }
                 fields.openingHours = .some(parsed)
@@ -141,7 +152,12 @@ struct RestaurantsController: Sendable {
     /// A `PUT …/menu` body: the whole menu, as an array.
     static func menu(_ bytes: [UInt8]) throws -> [MenuItem] {
         guard case .array(let items)? = try JSONObject.parse(bytes) else {
-            throw Problem(status: .badRequest, type: "malformed-body", title: "Malformed request body", detail: "the body is not a JSON array of menu items")
+            throw Problem(
+                status: .badRequest,
+                type: "malformed-body",
+                title: "Malformed request body",
+                detail: "the body is not a JSON array of menu items"
+            )
         }
         var body = try JSONObject(Array("{}".utf8))
         let menu = menuItems(items, at: "", body: &body)

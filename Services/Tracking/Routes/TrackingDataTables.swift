@@ -55,33 +55,41 @@ struct TrackingDataTables {
                 .init("is_open", .boolean, writable: true), .init("menu", .jsonb), .init("version", .integer),
                 .init("created_at", .timestamptz), .init("updated_at", .timestamptz),
             ],
-            primaryKey: ["id"], defaultOrder: [.init(column: "created_at"), .init(column: "id")]
+            primaryKey: ["id"],
+            defaultOrder: [.init(column: "created_at"), .init(column: "id")]
         )
-        return DataTable(description, read: readRestaurants, writes: DataWrites(
-            update: { [restaurants] key, changes, caller in
-                let caller = try Self.signedIn(caller)
-                guard let id = key["id"]?.stringValue.flatMap(UUID.init(uuidString:)) else { return false }
-                // The typed API's body, from the row's columns.
-                var typed: [String: JSONValue] = [:]
-                let names = ["name": "name", "cuisine": "cuisine", "address": "address", "image_url": "imageUrl", "opening_hours": "openingHours", "is_open": "isOpen"]
-                for (column, value) in changes {
-                    if let name = names[column] { typed[name] = value }
+        return DataTable(
+            description,
+            read: readRestaurants,
+            writes: DataWrites(
+                update: { [restaurants] key, changes, caller in
+                    let caller = try Self.signedIn(caller)
+                    guard let id = key["id"]?.stringValue.flatMap(UUID.init(uuidString:)) else { return false }
+                    // The typed API's body, from the row's columns.
+                    var typed: [String: JSONValue] = [:]
+                    let names = [
+                        "name": "name", "cuisine": "cuisine", "address": "address", "image_url": "imageUrl", "opening_hours": "openingHours",
+                        "is_open": "isOpen",
+                    ]
+                    for (column, value) in changes {
+                        if let name = names[column] { typed[name] = value }
+                    }
+                    if changes["lat"] != nil || changes["lng"] != nil {
+                        typed["location"] = .object(["lat": changes["lat"] ?? .null, "lng": changes["lng"] ?? .null])
+                    }
+                    var body = JSONObject(fields: typed, at: "")
+                    let fields = RestaurantsController.fields(&body, creating: false)
+                    try body.validate()
+                    do {
+                        // At whatever version it has, as `If-Match: *` (PostgREST has no versions).
+                        _ = try await restaurants.update(id, fields, expecting: nil, caller: caller)
+                        return true
+                    } catch let problem as Problem where problem.status == .forbidden || problem.status == .notFound {
+                        return false
+                    }
                 }
-                if changes["lat"] != nil || changes["lng"] != nil {
-                    typed["location"] = .object(["lat": changes["lat"] ?? .null, "lng": changes["lng"] ?? .null])
-                }
-                var body = JSONObject(fields: typed, at: "")
-                let fields = RestaurantsController.fields(&body, creating: false)
-                try body.validate()
-                do {
-                    // At whatever version it has, as `If-Match: *` (PostgREST has no versions).
-                    _ = try await restaurants.update(id, fields, expecting: nil, caller: caller)
-                    return true
-                } catch let problem as Problem where problem.status == .forbidden || problem.status == .notFound {
-                    return false
-                }
-            }
-        ))
+            )
+        )
     }
 
     // MARK: orders
@@ -96,45 +104,55 @@ struct TrackingDataTables {
             .init("dropoff_lng", .numeric, writable: true), .init("notes", .text, writable: true), .init("status", .text),
             .init("eta_seconds", .integer), .init("version", .integer), .init("created_at", .timestamptz), .init("updated_at", .timestamptz),
         ],
-        primaryKey: ["id"], defaultOrder: [.init(column: "created_at", descending: true), .init(column: "id", descending: true)]
+        primaryKey: ["id"],
+        defaultOrder: [.init(column: "created_at", descending: true), .init(column: "id", descending: true)]
     )
 
     private var ordersTable: DataTable {
-        DataTable(Self.ordersDescription, read: read, writes: DataWrites(
-            insert: { [orders] rows, request in
-                let caller = try Self.signedIn(request.caller)
-                let placements = try rows.map { (row) throws -> (OrderStore.Placement, [UInt8]) in
-                    if let customer = row["customer_id"], customer != .null,
-                       customer.stringValue.flatMap(UUID.init(uuidString:)) != caller.id {
-                        throw DataAPIError.forbidden("new row violates row-level security policy for table \"orders\"")
+        DataTable(
+            Self.ordersDescription,
+            read: read,
+            writes: DataWrites(
+                insert: { [orders] rows, request in
+                    let caller = try Self.signedIn(request.caller)
+                    let placements = try rows.map { (row) throws -> (OrderStore.Placement, [UInt8]) in
+                        if let customer = row["customer_id"], customer != .null,
+                            customer.stringValue.flatMap(UUID.init(uuidString:)) != caller.id
+                        {
+                            throw DataAPIError.forbidden("new row violates row-level security policy for table \"orders\"")
+                        }
+                        // The typed API's body, from the row's columns: items as [{menu_item_id, quantity}].
+                        var typed: [String: JSONValue] = ["restaurantId": row["restaurant_id"] ?? .null, "notes": row["notes"] ?? .string("")]
+                        if case .array(let items)? = row["items"] {
+                            typed["items"] = .array(
+                                items.map { item in
+                                    guard case .object(var fields) = item else { return item }
+                                    if let id = fields.removeValue(forKey: "menu_item_id") { fields["menuItemId"] = id }
+                                    return .object(fields)
+                                }
+                            )
+                        } else {
+                            typed["items"] = row["items"] ?? .null
+                        }
+                        typed["dropoff"] = .object([
+                            "address": row["dropoff_address"] ?? .null, "lat": row["dropoff_lat"] ?? .null, "lng": row["dropoff_lng"] ?? .null,
+                        ])
+                        var body = JSONObject(fields: typed, at: "")
+                        let placement = OrdersController.placement(&body)
+                        try body.validate()
+                        return (placement!, Array((try? JSONEncoder().encode(row)) ?? Data()))
                     }
-                    // The typed API's body, from the row's columns: items as [{menu_item_id, quantity}].
-                    var typed: [String: JSONValue] = ["restaurantId": row["restaurant_id"] ?? .null, "notes": row["notes"] ?? .string("")]
-                    if case .array(let items)? = row["items"] {
-                        typed["items"] = .array(items.map { item in
-                            guard case .object(var fields) = item else { return item }
-                            if let id = fields.removeValue(forKey: "menu_item_id") { fields["menuItemId"] = id }
-                            return .object(fields)
-                        })
-                    } else {
-                        typed["items"] = row["items"] ?? .null
+                    var written: [[String: JSONValue]] = []
+                    for (placement, bytes) in placements {
+                        switch try await orders.place(placement, caller: caller, key: IdempotencyKey(key: UUID().uuidString, body: bytes)) {
+                        case .created(let order), .replayed(let order): written.append(["id": .string(order.id.lowercased)])
+                        case .keyReused: break
+                        }
                     }
-                    typed["dropoff"] = .object(["address": row["dropoff_address"] ?? .null, "lat": row["dropoff_lat"] ?? .null, "lng": row["dropoff_lng"] ?? .null])
-                    var body = JSONObject(fields: typed, at: "")
-                    let placement = OrdersController.placement(&body)
-                    try body.validate()
-                    return (placement!, Array((try? JSONEncoder().encode(row)) ?? Data()))
+                    return written
                 }
-                var written: [[String: JSONValue]] = []
-                for (placement, bytes) in placements {
-                    switch try await orders.place(placement, caller: caller, key: IdempotencyKey(key: UUID().uuidString, body: bytes)) {
-                    case .created(let order), .replayed(let order): written.append(["id": .string(order.id.lowercased)])
-                    case .keyReused: break
-                    }
-                }
-                return written
-            }
-        ))
+            )
+        )
     }
 
     // MARK: rpc/advance_order
@@ -155,8 +173,10 @@ struct TrackingDataTables {
             if to != nil, status == nil { body.fail("to", "to: one of \(OrderStatus.allCases.map(\.rawValue).joined(separator: ", "))") }
             try body.validate()
             let order = try await orders.move(id!, to: status!, reason: reason, driver: driver, expecting: version, caller: caller)
-            let (json, _) = try await table.read(dataCaller, [try table.renderer.read(DataQuery(), keys: [["id": .string(order.id.lowercased)]])])[0][0]
-                .decode((String, Int).self)
+            let (json, _) = try await table.read(dataCaller, [try table.renderer.read(DataQuery(), keys: [["id": .string(order.id.lowercased)]])])[0][
+                0
+            ]
+            .decode((String, Int).self)
             guard case .array(let rows) = try JSONDecoder().decode(JSONValue.self, from: Data(json.utf8)), let row = rows.first else { return .null }
             return row
         }

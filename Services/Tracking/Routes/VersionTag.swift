@@ -11,8 +11,13 @@ enum VersionTag {
     static func tag(_ version: Int) -> String { "\"\(version)\"" }
 
     /// `body` at `version` with its `ETag`; for a read, 304 when `If-None-Match` names it.
-    static func response(_ body: some Encodable, status: HTTPResponse.Status = .ok, version: Int, request: Request? = nil,
-                         headers: HTTPFields = [:]) throws -> Response {
+    static func response(
+        _ body: some Encodable,
+        status: HTTPResponse.Status = .ok,
+        version: Int,
+        request: Request? = nil,
+        headers: HTTPFields = [:]
+    ) throws -> Response {
         var headers = headers
         headers[.eTag] = tag(version)
         if let request, EntityTag.matches(request.headers[.ifNoneMatch], tag(version)) {
@@ -33,8 +38,12 @@ enum VersionTag {
         if text.hasPrefix("W/") { text = text.dropFirst(2) }
         if text.hasPrefix("\""), text.hasSuffix("\""), text.count >= 2 { text = text.dropFirst().dropLast() }
         guard let version = Int(text), version > 0 else {
-            throw Problem(status: .preconditionFailed, type: "version-mismatch", title: "Changed meanwhile",
-                          detail: "If-Match must be the ETag you read (a version such as \"3\").")
+            throw Problem(
+                status: .preconditionFailed,
+                type: "version-mismatch",
+                title: "Changed meanwhile",
+                detail: "If-Match must be the ETag you read (a version such as \"3\")."
+            )
         }
         return version
     }

@@ -22,7 +22,9 @@ public enum OrderStatus: String, Codable, Sendable, CaseIterable {
 
 /// The statuses of `tracking.order.status-changed.v1`.
 public enum OrderStatusV1: String, Codable, Sendable, CaseIterable {
-    case placed, accepted, preparing, ready, pickedUp = "picked_up", delivered, cancelled
+    case placed, accepted, preparing, ready
+    case pickedUp = "picked_up"
+    case delivered, cancelled
 
     /// What `status` means to a v1 consumer: `nil` for the driver's legs, which v1 does not
     /// tell apart (an order waiting for or driving to its pickup is still `ready`, one on its way
@@ -137,8 +139,13 @@ public struct OrderPlaced: DomainEvent {
 
     /// The same placement for v1 consumers.
     public var v1: OrderPlacedV1 {
-        OrderPlacedV1(orderId: orderId, parties: parties.v1, items: items.map { .init(name: $0.name, quantity: $0.quantity) },
-                      totalCents: totalCents, placedAt: placedAt)
+        OrderPlacedV1(
+            orderId: orderId,
+            parties: parties.v1,
+            items: items.map { .init(name: $0.name, quantity: $0.quantity) },
+            totalCents: totalCents,
+            placedAt: placedAt
+        )
     }
 }
 
@@ -156,8 +163,16 @@ public struct OrderStatusChanged: DomainEvent {
     public var version: Int
     public var changedAt: Date
 
-    public init(orderId: UUID, parties: OrderParties, status: OrderStatus, previousStatus: OrderStatus, by: OrderActor,
-                reason: String?, version: Int, changedAt: Date) {
+    public init(
+        orderId: UUID,
+        parties: OrderParties,
+        status: OrderStatus,
+        previousStatus: OrderStatus,
+        by: OrderActor,
+        reason: String?,
+        version: Int,
+        changedAt: Date
+    ) {
         self.orderId = orderId
         self.parties = parties
         self.status = status
@@ -220,8 +235,17 @@ public struct DriverLocationUpdated: DomainEvent {
     public var etaSeconds: Int?
     public var recordedAt: Date
 
-    public init(driverId: UUID, orderId: UUID?, latitude: Double, longitude: Double, heading: Double?, speedMps: Double?,
-                accuracyM: Double?, etaSeconds: Int?, recordedAt: Date) {
+    public init(
+        driverId: UUID,
+        orderId: UUID?,
+        latitude: Double,
+        longitude: Double,
+        heading: Double?,
+        speedMps: Double?,
+        accuracyM: Double?,
+        etaSeconds: Int?,
+        recordedAt: Date
+    ) {
         self.driverId = driverId
         self.orderId = orderId
         self.latitude = latitude

@@ -1,6 +1,6 @@
 import Crypto
-import ServiceKit
 import Foundation
+import ServiceKit
 
 /// One versioned SQL migration: the file `Migrations/0003_collections.sql` is version 3, named
 /// `collections`.
@@ -34,8 +34,8 @@ package struct Migration: Sendable, Equatable {
             let fileName = file.lastPathComponent
             let stem = fileName.dropLast(4)
             guard let separator = stem.firstIndex(of: "_"),
-                  let version = Int(stem[..<separator]), version > 0,
-                  stem[..<separator].allSatisfy(\.isNumber)
+                let version = Int(stem[..<separator]), version > 0,
+                stem[..<separator].allSatisfy(\.isNumber)
             else { throw MigrationError.invalidFileName(fileName) }
             let sql = try String(contentsOf: file, encoding: .utf8)
             migrations.append(Migration(version: version, name: String(stem[stem.index(after: separator)...]), sql: sql))

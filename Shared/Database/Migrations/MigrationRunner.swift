@@ -29,8 +29,8 @@ package struct MigrationRunner: Sendable {
     /// - Throws: `MigrationError.invalidSchemaName` naming anything else.
     package static func checkIdentifier(_ name: String) throws {
         guard let first = name.unicodeScalars.first, ("a"..."z").contains(first),
-              name.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }),
-              name.utf8.count <= 63
+            name.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }),
+            name.utf8.count <= 63
         else { throw MigrationError.invalidSchemaName(name) }
     }
 
@@ -75,19 +75,25 @@ package struct MigrationRunner: Sendable {
 
     private func applyPending(on connection: PostgresConnection, logger: Logger) async throws -> Report {
         let quotedSchema = "\"\(schema)\""  // validated identifier: safe to splice
-        let schemaExists = try await connection.query("SELECT 1 FROM pg_namespace WHERE nspname = \(schema)", logger: logger)
+        let schemaExists =
+            try await connection.query("SELECT 1 FROM pg_namespace WHERE nspname = \(schema)", logger: logger)
             .collect().isEmpty == false
         if !schemaExists {
             try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA \(quotedSchema)"), logger: logger)
         }
-        try await connection.query(PostgresQuery(unsafeSQL: """
-            CREATE TABLE IF NOT EXISTS \(quotedSchema).\(ledger) (
-                version integer PRIMARY KEY,
-                name text NOT NULL,
-                checksum text NOT NULL,
-                applied_at timestamptz NOT NULL DEFAULT now()
-            )
-            """), logger: logger)
+        try await connection.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    CREATE TABLE IF NOT EXISTS \(quotedSchema).\(ledger) (
+                        version integer PRIMARY KEY,
+                        name text NOT NULL,
+                        checksum text NOT NULL,
+                        applied_at timestamptz NOT NULL DEFAULT now()
+                    )
+                    """
+            ),
+            logger: logger
+        )
 
         var applied: [Int: String] = [:]
         let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT version, checksum FROM \(quotedSchema).\(ledger)"), logger: logger)
@@ -130,21 +136,27 @@ package struct MigrationRunner: Sendable {
                 )
             }
         }
-        try await connection.query(PostgresQuery(
-            unsafeSQL: "INSERT INTO \(quotedSchema).\(ledger) (version, name, checksum) VALUES ($1, $2, $3)",
-            binds: {
-                var binds = PostgresBindings()
-                binds.append(migration.version)
-                binds.append(migration.name)
-                binds.append(migration.checksum)
-                return binds
-            }()
-        ), logger: logger)
+        try await connection.query(
+            PostgresQuery(
+                unsafeSQL: "INSERT INTO \(quotedSchema).\(ledger) (version, name, checksum) VALUES ($1, $2, $3)",
+                binds: {
+                    var binds = PostgresBindings()
+                    binds.append(migration.version)
+                    binds.append(migration.name)
+                    binds.append(migration.checksum)
+                    return binds
+                }()
+            ),
+            logger: logger
+        )
         try await connection.query("COMMIT", logger: logger)
-        logger.info("applied migration", metadata: [
-            "schema": .string(schema),
-            "migration": .string(migration.fileName),
-            "duration_ms": .stringConvertible(start.duration(to: .now).milliseconds.rounded()),
-        ])
+        logger.info(
+            "applied migration",
+            metadata: [
+                "schema": .string(schema),
+                "migration": .string(migration.fileName),
+                "duration_ms": .stringConvertible(start.duration(to: .now).milliseconds.rounded()),
+            ]
+        )
     }
 }

@@ -33,7 +33,8 @@ package enum SQLScript {
                 index = skipBlockComment(bytes, from: index)
                 continue
             case UInt8(ascii: "'"):
-                let backslashEscapes = index > 0 && (bytes[index - 1] | 0x20) == UInt8(ascii: "e")
+                let backslashEscapes =
+                    index > 0 && (bytes[index - 1] | 0x20) == UInt8(ascii: "e")
                     && (index < 2 || !isIdentifier(bytes[index - 2]))
                 index = skipQuoted(bytes, from: index, quote: UInt8(ascii: "'"), backslashEscapes: backslashEscapes)
                 hasCode = true

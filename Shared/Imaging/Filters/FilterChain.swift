@@ -52,15 +52,21 @@ package struct FilterChain: Sendable, Equatable {
         }
         for name in step.parameters.keys.sorted() where definition.parameter(name) == nil {
             let known = definition.parameters.map(\.name)
-            throw FilterValidationError(field: "\(path).\(name)", message: known.isEmpty
-                ? "\(definition.name) takes no parameters"
-                : "not a parameter of \(definition.name) (\(known.joined(separator: ", ")))")
+            throw FilterValidationError(
+                field: "\(path).\(name)",
+                message: known.isEmpty
+                    ? "\(definition.name) takes no parameters"
+                    : "not a parameter of \(definition.name) (\(known.joined(separator: ", ")))"
+            )
         }
         var filled = FilterStep(name: definition.name)
         for parameter in definition.parameters {
             let value = step.parameters[parameter.name] ?? parameter.defaultValue
             guard value.isFinite, value >= parameter.minimum, value <= parameter.maximum else {
-                throw FilterValidationError(field: "\(path).\(parameter.name)", message: "must be between \(format(parameter.minimum)) and \(format(parameter.maximum)), got \(format(value))")
+                throw FilterValidationError(
+                    field: "\(path).\(parameter.name)",
+                    message: "must be between \(format(parameter.minimum)) and \(format(parameter.maximum)), got \(format(value))"
+                )
             }
             filled.parameters[parameter.name] = value
         }
@@ -91,7 +97,9 @@ package struct FilterChain: Sendable, Equatable {
         case "transfer":
             return [.affine(ColourMatrix.gains(1.10, 1.02, 0.90).then(.contrast(1.05)))]
         case "colorControls":
-            return [.affine(ColourMatrix.saturation(p["saturation"]!).then(.contrast(p["contrast"]!)).then(.linear(scale: 1, shift: p["brightness"]!)))]
+            return [
+                .affine(ColourMatrix.saturation(p["saturation"]!).then(.contrast(p["contrast"]!)).then(.linear(scale: 1, shift: p["brightness"]!)))
+            ]
         case "exposure":
             return p["ev"]! == 0 ? [] : [.curve(.exposure(ev: p["ev"]!))]
         case "vibrance":
@@ -139,7 +147,8 @@ package struct FilterChain: Sendable, Equatable {
     /// Gains that turn 6500 K white into the white of `kelvin` (Tanner Helland's approximation of
     /// the black-body colour), and scale green by 1 − tint/500.
     static func whiteBalance(kelvin: Double, tint: Double) -> ColourMatrix {
-        let target = blackBody(kelvin), neutral = blackBody(6500)
+        let target = blackBody(kelvin)
+        let neutral = blackBody(6500)
         return .gains(target[0] / neutral[0], target[1] / neutral[1] * (1 - tint / 500), target[2] / neutral[2])
     }
 

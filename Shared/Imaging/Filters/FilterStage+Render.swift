@@ -75,8 +75,16 @@ extension FilterStage {
                         described[index].table = tables.baseAddress.map { UnsafePointer($0 + next * 65_536) }
                         next += 1
                     }
-                    return splash_point_chain(pixels, inputIsFloat ? 1 : 0, target, output == VIPS_FORMAT_FLOAT ? 1 : 0,
-                                              Int32(width), Int32(height), described, Int32(described.count)) == 0
+                    return splash_point_chain(
+                        pixels,
+                        inputIsFloat ? 1 : 0,
+                        target,
+                        output == VIPS_FORMAT_FLOAT ? 1 : 0,
+                        Int32(width),
+                        Int32(height),
+                        described,
+                        Int32(described.count)
+                    ) == 0
                 }
             }
         }
@@ -88,7 +96,8 @@ extension FilterStage {
         switch self {
         case .affine(let matrix):
             stage.kind = SPLASH_STAGE_AFFINE
-            let m = matrix.m.map(Float.init), offset = matrix.offset.map { Float($0 * 255) }
+            let m = matrix.m.map(Float.init)
+            let offset = matrix.offset.map { Float($0 * 255) }
             stage.matrix = (m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8])
             stage.offset = (offset[0], offset[1], offset[2])
         case .curve:

@@ -32,7 +32,14 @@ enum ByteBudgetEncoder {
                 }
             }
             if let best {
-                return RenderedImage(bytes: best.bytes, format: rules.format, width: image.width, height: image.height, quality: best.quality, encodes: encodes)
+                return RenderedImage(
+                    bytes: best.bytes,
+                    format: rules.format,
+                    width: image.width,
+                    height: image.height,
+                    quality: best.quality,
+                    encodes: encodes
+                )
             }
             // Over the cap even at the lowest quality: 10 % smaller, and again.
             let edge = Int(Double(max(image.width, image.height)) * 0.9)

@@ -14,7 +14,13 @@ package struct OutputRules: Sendable, Equatable {
 
     package static let maxLongestEdge = 2048
 
-    package init(format: EditOutput.Format = .jpeg, longestEdge: Int = 1080, targetBytes: Int = 1 << 20, capBytes: Int = 2 << 20, qualities: ClosedRange<Int> = 40...92) {
+    package init(
+        format: EditOutput.Format = .jpeg,
+        longestEdge: Int = 1080,
+        targetBytes: Int = 1 << 20,
+        capBytes: Int = 2 << 20,
+        qualities: ClosedRange<Int> = 40...92
+    ) {
         self.format = format
         self.longestEdge = longestEdge
         self.targetBytes = targetBytes

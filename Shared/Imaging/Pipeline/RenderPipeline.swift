@@ -9,7 +9,12 @@ import Contracts
 /// `VipsRuntime.releaseThreadState()` when it is done with libvips.
 package enum RenderPipeline {
     /// - Throws: `ImagingError` saying why the source cannot be rendered.
-    package static func render(_ source: [UInt8], filters: FilterChain, output: OutputRules, limits: SourceLimits = SourceLimits()) throws(ImagingError) -> RenderedImage {
+    package static func render(
+        _ source: [UInt8],
+        filters: FilterChain,
+        output: OutputRules,
+        limits: SourceLimits = SourceLimits()
+    ) throws(ImagingError) -> RenderedImage {
         let header = try SourceInspection.inspect(source, limits: limits)
         let decoded: VImage
         do {

@@ -76,7 +76,11 @@ package enum SourceInspection {
         return try checked(splash_vips_header_from_file(path), format: format, limits: limits)
     }
 
-    private static func checked(_ header: UnsafeMutablePointer<VipsImage>?, format: SourceFormat, limits: SourceLimits) throws(ImagingError) -> SourceHeader {
+    private static func checked(
+        _ header: UnsafeMutablePointer<VipsImage>?,
+        format: SourceFormat,
+        limits: SourceLimits
+    ) throws(ImagingError) -> SourceHeader {
         guard let header else { throw .unreadable(VipsFailure.take().message) }
         let image = VImage(owning: header)
         guard image.width > 0, image.height > 0 else { throw .unreadable("no pixels") }

@@ -6,7 +6,10 @@ extension VImage {
     /// A new `width`×`height` image in memory, its pixels written by `fill` (given the first byte;
     /// rows back to back, bands interleaved), which returns false when it could not.
     static func filled(
-        width: Int, height: Int, bands: Int, format: VipsBandFormat,
+        width: Int,
+        height: Int,
+        bands: Int,
+        format: VipsBandFormat,
         interpretation: VipsInterpretation = VIPS_INTERPRETATION_sRGB,
         by fill: (UnsafeMutableRawPointer) -> Bool
     ) throws(VipsFailure) -> VImage {
@@ -34,10 +37,16 @@ extension VImage {
         }
         let (sourceWidth, sourceHeight, bands) = (width, height, self.bands)
         return try withPixels { source throws(VipsFailure) in
-            try VImage.filled(width: targetWidth, height: targetHeight, bands: bands, format: VIPS_FORMAT_UCHAR, interpretation: interpretation) { target in
+            try VImage.filled(width: targetWidth, height: targetHeight, bands: bands, format: VIPS_FORMAT_UCHAR, interpretation: interpretation) {
+                target in
                 splash_resize_lanczos3(
-                    source.assumingMemoryBound(to: UInt8.self), Int32(sourceWidth), Int32(sourceHeight), Int32(bands),
-                    target.assumingMemoryBound(to: UInt8.self), Int32(targetWidth), Int32(targetHeight)
+                    source.assumingMemoryBound(to: UInt8.self),
+                    Int32(sourceWidth),
+                    Int32(sourceHeight),
+                    Int32(bands),
+                    target.assumingMemoryBound(to: UInt8.self),
+                    Int32(targetWidth),
+                    Int32(targetHeight)
                 ) == 0
             }
         }

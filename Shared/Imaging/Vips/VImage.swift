@@ -46,7 +46,9 @@ final class VImage {
             vips_image_new_from_memory_copy(bytes.baseAddress, bytes.count, Int32(width), Int32(height), Int32(bands), VIPS_FORMAT_UCHAR)
         }
         guard let pointer else { throw VipsFailure.take() }
-        return try VImage(owning: pointer).map { splash_vips_copy_interpretation($0, $1, bands >= 3 ? VIPS_INTERPRETATION_sRGB : VIPS_INTERPRETATION_B_W) }
+        return try VImage(owning: pointer).map {
+            splash_vips_copy_interpretation($0, $1, bands >= 3 ? VIPS_INTERPRETATION_sRGB : VIPS_INTERPRETATION_B_W)
+        }
     }
 
     /// Computes the whole pipeline behind this image once, into memory, so that encoding it
@@ -67,7 +69,9 @@ final class VImage {
     }
 
     /// Runs an encoder that returns a g_malloc'ed buffer, and copies the buffer out.
-    func encode(_ encoder: (Pointer, UnsafeMutablePointer<UnsafeMutableRawPointer?>, UnsafeMutablePointer<Int>) -> Int32) throws(VipsFailure) -> [UInt8] {
+    func encode(
+        _ encoder: (Pointer, UnsafeMutablePointer<UnsafeMutableRawPointer?>, UnsafeMutablePointer<Int>) -> Int32
+    ) throws(VipsFailure) -> [UInt8] {
         var buffer: UnsafeMutableRawPointer?
         var length = 0
         guard encoder(pointer, &buffer, &length) == 0, let buffer else { throw VipsFailure.take() }

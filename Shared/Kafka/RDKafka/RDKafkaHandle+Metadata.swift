@@ -1,5 +1,5 @@
-import Contracts
 import CRdKafka
+import Contracts
 import Foundation
 
 extension RDKafkaHandle {

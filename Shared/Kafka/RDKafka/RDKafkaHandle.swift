@@ -74,14 +74,15 @@ final class RDKafkaCallbacks: Sendable {
 
     /// librdkafka's syslog levels mapped onto swift-log's.
     func log(level: Int32, facility: String, message: String) {
-        let swiftLevel: Logger.Level = switch level {
-        case ...2: .critical
-        case 3: .error
-        case 4: .warning
-        case 5: .notice
-        case 6: .info
-        default: .debug
-        }
+        let swiftLevel: Logger.Level =
+            switch level {
+            case ...2: .critical
+            case 3: .error
+            case 4: .warning
+            case 5: .notice
+            case 6: .info
+            default: .debug
+            }
         logger.log(level: swiftLevel, "\(message)", metadata: ["kafka.facility": "\(facility)"])
     }
 

@@ -24,7 +24,8 @@ package struct LocalDatabase: Sendable {
     /// Safe to run on every start.
     /// - Parameter passwords: the password of each role, by role name.
     package func provision(superuserPassword: String?, services: [LocalService], passwords: [String: String], logger: Logger) async throws {
-        try await PostgresCluster.withSuperuserConnection(port: port, password: superuserPassword, database: "postgres", logger: logger) { connection in
+        try await PostgresCluster.withSuperuserConnection(port: port, password: superuserPassword, database: "postgres", logger: logger) {
+            connection in
             let exists = try await connection.query("SELECT 1 FROM pg_database WHERE datname = \(name)", logger: logger).collect().isEmpty == false
             if !exists {
                 try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(Self.identifier(name))"), logger: logger)
@@ -32,19 +33,35 @@ package struct LocalDatabase: Sendable {
             }
             for service in services {
                 guard let role = service.role, let password = passwords[role] else { continue }
-                let roleExists = try await connection.query("SELECT 1 FROM pg_roles WHERE rolname = \(role)", logger: logger).collect().isEmpty == false
+                let roleExists =
+                    try await connection.query("SELECT 1 FROM pg_roles WHERE rolname = \(role)", logger: logger).collect().isEmpty == false
                 // Utility statements take no bind parameters; the password is quoted as a literal.
                 let verb = roleExists ? "ALTER" : "CREATE"
-                try await connection.query(PostgresQuery(unsafeSQL: "\(verb) ROLE \(Self.identifier(role)) LOGIN PASSWORD \(Self.literal(password))"), logger: logger)
+                try await connection.query(
+                    PostgresQuery(unsafeSQL: "\(verb) ROLE \(Self.identifier(role)) LOGIN PASSWORD \(Self.literal(password))"),
+                    logger: logger
+                )
             }
         }
         try await PostgresCluster.withSuperuserConnection(port: port, password: superuserPassword, database: name, logger: logger) { connection in
             try await connection.query(PostgresQuery(unsafeSQL: "REVOKE ALL ON DATABASE \(Self.identifier(name)) FROM PUBLIC"), logger: logger)
             for service in services {
                 guard let role = service.role, let schema = service.schema else { continue }
-                try await connection.query(PostgresQuery(unsafeSQL: "GRANT CONNECT, TEMPORARY ON DATABASE \(Self.identifier(name)) TO \(Self.identifier(role))"), logger: logger)
-                try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(Self.identifier(schema)) AUTHORIZATION \(Self.identifier(role))"), logger: logger)
-                try await connection.query(PostgresQuery(unsafeSQL: "ALTER ROLE \(Self.identifier(role)) IN DATABASE \(Self.identifier(name)) SET search_path = \(Self.identifier(schema))"), logger: logger)
+                try await connection.query(
+                    PostgresQuery(unsafeSQL: "GRANT CONNECT, TEMPORARY ON DATABASE \(Self.identifier(name)) TO \(Self.identifier(role))"),
+                    logger: logger
+                )
+                try await connection.query(
+                    PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(Self.identifier(schema)) AUTHORIZATION \(Self.identifier(role))"),
+                    logger: logger
+                )
+                try await connection.query(
+                    PostgresQuery(
+                        unsafeSQL:
+                            "ALTER ROLE \(Self.identifier(role)) IN DATABASE \(Self.identifier(name)) SET search_path = \(Self.identifier(schema))"
+                    ),
+                    logger: logger
+                )
             }
         }
     }

@@ -28,7 +28,8 @@ package struct PostgresBinaries: Sendable, Equatable {
         for candidate in candidates {
             let binaries = PostgresBinaries(directory: candidate)
             if FileManager.default.isExecutableFile(atPath: binaries.initdb.path),
-               FileManager.default.isExecutableFile(atPath: binaries.postgres.path) {
+                FileManager.default.isExecutableFile(atPath: binaries.postgres.path)
+            {
                 return binaries
             }
         }

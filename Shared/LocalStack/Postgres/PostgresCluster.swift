@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import ServiceKit
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -64,7 +65,13 @@ package struct PostgresCluster: Sendable {
     /// The command that serves the cluster on `listenAddress:port` (loopback unless told),
     /// stopping when process `owner` is gone; `removeDataDirectoryOnExit` deletes the cluster once
     /// the server has stopped.
-    package func serverCommand(port: Int, durability: Durability, owner: pid_t, removeDataDirectoryOnExit: Bool = false, listenAddress: String = "127.0.0.1") -> ProcessCommand {
+    package func serverCommand(
+        port: Int,
+        durability: Durability,
+        owner: pid_t,
+        removeDataDirectoryOnExit: Bool = false,
+        listenAddress: String = "127.0.0.1"
+    ) -> ProcessCommand {
         var settings = [
             "listen_addresses": listenAddress,
             "port": String(port),
@@ -78,7 +85,8 @@ package struct PostgresCluster: Sendable {
             settings["synchronous_commit"] = "off"
             settings["full_page_writes"] = "off"
         }
-        let server = [binaries.postgres.path, "-D", dataDirectory.path] + settings.sorted { $0.key < $1.key }.flatMap { ["-c", "\($0.key)=\($0.value)"] }
+        let server =
+            [binaries.postgres.path, "-D", dataDirectory.path] + settings.sorted { $0.key < $1.key }.flatMap { ["-c", "\($0.key)=\($0.value)"] }
         let tether = ProcessCommand(
             URL(fileURLWithPath: "/bin/sh"),
             ["-c", Self.tetherScript, "postgres-tether", String(owner), removeDataDirectoryOnExit ? dataDirectory.path : ""] + server
@@ -88,11 +96,18 @@ package struct PostgresCluster: Sendable {
 
     /// Waits until the server on `port` answers a query.
     /// - Throws: `LocalStackError.notReady` when `isAlive` turns false first or `timeout` passes.
-    package static func waitUntilReady(host: String = "127.0.0.1", port: Int, password: String?, timeout: Duration = .seconds(30), isAlive: @Sendable () async -> Bool) async throws {
+    package static func waitUntilReady(
+        host: String = "127.0.0.1",
+        port: Int,
+        password: String?,
+        timeout: Duration = .seconds(30),
+        isAlive: @Sendable () async -> Bool
+    ) async throws {
         let logger = Logger(label: "postgres-probe")
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            let answered = try? await withSuperuserConnection(host: host, port: port, password: password, database: "postgres", logger: logger) { connection in
+            let answered = try? await withSuperuserConnection(host: host, port: port, password: password, database: "postgres", logger: logger) {
+                connection in
                 try await connection.query("SELECT 1", logger: logger)
             }
             if answered != nil { return }
@@ -116,7 +131,12 @@ package struct PostgresCluster: Sendable {
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         let configuration = PostgresConnection.Configuration(
-            host: host, port: port, username: superuser, password: password, database: database, tls: .disable
+            host: host,
+            port: port,
+            username: superuser,
+            password: password,
+            database: database,
+            tls: .disable
         )
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
         do {

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -32,7 +33,10 @@ package struct UnprivilegedUser: Sendable {
         try manager.setAttributes([.ownerAccountID: uid, .groupOwnerAccountID: gid], ofItemAtPath: path.path)
         if let contents = manager.enumerator(atPath: path.path) {
             for case let relative as String in contents {
-                try manager.setAttributes([.ownerAccountID: uid, .groupOwnerAccountID: gid], ofItemAtPath: path.appendingPathComponent(relative).path)
+                try manager.setAttributes(
+                    [.ownerAccountID: uid, .groupOwnerAccountID: gid],
+                    ofItemAtPath: path.appendingPathComponent(relative).path
+                )
             }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -121,7 +122,10 @@ package final class ChildProcess: @unchecked Sendable {
             case let descriptor? where descriptor >= 0:
                 try check(posix_spawn_file_actions_adddup2(&actions, descriptor, target), "dup2")
             case _?:
-                try check(posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0), "open /dev/null")
+                try check(
+                    posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0),
+                    "open /dev/null"
+                )
             }
         }
         try check(SpawnExtensions.addCloseFrom(&actions, 3), "closefrom")

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,8 +13,8 @@ package enum ProcessTree {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         for entry in entries {
             guard let child = pid_t(entry),
-                  let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                  let closing = stat.lastIndex(of: ")")
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let closing = stat.lastIndex(of: ")")
             else { continue }
             // Fields after the command name: state, ppid, …
             let fields = stat[stat.index(after: closing)...].split(separator: " ")

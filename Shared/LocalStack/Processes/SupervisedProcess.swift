@@ -1,6 +1,7 @@
 import AsyncSignals
 import Foundation
 import ServiceKit
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -97,9 +98,11 @@ package actor SupervisedProcess {
         let drained = output.attach(to: pipe)
         let exit = OneShot<String>()
         process.terminationHandler = { finished in
-            exit.complete(finished.terminationReason == .uncaughtSignal
-                ? "on signal \(finished.terminationStatus)"
-                : "with status \(finished.terminationStatus)")
+            exit.complete(
+                finished.terminationReason == .uncaughtSignal
+                    ? "on signal \(finished.terminationStatus)"
+                    : "with status \(finished.terminationStatus)"
+            )
         }
         try process.run()
         current = Child(process: process, exit: exit, drained: drained)

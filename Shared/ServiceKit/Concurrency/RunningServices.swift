@@ -13,10 +13,12 @@ package func withRunningServices<Result: Sendable>(
     _ body: () async throws -> Result
 ) async throws -> Result {
     let (services, allStarted) = startingInOrder(services)
-    let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-        services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0, successTerminationBehavior: .ignore) },
-        logger: logger
-    ))
+    let group = ServiceGroup(
+        configuration: ServiceGroupConfiguration(
+            services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0, successTerminationBehavior: .ignore) },
+            logger: logger
+        )
+    )
     return try await withThrowingTaskGroup(of: Void.self) { tasks in
         tasks.addTask { try await group.run() }
         let result: Result

@@ -14,11 +14,13 @@ package func startingInOrder(_ services: [any Service]) -> (services: [any Servi
         ordered.append(StartsAfter(service: service, previous: previous, started: started))
         previous = started
     }
-    let allStarted = previous ?? {
-        let none = OneShot<Void>()
-        none.complete(())
-        return none
-    }()
+    let allStarted =
+        previous
+        ?? {
+            let none = OneShot<Void>()
+            none.complete(())
+            return none
+        }()
     return (ordered, allStarted)
 }
 

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Runs `operation`, failing with `timeoutError()` as soon as `timeout` has passed without it
+/// Runs `operation`, failing with `timeoutError` (made only then) as soon as `timeout` has passed without it
 /// finishing.
 ///
 /// The deadline holds even when the operation does not react to cancellation: a query on a
@@ -11,7 +11,7 @@ import Synchronization
 /// a timed-out request must assume anyway.
 package func withTimeout<Result: Sendable>(
     _ timeout: Duration,
-    error timeoutError: @escaping @Sendable () -> any Error,
+    error timeoutError: @escaping @autoclosure @Sendable () -> any Error,
     operation: @escaping @Sendable () async throws -> Result
 ) async throws -> Result {
     let outcome = FirstOutcome<Result>()

@@ -113,20 +113,32 @@ package struct ConfigurationReader: Sendable {
 
     /// A duration such as `250ms`, `30s`, `5m`, `1h` or `30d`, at least `minimum`.
     package func duration(_ name: String, default defaultValue: Duration? = nil, minimum: Duration = .zero) throws(ConfigurationError) -> Duration {
-        try value(name, expected: "a duration such as 250ms, 30s, 5m, 1h or 30d (at least \(DurationFormat.format(minimum)))", default: defaultValue) { raw in
+        try value(name, expected: "a duration such as 250ms, 30s, 5m, 1h or 30d (at least \(DurationFormat.format(minimum)))", default: defaultValue)
+        { raw in
             DurationFormat.parse(raw).flatMap { $0 >= minimum ? $0 : nil }
         }
     }
 
     /// A size in bytes such as `512`, `64KiB`, `1MiB` or `25MB`, within `range`.
-    package func byteCount(_ name: String, default defaultValue: Int? = nil, in range: ClosedRange<Int> = 1...Int.max) throws(ConfigurationError) -> Int {
-        try value(name, expected: "a size in bytes such as 512, 64KiB, 1MiB or 25MB (\(range.lowerBound)–\(range.upperBound) bytes)", default: defaultValue) { raw in
+    package func byteCount(
+        _ name: String,
+        default defaultValue: Int? = nil,
+        in range: ClosedRange<Int> = 1...Int.max
+    ) throws(ConfigurationError) -> Int {
+        try value(
+            name,
+            expected: "a size in bytes such as 512, 64KiB, 1MiB or 25MB (\(range.lowerBound)–\(range.upperBound) bytes)",
+            default: defaultValue
+        ) { raw in
             ByteCountFormat.parse(raw).flatMap { range.contains($0) ? $0 : nil }
         }
     }
 
     /// One of the raw values of `Value`.
-    package func choice<Value: RawRepresentable & CaseIterable>(_ name: String, default defaultValue: Value? = nil) throws(ConfigurationError) -> Value
+    package func choice<Value: RawRepresentable & CaseIterable>(
+        _ name: String,
+        default defaultValue: Value? = nil
+    ) throws(ConfigurationError) -> Value
     where Value.RawValue == String {
         let choices = Value.allCases.map(\.rawValue).joined(separator: ", ")
         return try value(name, expected: "one of \(choices)", default: defaultValue) { Value(rawValue: $0.lowercased()) }

@@ -10,7 +10,7 @@ extension HTTPFields {
     /// spaces and tabs around the token ignored).
     package static func bearerToken(in authorization: String?) -> String? {
         guard var value = authorization?.utf8[...], value.count > 7,
-              zip(value.prefix(7), "bearer ".utf8).allSatisfy({ $0 == $1 || $0 | 0x20 == $1 })
+            zip(value.prefix(7), "bearer ".utf8).allSatisfy({ $0 == $1 || $0 | 0x20 == $1 })
         else { return nil }
         value = value.dropFirst(7)
         let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }

@@ -34,10 +34,16 @@ extension Problem {
         case let decodingError as DecodingError:
             return Problem(status: .badRequest, type: "malformed-body", title: "Malformed request body", detail: decodingError.clientDescription)
         case let failure as any TransientFailure where failure.isTransient:
-            logger.warning("a dependency failed for the moment", metadata: ["error": .string((error as? any LogDiagnosable)?.diagnosis ?? String(reflecting: error))])
+            logger.warning(
+                "a dependency failed for the moment",
+                metadata: ["error": .string((error as? any LogDiagnosable)?.diagnosis ?? String(reflecting: error))]
+            )
             return Problem(
-                status: .serviceUnavailable, type: "temporarily-unavailable", title: "Temporarily unavailable",
-                detail: "A service this one depends on failed for a moment; retry shortly.", headers: [.retryAfter: "1"]
+                status: .serviceUnavailable,
+                type: "temporarily-unavailable",
+                title: "Temporarily unavailable",
+                detail: "A service this one depends on failed for a moment; retry shortly.",
+                headers: [.retryAfter: "1"]
             )
         case is CancellationError:
             logger.debug("request cancelled")

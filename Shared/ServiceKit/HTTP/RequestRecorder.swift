@@ -37,19 +37,27 @@ package final class RequestRecorder: Sendable {
         found.duration.record(elapsed)
 
         let level: Logger.Level = HealthRoutes.paths.contains(path) ? .debug : .info
-        logger.log(level: level, "request", metadata: [
-            "method": .string(method.rawValue),
-            "path": .string(path),
-            "status": .stringConvertible(status.code),
-            "duration_ms": .stringConvertible((elapsed.milliseconds * 100).rounded() / 100),
-        ])
+        logger.log(
+            level: level,
+            "request",
+            metadata: [
+                "method": .string(method.rawValue),
+                "path": .string(path),
+                "status": .stringConvertible(status.code),
+                "duration_ms": .stringConvertible((elapsed.milliseconds * 100).rounded() / 100),
+            ]
+        )
     }
 
     private func makeHandles(_ labels: Labels) -> Handles {
         let pairs = [("method", labels.method), ("route", labels.route), ("status", String(labels.status))]
         let made = Handles(
             requests: registry.makeCounter(descriptor: ServiceMetrics.httpRequests, labels: pairs),
-            duration: registry.makeDurationHistogram(descriptor: ServiceMetrics.httpRequestDuration, labels: pairs, buckets: ServiceMetrics.latencyBuckets)
+            duration: registry.makeDurationHistogram(
+                descriptor: ServiceMetrics.httpRequestDuration,
+                labels: pairs,
+                buckets: ServiceMetrics.latencyBuckets
+            )
         )
         // The registry hands out the same handles for the same labels, so a race here is harmless.
         handles.withLock { $0[labels] = made }

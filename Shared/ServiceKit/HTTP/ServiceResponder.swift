@@ -53,7 +53,7 @@ package struct ServiceResponder<Base: HTTPResponder>: HTTPResponder where Base.C
             context.maxUploadSize = policy.maxBodySize
             request.body = RequestBody(asyncSequence: SizeLimitedBody(base: request.body, limit: policy.maxBodySize))
             if let timeout = policy.timeout {
-                response = try await withTimeout(timeout, error: { RequestAbandoned(timeout: timeout) }) { [base, request, context] in
+                response = try await withTimeout(timeout, error: RequestAbandoned(timeout: timeout)) { [base, request, context] in
                     try await base.respond(to: request, context: context)
                 }
             } else {
@@ -61,7 +61,11 @@ package struct ServiceResponder<Base: HTTPResponder>: HTTPResponder where Base.C
             }
         } catch {
             abandoned = error is RequestAbandoned
-            response = Problem.answering(error, logger: context.logger).response(path: request.uri.path, requestID: requestID, headers: request.headers)
+            response = Problem.answering(error, logger: context.logger).response(
+                path: request.uri.path,
+                requestID: requestID,
+                headers: request.headers
+            )
         }
         response.headers[.requestID] = requestID
         // An abandoned handler may still be reading the request's body: the connection ends with
@@ -69,8 +73,12 @@ package struct ServiceResponder<Base: HTTPResponder>: HTTPResponder where Base.C
         if abandoned { response.headers[.connection] = "close" }
         // The router stores the matched route's template in a box the copies of the context share.
         recorder.record(
-            method: request.method, path: request.uri.path, route: context.endpointPath ?? "unmatched",
-            status: response.status, elapsed: start.duration(to: .now), logger: context.logger
+            method: request.method,
+            path: request.uri.path,
+            route: context.endpointPath ?? "unmatched",
+            status: response.status,
+            elapsed: start.duration(to: .now),
+            logger: context.logger
         )
         return response
     }

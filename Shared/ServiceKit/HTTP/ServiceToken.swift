@@ -21,7 +21,8 @@ package struct ServiceToken: Sendable {
 
     /// Whether `presented` is this secret; the time taken depends on its length only.
     package func matches(_ presented: String) -> Bool {
-        let left = Array(presented.utf8), right = Array(secret.utf8)
+        let left = Array(presented.utf8)
+        let right = Array(secret.utf8)
         guard left.count == right.count else { return false }
         var difference: UInt8 = 0
         for index in left.indices { difference |= left[index] ^ right[index] }

@@ -39,7 +39,7 @@ package struct HealthRoutes: Sendable {
             for check in checks {
                 group.addTask {
                     do {
-                        try await withTimeout(probeTimeout, error: { ProbeTimeout(timeout: probeTimeout) }, operation: check.probe)
+                        try await withTimeout(probeTimeout, error: ProbeTimeout(timeout: probeTimeout), operation: check.probe)
                         return (check.name, nil)
                     } catch {
                         return (check.name, String(describing: error))

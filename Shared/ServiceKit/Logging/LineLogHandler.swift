@@ -16,7 +16,13 @@ package struct LineLogHandler<Format: LogLineFormat>: LogHandler {
     private let format: Format
     private let output: LogOutput
 
-    package init(label: String, level: Logger.Level, format: Format, output: LogOutput = .standardOutput, metadataProvider: Logger.MetadataProvider? = nil) {
+    package init(
+        label: String,
+        level: Logger.Level,
+        format: Format,
+        output: LogOutput = .standardOutput,
+        metadataProvider: Logger.MetadataProvider? = nil
+    ) {
         self.label = label
         self.logLevel = level
         self.format = format

@@ -1,9 +1,10 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// Where log lines go: one `write(2)` per line under a lock, so lines from concurrent tasks never
 /// interleave.

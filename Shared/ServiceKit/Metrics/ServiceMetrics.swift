@@ -21,12 +21,20 @@ package struct ServiceMetrics: Sendable {
 
     /// `http_requests_total{method,route,status}`.
     package static var httpRequests: MetricNameDescriptor {
-        MetricNameDescriptor(metricName: "http_requests", unitName: "total", helpText: "HTTP requests answered, by method, route template and status.")
+        MetricNameDescriptor(
+            metricName: "http_requests",
+            unitName: "total",
+            helpText: "HTTP requests answered, by method, route template and status."
+        )
     }
 
     /// `http_request_duration_seconds{method,route,status}`, a histogram.
     package static var httpRequestDuration: MetricNameDescriptor {
-        MetricNameDescriptor(metricName: "http_request_duration", unitName: "seconds", helpText: "Time to answer HTTP requests, by method, route template and status.")
+        MetricNameDescriptor(
+            metricName: "http_request_duration",
+            unitName: "seconds",
+            helpText: "Time to answer HTTP requests, by method, route template and status."
+        )
     }
 
     package init() {

@@ -19,15 +19,20 @@ package struct PostgRESTError: Encodable, Sendable {
 
     /// A problem raised outside the data API's handlers, with a code for its status.
     package init(_ problem: Problem) {
-        let code = switch problem.status.code {
-        case 401: "PGRST301"
-        case 404: "PGRST205"
-        case 413: "PGRST413"
-        case 429: "PGRST429"
-        default: "PGRST\(problem.status.code)"
-        }
-        self.init(code: code, message: problem.detail ?? problem.title, details: problem.errors.isEmpty ? nil : problem.errors.map(\.detail).joined(separator: "; "),
-                  hint: problem.type)
+        let code =
+            switch problem.status.code {
+            case 401: "PGRST301"
+            case 404: "PGRST205"
+            case 413: "PGRST413"
+            case 429: "PGRST429"
+            default: "PGRST\(problem.status.code)"
+            }
+        self.init(
+            code: code,
+            message: problem.detail ?? problem.title,
+            details: problem.errors.isEmpty ? nil : problem.errors.map(\.detail).joined(separator: "; "),
+            hint: problem.type
+        )
     }
 
     /// Whether `path` lies under the data API.

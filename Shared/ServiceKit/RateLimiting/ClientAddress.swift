@@ -83,9 +83,14 @@ package struct ClientAddressResolver: Sendable {
 extension ConfigurationReader {
     /// A comma-separated list of IP addresses and CIDR ranges; empty when unset.
     package func ipRanges(_ name: String) throws(ConfigurationError) -> [IPRange] {
-        try value(name, expected: "a comma-separated list of IP addresses or CIDR ranges", default: [], parse: { raw in
-            let ranges = raw.split(separator: ",").map { IPRange($0.trimmingCharacters(in: .whitespaces)) }
-            return ranges.contains(nil) ? nil : ranges.compactMap { $0 }
-        })
+        try value(
+            name,
+            expected: "a comma-separated list of IP addresses or CIDR ranges",
+            default: [],
+            parse: { raw in
+                let ranges = raw.split(separator: ",").map { IPRange($0.trimmingCharacters(in: .whitespaces)) }
+                return ranges.contains(nil) ? nil : ranges.compactMap { $0 }
+            }
+        )
     }
 }

@@ -16,7 +16,7 @@ package struct RateLimit: Sendable, Equatable {
     package static func parse(_ text: String) -> RateLimit? {
         let parts = text.split(separator: "/", maxSplits: 1)
         guard parts.count == 2, let count = Int(parts[0].trimmingCharacters(in: .whitespaces)), count > 0,
-              let window = DurationFormat.parse(String(parts[1]).trimmingCharacters(in: .whitespaces)), window > .zero
+            let window = DurationFormat.parse(String(parts[1]).trimmingCharacters(in: .whitespaces)), window > .zero
         else { return nil }
         return RateLimit(count: count, window: window)
     }
@@ -61,7 +61,12 @@ package final class RateLimiter: Sendable {
                 pruneIfLarge(&buckets, now: now)
             }
             let untilFull = max(0, Int(((Double(limit.count) - bucket.tokens) / refillPerSecond).rounded(.up)))
-            return RateLimitDecision(allowed: allowed, remaining: Int(bucket.tokens), resetSeconds: untilFull, retryAfter: allowed ? nil : retryAfter(bucket))
+            return RateLimitDecision(
+                allowed: allowed,
+                remaining: Int(bucket.tokens),
+                resetSeconds: untilFull,
+                retryAfter: allowed ? nil : retryAfter(bucket)
+            )
         }
     }
 

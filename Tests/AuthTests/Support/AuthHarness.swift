@@ -1,9 +1,8 @@
-@testable import Auth
 import AsyncHTTPClient
-import HTTPTypes
 import Contracts
 import EventBus
 import Foundation
+import HTTPTypes
 import Identity
 import Kafka
 import LocalStack
@@ -11,6 +10,8 @@ import Logging
 import PostgresNIO
 import ServiceKit
 import TestSupport
+
+@testable import Auth
 
 /// One running auth service for a test: its own database (reached, like in production, as a role
 /// that owns the `auth` schema and nothing else, so row-level security applies), the test Kafka cluster, a
@@ -104,7 +105,8 @@ struct AuthHarness: Sendable {
     }
 
     /// Signs up `email` and returns the Session, failing the test on any other answer.
-    func signUp(_ email: String = AuthHarness.uniqueEmail(), password: String = "correct horse 1", data: [String: Any] = [:]) async throws -> Session {
+    func signUp(_ email: String = AuthHarness.uniqueEmail(), password: String = "correct horse 1", data: [String: Any] = [:]) async throws -> Session
+    {
         let response = try await call(.post, "/signup", json: ["email": email, "password": password, "data": data])
         return try Session(response, expecting: 200)
     }
@@ -171,7 +173,7 @@ struct Session: Sendable {
         guard response.status == status else { throw UnexpectedResponse(response: response) }
         let object = try response.json()
         guard let access = object["access_token"] as? String, let refresh = object["refresh_token"] as? String,
-              let user = object["user"] as? [String: Any], let id = user["id"] as? String, let email = user["email"] as? String
+            let user = object["user"] as? [String: Any], let id = user["id"] as? String, let email = user["email"] as? String
         else { throw UnexpectedResponse(response: response) }
         accessToken = access
         refreshToken = refresh

@@ -1,15 +1,16 @@
-@testable import EditRender
 import AsyncHTTPClient
 import Foundation
 import HTTPTypes
-import NIOCore
 import Identity
 import LocalStack
 import Logging
+import NIOCore
 import PostgresNIO
 import ServiceKit
 import Synchronization
 import TestSupport
+
+@testable import EditRender
 
 /// edit-render for one test: its own database (as the role owning only `render`), the test Kafka
 /// cluster with a consumer group of its own, a blob directory of its own, a fake photo-catalog
@@ -56,7 +57,10 @@ struct RenderHarness: Sendable {
     }
 
     private static func run<Result: Sendable>(
-        _ overrides: [String: String], replicas: Int, catalog: FakePhotoCatalog, blobs: URL,
+        _ overrides: [String: String],
+        replicas: Int,
+        catalog: FakePhotoCatalog,
+        blobs: URL,
         _ body: @Sendable (RenderHarness) async throws -> Result
     ) async throws -> Result {
         let database = try await TestPostgres.shared.makeDatabase()
@@ -92,9 +96,14 @@ struct RenderHarness: Sendable {
 
         @Sendable func start(_ remaining: Int, _ running: [RunningApplication]) async throws -> Result {
             if remaining == 0 {
-                return try await body(RenderHarness(apps: running, catalog: catalog, database: database, blobs: blobs, logs: logs, environment: settings))
+                return try await body(
+                    RenderHarness(apps: running, catalog: catalog, database: database, blobs: blobs, logs: logs, environment: settings)
+                )
             }
-            let application = try await buildApplication(configuration, runtime: ServiceRuntime(name: "edit-render", logger: logger, metrics: ServiceMetrics()))
+            let application = try await buildApplication(
+                configuration,
+                runtime: ServiceRuntime(name: "edit-render", logger: logger, metrics: ServiceMetrics())
+            )
             return try await withRunningApplication(application) { app in
                 try await start(remaining - 1, running + [app])
             }
@@ -108,7 +117,15 @@ struct RenderHarness: Sendable {
         try testAccessToken(user: user, key: catalog.key, issuer: Self.issuer)
     }
 
-    func call(_ method: HTTPRequest.Method, _ path: String, user: UUID?, headers: [(String, String)] = [], json: String? = nil, bytes: [UInt8]? = nil, on replica: Int = 0) async throws -> TestResponse {
+    func call(
+        _ method: HTTPRequest.Method,
+        _ path: String,
+        user: UUID?,
+        headers: [(String, String)] = [],
+        json: String? = nil,
+        bytes: [UInt8]? = nil,
+        on replica: Int = 0
+    ) async throws -> TestResponse {
         var all = headers
         if let user { all.append(("Authorization", "Bearer \(try token(user: user))")) }
         if json != nil { all.append(("Content-Type", "application/json")) }
@@ -130,7 +147,8 @@ struct RenderHarness: Sendable {
         let last = Mutex<TestResponse?>(nil)
         try await waitUntilReady("edit \(id) to finish", timeout: timeout) {
             guard let response = try? await call(.get, "/v1/edits/\(id)", user: user), response.status == 200,
-                  let status = (try? response.json())?["status"] as? String else { return false }
+                let status = (try? response.json())?["status"] as? String
+            else { return false }
             last.withLock { $0 = response }
             return status == "completed" || status == "failed"
         }
@@ -142,4 +160,3 @@ struct RenderHarness: Sendable {
         try await database.count("render.\(table)", where: condition)
     }
 }
-

@@ -10,7 +10,10 @@ import ServiceKit
 struct EventPublisher: Sendable {
     let producer: KafkaProducer
 
-    static func with<Result: Sendable>(_ kafka: KafkaEmbeddedCluster, _ body: @Sendable (EventPublisher) async throws -> Result) async throws -> Result {
+    static func with<Result: Sendable>(
+        _ kafka: KafkaEmbeddedCluster,
+        _ body: @Sendable (EventPublisher) async throws -> Result
+    ) async throws -> Result {
         var logger = Logger(label: "test-publisher")
         logger.logLevel = .warning
         var configuration = KafkaProducerConfiguration(bootstrapServers: kafka.bootstrapServers, clientID: "gateway-test-publisher")

@@ -58,31 +58,42 @@ final class FakeUpstream: Sendable {
         // `count` bytes of `FakeUpstream.pattern`, written in 64 KiB pieces.
         router.get("v1/media/bytes/:count") { _, context -> Response in
             let count = try context.parameters.require("count", as: Int.self)
-            return Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: ResponseBody(contentLength: count) { writer in
-                var sent = 0
-                while sent < count {
-                    let piece = min(64 << 10, count - sent)
-                    let start = Self.patternBytes.index(Self.patternBytes.startIndex, offsetBy: sent % 251)
-                    try await writer.write(ByteBuffer(bytes: Self.patternBytes[start..<start + piece]))
-                    sent += piece
+            return Response(
+                status: .ok,
+                headers: [.contentType: "application/octet-stream"],
+                body: ResponseBody(contentLength: count) { writer in
+                    var sent = 0
+                    while sent < count {
+                        let piece = min(64 << 10, count - sent)
+                        let start = Self.patternBytes.index(Self.patternBytes.startIndex, offsetBy: sent % 251)
+                        try await writer.write(ByteBuffer(bytes: Self.patternBytes[start..<start + piece]))
+                        sent += piece
+                    }
+                    try await writer.finish(nil)
                 }
-                try await writer.finish(nil)
-            })
+            )
         }
         // What a GET of the same would declare, and no body.
         router.head("v1/media/bytes/:count") { _, context -> Response in
             let count = try context.parameters.require("count", as: Int.self)
-            return Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: ResponseBody(contentLength: count) { writer in
-                try await writer.finish(nil)
-            })
+            return Response(
+                status: .ok,
+                headers: [.contentType: "application/octet-stream"],
+                body: ResponseBody(contentLength: count) { writer in
+                    try await writer.finish(nil)
+                }
+            )
         }
         // Announces `count` bytes, sends 1,000 and breaks off (the server then drops the connection).
         router.get("v1/media/broken/:count") { _, context -> Response in
             let count = try context.parameters.require("count", as: Int.self)
-            return Response(status: .ok, body: ResponseBody(contentLength: count) { writer in
-                try await writer.write(ByteBuffer(repeating: 0x41, count: 1_000))
-                throw CancellationError()
-            })
+            return Response(
+                status: .ok,
+                body: ResponseBody(contentLength: count) { writer in
+                    try await writer.write(ByteBuffer(repeating: 0x41, count: 1_000))
+                    throw CancellationError()
+                }
+            )
         }
         router.add(middleware: EchoMiddleware(upstream: self))
         let server = try await TestServer.start(router, port: port, label: "fake-upstream")
@@ -114,8 +125,14 @@ final class FakeUpstream: Sendable {
     struct EchoMiddleware: RouterMiddleware {
         let upstream: FakeUpstream
 
-        func handle(_ request: Request, context: BasicRequestContext, next: (Request, BasicRequestContext) async throws -> Response) async throws -> Response {
-            if request.uri.path == "/auth/v1/.well-known/jwks.json" || request.uri.path == "/v1/edits/slow" || request.uri.path == "/v1/edits/stalled" || request.uri.path.hasPrefix("/v1/media/") {
+        func handle(
+            _ request: Request,
+            context: BasicRequestContext,
+            next: (Request, BasicRequestContext) async throws -> Response
+        ) async throws -> Response {
+            if request.uri.path == "/auth/v1/.well-known/jwks.json" || request.uri.path == "/v1/edits/slow" || request.uri.path == "/v1/edits/stalled"
+                || request.uri.path.hasPrefix("/v1/media/")
+            {
                 return try await next(request, context)
             }
             return try await upstream.echo(request)
@@ -130,12 +147,15 @@ final class FakeUpstream: Sendable {
             bodyBytes.add(chunk.readableBytes, ordering: .relaxed)
         }
         var headers: [String: String] = [:]
-        for field in request.headers { headers[field.name.canonicalName, default: ""] += headers[field.name.canonicalName] == nil ? field.value : ", " + field.value }
+        for field in request.headers {
+            headers[field.name.canonicalName, default: ""] += headers[field.name.canonicalName] == nil ? field.value : ", " + field.value
+        }
         let echo: [String: Any] = ["method": request.method.rawValue, "uri": request.uri.description, "headers": headers, "bodySize": size]
         let body = try JSONSerialization.data(withJSONObject: echo)
-        var responseHeaders: HTTPFields = [.contentType: "application/json", .connection: "X-Upstream-Private", HTTPField.Name("X-Upstream-Private")!: "secret"]
+        var responseHeaders: HTTPFields = [
+            .contentType: "application/json", .connection: "X-Upstream-Private", HTTPField.Name("X-Upstream-Private")!: "secret",
+        ]
         responseHeaders[HTTPField.Name("X-Upstream")!] = "fake"
         return Response(status: .ok, headers: responseHeaders, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }
-

@@ -1,12 +1,13 @@
-@testable import Gateway
 import Foundation
 import Identity
 import Kafka
 import LocalStack
 import Logging
 import ServiceKit
-import Testing
 import TestSupport
+import Testing
+
+@testable import Gateway
 
 /// A gateway in front of fake upstreams for one test: auth's routes and key set, edit-render's
 /// and photo-catalog's routes all go to `upstream`.
@@ -61,14 +62,23 @@ struct GatewayHarness: Sendable {
         var logger = Logger(label: "gateway-test")
         logger.logLevel = .warning
         let configuration = try GatewayConfiguration(from: ConfigurationReader(environment))
-        let application = try await buildApplication(configuration, runtime: ServiceRuntime(name: "gateway", logger: logger, metrics: ServiceMetrics()))
+        let application = try await buildApplication(
+            configuration,
+            runtime: ServiceRuntime(name: "gateway", logger: logger, metrics: ServiceMetrics())
+        )
         return try await withRunningApplication(application, tasksOnEventLoops: true) { app in
             try await body(GatewayHarness(app: app, upstream: upstream, kafka: kafka))
         }
     }
 
     /// A token for `user` signed with `key` (the upstream's own key unless the test forges one).
-    func token(user: UUID = UUID(), role: String = "customer", key: SigningKey? = nil, expiresIn: TimeInterval = 3_600, issuer: String = GatewayHarness.issuer) throws -> String {
+    func token(
+        user: UUID = UUID(),
+        role: String = "customer",
+        key: SigningKey? = nil,
+        expiresIn: TimeInterval = 3_600,
+        issuer: String = GatewayHarness.issuer
+    ) throws -> String {
         try testAccessToken(user: user, role: role, key: key ?? upstream.key, issuer: issuer, expiresIn: expiresIn)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import NIOPosix
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -136,8 +137,12 @@ final class RawHTTPConnection: @unchecked Sendable {
         var body: [UInt8] = []
         var offset = bodyStart
         while true {
-            guard let lineEnd = received[offset...].indices.dropLast().first(where: { received[$0] == 13 && received[$0 + 1] == 10 }) else { return nil }
-            guard let size = Int(String(decoding: received[offset..<lineEnd], as: UTF8.self), radix: 16) else { throw RawHTTPError.malformed("chunk size") }
+            guard let lineEnd = received[offset...].indices.dropLast().first(where: { received[$0] == 13 && received[$0 + 1] == 10 }) else {
+                return nil
+            }
+            guard let size = Int(String(decoding: received[offset..<lineEnd], as: UTF8.self), radix: 16) else {
+                throw RawHTTPError.malformed("chunk size")
+            }
             let dataStart = lineEnd + 2
             guard received.count >= dataStart + size + 2 else { return nil }
             if size == 0 {

@@ -1,14 +1,17 @@
 import CVips
 import Contracts
 import Foundation
-@testable import Imaging
 import TestSupport
+
+@testable import Imaging
 
 /// The real photographs of `Fixtures/photos` (Debian's `mate-backgrounds`; see SOURCE.md there).
 enum Photos {
     static let directory = Bundle.module.resourceURL!.appendingPathComponent("Fixtures/photos")
 
-    static let names = ["Aqua", "Blinds", "Dune", "FreshFlower", "Garden", "GreenMeadow", "LadyBird", "RainDrops", "Storm", "TwoWings", "Wood", "YellowFlower"]
+    static let names = [
+        "Aqua", "Blinds", "Dune", "FreshFlower", "Garden", "GreenMeadow", "LadyBird", "RainDrops", "Storm", "TwoWings", "Wood", "YellowFlower",
+    ]
 
     static func bytes(_ name: String) throws -> [UInt8] {
         Array(try Data(contentsOf: directory.appendingPathComponent("\(name).jpg")))

@@ -1,4 +1,3 @@
-@testable import PhotoCatalog
 import Foundation
 import Identity
 import LocalStack
@@ -6,6 +5,8 @@ import Logging
 import PostgresNIO
 import ServiceKit
 import TestSupport
+
+@testable import PhotoCatalog
 
 /// photo-catalog for one test: its own database (reached as the role that owns only the `catalog`
 /// schema), in front of a fresh `FakeUnsplash` (or offline, with the fixture set), every log line
@@ -77,7 +78,10 @@ struct CatalogHarness: Sendable {
             if remaining == 0 {
                 return try await body(CatalogHarness(apps: running, unsplash: unsplash, database: database, logs: logs))
             }
-            let application = try await buildApplication(configuration, runtime: ServiceRuntime(name: "photo-catalog", logger: logger, metrics: ServiceMetrics()))
+            let application = try await buildApplication(
+                configuration,
+                runtime: ServiceRuntime(name: "photo-catalog", logger: logger, metrics: ServiceMetrics())
+            )
             return try await withRunningApplication(application) { app in
                 try await start(remaining - 1, running + [app])
             }

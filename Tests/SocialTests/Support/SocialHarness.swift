@@ -1,4 +1,3 @@
-@testable import Social
 import AsyncHTTPClient
 import Blobs
 import Contracts
@@ -13,6 +12,8 @@ import PostgresNIO
 import ServiceKit
 import Synchronization
 import TestSupport
+
+@testable import Social
 
 /// social for one test: its own database (as the role owning only `social`), the test Kafka
 /// cluster with a projection group of its own, a blob directory of its own, a fake photo-catalog
@@ -34,7 +35,10 @@ struct SocialHarness: Sendable {
         Array(try Data(contentsOf: fixtures.appendingPathComponent("\(name).jpg")))
     }
 
-    static func with<Result: Sendable>(_ overrides: [String: String] = [:], _ body: @Sendable (SocialHarness) async throws -> Result) async throws -> Result {
+    static func with<Result: Sendable>(
+        _ overrides: [String: String] = [:],
+        _ body: @Sendable (SocialHarness) async throws -> Result
+    ) async throws -> Result {
         let catalog = FakePhotoCatalog(images: ["Aqua.jpg": try photo("Aqua")])
         try await catalog.start()
         let blobs = FileManager.default.temporaryDirectory.appendingPathComponent("social-blobs-\(UUID().uuidString.prefix(8))")
@@ -72,7 +76,12 @@ struct SocialHarness: Sendable {
         ]
     }
 
-    private static func run<Result: Sendable>(_ overrides: [String: String], catalog: FakePhotoCatalog, blobs: URL, _ body: @Sendable (SocialHarness) async throws -> Result) async throws -> Result {
+    private static func run<Result: Sendable>(
+        _ overrides: [String: String],
+        catalog: FakePhotoCatalog,
+        blobs: URL,
+        _ body: @Sendable (SocialHarness) async throws -> Result
+    ) async throws -> Result {
         let database = try await TestPostgres.shared.makeDatabase()
         let (_, databaseURL) = try await database.makeServiceRole(schema: "social", password: "social-test-role")
         var environment = try await environment(catalog: catalog, databaseURL: databaseURL, blobs: blobs)
@@ -82,7 +91,10 @@ struct SocialHarness: Sendable {
         let factory = LogSettings(format: .json, level: .info).makeHandlerFactory(output: logs.output)
         let logger = Logger(label: "social") { label in factory(label, nil) }
         let configuration = try SocialConfiguration(from: ConfigurationReader(environment))
-        let application = try await buildApplication(configuration, runtime: ServiceRuntime(name: "social", logger: logger, metrics: ServiceMetrics()))
+        let application = try await buildApplication(
+            configuration,
+            runtime: ServiceRuntime(name: "social", logger: logger, metrics: ServiceMetrics())
+        )
         return try await withRunningApplication(application) { app in
             try await body(SocialHarness(app: app, catalog: catalog, database: database, blobs: blobs, logs: logs, environment: settings))
         }
@@ -94,7 +106,14 @@ struct SocialHarness: Sendable {
         try testAccessToken(user: user, key: catalog.key, issuer: Self.issuer)
     }
 
-    func call(_ method: HTTPRequest.Method, _ path: String, user: UUID?, headers: [(String, String)] = [], json: String? = nil, bytes: [UInt8]? = nil) async throws -> TestResponse {
+    func call(
+        _ method: HTTPRequest.Method,
+        _ path: String,
+        user: UUID?,
+        headers: [(String, String)] = [],
+        json: String? = nil,
+        bytes: [UInt8]? = nil
+    ) async throws -> TestResponse {
         var all = headers
         if let user { all.append(("Authorization", "Bearer \(try token(user: user))")) }
         if json != nil { all.append(("Content-Type", "application/json")) }
@@ -116,8 +135,13 @@ struct SocialHarness: Sendable {
 
     /// Publishes `auth.user.registered.v1` for `user` and waits until the projection has it.
     func register(_ user: UUID, username: String) async throws {
-        try await TestKafka.shared.publish([UserRegistered(userId: user, username: username, role: .customer, registeredAt: Date())], source: "/splash/auth")
-        try await waitFor("the profile of \(username)") { try await count("profiles", where: "user_id = '\(user.lowercased)' AND username = '\(username)'") == 1 }
+        try await TestKafka.shared.publish(
+            [UserRegistered(userId: user, username: username, role: .customer, registeredAt: Date())],
+            source: "/splash/auth"
+        )
+        try await waitFor("the profile of \(username)") {
+            try await count("profiles", where: "user_id = '\(user.lowercased)' AND username = '\(username)'") == 1
+        }
     }
 
     /// A completed edit of `user`'s: its rendered JPEG in the blob store, as edit-render leaves it,
@@ -126,7 +150,21 @@ struct SocialHarness: Sendable {
         let edit = UUID()
         let bytes = try Self.photo(photo)
         try await FileBlobStore(root: blobs).put(.edited(user: user, edit: edit, format: "jpeg"), bytes: bytes)
-        try await TestKafka.shared.publish([EditCompleted(editId: edit, userId: user, width: 1600, height: 1203, bytes: bytes.count, quality: 92, format: .jpeg, completedAt: Date())], source: "/splash/edit-render")
+        try await TestKafka.shared.publish(
+            [
+                EditCompleted(
+                    editId: edit,
+                    userId: user,
+                    width: 1600,
+                    height: 1203,
+                    bytes: bytes.count,
+                    quality: 92,
+                    format: .jpeg,
+                    completedAt: Date()
+                )
+            ],
+            source: "/splash/edit-render"
+        )
         try await waitFor("edit \(edit) in the projection") { try await count("edits", where: "edit_id = '\(edit.lowercased)'") == 1 }
         return edit
     }
@@ -149,7 +187,10 @@ struct SocialHarness: Sendable {
 
     static func files(under folder: URL) -> [String] {
         let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.isRegularFileKey])
-        return (walker?.compactMap { ($0 as? URL).flatMap { (try? $0.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true ? $0.path : nil } } ?? [])
+        return
+            (walker?.compactMap {
+                ($0 as? URL).flatMap { (try? $0.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true ? $0.path : nil }
+            } ?? [])
     }
 
     func waitFor(_ what: String, timeout: Duration = .seconds(30), _ condition: @Sendable () async throws -> Bool) async throws {

@@ -3,8 +3,8 @@ import EventBus
 import Foundation
 import LocalStack
 import PostgresNIO
-import Testing
 import TestSupport
+import Testing
 
 /// What must hold in Postgres and on Kafka after a fault, read once the services' relays have
 /// published what their outboxes hold. Each records its findings as the test's issues.
@@ -18,10 +18,12 @@ extension SystemStack {
         func readHistories() async throws -> [String: [String]] {
             try await database.withClient { client in
                 var histories: [String: [String]] = [:]
-                let rows = try await client.query("""
+                let rows = try await client.query(
+                    """
                     SELECT id::text, (SELECT array_agg(h->>'status' ORDER BY n) FROM jsonb_array_elements(status_history) WITH ORDINALITY AS e(h, n))
                     FROM tracking.orders
-                    """)
+                    """
+                )
                 for try await (id, statuses) in rows.decode((String, [String]).self) { histories[id] = statuses }
                 return histories
             }
@@ -50,7 +52,10 @@ extension SystemStack {
         }
         for (order, history) in histories {
             #expect(placements[order]?.count == 1, "order \(order): \(placements[order]?.count ?? 0) placements")
-            #expect(moves[order]?.map(\.1) ?? [] == Array(history.dropFirst()), "order \(order): moves \(moves[order]?.map(\.1) ?? []), history \(history)")
+            #expect(
+                moves[order]?.map(\.1) ?? [] == Array(history.dropFirst()),
+                "order \(order): moves \(moves[order]?.map(\.1) ?? []), history \(history)"
+            )
         }
         #expect(Set(placements.keys).union(moves.keys).isSubset(of: histories.keys), "events name orders Postgres does not have")
     }
@@ -66,7 +71,9 @@ extension SystemStack {
         try await database.waitUntilOutboxIsPublished(schema: "render", timeout: .seconds(60))
         let edits: [String: String] = try await database.withClient { client in
             var edits: [String: String] = [:]
-            for try await (id, status) in try await client.query("SELECT id::text, status FROM render.edits").decode((String, String).self) { edits[id] = status }
+            for try await (id, status) in try await client.query("SELECT id::text, status FROM render.edits").decode((String, String).self) {
+                edits[id] = status
+            }
             return edits
         }
         #expect(Set(accepted).isSubset(of: edits.keys), "\(Set(accepted).subtracting(edits.keys).count) accepted edits are missing")
@@ -74,18 +81,25 @@ extension SystemStack {
         #expect(unfinished.isEmpty, "edits not completed: \(unfinished)")
         let outboxed: [String: Int] = try await database.withClient { client in
             var counts: [String: Int] = [:]
-            let rows = try await client.query("SELECT convert_from(payload, 'UTF8')::jsonb->>'editId', count(*)::int FROM render.outbox WHERE type IN ('render.edit.completed.v1', 'render.edit.failed.v1') GROUP BY 1")
+            let rows = try await client.query(
+                "SELECT convert_from(payload, 'UTF8')::jsonb->>'editId', count(*)::int FROM render.outbox WHERE type IN ('render.edit.completed.v1', 'render.edit.failed.v1') GROUP BY 1"
+            )
             for try await (edit, count) in rows.decode((String, Int).self) { counts[edit] = count }
             return counts
         }
-        #expect(outboxed == edits.mapValues { _ in 1 }, "result events per edit in the outbox: \(outboxed.filter { $0.value != 1 }), missing \(Set(edits.keys).subtracting(outboxed.keys).count)")
+        #expect(
+            outboxed == edits.mapValues { _ in 1 },
+            "result events per edit in the outbox: \(outboxed.filter { $0.value != 1 }), missing \(Set(edits.keys).subtracting(outboxed.keys).count)"
+        )
         var results: [String: Set<UUID>] = [:]
         for event in try await publishedEvents(on: TopicCatalog.renderResults.name, bootstrapServers: kafka.bootstrapServers) {
             results[event.payload["editId"] as? String ?? "?", default: []].insert(event.id)
         }
         let notOnce = results.filter { $0.value.count != 1 }
-        #expect(notOnce.isEmpty && Set(results.keys) == Set(edits.keys),
-                "results on Kafka: \(notOnce.count) edits with more than one, \(Set(edits.keys).subtracting(results.keys).count) with none, \(Set(results.keys).subtracting(edits.keys).count) of no edit")
+        #expect(
+            notOnce.isEmpty && Set(results.keys) == Set(edits.keys),
+            "results on Kafka: \(notOnce.count) edits with more than one, \(Set(edits.keys).subtracting(results.keys).count) with none, \(Set(results.keys).subtracting(edits.keys).count) of no edit"
+        )
         let files = try FileManager.default.subpathsOfDirectory(atPath: blobs.path).filter { $0.hasSuffix("edited.jpg") }
         #expect(files.count == edits.count, "\(files.count) files for \(edits.count) completed edits")
         try await waitUntilReady("social recording every edit", timeout: .seconds(60)) {
@@ -105,7 +119,9 @@ extension SystemStack {
                 rows.insert("\(user)|\(photo)")
             }
             var counts: [String: Int] = [:]
-            for try await (photo, likes) in try await client.query("SELECT photo_key, likes::int FROM social.like_counts WHERE likes > 0").decode((String, Int).self) {
+            for try await (photo, likes) in try await client.query("SELECT photo_key, likes::int FROM social.like_counts WHERE likes > 0").decode(
+                (String, Int).self
+            ) {
                 counts[photo] = likes
             }
             return (rows, counts)
@@ -120,12 +136,17 @@ extension SystemStack {
         for event in try await publishedEvents(on: TopicCatalog.socialActivity.name, bootstrapServers: kafka.bootstrapServers)
         where event.type == PhotoLiked.type || event.type == PhotoUnliked.type {
             let key = "\(event.key)|\(event.payload["photoId"] as? String ?? "?")"
-            if !(toggles[key] ?? []).contains(where: { $0.0 == event.id }) { toggles[key, default: []].append((event.id, event.type == PhotoLiked.type)) }
+            if !(toggles[key] ?? []).contains(where: { $0.0 == event.id }) {
+                toggles[key, default: []].append((event.id, event.type == PhotoLiked.type))
+            }
         }
         for (key, sequence) in toggles {
             let states = sequence.map(\.1)
             #expect(zip(states, states.dropFirst()).allSatisfy { $0 != $1 } && states.first == true, "\(key): toggles \(states)")
-            #expect(states.last == rows.contains(key), "\(key): the events end \(states.last == true ? "liked" : "not liked"), the table says otherwise")
+            #expect(
+                states.last == rows.contains(key),
+                "\(key): the events end \(states.last == true ? "liked" : "not liked"), the table says otherwise"
+            )
         }
     }
 
@@ -140,7 +161,8 @@ extension SystemStack {
         }
         #expect(Set(accepted).isSubset(of: posts), "\(Set(accepted).subtracting(posts).count) posts answered 201 are missing")
         var created: [String: Set<UUID>] = [:]
-        for event in try await publishedEvents(on: TopicCatalog.socialActivity.name, bootstrapServers: kafka.bootstrapServers) where event.type == PostCreated.type {
+        for event in try await publishedEvents(on: TopicCatalog.socialActivity.name, bootstrapServers: kafka.bootstrapServers)
+        where event.type == PostCreated.type {
             created[event.payload["postId"] as? String ?? "?", default: []].insert(event.id)
         }
         #expect(Set(created.keys) == posts, "posts with a created event: \(created.count), in the table: \(posts.count)")

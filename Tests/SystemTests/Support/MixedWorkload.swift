@@ -59,15 +59,29 @@ final class MixedWorkload: Sendable {
     // MARK: Calls
 
     /// One call; status 0 when no answer came within 10 s.
-    private func send(_ method: HTTPMethod, _ path: String, token: String?, json: Any?, headers: [(String, String)]) async -> (status: Int, body: [String: Any]) {
+    private func send(
+        _ method: HTTPMethod,
+        _ path: String,
+        token: String?,
+        json: Any?,
+        headers: [(String, String)]
+    ) async -> (status: Int, body: [String: Any]) {
         (try? await jsonRequest(method, gateway + path, token: token, json: json, headers: headers, timeout: .seconds(10))) ?? (0, [:])
     }
 
     /// A call made again while the answer is none or a 502/503/504, up to `patience`; its final
     /// answer is recorded under `endpoint`.
     @discardableResult
-    func call(_ endpoint: String, _ method: HTTPMethod, _ path: String, token: String?, json: Any? = nil, headers: [(String, String)] = [],
-              retrying: Bool = true, patience: Duration = .seconds(30)) async -> (status: Int, body: [String: Any]) {
+    func call(
+        _ endpoint: String,
+        _ method: HTTPMethod,
+        _ path: String,
+        token: String?,
+        json: Any? = nil,
+        headers: [(String, String)] = [],
+        retrying: Bool = true,
+        patience: Duration = .seconds(30)
+    ) async -> (status: Int, body: [String: Any]) {
         let start = ContinuousClock.now
         var backoff = Duration.milliseconds(250)
         var answer = await send(method, path, token: token, json: json, headers: headers)
@@ -92,11 +106,19 @@ final class MixedWorkload: Sendable {
     /// sign-up); `nil` when it was not answered 200.
     func signUp(_ name: String) async -> Person? {
         let email = "\(name)-\(UUID().uuidString.prefix(8).lowercased())@system.splash.example"
-        let answer = await call("POST /auth/v1/signup", .POST, "/auth/v1/signup", token: nil, json: [
-            "email": email, "password": "a long password 1", "data": ["username": "\(name)_\(UUID().uuidString.prefix(6).lowercased())"],
-        ], retrying: false)
+        let answer = await call(
+            "POST /auth/v1/signup",
+            .POST,
+            "/auth/v1/signup",
+            token: nil,
+            json: [
+                "email": email, "password": "a long password 1", "data": ["username": "\(name)_\(UUID().uuidString.prefix(6).lowercased())"],
+            ],
+            retrying: false
+        )
         guard answer.status == 200, let token = answer.body["access_token"] as? String, let refresh = answer.body["refresh_token"] as? String,
-              let id = (answer.body["user"] as? [String: Any])?["id"] as? String else { return nil }
+            let id = (answer.body["user"] as? [String: Any])?["id"] as? String
+        else { return nil }
         outcome.withLock { $0.accounts.append(id) }
         return Person(id: id, email: email, token: token, refreshToken: refresh)
     }
@@ -123,15 +145,28 @@ final class MixedWorkload: Sendable {
             round += 1
             if round % 8 == 4 {
                 // Signing in again, as on another device (each answer a session of its own).
-                await call("POST /auth/v1/token?grant_type=password", .POST, "/auth/v1/token?grant_type=password", token: nil,
-                           json: ["email": person.email, "password": "a long password 1"])
+                await call(
+                    "POST /auth/v1/token?grant_type=password",
+                    .POST,
+                    "/auth/v1/token?grant_type=password",
+                    token: nil,
+                    json: ["email": person.email, "password": "a long password 1"]
+                )
             }
             if round % 6 == 0 {
                 // The session is refreshed, as an app does before its token expires (a lost answer
                 // leaves the old tokens in use).
-                let refreshed = await call("POST /auth/v1/token?grant_type=refresh_token", .POST, "/auth/v1/token?grant_type=refresh_token", token: nil,
-                                           json: ["refresh_token": person.refreshToken], retrying: false)
-                if refreshed.status == 200, let token = refreshed.body["access_token"] as? String, let refresh = refreshed.body["refresh_token"] as? String {
+                let refreshed = await call(
+                    "POST /auth/v1/token?grant_type=refresh_token",
+                    .POST,
+                    "/auth/v1/token?grant_type=refresh_token",
+                    token: nil,
+                    json: ["refresh_token": person.refreshToken],
+                    retrying: false
+                )
+                if refreshed.status == 200, let token = refreshed.body["access_token"] as? String,
+                    let refresh = refreshed.body["refresh_token"] as? String
+                {
                     (person.token, person.refreshToken) = (token, refresh)
                 }
             }
@@ -142,31 +177,58 @@ final class MixedWorkload: Sendable {
             await toggleLike(of: "unsplash:\(photo)", by: person)
             if round % 6 == 3, index < 3 {
                 // A live preview, rendered while the person waits.
-                await call("POST /v1/edits/preview", .POST, "/v1/edits/preview", token: person.token, json: [
-                    "source": ["unsplashPhotoId": photo], "filters": [["name": "sepia", "intensity": 0.8]],
-                ])
+                await call(
+                    "POST /v1/edits/preview",
+                    .POST,
+                    "/v1/edits/preview",
+                    token: person.token,
+                    json: [
+                        "source": ["unsplashPhotoId": photo], "filters": [["name": "sepia", "intensity": 0.8]],
+                    ]
+                )
             }
             if round % 6 == 0, index < 3 {
-                let edit = await call("POST /v1/edits", .POST, "/v1/edits", token: person.token, json: [
-                    "source": ["unsplashPhotoId": photo], "filters": [["name": "sepia"]], "output": ["longestEdge": 320],
-                ], headers: [("Idempotency-Key", UUID().uuidString)])
+                let edit = await call(
+                    "POST /v1/edits",
+                    .POST,
+                    "/v1/edits",
+                    token: person.token,
+                    json: [
+                        "source": ["unsplashPhotoId": photo], "filters": [["name": "sepia"]], "output": ["longestEdge": 320],
+                    ],
+                    headers: [("Idempotency-Key", UUID().uuidString)]
+                )
                 if [201, 202].contains(edit.status), let id = edit.body["id"] as? String {
                     outcome.withLock { $0.edits[id] = person.id }
                     await call("GET /v1/edits/{id}", .GET, "/v1/edits/\(id)", token: person.token)
                 }
             }
             if round % 5 == 0 {
-                let post = await call("POST /v1/posts", .POST, "/v1/posts", token: person.token, json: [
-                    "photo": ["unsplashPhotoId": photo], "caption": "Round \(round) of \(index)",
-                ], headers: [("Idempotency-Key", UUID().uuidString)])
+                let post = await call(
+                    "POST /v1/posts",
+                    .POST,
+                    "/v1/posts",
+                    token: person.token,
+                    json: [
+                        "photo": ["unsplashPhotoId": photo], "caption": "Round \(round) of \(index)",
+                    ],
+                    headers: [("Idempotency-Key", UUID().uuidString)]
+                )
                 if post.status == 201, let id = post.body["id"] as? String { outcome.withLock { $0.posts.append(id) } }
             }
             await call("GET /v1/feed", .GET, "/v1/feed?limit=20", token: person.token)
             if round % 4 == 0, index < 4 {
-                let order = await call("POST /v1/orders", .POST, "/v1/orders", token: person.token, json: [
-                    "restaurantId": restaurant, "items": [["menuItemId": "m1", "quantity": 1 + round % 3]],
-                    "dropoff": ["address": "Senate Square", "lat": 60.1694, "lng": 24.9526],
-                ], headers: [("Idempotency-Key", UUID().uuidString)])
+                let order = await call(
+                    "POST /v1/orders",
+                    .POST,
+                    "/v1/orders",
+                    token: person.token,
+                    json: [
+                        "restaurantId": restaurant, "items": [["menuItemId": "m1", "quantity": 1 + round % 3]],
+                        "dropoff": ["address": "Senate Square", "lat": 60.1694, "lng": 24.9526],
+                    ],
+                    headers: [("Idempotency-Key", UUID().uuidString)]
+                )
                 if order.status == 201, let id = order.body["id"] as? String {
                     outcome.withLock { $0.orders.append(id) }
                     kitchenQueue.withLock { $0.append(id) }
@@ -180,15 +242,19 @@ final class MixedWorkload: Sendable {
     private func toggleLike(of photoKey: String, by person: Person) async {
         let key = "\(person.id)|\(photoKey)"
         let liked = outcome.withLock { $0.likes[key] ?? false } ?? false
-        let answer = liked
+        let answer =
+            liked
             ? await call("DELETE /v1/likes/{photoKey}", .DELETE, "/v1/likes/\(photoKey)", token: person.token)
             : await call("PUT /v1/likes/{photoKey}", .PUT, "/v1/likes/\(photoKey)", token: person.token)
-        let now: Bool?? = switch answer.status {
-        case 200, 201 where !liked: .some(true)
-        case 204 where liked: .some(false)
-        case 0, 502, 503, 504: .some(nil)
-        default: nil  // refused, nothing changed
-        }
+        let now: Bool?? =
+            switch answer.status {
+            case 200,
+                201 where !liked:
+                .some(true)
+            case 204 where liked: .some(false)
+            case 0, 502, 503, 504: .some(nil)
+            default: nil  // refused, nothing changed
+            }
         if let now { outcome.withLock { $0.likes[key] = now } }
     }
 
@@ -202,12 +268,20 @@ final class MixedWorkload: Sendable {
                 continue
             }
             for status in ["accepted", "preparing", "ready_for_pickup"] {
-                let moved = await call("POST /v1/orders/{id}/transitions", .POST, "/v1/orders/\(order)/transitions", token: token,
-                                       json: ["to": status], headers: [("If-Match", "*")])
+                let moved = await call(
+                    "POST /v1/orders/{id}/transitions",
+                    .POST,
+                    "/v1/orders/\(order)/transitions",
+                    token: token,
+                    json: ["to": status],
+                    headers: [("If-Match", "*")]
+                )
                 guard moved.status != 200 else { continue }
                 let now = await call("GET /v1/orders/{id}", .GET, "/v1/orders/\(order)", token: token)
                 if now.body["status"] as? String != status {
-                    outcome.withLock { $0.failedMoves.append("\(order) to \(status): \(moved.status) \(moved.body), now \(now.body["status"] ?? "?")") }
+                    outcome.withLock {
+                        $0.failedMoves.append("\(order) to \(status): \(moved.status) \(moved.body), now \(now.body["status"] ?? "?")")
+                    }
                     break
                 }
             }

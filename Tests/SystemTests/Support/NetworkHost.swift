@@ -1,5 +1,6 @@
 import Foundation
 import LocalStack
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -54,7 +55,11 @@ final class NetworkHost: Sendable {
 
     /// `command` run on this host.
     func command(_ command: ProcessCommand) throws -> ProcessCommand {
-        ProcessCommand(URL(fileURLWithPath: try Self.ip()), ["netns", "exec", name, command.executable.path] + command.arguments, environment: command.environment)
+        ProcessCommand(
+            URL(fileURLWithPath: try Self.ip()),
+            ["netns", "exec", name, command.executable.path] + command.arguments,
+            environment: command.environment
+        )
     }
 
     /// Cuts the link at the host's end: from now on packets either way are dropped silently

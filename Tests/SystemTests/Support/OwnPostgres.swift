@@ -4,6 +4,7 @@ import LocalStack
 import Logging
 import PostgresNIO
 import TestSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -32,7 +33,9 @@ actor OwnPostgres {
     }
 
     static func start(on networkHost: NetworkHost? = nil) async throws -> OwnPostgres {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("splash-system-postgres-\(getpid())-\(UUID().uuidString.prefix(8))")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "splash-system-postgres-\(getpid())-\(UUID().uuidString.prefix(8))"
+        )
         let cluster = try PostgresCluster(dataDirectory: directory, environment: ProcessInfo.processInfo.environment)
         try await cluster.initialize(superuserPassword: nil)
         if networkHost != nil {
@@ -52,7 +55,13 @@ actor OwnPostgres {
     /// A new, empty database on this server.
     func makeDatabase() async throws -> TestDatabase {
         let name = "s_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
-        try await PostgresCluster.withSuperuserConnection(host: address, port: port, password: nil, database: "postgres", logger: Logger(label: "system-postgres")) { connection in
+        try await PostgresCluster.withSuperuserConnection(
+            host: address,
+            port: port,
+            password: nil,
+            database: "postgres",
+            logger: Logger(label: "system-postgres")
+        ) { connection in
             try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(name)\""), logger: Logger(label: "system-postgres"))
         }
         return TestDatabase(name: name, port: port, host: address)

@@ -24,26 +24,50 @@ struct RegistrationEffects: Sendable {
         return try await stack.database.withClient { client in
             try await client.query("CREATE SCHEMA IF NOT EXISTS \(unescaped: Self.schema)", logger: finalLogger)
             try await EventBusSchema(Self.schema).migrate(on: client, logger: finalLogger)
-            try await client.query("""
+            try await client.query(
+                """
                 CREATE TABLE IF NOT EXISTS \(unescaped: Self.schema).applied (account text PRIMARY KEY, times integer NOT NULL)
-                """, logger: finalLogger)
+                """,
+                logger: finalLogger
+            )
             if let refusing {
-                try await client.query(PostgresQuery(unsafeSQL: """
-                    ALTER TABLE \(Self.schema).applied ADD CONSTRAINT refused CHECK (account <> '\(refusing.uuidString.lowercased())')
-                    """), logger: finalLogger)
+                try await client.query(
+                    PostgresQuery(
+                        unsafeSQL: """
+                            ALTER TABLE \(Self.schema).applied ADD CONSTRAINT refused CHECK (account <> '\(refusing.uuidString.lowercased())')
+                            """
+                    ),
+                    logger: finalLogger
+                )
             }
             let inbox = try Inbox(schema: Self.schema, client: client, logger: finalLogger)
-            let deadLetters = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: stack.kafka.bootstrapServers, clientID: "effects-dlq"), logger: finalLogger)
-            var configuration = KafkaConsumerConfiguration(bootstrapServers: stack.kafka.bootstrapServers, clientID: "effects", groupID: "effects", topics: [TopicCatalog.authUsers.name])
+            let deadLetters = try KafkaProducer(
+                configuration: KafkaProducerConfiguration(bootstrapServers: stack.kafka.bootstrapServers, clientID: "effects-dlq"),
+                logger: finalLogger
+            )
+            var configuration = KafkaConsumerConfiguration(
+                bootstrapServers: stack.kafka.bootstrapServers,
+                clientID: "effects",
+                groupID: "effects",
+                topics: [TopicCatalog.authUsers.name]
+            )
             configuration.fetchMaxWait = .milliseconds(10)
-            let consumer = EventConsumer(configuration: configuration, registry: EventRegistry([UserRegistered.self]), deadLetters: deadLetters,
-                                         retry: RetryPolicy(attempts: 3, initialBackoff: .milliseconds(50)), logger: finalLogger,
-                                         handler: inbox.handler(consumer: "effects") { event, connection in
-                try await connection.query("""
-                    INSERT INTO \(unescaped: Self.schema).applied (account, times) VALUES (\(event.envelope.key), 1)
-                    ON CONFLICT (account) DO UPDATE SET times = applied.times + 1
-                    """, logger: finalLogger)
-            })
+            let consumer = EventConsumer(
+                configuration: configuration,
+                registry: EventRegistry([UserRegistered.self]),
+                deadLetters: deadLetters,
+                retry: RetryPolicy(attempts: 3, initialBackoff: .milliseconds(50)),
+                logger: finalLogger,
+                handler: inbox.handler(consumer: "effects") { event, connection in
+                    try await connection.query(
+                        """
+                        INSERT INTO \(unescaped: Self.schema).applied (account, times) VALUES (\(event.envelope.key), 1)
+                        ON CONFLICT (account) DO UPDATE SET times = applied.times + 1
+                        """,
+                        logger: finalLogger
+                    )
+                }
+            )
             return try await withRunningServices([deadLetters, consumer], logger: finalLogger) { try await body() }
         }
     }
@@ -61,7 +85,9 @@ struct RegistrationEffects: Sendable {
         while true {
             let times = try await stack.database.withClient { client in
                 var times: [String: Int] = [:]
-                for try await (account, count) in try await client.query("SELECT account, times FROM \(unescaped: Self.schema).applied").decode((String, Int).self) {
+                for try await (account, count) in try await client.query("SELECT account, times FROM \(unescaped: Self.schema).applied").decode(
+                    (String, Int).self
+                ) {
                     times[account] = count
                 }
                 return times

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Contracts
-import Foundation
 import EventBus
+import Foundation
 import Identity
 import Kafka
 import LocalStack
@@ -41,13 +41,19 @@ final class SystemStack: Sendable {
         let postgres = try await OwnPostgres.start(on: postgresHost)
         let database = try await postgres.makeDatabase()
         let kafka = try KafkaEmbeddedCluster(brokers: 3, topics: TopicCatalog.all)
-        let stack = SystemStack(postgres: postgres, database: database, kafka: kafka, authEnvironment: [
-            "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
-            "OUTBOX_POLL_INTERVAL": "100ms", "LOG_LEVEL": "warning",
-            "DATABASE_URL": try await database.makeServiceRole(schema: "auth", password: "system-auth").url, "AUTH_JWT_KEY": SigningKey.generate().pem,
-            "AUTH_JWT_ISSUER": issuer, "AUTH_BCRYPT_COST": "4",
-            "AUTH_RATE_LIMIT_TOKEN": "1000000/1m", "AUTH_RATE_LIMIT_SIGNUP": "1000000/1m", "AUTH_SERVICE_TOKEN": serviceToken,
-        ].merging(authSettings) { _, new in new })
+        let stack = SystemStack(
+            postgres: postgres,
+            database: database,
+            kafka: kafka,
+            authEnvironment: [
+                "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
+                "OUTBOX_POLL_INTERVAL": "100ms", "LOG_LEVEL": "warning",
+                "DATABASE_URL": try await database.makeServiceRole(schema: "auth", password: "system-auth").url,
+                "AUTH_JWT_KEY": SigningKey.generate().pem,
+                "AUTH_JWT_ISSUER": issuer, "AUTH_BCRYPT_COST": "4",
+                "AUTH_RATE_LIMIT_TOKEN": "1000000/1m", "AUTH_RATE_LIMIT_SIGNUP": "1000000/1m", "AUTH_SERVICE_TOKEN": serviceToken,
+            ].merging(authSettings) { _, new in new }
+        )
         try await stack.startAuth()
         return stack
     }
@@ -98,7 +104,8 @@ final class SystemStack: Sendable {
                 status = Int(response.status.code)
                 let body = (try? await response.body.collect(upTo: 1 << 20)).map { Data(buffer: $0) } ?? Data()
                 if status == 200, let json = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
-                   let id = (json["user"] as? [String: Any])?["id"] as? String {
+                    let id = (json["user"] as? [String: Any])?["id"] as? String
+                {
                     result.made.append(id)
                 } else if status == 200 {
                     status = -1  // a 200 without the account's id
@@ -122,7 +129,10 @@ final class SystemStack: Sendable {
 
     /// Publishes `event` on its topic as auth would, from outside auth.
     func publish<Event: DomainEvent>(_ event: Event) async throws {
-        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(bootstrapServers: kafka.bootstrapServers, clientID: "system-test"), logger: Logger(label: "system-test"))
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(bootstrapServers: kafka.bootstrapServers, clientID: "system-test"),
+            logger: Logger(label: "system-test")
+        )
         try await withRunningServices([producer]) {
             _ = try await producer.send(EventEnvelope(event, source: "auth").record(topic: Event.topic.name))
         }
@@ -140,18 +150,28 @@ final class SystemStack: Sendable {
 
     /// A gateway replica in front of auth, on the stack's cluster; the test stops or kills it.
     func startGateway(settings: [String: String] = [:]) async throws -> ServiceProcess {
-        try await ServiceProcess("gateway", environment: common.merging([
-            "GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_JWT_ISSUER": Self.issuer,
-            "GATEWAY_RATE_LIMIT_AUTH": "100000/1m", "GATEWAY_REALTIME_HEARTBEAT": "500ms",
-        ].merging(settings) { _, new in new }) { _, new in new })
+        try await ServiceProcess(
+            "gateway",
+            environment: common.merging(
+                [
+                    "GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_JWT_ISSUER": Self.issuer,
+                    "GATEWAY_RATE_LIMIT_AUTH": "100000/1m", "GATEWAY_REALTIME_HEARTBEAT": "500ms",
+                ].merging(settings) { _, new in new }
+            ) { _, new in new }
+        )
     }
 
     /// A tracking replica (not seeded) on `databaseURL` (`database.makeServiceRole(schema: "tracking", …)`,
     /// made once for all replicas) and the stack's cluster; the test stops or kills it.
     func startTracking(databaseURL: String, settings: [String: String] = [:]) async throws -> ServiceProcess {
-        try await ServiceProcess("tracking", environment: common.merging([
-            "DATABASE_URL": databaseURL, "TRACKING_JWKS_URL": jwksURL, "TRACKING_JWT_ISSUER": Self.issuer, "TRACKING_SEED": "false",
-        ].merging(settings) { _, new in new }) { _, new in new })
+        try await ServiceProcess(
+            "tracking",
+            environment: common.merging(
+                [
+                    "DATABASE_URL": databaseURL, "TRACKING_JWKS_URL": jwksURL, "TRACKING_JWT_ISSUER": Self.issuer, "TRACKING_SEED": "false",
+                ].merging(settings) { _, new in new }
+            ) { _, new in new }
+        )
     }
 
     /// The secrets the services share: what edit-render and social present to photo-catalog,
@@ -161,8 +181,10 @@ final class SystemStack: Sendable {
 
     /// What every service process of the stack gets.
     private var common: [String: String] {
-        ["KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
-         "OUTBOX_POLL_INTERVAL": "100ms", "EVENTS_RETRY_BACKOFF": "50ms", "LOG_LEVEL": "warning"]
+        [
+            "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
+            "OUTBOX_POLL_INTERVAL": "100ms", "EVENTS_RETRY_BACKOFF": "50ms", "LOG_LEVEL": "warning",
+        ]
     }
 
     private var jwksURL: String { "\(auth.baseURL)/auth/v1/.well-known/jwks.json" }
@@ -171,43 +193,76 @@ final class SystemStack: Sendable {
     /// `databaseURL` (`database.makeServiceRole(schema: "social", …)`) and the stack's cluster; the
     /// test stops or kills it. `photoCatalog` is where it describes Unsplash photos (none by default:
     /// the projections alone call nothing).
-    func startSocial(databaseURL: String, photoCatalog: String = "http://127.0.0.1:9", settings: [String: String] = [:]) async throws -> ServiceProcess {
+    func startSocial(
+        databaseURL: String,
+        photoCatalog: String = "http://127.0.0.1:9",
+        settings: [String: String] = [:]
+    ) async throws -> ServiceProcess {
         let blobs = FileManager.default.temporaryDirectory.appendingPathComponent("system-social-\(UUID().uuidString.prefix(8))")
-        return try await ServiceProcess("social", environment: common.merging([
-            "DATABASE_URL": databaseURL, "SOCIAL_JWKS_URL": jwksURL, "SOCIAL_JWT_ISSUER": Self.issuer,
-            "SOCIAL_BLOB_DIR": blobs.path, "RENDER_MEDIA_KEY": Self.mediaKey, "CATALOG_SERVICE_TOKEN": Self.catalogServiceToken,
-            "SOCIAL_PHOTO_CATALOG_URL": photoCatalog, "SOCIAL_IMAGE_WORKERS": "1",
-        ].merging(settings) { _, new in new }) { _, new in new })
+        return try await ServiceProcess(
+            "social",
+            environment: common.merging(
+                [
+                    "DATABASE_URL": databaseURL, "SOCIAL_JWKS_URL": jwksURL, "SOCIAL_JWT_ISSUER": Self.issuer,
+                    "SOCIAL_BLOB_DIR": blobs.path, "RENDER_MEDIA_KEY": Self.mediaKey, "CATALOG_SERVICE_TOKEN": Self.catalogServiceToken,
+                    "SOCIAL_PHOTO_CATALOG_URL": photoCatalog, "SOCIAL_IMAGE_WORKERS": "1",
+                ].merging(settings) { _, new in new }
+            ) { _, new in new }
+        )
     }
 
     /// photo-catalog serving its bundled fixture photos (no Unsplash key), their image URLs on
     /// itself; the test stops it.
     func startPhotoCatalog(settings: [String: String] = [:]) async throws -> ServiceProcess {
         let port = freePort()
-        return try await ServiceProcess("photo-catalog", environment: common.merging([
-            "DATABASE_URL": try await database.makeServiceRole(schema: "catalog", password: "system-catalog").url,
-            "CATALOG_JWKS_URL": jwksURL, "CATALOG_JWT_ISSUER": Self.issuer, "CATALOG_PUBLIC_URL": "http://127.0.0.1:\(port)",
-            "CATALOG_SERVICE_TOKEN": Self.catalogServiceToken,
-        ].merging(settings) { _, new in new }) { _, new in new }, port: port)
+        return try await ServiceProcess(
+            "photo-catalog",
+            environment: common.merging(
+                [
+                    "DATABASE_URL": try await database.makeServiceRole(schema: "catalog", password: "system-catalog").url,
+                    "CATALOG_JWKS_URL": jwksURL, "CATALOG_JWT_ISSUER": Self.issuer, "CATALOG_PUBLIC_URL": "http://127.0.0.1:\(port)",
+                    "CATALOG_SERVICE_TOKEN": Self.catalogServiceToken,
+                ].merging(settings) { _, new in new }
+            ) { _, new in new },
+            port: port
+        )
     }
 
     /// edit-render (its API and one render worker in one process) on `databaseURL`
     /// (`database.makeServiceRole(schema: "render", …)`), fetching sources from `photoCatalog`,
     /// its files in `blobs`, on `port` when given (one started again where the gateway finds it);
     /// the test stops or kills it.
-    func startEditRender(databaseURL: String, photoCatalog: ServiceProcess, blobs: URL, settings: [String: String] = [:], port: Int? = nil) async throws -> ServiceProcess {
-        try await ServiceProcess("edit-render", environment: common.merging([
-            "DATABASE_URL": databaseURL, "RENDER_JWKS_URL": jwksURL, "RENDER_JWT_ISSUER": Self.issuer,
-            "RENDER_PUBLIC_URL": "http://127.0.0.1", "RENDER_BLOB_DIR": blobs.path, "RENDER_MEDIA_KEY": Self.mediaKey,
-            "RENDER_PHOTO_CATALOG_URL": photoCatalog.baseURL, "CATALOG_SERVICE_TOKEN": Self.catalogServiceToken,
-            "RENDER_SOURCE_HOSTS": "127.0.0.1", "RENDER_ALLOW_PRIVATE_SOURCES": "true", "RENDER_WORKERS": "1",
-        ].merging(settings) { _, new in new }) { _, new in new }, port: port)
+    func startEditRender(
+        databaseURL: String,
+        photoCatalog: ServiceProcess,
+        blobs: URL,
+        settings: [String: String] = [:],
+        port: Int? = nil
+    ) async throws -> ServiceProcess {
+        try await ServiceProcess(
+            "edit-render",
+            environment: common.merging(
+                [
+                    "DATABASE_URL": databaseURL, "RENDER_JWKS_URL": jwksURL, "RENDER_JWT_ISSUER": Self.issuer,
+                    "RENDER_PUBLIC_URL": "http://127.0.0.1", "RENDER_BLOB_DIR": blobs.path, "RENDER_MEDIA_KEY": Self.mediaKey,
+                    "RENDER_PHOTO_CATALOG_URL": photoCatalog.baseURL, "CATALOG_SERVICE_TOKEN": Self.catalogServiceToken,
+                    "RENDER_SOURCE_HOSTS": "127.0.0.1", "RENDER_ALLOW_PRIVATE_SOURCES": "true", "RENDER_WORKERS": "1",
+                ].merging(settings) { _, new in new }
+            ) { _, new in new },
+            port: port
+        )
     }
 
     /// A new account straight from auth with `username`: its id.
     func account(username: String) async throws -> String {
         let email = "system-\(UUID().uuidString.prefix(12).lowercased())@system.splash.example"
-        let json = try await call(auth.baseURL, .POST, "/auth/v1/signup", json: ["email": email, "password": "a long password 1", "data": ["username": username]], expecting: 200)
+        let json = try await call(
+            auth.baseURL,
+            .POST,
+            "/auth/v1/signup",
+            json: ["email": email, "password": "a long password 1", "data": ["username": username]],
+            expecting: 200
+        )
         guard let id = (json["user"] as? [String: Any])?["id"] as? String else { throw SystemStackError.unexpectedAnswer("\(json)") }
         return id
     }
@@ -225,11 +280,26 @@ final class SystemStack: Sendable {
     /// A new account with Splash role `role`, made through auth's admin API, signed in.
     func account(role: String) async throws -> (id: String, token: String) {
         let email = "system-\(role)-\(UUID().uuidString.prefix(8).lowercased())@system.splash.example"
-        let user = try await call(auth.baseURL, .POST, "/auth/v1/admin/users", json: [
-            "email": email, "password": "a long password 1", "email_confirm": true, "app_metadata": ["role": role],
-        ], headers: [("X-Splash-Service-Token", Self.serviceToken)], expecting: 200)
-        let session = try await call(auth.baseURL, .POST, "/auth/v1/token?grant_type=password", json: ["email": email, "password": "a long password 1"], expecting: 200)
-        guard let id = user["id"] as? String, let token = session["access_token"] as? String else { throw SystemStackError.unexpectedAnswer("\(user) \(session)") }
+        let user = try await call(
+            auth.baseURL,
+            .POST,
+            "/auth/v1/admin/users",
+            json: [
+                "email": email, "password": "a long password 1", "email_confirm": true, "app_metadata": ["role": role],
+            ],
+            headers: [("X-Splash-Service-Token", Self.serviceToken)],
+            expecting: 200
+        )
+        let session = try await call(
+            auth.baseURL,
+            .POST,
+            "/auth/v1/token?grant_type=password",
+            json: ["email": email, "password": "a long password 1"],
+            expecting: 200
+        )
+        guard let id = user["id"] as? String, let token = session["access_token"] as? String else {
+            throw SystemStackError.unexpectedAnswer("\(user) \(session)")
+        }
         return (id, token)
     }
 
@@ -239,10 +309,17 @@ final class SystemStack: Sendable {
     func restaurant(at base: String) async throws -> (id: String, kitchen: (id: String, token: String)) {
         let admin = try await account(role: "admin")
         let kitchen = try await account(role: "restaurant")
-        let restaurant = try await call(base, .POST, "/v1/restaurants", token: admin.token, json: [
-            "ownerId": kitchen.id, "name": "System Kitchen", "location": ["lat": 60.1699, "lng": 24.9384],
-            "menu": [["id": "m1", "name": "Soup of the day", "priceCents": 1_250]],
-        ], expecting: 201)
+        let restaurant = try await call(
+            base,
+            .POST,
+            "/v1/restaurants",
+            token: admin.token,
+            json: [
+                "ownerId": kitchen.id, "name": "System Kitchen", "location": ["lat": 60.1699, "lng": 24.9384],
+                "menu": [["id": "m1", "name": "Soup of the day", "priceCents": 1_250]],
+            ],
+            expecting: 201
+        )
         guard let id = restaurant["id"] as? String else { throw SystemStackError.unexpectedAnswer("\(restaurant)") }
         return (id, kitchen)
     }
@@ -254,8 +331,15 @@ final class SystemStack: Sendable {
 
     /// A JSON request to `base`; its status and JSON object (empty when it is not one). Throws
     /// when no answer comes (a dead process), or with `expecting` when the status differs.
-    func call(_ base: String, _ method: HTTPMethod, _ path: String, token: String? = nil, json: Any? = nil,
-              headers: [(String, String)] = [], expecting: Int? = nil) async throws -> [String: Any] {
+    func call(
+        _ base: String,
+        _ method: HTTPMethod,
+        _ path: String,
+        token: String? = nil,
+        json: Any? = nil,
+        headers: [(String, String)] = [],
+        expecting: Int? = nil
+    ) async throws -> [String: Any] {
         let (status, body) = try await call(base, method, path, token: token, json: json, headers: headers)
         if let expecting, status != expecting {
             throw SystemStackError.unexpectedAnswer("\(method) \(path): \(status) \(body)")
@@ -263,8 +347,14 @@ final class SystemStack: Sendable {
         return body
     }
 
-    func call(_ base: String, _ method: HTTPMethod, _ path: String, token: String? = nil, json: Any? = nil,
-              headers: [(String, String)] = []) async throws -> (status: Int, body: [String: Any]) {
+    func call(
+        _ base: String,
+        _ method: HTTPMethod,
+        _ path: String,
+        token: String? = nil,
+        json: Any? = nil,
+        headers: [(String, String)] = []
+    ) async throws -> (status: Int, body: [String: Any]) {
         try await jsonRequest(method, base + path, token: token, json: json, headers: headers, timeout: .seconds(10))
     }
 
@@ -279,7 +369,9 @@ final class SystemStack: Sendable {
     func unpublishedOutboxKeys() async throws -> Set<String> {
         try await database.withClient { client in
             var keys = Set<String>()
-            for try await key in try await client.query("SELECT key FROM auth.outbox WHERE published_at IS NULL AND failed_at IS NULL").decode(String.self) {
+            for try await key in try await client.query("SELECT key FROM auth.outbox WHERE published_at IS NULL AND failed_at IS NULL").decode(
+                String.self
+            ) {
                 keys.insert(key)
             }
             return keys

@@ -23,8 +23,19 @@ final class WholeStack: Sendable {
     let kitchen: (id: String, token: String)
     let restaurant: String
 
-    private init(stack: SystemStack, catalog: ServiceProcess, render: ServiceProcess, renderDatabaseURL: String, social: ServiceProcess,
-                 tracking: ServiceProcess, gateway: ServiceProcess, simulator: SimulatorProcess, blobs: URL, kitchen: (id: String, token: String), restaurant: String) {
+    private init(
+        stack: SystemStack,
+        catalog: ServiceProcess,
+        render: ServiceProcess,
+        renderDatabaseURL: String,
+        social: ServiceProcess,
+        tracking: ServiceProcess,
+        gateway: ServiceProcess,
+        simulator: SimulatorProcess,
+        blobs: URL,
+        kitchen: (id: String, token: String),
+        restaurant: String
+    ) {
         renderProcess = Mutex(render)
         (self.stack, self.catalog, self.renderDatabaseURL) = (stack, catalog, renderDatabaseURL)
         (self.social, self.tracking, self.gateway, self.simulator) = (social, tracking, gateway, simulator)
@@ -45,7 +56,8 @@ final class WholeStack: Sendable {
         let renderDatabaseURL = try await database.makeServiceRole(schema: "render", password: "system-render").url
         let render = try await stack.startEditRender(databaseURL: renderDatabaseURL, photoCatalog: catalog, blobs: blobs, settings: renderSettings)
         let social = try await stack.startSocial(
-            databaseURL: try await database.makeServiceRole(schema: "social", password: "system-social").url, photoCatalog: catalog.baseURL,
+            databaseURL: try await database.makeServiceRole(schema: "social", password: "system-social").url,
+            photoCatalog: catalog.baseURL,
             settings: deadline
         )
         let tracking = try await stack.startTracking(
@@ -62,12 +74,30 @@ final class WholeStack: Sendable {
         let gateway = try await stack.startGateway(settings: gatewaySettings)
 
         let (restaurant, kitchen) = try await stack.restaurant(at: gateway.baseURL)
-        let simulator = try SimulatorProcess(gateway: gateway.baseURL, drivers: 3, speed: 20, interval: 0.5, seed: 11, serviceToken: SystemStack.serviceToken)
+        let simulator = try SimulatorProcess(
+            gateway: gateway.baseURL,
+            drivers: 3,
+            speed: 20,
+            interval: 0.5,
+            seed: 11,
+            serviceToken: SystemStack.serviceToken
+        )
         try await waitUntilReady("three drivers on shift", timeout: .seconds(60)) {
             (try? await database.count("tracking.drivers", where: "on_shift AND lat IS NOT NULL")) == 3
         }
-        return WholeStack(stack: stack, catalog: catalog, render: render, renderDatabaseURL: renderDatabaseURL, social: social,
-                          tracking: tracking, gateway: gateway, simulator: simulator, blobs: blobs, kitchen: kitchen, restaurant: restaurant)
+        return WholeStack(
+            stack: stack,
+            catalog: catalog,
+            render: render,
+            renderDatabaseURL: renderDatabaseURL,
+            social: social,
+            tracking: tracking,
+            gateway: gateway,
+            simulator: simulator,
+            blobs: blobs,
+            kitchen: kitchen,
+            restaurant: restaurant
+        )
     }
 
     /// SIGKILLs edit-render mid-work (its API, its worker, its relay) and starts it again on the
@@ -76,7 +106,13 @@ final class WholeStack: Sendable {
     func killAndRestartRender() async throws {
         let dead = render
         await dead.kill()
-        let started = try await stack.startEditRender(databaseURL: renderDatabaseURL, photoCatalog: catalog, blobs: blobs, settings: Self.renderSettings, port: dead.port)
+        let started = try await stack.startEditRender(
+            databaseURL: renderDatabaseURL,
+            photoCatalog: catalog,
+            blobs: blobs,
+            settings: Self.renderSettings,
+            port: dead.port
+        )
         renderProcess.withLock { $0 = started }
     }
 

@@ -1,18 +1,19 @@
-@testable import Tracking
 import AsyncHTTPClient
 import Contracts
+import Database
 import EventBus
 import Foundation
-import RoadNetwork
-import PostgresNIO
-import Database
 import HTTPTypes
 import Identity
 import LocalStack
 import Logging
 import NIOCore
+import PostgresNIO
+import RoadNetwork
 import ServiceKit
 import TestSupport
+
+@testable import Tracking
 
 /// tracking for one test: its own database (as the role owning only `tracking`), the test Kafka
 /// cluster, a key server for test tokens (the fake photo-catalog publishes one), and the
@@ -27,7 +28,10 @@ struct TrackingHarness: Sendable {
     static let issuer = "http://auth.test/auth/v1"
     let admin = UUID()
 
-    static func with<Result: Sendable>(_ overrides: [String: String] = [:], _ body: @Sendable (TrackingHarness) async throws -> Result) async throws -> Result {
+    static func with<Result: Sendable>(
+        _ overrides: [String: String] = [:],
+        _ body: @Sendable (TrackingHarness) async throws -> Result
+    ) async throws -> Result {
         let keys = FakePhotoCatalog(images: [:])
         try await keys.start()
         do {
@@ -55,7 +59,11 @@ struct TrackingHarness: Sendable {
         ]
     }
 
-    private static func run<Result: Sendable>(_ overrides: [String: String], keys: FakePhotoCatalog, _ body: @Sendable (TrackingHarness) async throws -> Result) async throws -> Result {
+    private static func run<Result: Sendable>(
+        _ overrides: [String: String],
+        keys: FakePhotoCatalog,
+        _ body: @Sendable (TrackingHarness) async throws -> Result
+    ) async throws -> Result {
         let database = try await TestPostgres.shared.makeDatabase()
         let (_, databaseURL) = try await database.makeServiceRole(schema: "tracking", password: "tracking-test-role")
         var environment = try await environment(keys: keys, databaseURL: databaseURL)
@@ -63,7 +71,10 @@ struct TrackingHarness: Sendable {
         var logger = Logger(label: "tracking")
         logger.logLevel = .warning
         let configuration = try TrackingConfiguration(from: ConfigurationReader(environment))
-        let application = try await buildApplication(configuration, runtime: ServiceRuntime(name: "tracking", logger: logger, metrics: ServiceMetrics()))
+        let application = try await buildApplication(
+            configuration,
+            runtime: ServiceRuntime(name: "tracking", logger: logger, metrics: ServiceMetrics())
+        )
         return try await withRunningApplication(application) { app in
             try await body(TrackingHarness(app: app, keys: keys, database: database, databaseURL: databaseURL))
         }
@@ -77,7 +88,13 @@ struct TrackingHarness: Sendable {
         var role: UserRole
     }
 
-    func call(_ method: HTTPRequest.Method, _ path: String, as person: Person?, headers: [(String, String)] = [], json: String? = nil) async throws -> TestResponse {
+    func call(
+        _ method: HTTPRequest.Method,
+        _ path: String,
+        as person: Person?,
+        headers: [(String, String)] = [],
+        json: String? = nil
+    ) async throws -> TestResponse {
         var all = headers
         if let person {
             all.append(("Authorization", "Bearer \(try token(for: person))"))
@@ -96,42 +113,71 @@ struct TrackingHarness: Sendable {
     /// A restaurant owned by `owner`, made by an admin, with a menu of three items (the third
     /// unavailable) at Helsinki's railway square unless told otherwise.
     func restaurant(owner: Person, lat: Double = 60.1710, lng: Double = 24.9414, isOpen: Bool = true) async throws -> [String: Any] {
-        let response = try await call(.post, "/v1/restaurants", as: adminPerson, json: """
-            {"ownerId":"\(owner.id.lowercased)","name":"Kitchen \(UUID().uuidString.prefix(4))","cuisine":"pizza","address":"Kaivokatu 1",
-             "location":{"lat":\(lat),"lng":\(lng)},"isOpen":\(isOpen),
-             "menu":[{"id":"m1","name":"Margherita","priceCents":1290,"available":true},
-                     {"id":"m2","name":"Tiramisu","priceCents":650,"available":true},
-                     {"id":"m3","name":"Calzone","priceCents":1490,"available":false}]}
-            """)
+        let response = try await call(
+            .post,
+            "/v1/restaurants",
+            as: adminPerson,
+            json: """
+                {"ownerId":"\(owner.id.lowercased)","name":"Kitchen \(UUID().uuidString.prefix(4))","cuisine":"pizza","address":"Kaivokatu 1",
+                 "location":{"lat":\(lat),"lng":\(lng)},"isOpen":\(isOpen),
+                 "menu":[{"id":"m1","name":"Margherita","priceCents":1290,"available":true},
+                         {"id":"m2","name":"Tiramisu","priceCents":650,"available":true},
+                         {"id":"m3","name":"Calzone","priceCents":1490,"available":false}]}
+                """
+        )
         guard response.status == 201 else { throw HarnessFailure(description: "restaurant: \(response.status) \(response.text)") }
         return try response.json()
     }
 
     /// Places an order at `restaurant` as `customer`.
-    func place(at restaurant: String, as customer: Person, key: String = UUID().uuidString,
-               items: String = #"[{"menuItemId":"m1","quantity":2},{"menuItemId":"m2","quantity":1}]"#) async throws -> TestResponse {
-        try await call(.post, "/v1/orders", as: customer, headers: [("Idempotency-Key", key)], json: """
-            {"restaurantId":"\(restaurant)","items":\(items),"dropoff":{"address":"Mannerheimintie 22","lat":60.1727,"lng":24.9335},"notes":"Door code 1234"}
-            """)
+    func place(
+        at restaurant: String,
+        as customer: Person,
+        key: String = UUID().uuidString,
+        items: String = #"[{"menuItemId":"m1","quantity":2},{"menuItemId":"m2","quantity":1}]"#
+    ) async throws -> TestResponse {
+        try await call(
+            .post,
+            "/v1/orders",
+            as: customer,
+            headers: [("Idempotency-Key", key)],
+            json: """
+                {"restaurantId":"\(restaurant)","items":\(items),"dropoff":{"address":"Mannerheimintie 22","lat":60.1727,"lng":24.9335},"notes":"Door code 1234"}
+                """
+        )
     }
 
     /// One move at `version` (the order's ETag).
     func move(_ order: String, to status: String, as person: Person, version: String?, extra: String = "") async throws -> TestResponse {
-        try await call(.post, "/v1/orders/\(order)/transitions", as: person, headers: version.map { [("If-Match", $0)] } ?? [], json: #"{"to":"\#(status)"\#(extra)}"#)
+        try await call(
+            .post,
+            "/v1/orders/\(order)/transitions",
+            as: person,
+            headers: version.map { [("If-Match", $0)] } ?? [],
+            json: #"{"to":"\#(status)"\#(extra)}"#
+        )
     }
 
     /// The moves of a whole delivery after `placed`, and who makes each: the restaurant's owner up
     /// to ready, an admin assigning `driver`, then the driver.
     static func deliveryMoves(owner: Person, admin: Person, driver: Person) -> [(status: String, by: Person, extra: String)] {
-        [("accepted", owner, ""), ("preparing", owner, ""), ("ready_for_pickup", owner, ""),
-         ("driver_assigned", admin, #","driverId":"\#(driver.id.lowercased)""#)]
-            + ["enroute_to_pickup", "arrived_at_pickup", "picked_up", "enroute_to_dropoff", "arrived_at_dropoff", "delivered"].map { ($0, driver, "") }
+        [
+            ("accepted", owner, ""), ("preparing", owner, ""), ("ready_for_pickup", owner, ""),
+            ("driver_assigned", admin, #","driverId":"\#(driver.id.lowercased)""#),
+        ]
+            + ["enroute_to_pickup", "arrived_at_pickup", "picked_up", "enroute_to_dropoff", "arrived_at_dropoff", "delivered"].map {
+                ($0, driver, "")
+            }
     }
 
     /// Moves `order` (at version 1, just placed) through a whole delivery, each move at the version
     /// the one before returned; `beforeEach` runs before each move. The responses, in order.
-    func deliver(_ order: String, owner: Person, driver: Person,
-                 beforeEach: (String) async throws -> Void = { _ in }) async throws -> [(status: String, by: Person, response: TestResponse)] {
+    func deliver(
+        _ order: String,
+        owner: Person,
+        driver: Person,
+        beforeEach: (String) async throws -> Void = { _ in }
+    ) async throws -> [(status: String, by: Person, response: TestResponse)] {
         var version = 1
         var responses: [(status: String, by: Person, response: TestResponse)] = []
         for (status, person, extra) in Self.deliveryMoves(owner: owner, admin: adminPerson, driver: driver) {
@@ -156,8 +202,13 @@ struct TrackingHarness: Sendable {
                 for _ in 0..<seeders {
                     inserts.addTask {
                         do {
-                            try await RestaurantSeeder(client: client, http: .shared, authURL: URL(string: "http://auth.invalid")!,
-                                                       serviceToken: "unused", logger: Logger(label: "seeder")).insertPlaces(graph)
+                            try await RestaurantSeeder(
+                                client: client,
+                                http: .shared,
+                                authURL: URL(string: "http://auth.invalid")!,
+                                serviceToken: "unused",
+                                logger: Logger(label: "seeder")
+                            ).insertPlaces(graph)
                         } catch {
                             throw HarnessFailure(description: "a seeder failed: \(error.logDescription)")
                         }
@@ -176,8 +227,12 @@ struct TrackingHarness: Sendable {
 
     /// One position of `driver`, recorded now.
     func position(of driver: Person, lat: Double, lng: Double) async throws {
-        let response = try await call(.post, "/v1/drivers/me/positions", as: driver,
-                                      json: #"[{"lat":\#(lat),"lng":\#(lng),"recordedAt":"\#(EventJSON.formatTimestamp(Date()))"}]"#)
+        let response = try await call(
+            .post,
+            "/v1/drivers/me/positions",
+            as: driver,
+            json: #"[{"lat":\#(lat),"lng":\#(lng),"recordedAt":"\#(EventJSON.formatTimestamp(Date()))"}]"#
+        )
         guard response.status == 200, (try response.json()["accepted"] as? Int) == 1 else {
             throw HarnessFailure(description: "position: \(response.status) \(response.text)")
         }
