@@ -209,7 +209,7 @@ let keySet = KeySetCache(
 _ = try await keySet.verify(token)
 let rememberedOne = try await rate(tasks: 1) { precondition(keySet.verifyWithoutFetching(token) != nil) }
 
-try await http.shutdown()
+try await http.shutdown().get()
 process.terminate()
 process.waitUntilExit()
 

@@ -6,6 +6,7 @@ extension PostgresClient {
     /// Runs `body` with a client of its own, started before and shut down after: for start-up work
     /// (migrations) that must be done before the service's own pool and background work run, so
     /// none of them ever sees a schema half made.
+    @discardableResult
     package static func withStartupClient<Result: Sendable>(
         _ configuration: PostgresClient.Configuration,
         logger: Logger,

@@ -65,8 +65,8 @@ public final class OutboxRelay: Service, Sendable {
 
     public func run() async throws {
         let wakeup = self.wakeup
-        try await withGracefulShutdownHandler {
-            try await withThrowingTaskGroup(of: Void.self) { group in
+        await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.listen(wakeup: wakeup) }
                 var failures = 0
                 var lastCleanup = ContinuousClock.now

@@ -144,6 +144,7 @@ package struct TestDatabase: Sendable {
     }
 
     /// Runs `body` with a connection pool to this database, closed afterwards.
+    @discardableResult
     package func withClient<Result: Sendable>(_ body: @Sendable (PostgresClient) async throws -> Result) async throws -> Result {
         let client = PostgresClient(configuration: configuration)
         return try await withThrowingTaskGroup(of: Void.self) { group in

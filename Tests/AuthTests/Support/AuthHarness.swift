@@ -143,6 +143,7 @@ struct AuthHarness: Sendable {
     }
 
     /// Runs `body` with a superuser connection pool to the service's database.
+    @discardableResult
     func withDatabase<Result: Sendable>(_ body: @Sendable (PostgresClient) async throws -> Result) async throws -> Result {
         try await database.withClient(body)
     }

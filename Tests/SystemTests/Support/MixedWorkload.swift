@@ -248,9 +248,8 @@ final class MixedWorkload: Sendable {
             : await call("PUT /v1/likes/{photoKey}", .PUT, "/v1/likes/\(photoKey)", token: person.token)
         let now: Bool?? =
             switch answer.status {
-            case 200,
-                201 where !liked:
-                .some(true)
+            case 200: .some(true)
+            case 201 where !liked: .some(true)
             case 204 where liked: .some(false)
             case 0, 502, 503, 504: .some(nil)
             default: nil  // refused, nothing changed
