@@ -69,10 +69,12 @@ let services: [(product: Product, targets: [Target])] = [
         "gateway",
         module: "Gateway",
         dependencies: [
+            "RealtimeWire", "HTTPEdge",
             "Identity", "KeySetClient", "EventBus", "Kafka", "Contracts", "AsyncSignals", "RoadNetwork", asyncHTTPClient, hummingbird, webSocket,
             httpTypes, nioCore, nioPosix, nioHTTP1, nioHTTPTypes, nioSSL, nioWebSocket, nioFoundation, logging, metrics, serviceLifecycle,
         ],
         testDependencies: [
+            "RealtimeWire", "HTTPEdge",
             "Identity", "ServiceKit", "EventBus", "Kafka", "Contracts", "LocalStack", "RoadNetwork", asyncHTTPClient, hummingbird, httpTypes, crypto,
             nioCore, nioPosix, nioHTTP1, nioFoundation, serviceLifecycle, logging,
         ],
@@ -107,6 +109,7 @@ let services: [(product: Product, targets: [Target])] = [
         "social",
         module: "Social",
         dependencies: [
+            "Multipart",
             "DataAPI", "Blobs", "S3Blobs", "ResourceAPI", "CatalogClient", "Imaging", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts",
             asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, postgresNIO, logging, metrics, serviceLifecycle,
         ],
@@ -120,6 +123,7 @@ let services: [(product: Product, targets: [Target])] = [
         "tracking",
         module: "Tracking",
         dependencies: [
+            "PositionReports",
             "DataAPI", "RoadNetwork", "ResourceAPI", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts", asyncHTTPClient, crypto,
             hummingbird, httpTypes, nioCore, nioPosix, postgresNIO, logging, metrics, serviceLifecycle,
         ],
@@ -224,6 +228,16 @@ let package = Package(
         .target(name: "CatalogClient", dependencies: ["Contracts", asyncHTTPClient, logging, nioCore, nioFoundation], path: "Shared/CatalogClient"),
         // Signals tasks wait for (a value that arrives once, a wake-up call); no dependencies.
         .target(name: "AsyncSignals", path: "Shared/AsyncSignals"),
+        // The byte parsers hostile input meets first, each in a library its service, its tests and
+        // its fuzz target all build (`make test-fuzz`), and nothing heavier than it needs.
+        // HTTP/1.1 as the gateway's edge reads it: request and answer heads, body framing.
+        .target(name: "HTTPEdge", dependencies: [nioCore, httpTypes], path: "Shared/HTTPEdge"),
+        // Supabase Realtime's frames (Phoenix messages, broadcasts) and a realtime client's queue.
+        .target(name: "RealtimeWire", dependencies: ["Identity", nioCore], path: "Shared/RealtimeWire"),
+        // `multipart/form-data` upload bodies (Storage's uploads).
+        .target(name: "Multipart", path: "Shared/Multipart"),
+        // A driver's batch of positions, read in one pass.
+        .target(name: "PositionReports", dependencies: ["Contracts", "RoadNetwork"], path: "Shared/PositionReports"),
         .target(name: "Contracts", path: "Shared/Contracts", exclude: ["Schemas", "Released", "asyncapi.yaml"]),
         .systemLibrary(
             name: "CRdKafka",
@@ -419,6 +433,16 @@ let package = Package(
             path: "Tests/DataAPITests"
         ),
         .testTarget(
+            name: "HTTPEdgeTests",
+            dependencies: ["HTTPEdge", httpTypes, nioCore],
+            path: "Tests/HTTPEdgeTests"
+        ),
+        .testTarget(
+            name: "PositionReportsTests",
+            dependencies: ["PositionReports", "ResourceAPI", "ServiceKit", "Identity", "Contracts", "RoadNetwork"],
+            path: "Tests/PositionReportsTests"
+        ),
+        .testTarget(
             name: "IdentityTests",
             dependencies: ["Identity"],
             path: "Tests/IdentityTests"
@@ -463,11 +487,11 @@ let package = Package(
 // they would not link.
 if Context.environment["SPLASH_FUZZ"] != nil {
     package.targets.append(.target(name: "FuzzDriver", path: "Fuzz/Driver"))
-    // Multipart, Phoenix, HTTPHead and Positions compile a service's parser file, linked into their folder,
-    // since a target cannot depend on an executable.
+    // Each depends on the library whose parser it reads, as its service does.
     let targets: [(String, [Target.Dependency])] = [
         ("Tokens", ["Identity"]), ("DataQuery", ["DataAPI"]), ("ImageHeader", ["Imaging"]),
-        ("Multipart", []), ("Phoenix", ["Identity", nioCore]), ("HTTPHead", [nioCore, httpTypes]), ("Positions", ["Contracts", "RoadNetwork"]),
+        ("Multipart", ["Multipart"]), ("Phoenix", ["RealtimeWire", "Identity", nioCore]), ("HTTPHead", ["HTTPEdge", nioCore]),
+        ("Positions", ["PositionReports"]),
     ]
     for (name, dependencies) in targets {
         package.targets.append(

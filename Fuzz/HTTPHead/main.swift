@@ -1,10 +1,11 @@
 import Foundation
 import FuzzDriver
+import HTTPEdge
 import NIOCore
 
 // libFuzzer target (`make test-fuzz`): the gateway's proxy reads every request's head and body
-// framing itself, before any HTTP parser of SwiftNIO's (MessageHead.swift, ClientRequest.swift
-// and MessageFraming.swift, linked here from Services/Gateway/Proxy). Over any bytes a client
+// framing itself, before any HTTP parser of SwiftNIO's (`MessageHead`, `ClientRequest` and
+// `ChunkedBodyScanner`, from the HTTPEdge library the gateway reads with). Over any bytes a client
 // sends, it finds a head, asks for more or refuses it, reads the request from it, and finds where
 // a chunked body ends, counting its data — never a crash, a trap or a hang. What it finds reads
 // back whole: the data counted is the data handed out, within the bytes scanned.

@@ -1,8 +1,9 @@
 import Foundation
 import FuzzDriver
+import Multipart
 
-// libFuzzer target (`make test-fuzz`): social's `multipart/form-data` reader (MultipartForm.swift,
-// linked here from Services/Social/Storage) over any upload body, and the boundary reader over
+// libFuzzer target (`make test-fuzz`): social's `multipart/form-data` reader (`MultipartForm`, from
+// the Multipart library social reads uploads with) over any upload body, and the boundary reader over
 // any content type: each answers or refuses — never crashes, traps or hangs. The first line of an
 // input is the content type; the rest is the body.
 

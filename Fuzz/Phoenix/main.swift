@@ -2,10 +2,11 @@ import Foundation
 import FuzzDriver
 import Identity
 import NIOCore
+import RealtimeWire
 
 // libFuzzer target (`make test-fuzz`): the gateway's readers of Supabase Realtime's WebSocket
-// frames (PhoenixMessage.swift and Broadcast.swift, linked here from Services/Gateway/
-// SupabaseRealtime, with the ClientQueue they write into), over any bytes a client sends: an input
+// frames (`PhoenixMessage` and `Broadcast`, from the RealtimeWire library the gateway reads with,
+// with the `ClientQueue` they write into), over any bytes a client sends: an input
 // starting with byte 3 is a binary frame (a user broadcast), any other a text frame in either
 // version's shape. Each is read or refused, and what is read is written back for both versions
 // (a text frame reads back as the same message; a binary broadcast's kind 4 frame carries its

@@ -1,8 +1,9 @@
 import Foundation
 import FuzzDriver
+import PositionReports
 
 // libFuzzer target (`make test-fuzz`): tracking's one-pass reader of a driver's batch of
-// positions (PositionBatch.swift, linked here from Services/Tracking/Drivers), over any bytes a
+// positions (`PositionBatch`, from the PositionReports library tracking reads with), over any bytes a
 // phone sends: it reads a batch or refuses the body — never a crash, a trap or a hang — and what it
 // reads is whole: a point for every element, or the fields that were wrong with it.
 

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HTTPEdge
 import LocalStack
 import NIOCore
 import TestSupport

@@ -1,6 +1,7 @@
 import Contracts
 import EventBus
 import Foundation
+import RealtimeWire
 import Testing
 
 @testable import Gateway

@@ -3,6 +3,7 @@ import EventBus
 import Foundation
 import Identity
 import NIOCore
+import RealtimeWire
 import TestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Contracts
 import EventBus
 import Foundation
 import Identity
+import RealtimeWire
 
 /// A domain event on its way to realtime clients: the channels that carry it and the CloudEvents
 /// structured JSON each of them sends.

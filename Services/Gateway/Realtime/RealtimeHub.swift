@@ -1,6 +1,7 @@
 import Foundation
 import Metrics
 import NIOCore
+import RealtimeWire
 import Synchronization
 
 /// The gateway's realtime switchboard: which client follows which channel, the fan-out of each

@@ -1,4 +1,5 @@
 import Metrics
+import RealtimeWire
 import ServiceKit
 import Synchronization
 

@@ -3,6 +3,7 @@ import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOWebSocket
+import RealtimeWire
 import ServiceKit
 import Synchronization
 

@@ -3,6 +3,7 @@ import Foundation
 import Identity
 import Kafka
 import Logging
+import RealtimeWire
 
 /// Supabase Realtime broadcasts across the gateway's replicas: a client's broadcast is delivered
 /// at once to the clients on its channel on this replica, and published to `realtime.broadcasts`

@@ -1,6 +1,7 @@
 import Foundation
 import Identity
 import NIOCore
+import RealtimeWire
 import Synchronization
 
 /// Supabase Realtime's side of the gateway's switchboard: the channels each client joined, their

@@ -5,6 +5,7 @@ import Identity
 import Logging
 import NIOCore
 import NIOWebSocket
+import RealtimeWire
 import Synchronization
 
 /// One `/realtime/v1/websocket` connection: Supabase Realtime's Phoenix channels, as supabase-js,

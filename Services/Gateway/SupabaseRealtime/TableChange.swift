@@ -2,6 +2,7 @@ import Contracts
 import EventBus
 import Foundation
 import Identity
+import RealtimeWire
 
 /// A row change of one of the data API's tables, as Supabase Realtime's `postgres_changes` tells
 /// it, made from a domain event rather than from Postgres replication: every gateway replica reads

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import Identity
 import KeySetClient
+import Multipart
 import NIOCore
 import ResourceAPI
 import ServiceKit

@@ -4,6 +4,7 @@ import EventBus
 import Foundation
 import Kafka
 import Logging
+import PositionReports
 import PostgresNIO
 import RoadNetwork
 import ServiceKit

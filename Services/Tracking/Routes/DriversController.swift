@@ -5,6 +5,7 @@ import Hummingbird
 import Identity
 import KeySetClient
 import Logging
+import PositionReports
 import PostgresNIO
 import ResourceAPI
 import ServiceKit

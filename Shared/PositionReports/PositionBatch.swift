@@ -3,12 +3,20 @@ import Foundation
 import RoadNetwork
 
 /// One point a driver's phone sends.
-struct PositionReport: Sendable, Equatable {
-    var coordinate: Coordinate
-    var heading: Double?
-    var speedMps: Double?
-    var accuracyM: Double?
-    var recordedAt: Date
+package struct PositionReport: Sendable, Equatable {
+    package var coordinate: Coordinate
+    package var heading: Double?
+    package var speedMps: Double?
+    package var accuracyM: Double?
+    package var recordedAt: Date
+
+    package init(coordinate: Coordinate, heading: Double?, speedMps: Double?, accuracyM: Double?, recordedAt: Date) {
+        self.coordinate = coordinate
+        self.heading = heading
+        self.speedMps = speedMps
+        self.accuracyM = accuracyM
+        self.recordedAt = recordedAt
+    }
 }
 
 /// Reads a batch of positions as a driver's phone sends it — a JSON array of 1–100 objects
@@ -19,15 +27,15 @@ struct PositionReport: Sendable, Equatable {
 /// unknown keys are skipped, `null` is an absent value, a repeated key's first value counts. It
 /// is strict where `JSONDecoder` is lenient past RFC 8259 (a comma before `}`, a number `1.e`):
 /// such a body is a 422.
-enum PositionBatch {
-    static let maxCount = 100
+package enum PositionBatch {
+    package static let maxCount = 100
 
     /// The body is not a JSON array of 1 to `maxCount` values.
-    struct NotABatch: Error {}
+    package struct NotABatch: Error {}
 
     /// Each point, or nil with the names of its bad fields (in the order lat, lng, heading,
     /// speedMps, accuracyM, recordedAt; an element that is not an object is a bad `lat`).
-    static func read(_ bytes: [UInt8]) throws(NotABatch) -> (points: [PositionReport?], badFields: [[String]]) {
+    package static func read(_ bytes: [UInt8]) throws(NotABatch) -> (points: [PositionReport?], badFields: [[String]]) {
         do {
             return try bytes.withUnsafeBufferPointer { buffer throws(Malformed) in
                 var reader = Reader(bytes: buffer)
@@ -52,28 +60,28 @@ enum PositionBatch {
     }
 
     private struct Reader {
-        let bytes: UnsafeBufferPointer<UInt8>
-        var index = 0
+        package let bytes: UnsafeBufferPointer<UInt8>
+        package var index = 0
 
-        var atEnd: Bool { index == bytes.count }
+        package var atEnd: Bool { index == bytes.count }
 
-        mutating func skipWhitespace() {
+        package mutating func skipWhitespace() {
             while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
         }
 
-        mutating func expect(_ byte: UInt8) throws(Malformed) {
+        package mutating func expect(_ byte: UInt8) throws(Malformed) {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == byte else { throw Malformed() }
             index += 1
         }
 
-        mutating func peek() throws(Malformed) -> UInt8 {
+        package mutating func peek() throws(Malformed) -> UInt8 {
             skipWhitespace()
             guard index < bytes.count else { throw Malformed() }
             return bytes[index]
         }
 
-        mutating func batch() throws(Malformed) -> ([PositionReport?], [[String]]) {
+        package mutating func batch() throws(Malformed) -> ([PositionReport?], [[String]]) {
             try expect(UInt8(ascii: "["))
             var points: [PositionReport?] = []
             var bad: [[String]] = []
@@ -91,7 +99,7 @@ enum PositionBatch {
         }
 
         /// One element of the batch: a point, or why it is not one.
-        mutating func element() throws(Malformed) -> (PositionReport?, [String]) {
+        package mutating func element() throws(Malformed) -> (PositionReport?, [String]) {
             guard try peek() == UInt8(ascii: "{") else {
                 try skipValue()
                 return (nil, ["lat"])
@@ -122,7 +130,7 @@ enum PositionBatch {
         }
 
         /// The checks `JSONObject` makes of a point's fields, in its order.
-        static func point(_ fields: [String: Value?]) -> (PositionReport?, [String]) {
+        package static func point(_ fields: [String: Value?]) -> (PositionReport?, [String]) {
             var bad: [String] = []
             func number(_ name: String, required: Bool, in range: ClosedRange<Double>) -> Double? {
                 guard let value = fields[name] ?? nil else {
@@ -158,7 +166,7 @@ enum PositionBatch {
         }
 
         /// A value a point may care about; nil for `null`.
-        mutating func value() throws(Malformed) -> Value? {
+        package mutating func value() throws(Malformed) -> Value? {
             switch try peek() {
             case UInt8(ascii: "\""): return .string(try string())
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try number())
@@ -171,7 +179,7 @@ enum PositionBatch {
             }
         }
 
-        mutating func skipValue() throws(Malformed) {
+        package mutating func skipValue() throws(Malformed) {
             switch try peek() {
             case UInt8(ascii: "\""): _ = try string()
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try number()
@@ -212,7 +220,7 @@ enum PositionBatch {
             }
         }
 
-        mutating func literal(_ word: StaticString) throws(Malformed) {
+        package mutating func literal(_ word: StaticString) throws(Malformed) {
             let count = word.utf8CodeUnitCount
             guard index + count <= bytes.count else { throw Malformed() }
             for offset in 0..<count where bytes[index + offset] != word.utf8Start[offset] { throw Malformed() }
@@ -220,7 +228,7 @@ enum PositionBatch {
         }
 
         /// A number as RFC 8259 writes one (no leading zeros, no `+`, no bare `.`).
-        mutating func number() throws(Malformed) -> Double {
+        package mutating func number() throws(Malformed) -> Double {
             let start = index
             func digits() -> Int {
                 let from = index
@@ -248,7 +256,7 @@ enum PositionBatch {
         }
 
         /// A string, its escapes read; text that is not UTF-8 is refused, as `JSONDecoder` does.
-        mutating func string() throws(Malformed) -> String {
+        package mutating func string() throws(Malformed) -> String {
             index += 1  // the opening quote
             let start = index
             var plain = true
@@ -276,7 +284,7 @@ enum PositionBatch {
 
         /// A string's content with its escapes read (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`,
         /// `\uXXXX`, surrogate pairs joined; a lone surrogate is refused).
-        static func unescaped(_ raw: UnsafeBufferPointer<UInt8>) throws(Malformed) -> String {
+        package static func unescaped(_ raw: UnsafeBufferPointer<UInt8>) throws(Malformed) -> String {
             var out: [UInt8] = []
             out.reserveCapacity(raw.count)
             var index = 0

@@ -3,39 +3,39 @@ import NIOCore
 
 /// A client's request head as the gateway reads it before any HTTP parser: what it needs to
 /// route the request, check it and find where it ends.
-struct ClientRequest {
-    let head: MessageHead
-    let method: HTTPRequest.Method
+package struct ClientRequest {
+    package let head: MessageHead
+    package let method: HTTPRequest.Method
     /// The request target in origin form (`/path?query`); an absolute-form target
     /// (`http://host/path`) is read as its path and query.
-    let target: String
+    package let target: String
     /// `target` without its query.
-    let path: String
+    package let path: String
     /// HTTP/1.0: answers go without chunks, and the connection is kept only when asked.
-    let isHTTP10: Bool
-    let body: BodyFraming
+    package let isHTTP10: Bool
+    package let body: BodyFraming
     /// The client's last request on the connection: `Connection: close`, or HTTP/1.0 without
     /// `keep-alive`.
-    let closes: Bool
+    package let closes: Bool
     /// `Expect: 100-continue`: the client waits for a `100 Continue` before it sends the body.
-    let expectsContinue: Bool
+    package let expectsContinue: Bool
     /// An upgrade (to a WebSocket) is asked for: the connection is the router's from then on.
-    let upgrades: Bool
+    package let upgrades: Bool
 
     /// How a request's body is delimited (RFC 9112 §6.3).
-    enum BodyFraming: Equatable {
+    package enum BodyFraming: Equatable {
         case none
         case length(Int)
         case chunked
 
-        var isEmpty: Bool { self == .none || self == .length(0) }
+        package var isEmpty: Bool { self == .none || self == .length(0) }
     }
 
     /// `nil` when the head is not a request the gateway can serve: a start line outside RFC
     /// 9112's grammar or of another version, a `Content-Length` that is not one number, a
     /// `Transfer-Encoding` whose last coding is not chunked or that comes with a `Content-Length`
     /// (the makings of request smuggling). Each is a 400.
-    init?(_ head: MessageHead) {
+    package init?(_ head: MessageHead) {
         let line = head.withBytes(0..<head.startLineLength) { bytes -> (method: Range<Int>, target: Range<Int>, isHTTP10: Bool)? in
             var index = 0
             while index < bytes.count, bytes[index].isTokenCharacter { index += 1 }
@@ -86,7 +86,7 @@ struct ClientRequest {
 
     /// Whether the request may be sent again when the service cannot have seen it: no body, and
     /// a method whose repetition changes nothing more (RFC 9110 §9.2.2).
-    var isRetryable: Bool {
+    package var isRetryable: Bool {
         body.isEmpty && (method == .get || method == .head || method == .options || method == .delete || method == .put)
     }
 }

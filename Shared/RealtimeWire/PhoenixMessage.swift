@@ -6,22 +6,22 @@ import Identity
 /// keys, `{"topic","event","payload","ref","join_ref"}` (realtime-py drops a frame without `ref`,
 /// so a server push carries `"ref":null`); 2.0.0 sends arrays, `[join_ref, ref, topic, event,
 /// payload]`.
-struct PhoenixMessage: Sendable, Equatable {
-    enum Version: String, Sendable {
+package struct PhoenixMessage: Sendable, Equatable {
+    package enum Version: String, Sendable {
         case v1 = "1.0.0"
         case v2 = "2.0.0"
     }
 
-    var joinRef: String?
-    var ref: String?
-    var topic: String
-    var event: String
-    var payload: JSONValue
+    package var joinRef: String?
+    package var ref: String?
+    package var topic: String
+    package var event: String
+    package var payload: JSONValue
 
-    struct Malformed: Error {}
+    package struct Malformed: Error {}
 
     /// Reads a client's text frame; either shape is accepted whatever the connection's version.
-    init(text: String) throws(Malformed) {
+    package init(text: String) throws(Malformed) {
         guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else { throw Malformed() }
         switch value {
         case .array(let parts) where parts.count == 5:
@@ -41,7 +41,7 @@ struct PhoenixMessage: Sendable, Equatable {
         }
     }
 
-    init(joinRef: String?, ref: String?, topic: String, event: String, payload: JSONValue) {
+    package init(joinRef: String?, ref: String?, topic: String, event: String, payload: JSONValue) {
         self.joinRef = joinRef
         self.ref = ref
         self.topic = topic
@@ -50,12 +50,12 @@ struct PhoenixMessage: Sendable, Equatable {
     }
 
     /// The frame's text in `version`'s shape.
-    func text(_ version: Version) -> String {
+    package func text(_ version: Version) -> String {
         Self.text(version, joinRef: joinRef, ref: ref, topic: topic, event: event, payloadJSON: Self.json(payload))
     }
 
     /// A frame whose payload is already JSON text (a change rendered once for many clients).
-    static func text(_ version: Version, joinRef: String?, ref: String?, topic: String, event: String, payloadJSON: String) -> String {
+    package static func text(_ version: Version, joinRef: String?, ref: String?, topic: String, event: String, payloadJSON: String) -> String {
         let joinRef = joinRef.map(json) ?? "null"
         let ref = ref.map(json) ?? "null"
         switch version {
@@ -75,7 +75,7 @@ struct PhoenixMessage: Sendable, Equatable {
         }
     }
 
-    static func json(_ value: some Encodable) -> String {
+    package static func json(_ value: some Encodable) -> String {
         // Encoding a string, a number or a `JSONValue` cannot fail.
         String(decoding: (try? encoder.encode(value)) ?? Data("null".utf8), as: UTF8.self)
     }

@@ -3,23 +3,23 @@ import NIOCore
 /// Reads an upstream's answer as it comes: the head, then where its body ends (by
 /// `Content-Length`, by chunks, or at the connection's end; an answer to `HEAD` has none,
 /// whatever its head declares), so that the body's bytes pass on as they came.
-struct AnswerReader {
+package struct AnswerReader {
     /// What the head of an answer says. A class: the proxy's steps each consult it, and a copy of
     /// a struct would retain its bytes and fields each time.
-    final class Head {
-        let message: MessageHead
-        let status: Int
+    package final class Head {
+        package let message: MessageHead
+        package let status: Int
         /// The status line's reason phrase, as it came.
-        let reason: Range<Int>
+        package let reason: Range<Int>
         /// How the body that follows is delimited.
-        let body: Body
+        package let body: Body
         /// How the head says a body is delimited: `body`, except in an answer to `HEAD`, which
         /// declares the body a `GET` would have had.
-        let declared: Body
+        package let declared: Body
         /// Whether the connection can carry another exchange after this answer.
-        let keepAlive: Bool
+        package let keepAlive: Bool
 
-        init(message: MessageHead, status: Int, reason: Range<Int>, body: Body, declared: Body, keepAlive: Bool) {
+        package init(message: MessageHead, status: Int, reason: Range<Int>, body: Body, declared: Body, keepAlive: Bool) {
             self.message = message
             self.status = status
             self.reason = reason
@@ -29,10 +29,10 @@ struct AnswerReader {
         }
 
         /// The answer is complete with its head.
-        var endsWithHead: Bool { body == .none || body == .length(0) }
+        package var endsWithHead: Bool { body == .none || body == .length(0) }
     }
 
-    enum Body: Equatable {
+    package enum Body: Equatable {
         case none
         case length(Int)
         /// Chunked: passed on as it is, chunks and trailers.
@@ -41,7 +41,7 @@ struct AnswerReader {
         case untilClose
     }
 
-    enum Step {
+    package enum Step {
         /// The head is not all here yet.
         case needMore
         case head(Head)
@@ -49,7 +49,7 @@ struct AnswerReader {
         case body(ByteBuffer, ends: Bool)
     }
 
-    enum Failure: Error {
+    package enum Failure: Error {
         case malformed
     }
 
@@ -60,14 +60,14 @@ struct AnswerReader {
     private var remaining = 0
     private var chunks = ChunkedBodyScanner()
 
-    init(toHEAD: Bool = false) {
+    package init(toHEAD: Bool = false) {
         self.toHEAD = toHEAD
     }
 
     /// Bytes received past the answer's end: the connection cannot carry another exchange.
-    var hasLeftover: Bool { pending.readableBytes > 0 }
+    package var hasLeftover: Bool { pending.readableBytes > 0 }
 
-    mutating func receive(_ bytes: ByteBuffer) {
+    package mutating func receive(_ bytes: ByteBuffer) {
         if pending.readableBytes == 0 {
             pending = bytes
         } else {
@@ -77,7 +77,7 @@ struct AnswerReader {
     }
 
     /// The next thing to do with what has been received; `nil` when nothing is left for now.
-    mutating func next() throws(Failure) -> Step? {
+    package mutating func next() throws(Failure) -> Step? {
         guard let head else {
             while true {
                 switch MessageHead.take(from: &pending) {
@@ -146,112 +146,5 @@ struct AnswerReader {
         }
         if body == .untilClose { keepAlive = false }
         return Head(message: message, status: line.status, reason: line.reason, body: body, declared: body, keepAlive: keepAlive)
-    }
-}
-
-/// Finds where a chunked body ends (RFC 9112 §7.1), byte by byte across reads, without changing it.
-struct ChunkedBodyScanner {
-    private enum State {
-        case size(digits: Int)
-        case extensions
-        case sizeLF
-        case data(remaining: Int)
-        case dataCR
-        case dataLF
-        /// At the start of a trailer line, or of the final empty line.
-        case trailerStart
-        case trailerLine
-        case trailerLF
-        case finalLF
-        case done
-    }
-
-    private var state = State.size(digits: 0)
-    private var size = 0
-
-    var ended: Bool {
-        if case .done = state { true } else { false }
-    }
-
-    /// What `scan` found in the bytes it was given.
-    struct Scan {
-        /// How many of the bytes belong to the body.
-        var count: Int
-        /// Whether they end it.
-        var ends: Bool
-        /// How many of them are chunk data (the body's content, without the framing).
-        var data: Int
-    }
-
-    /// How much of `bytes` belongs to the body, and whether it ends there; `onData` is given the
-    /// ranges of chunk data among them (offsets from the first readable byte), in order.
-    mutating func scan(_ bytes: ByteBuffer, onData: (Range<Int>) -> Void = { _ in }) throws(AnswerReader.Failure) -> Scan {
-        var data = 0
-        let result: (Int, Bool)? = bytes.withUnsafeReadableBytes { bytes in
-            var index = 0
-            while index < bytes.count {
-                let byte = bytes[index]
-                index += 1
-                switch state {
-                case .size(let digits):
-                    if let value = Self.hexValue(byte) {
-                        guard digits < 15 else { return nil }
-                        size = size * 16 + value
-                        state = .size(digits: digits + 1)
-                    } else if digits > 0, byte == .cr {
-                        state = .sizeLF
-                    } else if digits > 0, byte == UInt8(ascii: ";") || byte.isWhitespace {
-                        state = .extensions
-                    } else {
-                        return nil
-                    }
-                case .extensions:
-                    if byte == .cr { state = .sizeLF } else if !byte.isFieldValueCharacter { return nil }
-                case .sizeLF:
-                    guard byte == .lf else { return nil }
-                    state = size == 0 ? .trailerStart : .data(remaining: size)
-                    size = 0
-                case .data(let remaining):
-                    // Skips the rest of the chunk's data at once.
-                    let taken = min(remaining, bytes.count - index + 1)
-                    onData((index - 1)..<(index - 1 + taken))
-                    data += taken
-                    index += taken - 1
-                    state = remaining == taken ? .dataCR : .data(remaining: remaining - taken)
-                case .dataCR:
-                    guard byte == .cr else { return nil }
-                    state = .dataLF
-                case .dataLF:
-                    guard byte == .lf else { return nil }
-                    state = .size(digits: 0)
-                case .trailerStart:
-                    state = byte == .cr ? .finalLF : .trailerLine
-                    if byte != .cr, !byte.isFieldValueCharacter { return nil }
-                case .trailerLine:
-                    if byte == .cr { state = .trailerLF } else if !byte.isFieldValueCharacter { return nil }
-                case .trailerLF:
-                    guard byte == .lf else { return nil }
-                    state = .trailerStart
-                case .finalLF:
-                    guard byte == .lf else { return nil }
-                    state = .done
-                    return (index, true)
-                case .done:
-                    return (index - 1, true)
-                }
-            }
-            return (index, false)
-        }
-        guard let result else { throw .malformed }
-        return Scan(count: result.0, ends: result.1, data: data)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> Int? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): Int(byte - UInt8(ascii: "0"))
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): Int(byte - UInt8(ascii: "a") + 10)
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): Int(byte - UInt8(ascii: "A") + 10)
-        default: nil
-        }
     }
 }

@@ -1,11 +1,11 @@
 import Contracts
 import Foundation
 import Identity
+import PositionReports
 import ResourceAPI
+import RoadNetwork
 import ServiceKit
 import Testing
-
-@testable import Tracking
 
 /// The positions' one-pass reader against the way any other body is read (`JSONDecoder` into
 /// `JSONValue`, each point through `JSONObject`): over generated batches, good and bad, both

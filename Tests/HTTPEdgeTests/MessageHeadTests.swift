@@ -1,7 +1,6 @@
+import HTTPEdge
 import NIOCore
 import Testing
-
-@testable import Gateway
 
 /// The proxy's own reading of HTTP/1.1: the heads it takes, the requests it reads from them, the
 /// ones it refuses, and where answers end.

@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 
 /// The head of an HTTP/1.1 message (start line and header fields) as the bytes that came, with
@@ -9,23 +10,23 @@ import NIOCore
 /// line folding. Anything else is `notPlain`: a client's such request is refused with a 400 (RFC
 /// 9112 lets a server refuse what the looser readings accept, and two readings of one request
 /// are how requests are smuggled), an upstream's such answer is a 502.
-struct MessageHead {
+package struct MessageHead {
     /// The head's bytes, from the start line to the empty line that ends it.
-    let bytes: ByteBuffer
-    let fields: [Field]
+    package let bytes: ByteBuffer
+    package let fields: [Field]
     /// The start line without its `CRLF`: `0..<startLineLength`.
-    let startLineLength: Int
+    package let startLineLength: Int
 
-    struct Field {
-        var kind: FieldKind
-        var name: Range<Int>
+    package struct Field {
+        package var kind: FieldKind
+        package var name: Range<Int>
         /// Without the whitespace around it.
-        var value: Range<Int>
+        package var value: Range<Int>
         /// The whole line with its `CRLF`.
-        var line: Range<Int>
+        package var line: Range<Int>
     }
 
-    enum Parse {
+    package enum Parse {
         case head(MessageHead)
         /// No end of the head yet.
         case incomplete
@@ -38,10 +39,10 @@ struct MessageHead {
     /// The longest head read; a longer one is refused (431). SwiftNIO's parser, which the
     /// services behind read with, takes as much (a PostgREST filter `in.(…)` of thousands of
     /// values makes a URL of tens of kilobytes).
-    static let maximumSize = 80 << 10
+    package static let maximumSize = 80 << 10
 
     /// The head at the start of `buffer`'s readable bytes, which it takes from `buffer` when whole.
-    static func take(from buffer: inout ByteBuffer) -> Parse {
+    package static func take(from buffer: inout ByteBuffer) -> Parse {
         let located: Result<(length: Int, fields: [Field], startLine: Int), Failure>? = buffer.withUnsafeReadableBytes { bytes in
             guard let end = endOfHead(in: bytes) else {
                 return bytes.count > maximumSize ? .failure(.tooLarge) : nil
@@ -121,16 +122,16 @@ struct MessageHead {
 
     // MARK: Reading
 
-    func withBytes<Result>(_ range: Range<Int>, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+    package func withBytes<Result>(_ range: Range<Int>, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         bytes.withUnsafeReadableBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
     }
 
-    func string(_ range: Range<Int>) -> String {
+    package func string(_ range: Range<Int>) -> String {
         withBytes(range) { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The values of the fields of `kind` as one, comma-separated (as `HTTPFields` combines them).
-    func combined(_ kind: FieldKind) -> String? {
+    package func combined(_ kind: FieldKind) -> String? {
         var combined: String?
         for field in fields where field.kind == kind {
             let value = string(field.value)
@@ -139,12 +140,12 @@ struct MessageHead {
         return combined
     }
 
-    func count(_ kind: FieldKind) -> Int {
+    package func count(_ kind: FieldKind) -> Int {
         fields.reduce(0) { $0 + ($1.kind == kind ? 1 : 0) }
     }
 
     /// The comma-separated elements of every field of `kind`, lowercased (`Connection`'s options).
-    func lowercasedList(_ kind: FieldKind) -> [String] {
+    package func lowercasedList(_ kind: FieldKind) -> [String] {
         fields.lazy.filter { $0.kind == kind }.flatMap { field in
             string(field.value).lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         }
@@ -152,7 +153,7 @@ struct MessageHead {
 
     /// The single `Content-Length` of the head: `nil` with none, `.invalid` with several or one
     /// that is not a number.
-    var contentLength: ContentLength {
+    package var contentLength: ContentLength {
         var found: Int?
         for field in fields where field.kind == .contentLength {
             guard found == nil, let length = withBytes(field.value, { Self.decimal($0) }) else { return .invalid }
@@ -161,13 +162,13 @@ struct MessageHead {
         return found.map(ContentLength.length) ?? .none
     }
 
-    enum ContentLength: Equatable {
+    package enum ContentLength: Equatable {
         case none
         case length(Int)
         case invalid
     }
 
-    static func decimal(_ digits: UnsafeRawBufferPointer) -> Int? {
+    package static func decimal(_ digits: UnsafeRawBufferPointer) -> Int? {
         guard (1...18).contains(digits.count) else { return nil }
         var value = 0
         for digit in digits {
@@ -178,13 +179,13 @@ struct MessageHead {
     }
 
     /// The lowercased names its `Connection` header lists: fields for this hop only.
-    var connectionOptions: Set<String> {
+    package var connectionOptions: Set<String> {
         count(.connection) > 0 ? Set(lowercasedList(.connection)) : []
     }
 
     /// Writes the lines of its end-to-end fields as they came: not hop-by-hop, not named by
     /// `Connection`, and not of the kinds in `dropping` (those the gateway sets itself).
-    func writeEndToEndFields(to buffer: inout ByteBuffer, dropping: [FieldKind]) {
+    package func writeEndToEndFields(to buffer: inout ByteBuffer, dropping: [FieldKind]) {
         let named = connectionOptions
         writeFields(to: &buffer) { field in
             guard !field.kind.isHopByHop, !dropping.contains(field.kind) else { return false }
@@ -202,7 +203,7 @@ struct MessageHead {
 }
 
 /// The header fields the gateway reads or changes, told apart once while a head is parsed.
-enum FieldKind: Equatable {
+package enum FieldKind: Equatable {
     case accessControlRequestHeaders, accessControlRequestMethod, apiKey
     case authorization, connection, contentLength, date, expect, host, keepAlive, origin
     case proxyAuthenticate, proxyAuthorization, proxyConnection, server, te, trailer
@@ -229,7 +230,7 @@ enum FieldKind: Equatable {
         return table
     }()
 
-    init(_ name: UnsafeRawBufferPointer) {
+    package init(_ name: UnsafeRawBufferPointer) {
         self = .other
         guard name.count < Self.byLength.count else { return }
         for (known, kind) in Self.byLength[name.count] where zip(name, known).allSatisfy({ $0 | 0x20 == $1 || $0 == $1 }) {
@@ -240,7 +241,7 @@ enum FieldKind: Equatable {
 
     /// Hop-by-hop fields (RFC 9110 §7.6.1), and those the next hop gets afresh (`Host`,
     /// `Content-Length`): what `ForwardedHeaders.hopByHop` names, as kinds.
-    var isHopByHop: Bool {
+    package var isHopByHop: Bool {
         switch self {
         case .connection, .keepAlive, .proxyConnection, .te, .trailer, .transferEncoding, .upgrade,
             .proxyAuthenticate, .proxyAuthorization, .host, .contentLength:
@@ -251,15 +252,15 @@ enum FieldKind: Equatable {
 }
 
 extension UInt8 {
-    static let cr = UInt8(ascii: "\r")
-    static let lf = UInt8(ascii: "\n")
-    static let colon = UInt8(ascii: ":")
-    static let space = UInt8(ascii: " ")
+    package static let cr = UInt8(ascii: "\r")
+    package static let lf = UInt8(ascii: "\n")
+    package static let colon = UInt8(ascii: ":")
+    package static let space = UInt8(ascii: " ")
 
-    var isWhitespace: Bool { self == .space || self == UInt8(ascii: "\t") }
+    package var isWhitespace: Bool { self == .space || self == UInt8(ascii: "\t") }
 
     /// `tchar` of RFC 9110 §5.6.2.
-    var isTokenCharacter: Bool {
+    package var isTokenCharacter: Bool {
         switch self {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
         case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
@@ -271,7 +272,7 @@ extension UInt8 {
     }
 
     /// A field value's characters: visible ones, obs-text, space and tab (RFC 9110 §5.5).
-    var isFieldValueCharacter: Bool {
+    package var isFieldValueCharacter: Bool {
         self == UInt8(ascii: "\t") || (self >= 0x20 && self != 0x7F)
     }
 }

@@ -8,23 +8,23 @@ import Synchronization
 /// queue is full, the oldest queued position is dropped to make room; when it is full of events
 /// that must not be dropped, the client cannot keep up and the queue overflows: it ends, and the
 /// connection is closed (WebSocket close code 4008).
-final class ClientQueue: Sendable {
-    struct Frame: Sendable {
+package final class ClientQueue: Sendable {
+    package struct Frame: Sendable {
         /// What a frame carries: text (every frame of `/v1/realtime` and SSE), or bytes (a
         /// Supabase Realtime binary broadcast).
-        enum Content: Sendable {
+        package enum Content: Sendable {
             case text(String)
             case binary(ByteBuffer)
         }
 
         /// The CloudEvent id and type of an event frame; `nil` for the gateway's own messages.
-        let eventID: String?
-        var eventType: String? = nil
-        let content: Content
-        let supersedingKey: String?
-        let enqueuedAt: ContinuousClock.Instant
+        package let eventID: String?
+        package var eventType: String? = nil
+        package let content: Content
+        package let supersedingKey: String?
+        package let enqueuedAt: ContinuousClock.Instant
 
-        init(eventID: String?, eventType: String? = nil, content: Content, supersedingKey: String?, enqueuedAt: ContinuousClock.Instant) {
+        package init(eventID: String?, eventType: String? = nil, content: Content, supersedingKey: String?, enqueuedAt: ContinuousClock.Instant) {
             self.eventID = eventID
             self.eventType = eventType
             self.content = content
@@ -32,12 +32,12 @@ final class ClientQueue: Sendable {
             self.enqueuedAt = enqueuedAt
         }
 
-        init(eventID: String?, eventType: String? = nil, text: String, supersedingKey: String?, enqueuedAt: ContinuousClock.Instant) {
+        package init(eventID: String?, eventType: String? = nil, text: String, supersedingKey: String?, enqueuedAt: ContinuousClock.Instant) {
             self.init(eventID: eventID, eventType: eventType, content: .text(text), supersedingKey: supersedingKey, enqueuedAt: enqueuedAt)
         }
     }
 
-    enum Offer: Equatable {
+    package enum Offer: Equatable {
         case queued
         /// Queued, and an older superseded frame was dropped.
         case queuedDroppingOlder
@@ -49,30 +49,30 @@ final class ClientQueue: Sendable {
     }
 
     /// Why `next()` returned `nil`.
-    enum Ending: Equatable, Sendable {
+    package enum Ending: Equatable, Sendable {
         case closed, overflowed
         /// The gateway is shutting down: the client should reconnect (to another replica).
         case shuttingDown
     }
 
     private struct State {
-        var frames: [Frame] = []
-        var head = 0
-        var ending: Ending?
-        var waiter: CheckedContinuation<Frame?, Never>?
+        package var frames: [Frame] = []
+        package var head = 0
+        package var ending: Ending?
+        package var waiter: CheckedContinuation<Frame?, Never>?
 
-        var count: Int { frames.count - head }
+        package var count: Int { frames.count - head }
     }
 
-    let capacity: Int
+    package let capacity: Int
     private let state = Mutex(State())
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         precondition(capacity > 0)
         self.capacity = capacity
     }
 
-    func offer(_ frame: Frame) -> Offer {
+    package func offer(_ frame: Frame) -> Offer {
         let (result, waiter): (Offer, CheckedContinuation<Frame?, Never>?) = state.withLock { state in
             if state.ending != nil { return (.closed, nil) }
             if let waiter = state.waiter {
@@ -105,7 +105,7 @@ final class ClientQueue: Sendable {
     }
 
     /// The next frame to write; `nil` once the queue has ended (see `ending`).
-    func next() async -> Frame? {
+    package func next() async -> Frame? {
         await withCheckedContinuation { continuation in
             let ready: Frame?? = state.withLock { state in
                 if state.count > 0 {
@@ -127,7 +127,7 @@ final class ClientQueue: Sendable {
 
     /// Ends the queue: a waiting `next()` returns `nil`, later offers are refused. `ending` says
     /// why, unless the queue had ended already.
-    func close(_ ending: Ending = .closed) {
+    package func close(_ ending: Ending = .closed) {
         let waiter = state.withLock { state in
             if state.ending == nil { state.ending = ending }
             defer { state.waiter = nil }
@@ -136,5 +136,5 @@ final class ClientQueue: Sendable {
         waiter?.resume(returning: nil)
     }
 
-    var ending: Ending? { state.withLock { $0.ending } }
+    package var ending: Ending? { state.withLock { $0.ending } }
 }

@@ -11,7 +11,7 @@ import NIOCore
 /// broadcast as a binary "user broadcast" (kind 4) to 2.0.0 clients, and as the text form to
 /// 1.0.0 clients when its payload is JSON (an opaque payload cannot be said in 1.0.0's JSON, so
 /// those clients are passed over, as Supabase's server does).
-enum Broadcast: Sendable, Equatable, Codable {
+package enum Broadcast: Sendable, Equatable, Codable {
     /// A text frame's payload, passed on as it came.
     case text(JSONValue)
     /// A binary user broadcast: its event, and its payload's bytes (JSON text when `json`).
@@ -19,7 +19,7 @@ enum Broadcast: Sendable, Equatable, Codable {
 
     /// The frame for a client of `version` joined on `topic` with `joinRef`; nil when this
     /// broadcast cannot be said in that version.
-    func frame(for version: PhoenixMessage.Version, topic: String, joinRef: String?) -> ClientQueue.Frame.Content? {
+    package func frame(for version: PhoenixMessage.Version, topic: String, joinRef: String?) -> ClientQueue.Frame.Content? {
         switch (self, version) {
         case (.user(let event, let json, let payload), .v2):
             return .binary(UserBroadcastFrame.encode(topic: topic, event: event, json: json, payload: payload))
@@ -33,7 +33,7 @@ enum Broadcast: Sendable, Equatable, Codable {
 
     /// The text form's payload, `{"type":"broadcast","event":…,"payload":…}`; nil for a user
     /// broadcast whose payload is not JSON.
-    var textPayload: JSONValue? {
+    package var textPayload: JSONValue? {
         switch self {
         case .text(let payload):
             return payload
@@ -51,26 +51,33 @@ enum Broadcast: Sendable, Equatable, Codable {
 /// payload to the frame's end. To a client, kind 4: `[4, topicSize, eventSize, metadataSize,
 /// encoding]`, then the topic, user event and metadata, then the payload. Sizes are one byte each;
 /// encoding 0 is opaque bytes, 1 JSON text.
-enum UserBroadcastFrame {
-    static let pushKind: UInt8 = 3
-    static let broadcastKind: UInt8 = 4
+package enum UserBroadcastFrame {
+    package static let pushKind: UInt8 = 3
+    package static let broadcastKind: UInt8 = 4
 
     /// A kind 3 frame as read.
-    struct Push: Sendable, Equatable {
-        var joinRef: String?
-        var ref: String?
-        var topic: String
-        var broadcast: Broadcast
+    package struct Push: Sendable, Equatable {
+        package var joinRef: String?
+        package var ref: String?
+        package var topic: String
+        package var broadcast: Broadcast
+
+        package init(joinRef: String?, ref: String?, topic: String, broadcast: Broadcast) {
+            self.joinRef = joinRef
+            self.ref = ref
+            self.topic = topic
+            self.broadcast = broadcast
+        }
     }
 
-    struct Malformed: Error, Equatable {
-        let reason: String
+    package struct Malformed: Error, Equatable {
+        package let reason: String
     }
 
     /// Reads a client's binary frame.
     /// - Throws: `Malformed` for any other kind, a header that does not fit the frame, text that
     ///   is not UTF-8, an unknown encoding or a JSON payload that does not parse.
-    static func decode(_ frame: ByteBuffer) throws(Malformed) -> Push {
+    package static func decode(_ frame: ByteBuffer) throws(Malformed) -> Push {
         var bytes = frame
         guard let kind = bytes.readInteger(as: UInt8.self) else { throw Malformed(reason: "an empty binary frame") }
         guard kind == pushKind else { throw Malformed(reason: "binary frames of kind \(kind) are not read here; a broadcast is kind 3") }
@@ -102,7 +109,7 @@ enum UserBroadcastFrame {
 
     /// A kind 4 frame (no metadata). The topic and event came in a kind 3 frame, so each fits in
     /// its one-byte size.
-    static func encode(topic: String, event: String, json: Bool, payload: Data) -> ByteBuffer {
+    package static func encode(topic: String, event: String, json: Bool, payload: Data) -> ByteBuffer {
         let topic = Array(topic.utf8.prefix(255))
         let event = Array(event.utf8.prefix(255))
         var frame = ByteBuffer()

@@ -3,18 +3,18 @@ import Foundation
 /// The parts of a `multipart/form-data` body (RFC 7578), as Storage clients upload a file: one part
 /// with a file name (supabase-swift names the field "", storage3 "file") and text fields beside it
 /// (`cacheControl`, `metadata`).
-struct MultipartForm: Sendable {
-    struct Part: Sendable, Equatable {
-        var name: String?
-        var filename: String?
-        var contentType: String?
-        var body: ArraySlice<UInt8>
+package struct MultipartForm: Sendable {
+    package struct Part: Sendable, Equatable {
+        package var name: String?
+        package var filename: String?
+        package var contentType: String?
+        package var body: ArraySlice<UInt8>
     }
 
-    let parts: [Part]
+    package let parts: [Part]
 
     /// The boundary of a `multipart/form-data` content type, or `nil` for any other type.
-    static func boundary(of contentType: String?) -> String? {
+    package static func boundary(of contentType: String?) -> String? {
         guard let contentType, contentType.lowercased().hasPrefix("multipart/form-data") else { return nil }
         for parameter in contentType.split(separator: ";").dropFirst() {
             let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
@@ -27,7 +27,7 @@ struct MultipartForm: Sendable {
     }
 
     /// `nil` when `body` is not a well-formed form with that boundary.
-    init?(_ body: [UInt8], boundary: String) {
+    package init?(_ body: [UInt8], boundary: String) {
         let delimiter = Array("--\(boundary)".utf8)
         let separator = Array("\r\n--\(boundary)".utf8)
         guard var start = Self.find(delimiter, in: body, from: 0) else { return nil }
@@ -63,12 +63,12 @@ struct MultipartForm: Sendable {
     }
 
     /// The uploaded file: the part with a file name, else the one part that is no known field.
-    var file: Part? {
+    package var file: Part? {
         parts.first { $0.filename != nil } ?? parts.first { !["cacheControl", "metadata"].contains($0.name ?? "") }
     }
 
     /// A text field's value.
-    func field(_ name: String) -> String? {
+    package func field(_ name: String) -> String? {
         parts.first { $0.name == name && $0.filename == nil }.map { String(decoding: $0.body, as: UTF8.self) }
     }
 

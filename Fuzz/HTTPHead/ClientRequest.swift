@@ -1,1 +1,0 @@
-../../Services/Gateway/Proxy/ClientRequest.swift

@@ -1,1 +1,0 @@
-../../Services/Social/Storage/MultipartForm.swift

@@ -1,1 +1,0 @@
-../../Services/Gateway/Realtime/ClientQueue.swift

@@ -1,1 +1,0 @@
-../../Services/Gateway/SupabaseRealtime/PhoenixMessage.swift

@@ -1,1 +1,0 @@
-../../Services/Tracking/Drivers/PositionBatch.swift
