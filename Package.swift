@@ -230,8 +230,9 @@ let package = Package(
         .target(name: "AsyncSignals", path: "Shared/AsyncSignals"),
         // The byte parsers hostile input meets first, each in a library its service, its tests and
         // its fuzz target all build (`make test-fuzz`), and nothing heavier than it needs.
-        // HTTP/1.1 as the gateway's edge reads it: request and answer heads, body framing.
-        .target(name: "HTTPEdge", dependencies: [nioCore, httpTypes], path: "Shared/HTTPEdge"),
+        // HTTP/1.1 as the gateway's edge reads it: request and answer heads, body framing, and the
+        // state machine of a client connection's proxied calls.
+        .target(name: "HTTPEdge", dependencies: [nioCore, nioPosix, httpTypes], path: "Shared/HTTPEdge"),
         // Supabase Realtime's frames (Phoenix messages, broadcasts) and a realtime client's queue.
         .target(name: "RealtimeWire", dependencies: ["Identity", nioCore], path: "Shared/RealtimeWire"),
         // `multipart/form-data` upload bodies (Storage's uploads).

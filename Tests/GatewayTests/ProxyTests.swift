@@ -230,7 +230,7 @@ import Testing
     @Test func answersSmallAndLargeArriveWholeAndByteForByte() async throws {
         try await GatewayHarness.with { gateway in
             // Below the size read whole before it is passed on, at it, and well above (streamed).
-            for count in [0, 1_000, EdgeProxy.wholeAnswerLimit, EdgeProxy.wholeAnswerLimit + 1, 6 << 20] {
+            for count in [0, 1_000, EdgeLimits().wholeAnswerLimit, EdgeLimits().wholeAnswerLimit + 1, 6 << 20] {
                 let response = try await gateway.get("/v1/media/bytes/\(count)")
                 #expect(response.status == 200)
                 #expect(response.headers["content-length"] == String(count))
@@ -328,7 +328,7 @@ import Testing
                 "POST /v1/photos/x/download HTTP/1.1\r\nHost: gateway\r\nContent-Length: 2\r\n\r\n{}",
                 "GET /healthz HTTP/1.1\r\nHost: gateway\r\n\r\n",
                 "GET /v1/media/bytes/20 HTTP/1.1\r\nHost: gateway\r\n\r\n",
-                "GET /v1/media/bytes/\(EdgeProxy.wholeAnswerLimit + 30) HTTP/1.1\r\nHost: gateway\r\n\r\n",
+                "GET /v1/media/bytes/\(EdgeLimits().wholeAnswerLimit + 30) HTTP/1.1\r\nHost: gateway\r\n\r\n",
                 "GET /metrics HTTP/1.1\r\nHost: gateway\r\n\r\n",
                 "DELETE /v1/photos/x HTTP/1.1\r\nHost: gateway\r\n\r\n",
                 "GET /v1/media/bytes/40 HTTP/1.1\r\nHost: gateway\r\n\r\n",
@@ -342,7 +342,7 @@ import Testing
             #expect(answers[1].body.contains("\"method\":\"POST\"".utf8))
             #expect(String(decoding: answers[2].body, as: UTF8.self).contains("ok"))
             #expect(answers[3].body.count == 20)
-            #expect(answers[4].body == [UInt8](FakeUpstream.patternData(EdgeProxy.wholeAnswerLimit + 30)))
+            #expect(answers[4].body == [UInt8](FakeUpstream.patternData(EdgeLimits().wholeAnswerLimit + 30)))
             #expect(String(decoding: answers[5].body, as: UTF8.self).contains("http_requests_total"))
             #expect(answers[6].body.contains("\"method\":\"DELETE\"".utf8))
             #expect(answers[7].body.count == 40)

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import NIOCore
 import ServiceKit
 
 /// Who may call a route group, as the gateway checks it at the edge (services check again).
@@ -41,6 +42,8 @@ final class RouteGroup: Sendable {
     let maxBodySize: Int
     /// How long the upstream may take to start answering.
     let timeout: Duration
+    /// `timeout`, as the edge's timers take it.
+    let edgeTimeout: TimeAmount
     /// The route template that names the group in metrics (`/v1/photos/**`).
     let route: String
 
@@ -52,6 +55,7 @@ final class RouteGroup: Sendable {
         self.rateLimit = rateLimit
         self.maxBodySize = maxBodySize
         self.timeout = timeout
+        self.edgeTimeout = .nanoseconds(timeout.totalNanoseconds)
         self.route = "\(pathPrefixes[0])/**"
     }
 

@@ -1,3 +1,4 @@
+import HTTPEdge
 import NIOCore
 
 /// What a client connection's `EdgeProxyHandler` is told of the upstream connection carrying its
@@ -117,17 +118,4 @@ private final class UpstreamHandler: ChannelInboundHandler, RemovableChannelHand
         receiver?.upstreamEnded(error)
         context.close(promise: nil)
     }
-}
-
-/// How an exchange with an upstream failed.
-enum UpstreamExchangeError: Error, Equatable {
-    /// The connection ended before any byte of an answer: on a reused connection, most likely
-    /// the upstream closed it while it sat idle (so the request was never handled).
-    case closedBeforeResponse
-    /// The connection ended in the middle of the answer.
-    case closedMidResponse
-    /// No answer began before the route's deadline.
-    case timedOut
-    /// The answer is not HTTP/1 as we know it.
-    case malformed
 }

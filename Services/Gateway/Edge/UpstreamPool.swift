@@ -1,4 +1,5 @@
 import Foundation
+import HTTPEdge
 import Metrics
 import NIOCore
 import NIOPosix
@@ -217,11 +218,4 @@ final class ParkingLot<Connection: PooledConnection>: Sendable {
         }
         for connection in all { connection.close() }
     }
-}
-
-enum UpstreamPoolError: Error, Equatable {
-    /// The upstream's URL cannot be served (configuration).
-    case unsupported(String)
-    /// As many connections as allowed are open to the upstream: the request is shed (503).
-    case busy
 }
