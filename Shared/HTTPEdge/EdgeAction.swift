@@ -25,8 +25,9 @@ package enum EdgeAction {
     /// Write `100 Continue`, flushed.
     case writeContinue
     case flush
-    /// Write the head of the service's answer as the client gets it, framed as `framing` says.
-    case writeAnswerHead(any EdgeCall, AnswerReader.Head, AnswerFraming)
+    /// Write the head of the service's answer as the client gets it, framed as `framing` says,
+    /// and `body` after it when the whole answer was kept (a small one), unflushed.
+    case writeAnswerHead(any EdgeCall, AnswerReader.Head, AnswerFraming, body: ByteBuffer?)
     /// Write a whole answer of the gateway's own to the call (with `Connection: close` when
     /// `closes`), flushed; the call has ended with it.
     case answer(any EdgeCall, EdgeAnswer, closes: Bool)
@@ -34,6 +35,9 @@ package enum EdgeAction {
     case answerUnreadable(headTooLarge: Bool)
     /// The call has ended with the service's answer, of this status (or cut off after its head).
     case finished(any EdgeCall, status: Int)
+    /// The service's answer has all gone to the client: give its connection back to the call's
+    /// pool (parked when `reusableUpstream`, closed otherwise), flush, and record the call.
+    case completed(any EdgeCall, status: Int, reusableUpstream: Bool)
     case close
     /// Close the sending side only, and the whole connection once `linger` has passed, reading
     /// and dropping what the client still sends meanwhile.
@@ -63,17 +67,17 @@ package enum EdgeAction {
 
     // MARK: The service
     /// Take a parked connection to the call's service (unless `reuse` is off) or open one, then
-    /// answer with `connected(reused:isWritable:)` or `connectFailed(_:retryable:)`.
-    case connect(any EdgeCall, reuse: Bool)
-    /// Write the head of the call's request as the service gets it.
-    case sendHead(any EdgeCall)
+    /// answer with `connected(reused:isWritable:)` or `connectFailed(_:retryable:)`; and make sure
+    /// the connection's timer fires by `deadline` (then `deadlinePassed(now:)`).
+    case connect(any EdgeCall, reuse: Bool, deadline: NIODeadline)
+    /// Write the head of the call's request as the service gets it (and flush it when `flush`:
+    /// no body follows).
+    case sendHead(any EdgeCall, flush: Bool)
     /// Write bytes of the request's body to the service, unflushed.
     case sendBody(ByteBuffer)
     case flushUpstream
     /// Pause or resume reading the service's answer (a client that is slow to take it).
     case setUpstreamReading(Bool)
-    /// Give the connection back to the call's pool: parked when `reusable`, closed otherwise.
-    case releaseUpstream(any EdgeCall, reusable: Bool)
     /// Let go of the service's connection and close it (it may have closed already).
     case closeUpstream
 }

@@ -53,15 +53,15 @@ package struct EdgeStateMachine {
     /// Whether `call` is the call in progress (a check, admission or connection that ends later
     /// may find it gone).
     package func isCurrent(_ call: any EdgeCall) -> Bool {
-        exchange.map { $0.call === call } ?? false
+        exchange?.call === call
     }
 
     // MARK: The client's events
 
     package mutating func clientRead(_ bytes: ByteBuffer) {
         guard client.take(bytes, callInProgress: exchange != nil, into: &actions) else { return }
-        if let exchange {
-            if exchange.isConnected, exchange.uploadOpen { sendBody() }
+        if exchange != nil {
+            if exchange?.isConnected == true, exchange?.uploadOpen == true { sendBody() }
         } else {
             handlePending()
         }
@@ -83,14 +83,14 @@ package struct EdgeStateMachine {
 
     package mutating func clientWritabilityChanged(isWritable: Bool) {
         clientWritable = isWritable
-        guard exchange?.headSent == true else { return }
-        if !isWritable, !exchange!.blocked {
-            exchange!.blocked = true
-            exchange!.unflushed = false
+        guard exchange?.headSent == true, let blocked = exchange?.blocked else { return }
+        if !isWritable, !blocked {
+            exchange?.blocked = true
+            exchange?.unflushed = false
             actions.append(.setUpstreamReading(false))
             actions.append(.flush)
-        } else if isWritable, exchange!.blocked {
-            exchange!.blocked = false
+        } else if isWritable, blocked {
+            exchange?.blocked = false
             actions.append(.setUpstreamReading(true))
         }
     }
@@ -145,13 +145,12 @@ package struct EdgeStateMachine {
 
     /// The call passed the handler's checks: it goes to its service (`now` starts its deadline).
     package mutating func admitted(now: NIODeadline) {
-        guard exchange?.isConnected == false else { return }
-        if exchange!.request.expectsContinue, exchange!.uploadOpen {
+        guard exchange?.isConnected == false, let timeout = exchange?.call.timeout else { return }
+        if exchange?.request.expectsContinue == true, exchange?.uploadOpen == true {
             actions.append(.writeContinue)
-            exchange!.continued = true
+            exchange?.continued = true
         }
-        exchange!.deadline = now + exchange!.call.timeout
-        actions.append(.armDeadline(exchange!.deadline))
+        exchange?.deadline = now + timeout
         connect(reuse: true)
     }
 
@@ -170,36 +169,40 @@ package struct EdgeStateMachine {
     // MARK: The service's events
 
     package mutating func connected(reused: Bool, isWritable: Bool) {
-        guard exchange != nil else { return }
-        exchange!.upstream = .connected(reused: reused)
-        exchange!.upstreamWritable = isWritable
-        actions.append(.sendHead(exchange!.call))
+        guard let call = exchange?.call else { return }
+        exchange?.upstream = .connected(reused: reused)
+        exchange?.upstreamWritable = isWritable
+        guard exchange?.uploadOpen == true else {
+            actions.append(.sendHead(call, flush: true))
+            return resumeReading()
+        }
+        actions.append(.sendHead(call, flush: false))
         sendBody()
     }
 
     /// No connection could be made; one that failed to open (`retryable`) is tried once more, as
     /// nothing was sent over it.
     package mutating func connectFailed(_ error: any Error, retryable: Bool) {
-        guard exchange != nil else { return }
-        if retryable, exchange!.attempts < 2 { return connect(reuse: false) }
+        guard let attempts = exchange?.attempts else { return }
+        if retryable, attempts < 2 { return connect(reuse: false) }
         fail(error)
     }
 
     package mutating func upstreamWritabilityChanged(isWritable: Bool) {
         guard exchange?.isConnected == true else { return }
-        exchange!.upstreamWritable = isWritable
-        if isWritable, exchange!.uploadOpen { sendBody() }
+        exchange?.upstreamWritable = isWritable
+        if isWritable, exchange?.uploadOpen == true { sendBody() }
     }
 
     package mutating func upstreamRead(_ bytes: ByteBuffer) {
         guard exchange?.isConnected == true else { return }
-        exchange!.reader.receive(bytes)
+        exchange?.reader.receive(bytes)
         relay()
     }
 
     package mutating func upstreamReadComplete() {
         guard exchange?.unflushed == true else { return }
-        exchange!.unflushed = false
+        exchange?.unflushed = false
         actions.append(.flush)
     }
 
@@ -211,8 +214,8 @@ package struct EdgeStateMachine {
                 // Most likely closed while parked: the service never saw the call. Once more,
                 // over a new connection.
                 actions.append(.closeUpstream)
-                self.exchange!.upstream = .none
-                self.exchange!.reader = AnswerReader(toHEAD: exchange.request.method == .head)
+                self.exchange?.upstream = .none
+                self.exchange?.reader = AnswerReader(toHEAD: exchange.request.method == .head)
                 return connect(reuse: false)
             }
             return fail(error ?? UpstreamExchangeError.closedBeforeResponse)
@@ -220,7 +223,7 @@ package struct EdgeStateMachine {
         if head.body == .untilClose, error == nil, exchange.headSent {
             // The connection's end was the body's: the answer to the client ends too.
             actions.append(.closeUpstream)
-            self.exchange!.upstream = .none
+            self.exchange?.upstream = .none
             if !exchange.request.isHTTP10 { actions.append(.write(ByteBuffer(staticString: "0\r\n\r\n"))) }
             actions.append(.flush)
             actions.append(.finished(exchange.call, status: head.status))
@@ -232,11 +235,11 @@ package struct EdgeStateMachine {
     /// The connection's timer fired: a call whose answer has not begun by its deadline fails
     /// (504); the timer is set again for a later deadline.
     package mutating func deadlinePassed(now: NIODeadline) {
-        guard let exchange, exchange.head == nil, exchange.deadline != .distantFuture else { return }
-        if exchange.deadline <= now {
+        guard exchange?.head == nil, let deadline = exchange?.deadline, deadline != .distantFuture else { return }
+        if deadline <= now {
             fail(UpstreamExchangeError.timedOut)
         } else {
-            actions.append(.armDeadline(exchange.deadline))
+            actions.append(.armDeadline(deadline))
         }
     }
 
@@ -297,31 +300,34 @@ package struct EdgeStateMachine {
 
     /// Takes a parked connection (unless `reuse` is off) or makes one.
     private mutating func connect(reuse: Bool) {
-        exchange!.attempts += 1
-        actions.append(.connect(exchange!.call, reuse: reuse))
+        guard let call = exchange?.call, let deadline = exchange?.deadline else { return }
+        exchange?.attempts += 1
+        actions.append(.connect(call, reuse: reuse, deadline: deadline))
     }
 
     /// Sends on what has come of the request's body, as far as the service's socket takes it
     /// (`upstreamWritabilityChanged` resumes), and flushes.
     private mutating func sendBody() {
-        if let refusal = exchange!.sendBody(from: &client.pending, into: &actions) { return giveUp(refusal) }
+        if let refusal = exchange?.sendBody(from: &client.pending, into: &actions) ?? nil { return giveUp(refusal) }
         actions.append(.flushUpstream)
         resumeReading()
     }
 
     private mutating func relay() {
-        let progress = exchange!.relay(
+        let progress = exchange?.relay(
             quiescing: quiescing,
             discardLimit: limits.discardLimit,
             wholeAnswerLimit: limits.wholeAnswerLimit,
             into: &actions
         )
         switch progress {
-        case .going:
+        case nil:
+            return
+        case .going?:
             if !clientWritable { clientWritabilityChanged(isWritable: false) }
-        case .complete(let head):
+        case .complete(let head)?:
             complete(head)
-        case .failed(let error):
+        case .failed(let error)?:
             fail(error)
         }
     }
@@ -329,11 +335,9 @@ package struct EdgeStateMachine {
     /// The answer has all come: its connection goes back to the pool, reusable when the request
     /// went whole and nothing came past the answer's end.
     private mutating func complete(_ head: AnswerReader.Head) {
-        let exchange = exchange!
-        let reusable = head.keepAlive && !exchange.reader.hasLeftover && !exchange.uploadOpen
-        actions.append(.releaseUpstream(exchange.call, reusable: reusable))
-        actions.append(.flush)
-        actions.append(.finished(exchange.call, status: head.status))
+        guard let call = exchange?.call else { return }
+        let reusable = head.keepAlive && exchange?.reader.hasLeftover == false && exchange?.uploadOpen == false
+        actions.append(.completed(call, status: head.status, reusableUpstream: reusable))
         end()
     }
 
@@ -345,14 +349,15 @@ package struct EdgeStateMachine {
     /// or past the limit): the service's connection is closed, and the client answered with
     /// `answer` — or, once it has the answer's head, with a connection cut short.
     private mutating func giveUp(_ answer: EdgeAnswer) {
-        if exchange!.isConnected {
+        guard let call = exchange?.call else { return }
+        if exchange?.isConnected == true {
             actions.append(.closeUpstream)
-            exchange!.upstream = .none
+            exchange?.upstream = .none
         }
-        if let head = exchange!.head, exchange!.headSent {
-            exchange!.closes = true
+        if let head = exchange?.head, exchange?.headSent == true {
+            exchange?.closes = true
             actions.append(.flush)
-            actions.append(.finished(exchange!.call, status: head.status))
+            actions.append(.finished(call, status: head.status))
             return end()
         }
         self.answer(answer)
@@ -361,16 +366,17 @@ package struct EdgeStateMachine {
     /// Answers the call with the gateway's own `answer`, the service never having (or no longer)
     /// seen it.
     private mutating func answer(_ answer: EdgeAnswer) {
-        exchange!.closes = exchange!.closesAfterAnswer(quiescing: quiescing, discardLimit: limits.discardLimit)
-        actions.append(.answer(exchange!.call, answer, closes: exchange!.closes))
+        guard let call = exchange?.call, let closes = exchange?.closesAfterAnswer(quiescing: quiescing, discardLimit: limits.discardLimit)
+        else { return }
+        exchange?.closes = closes
+        actions.append(.answer(call, answer, closes: closes))
         end()
     }
 
     /// Goes on with the connection after a call: to the next request (past what is left of this
     /// one's body), or to its end.
     private mutating func end() {
-        let exchange = exchange!
-        self.exchange = nil
+        guard let exchange = exchange.take() else { return }
         guard !exchange.closes else { return closeAfterAnswer(lingering: exchange.uploadOpen) }
         if case .length(let remaining) = exchange.upload { client.reading = .discarding(remaining: remaining) }
         resume()

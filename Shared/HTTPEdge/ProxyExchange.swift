@@ -162,17 +162,16 @@ struct ProxyExchange {
                     answer = .buffering(head, nil)
                     continue
                 }
-                writeHead(head, quiescing: quiescing, discardLimit: discardLimit, into: &actions)
+                writeHead(head, body: nil, quiescing: quiescing, discardLimit: discardLimit, into: &actions)
                 if head.endsWithHead { return .complete(head) }
             case (.body(var bytes, let ends)?, .buffering(let head, var whole)):
                 answer = .buffering(head, nil)  // lets go of `whole`'s storage, which is appended to
-                if whole == nil { whole = bytes } else { whole!.writeBuffer(&bytes) }
-                guard ends else {
+                if whole == nil { whole = bytes } else { whole?.writeBuffer(&bytes) }
+                guard ends, let whole else {
                     answer = .buffering(head, whole)
                     continue
                 }
-                writeHead(head, quiescing: quiescing, discardLimit: discardLimit, into: &actions)
-                write(whole!, into: &actions)
+                writeHead(head, body: whole, quiescing: quiescing, discardLimit: discardLimit, into: &actions)
                 return .complete(head)
             case (.body(let bytes, let ends)?, .streaming(let head, var transform)):
                 answer = .streaming(head, .none)  // lets go of the scanner while it is changed
@@ -213,6 +212,7 @@ struct ProxyExchange {
     /// has no chunks.
     private mutating func writeHead(
         _ head: AnswerReader.Head,
+        body: ByteBuffer?,
         quiescing: Bool,
         discardLimit: Int,
         into actions: inout CircularBuffer<EdgeAction>
@@ -235,7 +235,7 @@ struct ProxyExchange {
         closes = delimitedByClose || closesAfterAnswer(quiescing: quiescing, discardLimit: discardLimit)
         let connection: AnswerFraming.Connection = closes ? .close : request.isHTTP10 ? .keepAlive : .unstated
         answer = .streaming(head, transform)
-        actions.append(.writeAnswerHead(call, head, AnswerFraming(length: length, connection: connection)))
+        actions.append(.writeAnswerHead(call, head, AnswerFraming(length: length, connection: connection), body: body))
         unflushed = true
     }
 

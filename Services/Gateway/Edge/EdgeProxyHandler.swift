@@ -140,28 +140,30 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
     private func perform(_ action: EdgeAction) {
         switch action {
         case .read: context?.read()
-        case .write(let bytes): context?.write(wrapOutboundOut(.byteBuffer(bytes)), promise: nil)
-        case .writeContinue:
-            context?.writeAndFlush(wrapOutboundOut(.byteBuffer(ByteBuffer(staticString: "HTTP/1.1 100 Continue\r\n\r\n"))), promise: nil)
+        case .write(let bytes): write(bytes)
+        case .writeContinue: writeAndFlush(ByteBuffer(staticString: "HTTP/1.1 100 Continue\r\n\r\n"))
         case .flush: context?.flush()
-        case .writeAnswerHead(let call, let head, let framing):
+        case .writeAnswerHead(let call, let head, let framing, let body):
             guard let context else { return }
-            context.write(
-                wrapOutboundOut(.byteBuffer(proxy.answerHead(head, framing: framing, of: proxied(call), allocator: context.channel.allocator))),
-                promise: nil
-            )
+            write(proxy.answerHead(head, framing: framing, of: proxied(call), allocator: context.channel.allocator))
+            if let body { write(body) }
         case .answer(let call, let answer, let closes):
             guard let context else { return }
             let (bytes, status) = proxy.answer(answer, to: proxied(call), closes: closes, allocator: context.channel.allocator)
-            context.writeAndFlush(wrapOutboundOut(.byteBuffer(bytes)), promise: nil)
+            writeAndFlush(bytes)
             proxy.record(proxied(call), status: status)
         case .answerUnreadable(let tooLarge):
             guard let context else { return }
-            context.writeAndFlush(
-                wrapOutboundOut(.byteBuffer(proxy.malformedRequestAnswer(tooLarge: tooLarge, allocator: context.channel.allocator))),
-                promise: nil
-            )
+            writeAndFlush(proxy.malformedRequestAnswer(tooLarge: tooLarge, allocator: context.channel.allocator))
         case .finished(let call, let status): proxy.record(proxied(call), status: status)
+        case .completed(let call, let status, let reusable):
+            if let upstream {
+                upstream.detach()
+                proxied(call).pool?.release(upstream, reusable: reusable)
+                self.upstream = nil
+            }
+            context?.flush()
+            proxy.record(proxied(call), status: status)
         case .close: context?.close(promise: nil)
         case .closeOutput(let linger):
             guard let context else { return }
@@ -185,23 +187,29 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
             deadlineTimer?.cancel()
             deadlineTimer = nil
             armedFor = nil
-        case .connect(let call, let reuse): connect(proxied(call), reuse: reuse)
-        case .sendHead(let call):
+        case .connect(let call, let reuse, let deadline):
+            arm(deadline)
+            connect(proxied(call), reuse: reuse)
+        case .sendHead(let call, let flush):
             guard let upstream, let pool = proxied(call).pool else { return }
             upstream.write(proxy.forwardedHead(of: proxied(call), to: pool, peer: peerIP, allocator: upstream.channel.allocator))
+            if flush { upstream.flush() }
         case .sendBody(let bytes): upstream?.write(bytes)
         case .flushUpstream: upstream?.flush()
         case .setUpstreamReading(let reading): upstream?.setReading(reading)
-        case .releaseUpstream(let call, let reusable):
-            guard let upstream else { return }
-            upstream.detach()
-            proxied(call).pool?.release(upstream, reusable: reusable)
-            self.upstream = nil
         case .closeUpstream:
             upstream?.detach()
             upstream?.close()
             upstream = nil
         }
+    }
+
+    private func write(_ bytes: ByteBuffer) {
+        context?.write(wrapOutboundOut(.byteBuffer(bytes)), promise: nil)
+    }
+
+    private func writeAndFlush(_ bytes: ByteBuffer) {
+        context?.writeAndFlush(wrapOutboundOut(.byteBuffer(bytes)), promise: nil)
     }
 
     /// The gateway's own call object, which the machine holds as an `EdgeCall`.

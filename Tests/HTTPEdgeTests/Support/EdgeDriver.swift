@@ -93,10 +93,12 @@ struct EdgeDriver {
         case .write(let bytes): "write \(text(bytes))"
         case .writeContinue: "100 continue"
         case .flush: "flush"
-        case .writeAnswerHead(_, let head, let framing): "head \(head.status)\(describe(framing))"
+        case .writeAnswerHead(_, let head, let framing, let body):
+            "head \(head.status)\(describe(framing))\(body.map { ", then \(text($0))" } ?? "")"
         case .answer(_, let answer, let closes): "answer \(status(of: answer))\(closes ? ", close" : "")"
         case .answerUnreadable(let tooLarge): tooLarge ? "answer 431, close" : "answer 400, close"
         case .finished(_, let status): "finished \(status)"
+        case .completed(_, let status, let reusable): "completed \(status), \(reusable ? "park upstream" : "close upstream")"
         case .close: "close"
         case .closeOutput: "close output, linger"
         case .passToRouter(let bytes): "router \(text(bytes))"
@@ -107,12 +109,11 @@ struct EdgeDriver {
         case .admit(let call): "admit \((call as! TestCall).path)"
         case .armDeadline: "arm deadline"
         case .cancelDeadline: "cancel deadline"
-        case .connect(_, let reuse): reuse ? "connect" : "connect anew"
-        case .sendHead: "send head"
+        case .connect(_, let reuse, _): reuse ? "connect" : "connect anew"
+        case .sendHead(_, let flush): flush ? "send head, flush" : "send head"
         case .sendBody(let bytes): "send \(text(bytes))"
         case .flushUpstream: "flush upstream"
         case .setUpstreamReading(let reading): reading ? "upstream reading on" : "upstream reading off"
-        case .releaseUpstream(_, let reusable): reusable ? "park upstream" : "release upstream, close"
         case .closeUpstream: "close upstream"
         }
     }
