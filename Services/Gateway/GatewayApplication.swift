@@ -53,7 +53,7 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
     let changes = ChangeHub(windowCapacity: config.realtime.replayEvents, windowAge: config.realtime.replayAge, metrics: hub.metrics)
     let producer = try KafkaProducer(configuration: config.realtime.events.producer(clientID: "gateway-\(config.realtime.replica)"), logger: logger)
     let broadcasts = BroadcastRelay(producer: producer, hub: changes, replica: config.realtime.replica, logger: logger)
-    let realtime = RealtimeEndpoints(
+    let realtime = RealtimeController(
         hub: hub,
         changes: changes,
         broadcasts: broadcasts,
@@ -63,11 +63,11 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
         addresses: addresses,
         logger: logger
     )
-    let console = ConsoleEndpoints(
+    let console = ConsoleController(
         access: ConsoleAccess(keys: keys),
         backends: ConsoleBackends(
             client: client,
-            authURL: config.routes.groups[0].upstream!,
+            authURL: config.authURL,
             trackingURL: config.routes.groups.first { $0.name == "tracking" }?.upstream,
             editRenderURL: config.routes.groups.first { $0.name == "edit_render" }?.upstream,
             brokers: config.realtime.events.brokers,

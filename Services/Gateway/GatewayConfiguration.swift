@@ -6,6 +6,8 @@ import ServiceKit
 struct GatewayConfiguration: ServiceConfiguration {
     var http: HTTPServerSettings
     var routes: RouteTable
+    /// auth's URL (`GATEWAY_AUTH_URL`, required: without auth's keys no token can be verified).
+    var authURL: URL
     /// Where auth publishes its verification keys.
     var keySetURL: URL
     /// The `iss` every access token must carry (auth's `AUTH_JWT_ISSUER`).
@@ -23,14 +25,15 @@ struct GatewayConfiguration: ServiceConfiguration {
     init(from reader: ConfigurationReader) throws(ConfigurationError) {
         http = try HTTPServerSettings(from: reader, defaultPort: 8080)
         let upstreamTimeout = try reader.duration("GATEWAY_UPSTREAM_TIMEOUT", default: .seconds(30), minimum: .milliseconds(100))
+        let authURL = try reader.url("GATEWAY_AUTH_URL", schemes: ["http", "https"])
+        self.authURL = authURL
         var groups: [RouteGroup] = []
         for entry in RouteTable.catalog {
             let upper = entry.name.uppercased()
-            // Auth is required: without its keys the gateway can verify no token.
             let upstream: URL? =
-                entry.name == "auth" || reader.raw(entry.variable) != nil
-                ? try reader.url(entry.variable, schemes: ["http", "https"])
-                : nil
+                entry.variable == "GATEWAY_AUTH_URL"
+                ? authURL
+                : reader.raw(entry.variable) != nil ? try reader.url(entry.variable, schemes: ["http", "https"]) : nil
             groups.append(
                 RouteGroup(
                     name: entry.name,
@@ -44,11 +47,10 @@ struct GatewayConfiguration: ServiceConfiguration {
             )
         }
         routes = RouteTable(groups: groups)
-        let auth = groups[0].upstream!
         keySetURL = try reader.url(
             "GATEWAY_JWKS_URL",
             schemes: ["http", "https"],
-            default: auth.appendingPathComponent("auth/v1/.well-known/jwks.json")
+            default: authURL.appendingPathComponent("auth/v1/.well-known/jwks.json")
         )
         issuer = try reader.string("GATEWAY_JWT_ISSUER", default: "http://localhost:8080/auth/v1")
         keySetRefreshInterval = try reader.duration("GATEWAY_JWKS_REFRESH_INTERVAL", default: .seconds(5), minimum: .milliseconds(100))

@@ -47,7 +47,7 @@ struct ConsoleAssets: Sendable {
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: file.body))
     }
 
-    /// The page shell for `page` (one of `ConsoleEndpoints.pages`).
+    /// The page shell for `page` (one of `ConsoleController.pages`).
     func shell(page: String) -> Response {
         html(shellTemplate.replacingOccurrences(of: "{{page}}", with: page), status: .ok)
     }

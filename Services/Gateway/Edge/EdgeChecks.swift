@@ -8,7 +8,6 @@ import ServiceKit
 struct EdgeChecks: Sendable {
     let routes: RouteTable
     let keys: KeySetCache
-    let limiters: [String: RateLimiter]
     let addresses: ClientAddressResolver
     /// `GATEWAY_ANON_KEY`: the `apikey` the Supabase groups (`.storage`, `.data`) require; any when `nil`.
     let anonKey: String?
@@ -16,7 +15,6 @@ struct EdgeChecks: Sendable {
     init(routes: RouteTable, keys: KeySetCache, addresses: ClientAddressResolver, anonKey: String? = nil) {
         self.routes = routes
         self.keys = keys
-        self.limiters = Dictionary(uniqueKeysWithValues: routes.groups.map { ($0.name, RateLimiter($0.rateLimit)) })
         self.addresses = addresses
         self.anonKey = anonKey
     }
@@ -73,7 +71,7 @@ struct EdgeChecks: Sendable {
     func takeRateLimit(for group: RouteGroup, user: String?, peerIP: String, forwardedFor: String?) -> (decision: RateLimitDecision, limit: RateLimit)
     {
         let caller = user.map { "user:\($0)" } ?? "ip:\(addresses.resolve(peerIP: peerIP, forwardedFor: forwardedFor))"
-        let limiter = limiters[group.name]!
+        let limiter = group.limiter
         return (limiter.take(caller), limiter.limit)
     }
 

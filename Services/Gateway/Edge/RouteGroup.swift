@@ -39,6 +39,8 @@ final class RouteGroup: Sendable {
     let upstream: URL?
     let access: EdgeAccess
     let rateLimit: RateLimit
+    /// The callers' buckets of `rateLimit`, one per user or client address.
+    let limiter: RateLimiter
     let maxBodySize: Int
     /// How long the upstream may take to start answering.
     let timeout: Duration
@@ -53,6 +55,7 @@ final class RouteGroup: Sendable {
         self.upstream = upstream
         self.access = access
         self.rateLimit = rateLimit
+        self.limiter = RateLimiter(rateLimit)
         self.maxBodySize = maxBodySize
         self.timeout = timeout
         self.edgeTimeout = .nanoseconds(timeout.totalNanoseconds)

@@ -14,7 +14,15 @@ import Synchronization
 ///
 /// The metrics an event touches are made once, not looked up in the registry per event and client.
 final class RealtimeMetrics: Sendable {
-    static let transports = ["websocket", "sse", "supabase"]
+    /// How a realtime client is connected, as `/metrics` labels it.
+    enum Transport: String, CaseIterable, Sendable {
+        /// `/v1/realtime`.
+        case websocket
+        /// `/v1/events`.
+        case sse
+        /// `/realtime/v1/websocket`.
+        case supabase
+    }
 
     private final class PerTransport: Sendable {
         let open = Atomic<Int>(0)
@@ -30,7 +38,7 @@ final class RealtimeMetrics: Sendable {
     /// The service's own registry (also the process-wide one in production; tests run several
     /// gateways in one process).
     let factory: any MetricsFactory
-    private let perTransport: [String: PerTransport]
+    private let perTransport: [Transport: PerTransport]
     private let superseded: Counter
     private let bufferFull: Counter
     private let delivery: Timer
@@ -38,12 +46,12 @@ final class RealtimeMetrics: Sendable {
     init(factory: any MetricsFactory = MetricsSystem.factory) {
         self.factory = factory
         perTransport = Dictionary(
-            uniqueKeysWithValues: Self.transports.map { transport in
+            uniqueKeysWithValues: Transport.allCases.map { transport in
                 (
                     transport,
                     PerTransport(
-                        connections: Gauge(label: "realtime_connections", dimensions: [("transport", transport)], factory: factory),
-                        pushed: Counter(label: "realtime_events_pushed_total", dimensions: [("transport", transport)], factory: factory)
+                        connections: Gauge(label: "realtime_connections", dimensions: [("transport", transport.rawValue)], factory: factory),
+                        pushed: Counter(label: "realtime_events_pushed_total", dimensions: [("transport", transport.rawValue)], factory: factory)
                     )
                 )
             }
@@ -53,15 +61,16 @@ final class RealtimeMetrics: Sendable {
         delivery = Timer(label: "realtime_delivery_seconds", dimensions: [], preferredDisplayUnit: .seconds, factory: factory)
     }
 
-    func connected(_ transport: String) {
-        let metrics = perTransport[transport]!
+    func connected(_ transport: Transport) {
+        guard let metrics = perTransport[transport] else { return }
         metrics.connections.record(metrics.open.add(1, ordering: .relaxed).newValue)
     }
 
-    func disconnected(_ transport: String, reason: String) {
-        let metrics = perTransport[transport]!
+    func disconnected(_ transport: Transport, reason: String) {
+        guard let metrics = perTransport[transport] else { return }
         metrics.connections.record(metrics.open.subtract(1, ordering: .relaxed).newValue)
-        Counter(label: "realtime_disconnects_total", dimensions: [("transport", transport), ("reason", reason)], factory: factory).increment()
+        Counter(label: "realtime_disconnects_total", dimensions: [("transport", transport.rawValue), ("reason", reason)], factory: factory)
+            .increment()
     }
 
     func offered(_ offer: ClientQueue.Offer) {
@@ -72,8 +81,8 @@ final class RealtimeMetrics: Sendable {
         }
     }
 
-    func pushed(_ transport: String, after latency: Duration) {
-        perTransport[transport]!.pushed.increment()
+    func pushed(_ transport: Transport, after latency: Duration) {
+        perTransport[transport]?.pushed.increment()
         delivery.recordNanoseconds(latency.totalNanoseconds)
     }
 }

@@ -17,11 +17,11 @@ struct WebSocketSession {
     let hub: RealtimeHub
     let gate: RealtimeGate
     let settings: RealtimeSettings
-    let endpoints: RealtimeEndpoints
+    let endpoints: RealtimeController
     let channel: any Channel
     let logger: Logger
 
-    init(endpoints: RealtimeEndpoints, channel: any Channel) {
+    init(endpoints: RealtimeController, channel: any Channel) {
         self.hub = endpoints.hub
         self.gate = endpoints.gate
         self.settings = endpoints.settings
@@ -79,7 +79,7 @@ struct WebSocketSession {
             return
         }
         await endpoints.capSendBuffer(of: channel)
-        let client = hub.connect(transport: "websocket", queueCapacity: settings.clientBuffer, connection: channel)
+        let client = hub.connect(transport: .websocket, queueCapacity: settings.clientBuffer, connection: channel)
         let shared = Shared()
         if let viewer { await authenticated(viewer, channels: query, client: client, shared: shared) }
 
@@ -107,7 +107,7 @@ struct WebSocketSession {
                             shared.end(Ending(code: .goingAway, reason: "", metric: "write_failed"))
                             return
                         }
-                        if frame.eventID != nil { hub.metrics.pushed("websocket", after: .now - frame.enqueuedAt) }
+                        if frame.eventID != nil { hub.metrics.pushed(.websocket, after: .now - frame.enqueuedAt) }
                     }
                 }
                 group.addTask {

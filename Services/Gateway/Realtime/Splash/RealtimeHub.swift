@@ -13,12 +13,12 @@ final class RealtimeHub: Sendable {
     /// One connected client.
     final class Client: Sendable {
         let id: UInt64
-        let transport: String
+        let transport: RealtimeMetrics.Transport
         let queue: ClientQueue
         /// Its connection: closed under a writer that stays stuck after the queue overflowed.
         let connection: any Channel
 
-        init(id: UInt64, transport: String, queue: ClientQueue, connection: any Channel) {
+        init(id: UInt64, transport: RealtimeMetrics.Transport, queue: ClientQueue, connection: any Channel) {
             self.id = id
             self.transport = transport
             self.queue = queue
@@ -76,7 +76,7 @@ final class RealtimeHub: Sendable {
 
     // MARK: Clients
 
-    func connect(transport: String, queueCapacity: Int, connection: any Channel) -> Client {
+    func connect(transport: RealtimeMetrics.Transport, queueCapacity: Int, connection: any Channel) -> Client {
         let id = state.withLock { state in
             defer { state.nextClientID += 1 }
             state.live.insert(state.nextClientID)

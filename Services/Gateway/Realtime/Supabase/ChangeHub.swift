@@ -153,7 +153,7 @@ final class ChangeHub: Sendable {
             state.clients[client.id] = client
             return client
         }
-        metrics.connected("supabase")
+        metrics.connected(.supabase)
         return client
     }
 
@@ -164,7 +164,7 @@ final class ChangeHub: Sendable {
             return state.clients.removeValue(forKey: client.id) != nil
         }
         client.queue.close()
-        if known { metrics.disconnected("supabase", reason: reason) }
+        if known { metrics.disconnected(.supabase, reason: reason) }
     }
 
     var openConnections: Int { state.withLock { $0.clients.count } }

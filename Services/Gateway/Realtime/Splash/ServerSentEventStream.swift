@@ -65,7 +65,7 @@ struct ServerSentEventStream: Sendable {
                     guard case .text(let text) = frame.content else { continue }
                     if let id = frame.eventID {
                         try await writer.write(ByteBuffer(string: "id: \(id)\nevent: \(frame.eventType ?? "message")\ndata: \(text)\n\n"))
-                        hub.metrics.pushed("sse", after: .now - frame.enqueuedAt)
+                        hub.metrics.pushed(.sse, after: .now - frame.enqueuedAt)
                     } else {
                         try await writer.write(ByteBuffer(string: text))
                     }

@@ -14,95 +14,130 @@ import ServiceKit
 /// Every URL but `/console/login` is for admins only: a page without a session sends the browser
 /// to the sign-in; an API call without one is a 401; anyone else's token is a 403 everywhere.
 /// Changes (`POST`, `PUT`) must be JSON, which a page of another site cannot send without CORS.
-struct ConsoleEndpoints: Sendable {
+struct ConsoleController: Sendable {
     static let pages = ["events", "consumers", "dead-letters", "users", "deliveries"]
 
     let access: ConsoleAccess
     let backends: ConsoleBackends
-    let realtime: RealtimeEndpoints
+    let realtime: RealtimeController
     let addresses: ClientAddressResolver
     let assets: ConsoleAssets
     let logger: Logger
 
-    func addRoutes<Context: ServiceRequestContext>(to router: Router<Context>) {
-        router.get("/console") { request, _ in try await page("events", request) }
-        router.get("/console/login") { _, _ in assets.loginPage(message: nil, status: .ok) }
-        router.post("/console/login") { request, context in try await signIn(request, context: context) }
-        router.post("/console/logout") { request, _ in
-            Response(
-                status: .seeOther,
-                headers: [.location: "/console/login", .setCookie: ConsoleAccess.setCookie("", lifetime: 0, secure: Self.isSecure(request))]
-            )
-        }
-        router.get("/console/assets/:name") { request, context in
-            _ = try await access.requireAdminPage(request.headers)
-            guard let asset = assets.asset(named: context.parameters.get("name") ?? "") else { throw Problem(status: .notFound) }
-            return asset
-        }
-        router.get("/console/:page") { request, context in try await page(context.parameters.get("page") ?? "", request) }
-
+    func addRoutes(to router: Router<AppRequestContext>) {
+        router.get("/console", use: events)
+            .get("/console/login", use: loginPage)
+            .post("/console/login", use: signIn)
+            .post("/console/logout", use: signOut)
+            .get("/console/assets/:name", use: asset)
+            .get("/console/:page", use: page)
         // The JSON the pages read.
-        router.get("/console/api/events") { request, context in
-            let (viewer, _) = try await access.requireAdmin(request.headers)
-            try realtime.room(for: "user:\(viewer.user)")
-            return await realtime.stream([.admin], to: viewer, lastEventID: request.headers[.lastEventID], context: context)
-        }
-        router.get("/console/api/consumers") { request, _ in
-            let (_, token) = try await access.requireAdmin(request.headers)
-            async let workers = backends.renderWorkers(token: token)
-            let groups = try await kafka { try await backends.consumers() }
-            return try await json(["groups": groups, "renderWorkers": await workers])
-        }
-        router.get("/console/api/dead-letters") { request, _ in
-            _ = try await access.requireAdmin(request.headers)
-            return try await json(["topics": try await kafka { try await backends.waitingLetters() }])
-        }
-        router.post("/console/api/dead-letters/:topic/replay") { request, context in
-            let (viewer, _) = try await access.requireAdmin(request.headers)
-            return try await replay(request, context: context, topic: context.parameters.get("topic") ?? "", by: viewer)
-        }
-        router.get("/console/api/users") { request, _ in
-            let (_, token) = try await access.requireAdmin(request.headers)
-            return passed(try await backends.users(token: token))
-        }
-        router.put("/console/api/users/:id/role") { request, context in
-            let (viewer, token) = try await access.requireAdmin(request.headers)
-            let id = try Self.id(in: context, of: "a user")
-            let body = try await jsonBody(request, context: context)
-            guard let role = body["role"] as? String else {
-                throw Problem.validation([FieldError(.body(pointer: "/role"), "role: customer, driver, restaurant or admin")])
-            }
-            let answer = try await backends.setRole(role, of: id, token: token)
-            if answer.status == 200 {
-                logger.notice("Console: role set", metadata: ["user.id": "\(id)", "role": "\(role)", "admin.id": "\(viewer.user)"])
-            }
-            return passed(answer)
-        }
-        router.get("/console/api/restaurants") { request, _ in
-            let (_, token) = try await access.requireAdmin(request.headers)
-            return passed(try await backends.restaurants(token: token))
-        }
-        router.get("/console/api/orders/:id") { request, context in
-            let (_, token) = try await access.requireAdmin(request.headers)
-            let id = try Self.id(in: context, of: "an order")
-            return passed(try await backends.order(id, token: token))
-        }
-        router.get("/console/api/roads") { request, _ in
-            _ = try await access.requireAdmin(request.headers)
-            guard let roads = ConsoleBackends.roads else {
-                throw Problem(status: .internalServerError, detail: "The road fixture is missing from this build.")
-            }
-            return Response(
-                status: .ok,
-                headers: [.contentType: "application/json", .cacheControl: "private, max-age=3600"],
-                body: .init(byteBuffer: roads)
-            )
-        }
+        router.get("/console/api/events", use: eventStream)
+            .get("/console/api/consumers", use: consumers)
+            .get("/console/api/dead-letters", use: deadLetters)
+            .post("/console/api/dead-letters/:topic/replay", use: replay)
+            .get("/console/api/users", use: users)
+            .put("/console/api/users/:id/role", use: setRole)
+            .get("/console/api/restaurants", use: restaurants)
+            .get("/console/api/orders/:id", use: order)
+            .get("/console/api/roads", use: roads)
     }
 
     // MARK: Pages
 
-    private func page(_ name: String, _ request: Request) async throws -> Response {
+    @Sendable func events(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try await page(named: "events", request)
+    }
+
+    @Sendable func page(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try await page(named: context.parameters.get("page") ?? "", request)
+    }
+
+    @Sendable func loginPage(_ request: Request, context: AppRequestContext) async throws -> Response {
+        assets.loginPage(message: nil, status: .ok)
+    }
+
+    @Sendable func signOut(_ request: Request, context: AppRequestContext) async throws -> Response {
+        Response(
+            status: .seeOther,
+            headers: [.location: "/console/login", .setCookie: ConsoleAccess.setCookie("", lifetime: 0, secure: Self.isSecure(request))]
+        )
+    }
+
+    @Sendable func asset(_ request: Request, context: AppRequestContext) async throws -> Response {
+        _ = try await access.requireAdminPage(request.headers)
+        guard let asset = assets.asset(named: context.parameters.get("name") ?? "") else { throw Problem(status: .notFound) }
+        return asset
+    }
+
+    // MARK: The API
+
+    @Sendable func eventStream(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let (viewer, _) = try await access.requireAdmin(request.headers)
+        try realtime.room(for: "user:\(viewer.user)")
+        return await realtime.stream([.admin], to: viewer, lastEventID: request.headers[.lastEventID], context: context)
+    }
+
+    @Sendable func consumers(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let (_, token) = try await access.requireAdmin(request.headers)
+        async let workers = backends.renderWorkers(token: token)
+        let groups = try await kafka { try await backends.consumers() }
+        return try await json(["groups": groups, "renderWorkers": await workers])
+    }
+
+    @Sendable func deadLetters(_ request: Request, context: AppRequestContext) async throws -> Response {
+        _ = try await access.requireAdmin(request.headers)
+        return try await json(["topics": try await kafka { try await backends.waitingLetters() }])
+    }
+
+    @Sendable func replay(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let (viewer, _) = try await access.requireAdmin(request.headers)
+        return try await replay(request, context: context, topic: context.parameters.get("topic") ?? "", by: viewer)
+    }
+
+    @Sendable func users(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let (_, token) = try await access.requireAdmin(request.headers)
+        return passed(try await backends.users(token: token))
+    }
+
+    @Sendable func setRole(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let (viewer, token) = try await access.requireAdmin(request.headers)
+        let id = try Self.id(in: context, of: "a user")
+        let body = try await jsonBody(request, context: context)
+        guard let role = body["role"] as? String else {
+            throw Problem.validation([FieldError(.body(pointer: "/role"), "role: customer, driver, restaurant or admin")])
+        }
+        let answer = try await backends.setRole(role, of: id, token: token)
+        if answer.status == 200 {
+            logger.notice("Console: role set", metadata: ["user.id": "\(id)", "role": "\(role)", "admin.id": "\(viewer.user)"])
+        }
+        return passed(answer)
+    }
+
+    @Sendable func restaurants(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let (_, token) = try await access.requireAdmin(request.headers)
+        return passed(try await backends.restaurants(token: token))
+    }
+
+    @Sendable func order(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let (_, token) = try await access.requireAdmin(request.headers)
+        let id = try Self.id(in: context, of: "an order")
+        return passed(try await backends.order(id, token: token))
+    }
+
+    @Sendable func roads(_ request: Request, context: AppRequestContext) async throws -> Response {
+        _ = try await access.requireAdmin(request.headers)
+        guard let roads = ConsoleBackends.roads else {
+            throw Problem(status: .internalServerError, detail: "The road fixture is missing from this build.")
+        }
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/json", .cacheControl: "private, max-age=3600"],
+            body: .init(byteBuffer: roads)
+        )
+    }
+
+    private func page(named name: String, _ request: Request) async throws -> Response {
         _ = try await access.requireAdminPage(request.headers)
         guard Self.pages.contains(name) else {
             throw Problem(status: .notFound, detail: "The console's pages: \(Self.pages.joined(separator: ", ")).")
@@ -112,7 +147,7 @@ struct ConsoleEndpoints: Sendable {
 
     /// `POST /console/login` (a form: email, password): signs in at auth and, for an admin, sets
     /// the cookie and goes to the Events page.
-    private func signIn<Context: ServiceRequestContext>(_ request: Request, context: Context) async throws -> Response {
+    @Sendable func signIn(_ request: Request, context: AppRequestContext) async throws -> Response {
         let body = try await request.body.collect(upTo: 16 << 10)
         let form = Self.formFields(String(buffer: body))
         guard let email = form["email"], let password = form["password"], !email.isEmpty, !password.isEmpty else {

@@ -15,7 +15,7 @@ import Synchronization
 /// fresh tokens, broadcasts), the writer (the client's queue to the socket) and the watch on each
 /// join's token, which closes a join whose token expired.
 struct SupabaseRealtimeSession {
-    let endpoints: RealtimeEndpoints
+    let endpoints: RealtimeController
     let hub: ChangeHub
     let anonKey: String?
     let channel: any Channel
@@ -59,7 +59,7 @@ struct SupabaseRealtimeSession {
                         ending.record("write_failed")
                         return
                     }
-                    if frame.eventID != nil { hub.metrics.pushed("supabase", after: .now - frame.enqueuedAt) }
+                    if frame.eventID != nil { hub.metrics.pushed(.supabase, after: .now - frame.enqueuedAt) }
                 }
             }
             group.addTask {
@@ -115,16 +115,7 @@ struct SupabaseRealtimeSession {
         do {
             message = try PhoenixMessage(text: text)
         } catch {
-            _ = client.send(
-                PhoenixMessage(
-                    joinRef: nil,
-                    ref: nil,
-                    topic: "phoenix",
-                    event: "phx_error",
-                    payload: .object(["reason": .string("unreadable message: send Phoenix frames (vsn 1.0.0 objects or 2.0.0 arrays)")])
-                ).text(client.version)
-            )
-            return
+            return refuseUnreadable("unreadable message: send Phoenix frames (vsn 1.0.0 objects or 2.0.0 arrays)", client: client)
         }
         switch (message.topic, message.event) {
         case ("phoenix", "heartbeat"):
@@ -171,16 +162,14 @@ struct SupabaseRealtimeSession {
                 from: client
             )
         } catch {
-            _ = client.send(
-                PhoenixMessage(
-                    joinRef: nil,
-                    ref: nil,
-                    topic: "phoenix",
-                    event: "phx_error",
-                    payload: .object(["reason": .string("unreadable binary message: \(error.reason)")])
-                ).text(client.version)
-            )
+            refuseUnreadable("unreadable binary message: \(error.reason)", client: client)
         }
+    }
+
+    /// Tells the client a frame of its could not be read (`phx_error` on the `phoenix` topic).
+    private func refuseUnreadable(_ reason: String, client: ChangeHub.Client) {
+        let error = PhoenixMessage(joinRef: nil, ref: nil, topic: "phoenix", event: "phx_error", payload: .object(["reason": .string(reason)]))
+        _ = client.send(error.text(client.version))
     }
 
     /// Sends a client's broadcast to the others on its channel, here and on the other replicas;
@@ -284,8 +273,10 @@ struct SupabaseRealtimeSession {
         }
         var filter: ChangeFilter?
         if let text = binding["filter"]?.stringValue, !text.isEmpty {
-            do { filter = try ChangeFilter(text) } catch { return .failure(Refusal(error.reason)) }
-            guard TableChange.columnTypes[table]?[filter!.column] != nil else { return .failure("\(table) has no column \(filter!.column)") }
+            let read: ChangeFilter
+            do { read = try ChangeFilter(text) } catch { return .failure(Refusal(error.reason)) }
+            guard TableChange.columnTypes[table]?[read.column] != nil else { return .failure("\(table) has no column \(read.column)") }
+            filter = read
         }
         let admin = viewer?.role == UserRole.admin.rawValue
         switch table {

@@ -9,7 +9,7 @@ import NIOCore
 import ServiceKit
 
 /// `/v1/realtime` (WebSocket) and `/v1/events` (SSE): who may connect, and the SSE stream.
-struct RealtimeEndpoints: Sendable {
+struct RealtimeController: Sendable {
     let hub: RealtimeHub
     /// Supabase Realtime's clients (`/realtime/v1/websocket`).
     let changes: ChangeHub
@@ -129,33 +129,35 @@ struct RealtimeEndpoints: Sendable {
 
     // MARK: Routes
 
-    func addRoutes<Context: ServiceRequestContext>(to router: Router<Context>) {
-        // Reached by GETs without a WebSocket upgrade.
-        router.get("/v1/realtime") { _, _ -> Response in
-            throw Problem(
-                status: .upgradeRequired,
-                type: "websocket-required",
-                title: "WebSocket required",
-                detail: "Open /v1/realtime with a WebSocket upgrade, or use SSE at /v1/events.",
-                headers: [.upgrade: "websocket", .connection: "Upgrade"]
-            )
-        }
-        router.get("/realtime/v1/websocket") { _, _ -> Response in
-            throw Problem(
-                status: .upgradeRequired,
-                type: "websocket-required",
-                title: "WebSocket required",
-                detail: "Open /realtime/v1/websocket?apikey=…&vsn=1.0.0 with a WebSocket upgrade, as Supabase's realtime clients do.",
-                headers: [.upgrade: "websocket", .connection: "Upgrade"]
-            )
-        }
-        router.get("/v1/events") { request, context -> Response in
-            try await events(request, context: context)
-        }
+    func addRoutes(to router: Router<AppRequestContext>) {
+        // The two WebSocket endpoints reached by GETs without an upgrade.
+        router.get("/v1/realtime", use: realtimeWithoutUpgrade)
+            .get("/realtime/v1/websocket", use: supabaseRealtimeWithoutUpgrade)
+            .get("/v1/events", use: events)
+    }
+
+    @Sendable func realtimeWithoutUpgrade(_ request: Request, context: AppRequestContext) async throws -> Response {
+        throw Problem(
+            status: .upgradeRequired,
+            type: "websocket-required",
+            title: "WebSocket required",
+            detail: "Open /v1/realtime with a WebSocket upgrade, or use SSE at /v1/events.",
+            headers: [.upgrade: "websocket", .connection: "Upgrade"]
+        )
+    }
+
+    @Sendable func supabaseRealtimeWithoutUpgrade(_ request: Request, context: AppRequestContext) async throws -> Response {
+        throw Problem(
+            status: .upgradeRequired,
+            type: "websocket-required",
+            title: "WebSocket required",
+            detail: "Open /realtime/v1/websocket?apikey=…&vsn=1.0.0 with a WebSocket upgrade, as Supabase's realtime clients do.",
+            headers: [.upgrade: "websocket", .connection: "Upgrade"]
+        )
     }
 
     /// `GET /v1/events?channels=…`: a Server-Sent Events stream of the channels' events.
-    private func events<Context: ServiceRequestContext>(_ request: Request, context: Context) async throws -> Response {
+    @Sendable func events(_ request: Request, context: AppRequestContext) async throws -> Response {
         let viewer = try await admit(request.headers, peer: context.remoteAddress)
         let channels: Set<RealtimeChannel>
         switch await gate.channels(request.uri.queryParameters["channels"].map(String.init), for: viewer) {
@@ -187,7 +189,7 @@ struct RealtimeEndpoints: Sendable {
         context: Context
     ) async -> Response {
         await capSendBuffer(of: context.channel)
-        let client = hub.connect(transport: "sse", queueCapacity: settings.clientBuffer, connection: context.channel)
+        let client = hub.connect(transport: .sse, queueCapacity: settings.clientBuffer, connection: context.channel)
         let resumption = hub.subscribe(client, to: channels, resumingAfter: lastEventID)
         let stream = ServerSentEventStream(hub: hub, client: client, viewer: viewer, heartbeat: settings.heartbeat)
         var headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache"]
