@@ -96,6 +96,7 @@ let services: [(product: Product, targets: [Target])] = [
         "edit-render",
         module: "EditRender",
         dependencies: [
+            "ServiceAssembly",
             "Imaging", "Blobs", "S3Blobs", "ResourceAPI", "CatalogClient", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts",
             asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, nioFoundation, postgresNIO, logging, metrics, serviceLifecycle,
         ],
@@ -109,6 +110,7 @@ let services: [(product: Product, targets: [Target])] = [
         "social",
         module: "Social",
         dependencies: [
+            "ServiceAssembly",
             "Multipart",
             "DataAPI", "Blobs", "S3Blobs", "ResourceAPI", "CatalogClient", "Imaging", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts",
             asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore, nioPosix, postgresNIO, logging, metrics, serviceLifecycle,
@@ -123,6 +125,7 @@ let services: [(product: Product, targets: [Target])] = [
         "tracking",
         module: "Tracking",
         dependencies: [
+            "ServiceAssembly",
             "PositionReports",
             "DataAPI", "RoadNetwork", "ResourceAPI", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts", asyncHTTPClient, crypto,
             hummingbird, httpTypes, nioCore, nioPosix, postgresNIO, logging, metrics, serviceLifecycle,
@@ -137,6 +140,7 @@ let services: [(product: Product, targets: [Target])] = [
         "auth",
         module: "Auth",
         dependencies: [
+            "ServiceAssembly",
             "DataAPI", "Identity", "EventBus", "Kafka", "Contracts", bcrypt, crypto, nioPosix, hummingbird, httpTypes, postgresNIO, logging, metrics,
             serviceLifecycle,
         ],
@@ -196,7 +200,7 @@ let package = Package(
         // how a service verifies the tokens its requests carry.
         .target(
             name: "KeySetClient",
-            dependencies: ["Identity", "ServiceKit", asyncHTTPClient, httpTypes, nioCore, nioFoundation, logging, serviceLifecycle],
+            dependencies: ["Contracts", "Identity", "ServiceKit", asyncHTTPClient, httpTypes, nioCore, nioFoundation, logging, serviceLifecycle],
             path: "Shared/KeySetClient"
         ),
         // The blob store the services share (a folder now) and the signed links to private blobs.
@@ -277,6 +281,17 @@ let package = Package(
             dependencies: ["Kafka", "Contracts", "Database", "ServiceKit", "AsyncSignals", postgresNIO, logging, metrics, serviceLifecycle],
             path: "Shared/EventBus",
             resources: [.copy("Migrations")]
+        ),
+        // What every service that keeps state and speaks on Kafka is assembled from alike: its
+        // standard settings, its pool, producer, relay, outbox, inbox and consumers, and the HTTP
+        // client it calls other services with.
+        .target(
+            name: "ServiceAssembly",
+            dependencies: [
+                "ServiceKit", "Database", "EventBus", "Kafka", "Contracts", "KeySetClient", asyncHTTPClient, nioPosix, postgresNIO, logging,
+                serviceLifecycle,
+            ],
+            path: "Shared/ServiceAssembly"
         ),
         // The local stack: Postgres clusters, the service catalog and the process supervisor.
         .target(

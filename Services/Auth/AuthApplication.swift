@@ -9,6 +9,7 @@ import Identity
 import Kafka
 import Logging
 import PostgresNIO
+import ServiceAssembly
 import ServiceKit
 
 /// The schema auth owns.
@@ -20,31 +21,25 @@ let authSchema = "auth"
 /// - Throws: when a migration does not apply or Kafka refuses to create the topic.
 func buildApplication(_ config: AuthConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
     let logger = runtime.logger
-    try await prepareServiceStorage(
+    let base = try await EventedService.prepare(
+        "auth",
         schema: authSchema,
         migrations: try Migration.load(bundle: .module),
-        database: config.database,
-        events: config.events,
         topics: [TopicCatalog.authUsers],
+        settings: config.standard,
         logger: logger
     )
-
-    let client = PostgresClient(configuration: config.database.client, backgroundLogger: logger)
-    let producer = try KafkaProducer(configuration: config.events.producer(clientID: "auth"), logger: logger)
-    let relay = try OutboxRelay(schema: authSchema, client: client, producer: producer, configuration: config.events.outbox, logger: logger)
-
-    var parts = ServiceApplicationParts(name: "auth", http: config.http, logger: logger, metrics: runtime.metrics)
-    parts.readiness = [.postgres(client), .kafka(producer)]
-    parts.services = [client, producer, relay]
+    let client = base.client
+    var parts = base.applicationParts(metrics: runtime.metrics)
     // Every auth request is a small JSON document; a large body is refused before it is read.
     parts.routePolicies = [
-        RoutePolicy(pathPrefix: "/auth/v1", maxBodySize: 64 * 1024, timeout: config.http.requestTimeout),
-        RoutePolicy(pathPrefix: "/rest/v1", maxBodySize: 64 * 1024, timeout: config.http.requestTimeout),
+        RoutePolicy(pathPrefix: "/auth/v1", maxBodySize: 64 * 1024, timeout: config.standard.http.requestTimeout),
+        RoutePolicy(pathPrefix: "/rest/v1", maxBodySize: 64 * 1024, timeout: config.standard.http.requestTimeout),
     ]
 
-    let routes = try AuthRoutes(config: config, client: client, outbox: try Outbox(schema: authSchema, service: "auth", relay: relay), logger: logger)
+    let routes = try AuthRoutes(config: config, client: client, outbox: base.outbox, logger: logger)
     let verifier = AccessTokenVerifier(keys: config.verificationKeys, issuer: config.issuer)
-    let data = DataEndpoint(tables: AuthDataTables.tables(client: client, logger: logger), logger: logger) { token throws(AccessTokenError) in
+    let data = DataController(tables: AuthDataTables.tables(client: client, logger: logger), logger: logger) { token throws(AccessTokenError) in
         try verifier.verify(token)
     }
     return makeServiceApplication(parts, context: AppRequestContext.self) { router in

@@ -1,15 +1,14 @@
-import Database
-import EventBus
 import Foundation
 import Identity
+import ServiceAssembly
 import ServiceKit
 
 /// Everything `auth` reads from its environment; each variable is described in
 /// Services/Auth/README.md, under "Configuration".
 struct AuthConfiguration: ServiceConfiguration {
-    var http: HTTPServerSettings
-    var database: DatabaseSettings
-    var events: EventBusSettings
+    /// Its HTTP server, database and event bus.
+    var standard: StandardSettings
+    var http: HTTPServerSettings { standard.http }
     /// Signs new tokens: the first key configured.
     var signingKey: SigningKey
     /// Verifies tokens: the signing key and, during a rotation, the previous one.
@@ -28,9 +27,7 @@ struct AuthConfiguration: ServiceConfiguration {
     var serviceToken: ServiceToken?
 
     init(from reader: ConfigurationReader) throws(ConfigurationError) {
-        http = try HTTPServerSettings(from: reader, defaultPort: 8081)
-        database = try DatabaseSettings(from: reader)
-        events = try EventBusSettings(from: reader)
+        standard = try StandardSettings(from: reader, defaultPort: 8081)
         guard let signingKey = try Self.key(reader, "AUTH_JWT_KEY") else {
             throw ConfigurationError(
                 variable: "AUTH_JWT_KEY",

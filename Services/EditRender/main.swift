@@ -12,7 +12,7 @@ if let index = arguments.firstIndex(of: "--role") {
     role = named
 }
 
-await ServiceMain.run("edit-render", configuration: RenderConfiguration.self) { config, runtime in
+await ServiceMain.run("edit-render", configuration: EditRenderConfiguration.self) { config, runtime in
     var config = config
     if let role { config.role = role }
     return try await buildApplication(config, runtime: runtime)

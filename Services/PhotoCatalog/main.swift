@@ -1,3 +1,3 @@
 import ServiceKit
 
-await ServiceMain.run("photo-catalog", configuration: CatalogConfiguration.self, build: buildApplication)
+await ServiceMain.run("photo-catalog", configuration: PhotoCatalogConfiguration.self, build: buildApplication)

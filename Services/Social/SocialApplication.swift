@@ -14,7 +14,11 @@ import KeySetClient
 import Logging
 import NIOPosix
 import PostgresNIO
+import ServiceAssembly
 import ServiceKit
+
+/// The schema social owns.
+let socialSchema = "social"
 
 /// Builds social: its API (`/v1/likes`, `/v1/collections`, `/v1/posts`, `/v1/feed`) and Storage
 /// (`/storage/v1`), the projections of `auth.users` and `render.results` (through the inbox), the
@@ -22,31 +26,25 @@ import ServiceKit
 /// - Throws: when a migration does not apply, Kafka refuses the topics, or libvips cannot start.
 func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
     let logger = runtime.logger
-    try await prepareServiceStorage(
-        schema: socialSchema,
-        migrations: try Migration.load(bundle: .module),
-        database: config.database,
-        events: config.events,
-        topics: [TopicCatalog.socialActivity] + Projections.topics,
-        logger: logger
-    )
-
     // Generic plans for the prepared statements (the feed's): with the viewer and the limit as
     // parameters Postgres would plan each page anew — 2.6 ms of planning for 0.8 ms of running.
-    var clientConfiguration = config.database.client
+    var clientConfiguration = config.standard.database.client
     clientConfiguration.options.additionalStartupParameters.append(("options", "-c plan_cache_mode=force_generic_plan"))
-    let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
-    let producer = try KafkaProducer(configuration: config.events.producer(clientID: "social"), logger: logger)
-    let relay = try OutboxRelay(schema: socialSchema, client: client, producer: producer, configuration: config.events.outbox, logger: logger)
-    let outbox = try Outbox(schema: socialSchema, service: "social", relay: relay)
-    let inbox = try Inbox(schema: socialSchema, client: client, logger: logger)
-    var httpConfiguration = HTTPClient.Configuration()
-    httpConfiguration.redirectConfiguration = .disallow
-    httpConfiguration.timeout = .init(connect: .seconds(5), read: .seconds(30))
-    let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: httpConfiguration, backgroundActivityLogger: logger)
+    let base = try await EventedService.prepare(
+        "social",
+        schema: socialSchema,
+        migrations: try Migration.load(bundle: .module),
+        topics: [TopicCatalog.socialActivity] + Projections.topics,
+        settings: config.standard,
+        client: clientConfiguration,
+        logger: logger
+    )
+    let client = base.client
+    let outbox = base.outbox
+    let http = HTTPClient.standard(logger: logger)
     let renderer = try Renderer(threads: config.imageWorkers)
     let (blobs, blobHTTP) = try config.blobStore.make(logger: logger)
-    let keys = KeySetCache(url: config.keys.url, issuer: config.keys.issuer, refreshInterval: .seconds(5), client: http, logger: logger)
+    let keys = KeySetCache(config.keys, client: http, logger: logger)
     let catalog = PhotoCatalogClient(http: http, baseURL: config.photoCatalogURL, serviceToken: config.catalogServiceToken, logger: logger)
 
     let storageLinks = StorageLinks(secret: config.media.key, bucket: config.signedURLBucket, publicBase: config.media.publicBase)
@@ -62,34 +60,29 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
     let collections = CollectionStore(client: client, outbox: outbox, photos: photos, logger: logger)
     let posts = PostStore(client: client, outbox: outbox, objects: objects, catalog: catalog, photos: photos, renderer: renderer, logger: logger)
     let projections = Projections(logger: logger)
-    let data = DataEndpoint(
+    let data = DataController(
         tables: SocialDataTables(client: client, likes: likes, collections: collections, posts: posts, logger: logger).tables,
         logger: logger
     ) { token throws(AccessTokenError) in try await keys.verify(token) }
 
-    var parts = ServiceApplicationParts(name: "social", http: config.http, logger: logger, metrics: runtime.metrics)
-    parts.readiness = [.postgres(client), .kafka(producer)]
-    parts.services =
+    var parts = base.applicationParts(metrics: runtime.metrics)
+    parts.services +=
         [
-            client, producer, relay, renderer, HTTPClientService(client: http), keys,
-            EventConsumer(
-                configuration: config.events.consumer(clientID: "social", group: config.projectionGroup, topics: Projections.topics),
-                registry: Projections.registry,
-                deadLetters: producer,
-                retry: config.events.retry,
-                logger: logger,
-                handler: inbox.handler(consumer: Projections.consumer) { received, connection in
-                    try await projections.apply(received.event, on: connection)
-                }
-            ),
+            renderer, HTTPClientService(client: http), keys,
+            base.consumer(group: config.projectionGroup, topics: Projections.topics, registry: Projections.registry, inboxName: Projections.consumer)
+            {
+                received,
+                connection in
+                try await projections.apply(received.event, on: connection)
+            },
             OrphanCollector(client: client, objects: objects, orphanTTL: config.orphanTTL, interval: config.collectorInterval, logger: logger),
         ] + (blobHTTP.map { [HTTPClientService(client: $0)] } ?? [])
     parts.routePolicies = [
         // An upload: the image, plus a multipart envelope.
         RoutePolicy(pathPrefix: "/storage/v1", maxBodySize: config.maxUploadBytes + (1 << 20), timeout: .seconds(120)),
         RoutePolicy(pathPrefix: "/v1/posts", maxBodySize: 64 << 10, timeout: .seconds(60)),
-        RoutePolicy(pathPrefix: "/v1", maxBodySize: 64 << 10, timeout: config.http.requestTimeout),
-        RoutePolicy(pathPrefix: "/rest/v1", maxBodySize: 1 << 20, timeout: config.http.requestTimeout),
+        RoutePolicy(pathPrefix: "/v1", maxBodySize: 64 << 10, timeout: config.standard.http.requestTimeout),
+        RoutePolicy(pathPrefix: "/rest/v1", maxBodySize: 1 << 20, timeout: config.standard.http.requestTimeout),
     ]
     logger.info("social starting", metadata: ["blobs": "\(config.blobStore.description)"])
     return makeServiceApplication(parts, context: AppRequestContext.self) { router in

@@ -1,18 +1,17 @@
 import Blobs
 import Contracts
-import Database
-import EventBus
 import Foundation
 import KeySetClient
 import S3Blobs
+import ServiceAssembly
 import ServiceKit
 
 /// Everything `social` reads from its environment; each variable is described in
 /// Services/Social/README.md, under "Configuration".
 struct SocialConfiguration: ServiceConfiguration {
-    var http: HTTPServerSettings
-    var database: DatabaseSettings
-    var events: EventBusSettings
+    /// Its HTTP server, database and event bus.
+    var standard: StandardSettings
+    var http: HTTPServerSettings { standard.http }
     /// Where auth publishes its verification keys, and the issuer its tokens carry.
     var keys: KeySetSettings
     /// Where media and storage links point; the blob store's root (the same store edit-render
@@ -39,9 +38,7 @@ struct SocialConfiguration: ServiceConfiguration {
     var projectionGroup: String
 
     init(from reader: ConfigurationReader) throws(ConfigurationError) {
-        http = try HTTPServerSettings(from: reader, defaultPort: 8084)
-        database = try DatabaseSettings(from: reader)
-        events = try EventBusSettings(from: reader)
+        standard = try StandardSettings(from: reader, defaultPort: 8084)
         keys = try KeySetSettings(from: reader, prefix: "SOCIAL")
         media = try MediaSettings(from: reader, prefix: "SOCIAL", shortestLifetime: .seconds(60))
         blobStore = try BlobStoreChoice(from: reader, folder: media.blobDirectory)

@@ -12,7 +12,11 @@ import Logging
 import NIOPosix
 import PostgresNIO
 import RoadNetwork
+import ServiceAssembly
 import ServiceKit
+
+/// The schema tracking owns.
+let trackingSchema = "tracking"
 
 /// Builds tracking: restaurants (seeded from the Helsinki fixture on an empty table), orders and
 /// their state machine with the outbox relay of `tracking.orders`, the dispatcher, and drivers'
@@ -21,36 +25,29 @@ import ServiceKit
 ///   be read.
 func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
     let logger = runtime.logger
-    try await prepareServiceStorage(
+    let base = try await EventedService.prepare(
+        "tracking",
         schema: trackingSchema,
         migrations: try Migration.load(bundle: .module),
-        database: config.database,
-        events: config.events,
         topics: [TopicCatalog.trackingOrders, TopicCatalog.trackingLocations, TopicCatalog.trackingRestaurants],
+        settings: config.standard,
         logger: logger
     )
     let graph = try RoadGraph.helsinki()
-
-    let client = PostgresClient(configuration: config.database.client, backgroundLogger: logger)
-    let producer = try KafkaProducer(configuration: config.events.producer(clientID: "tracking"), logger: logger)
-    let relay = try OutboxRelay(schema: trackingSchema, client: client, producer: producer, configuration: config.events.outbox, logger: logger)
-    let outbox = try Outbox(schema: trackingSchema, service: "tracking", relay: relay)
-    var httpConfiguration = HTTPClient.Configuration()
-    httpConfiguration.redirectConfiguration = .disallow
-    httpConfiguration.timeout = .init(connect: .seconds(5), read: .seconds(30))
-    let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: httpConfiguration, backgroundActivityLogger: logger)
-    let keys = KeySetCache(url: config.keys.url, issuer: config.keys.issuer, refreshInterval: .seconds(5), client: http, logger: logger)
+    let client = base.client
+    let outbox = base.outbox
+    let http = HTTPClient.standard(logger: logger)
+    let keys = KeySetCache(config.keys, client: http, logger: logger)
 
     let restaurants = RestaurantStore(client: client, outbox: outbox, logger: logger)
     let orders = OrderStore(client: client, outbox: outbox, graph: graph, logger: logger)
-    let serviceReads = PostgresClient(configuration: config.database.serviceSessions(maximumConnections: 4), backgroundLogger: logger)
-    let positions = PositionIngest(client: client, serviceReads: serviceReads, producer: producer, graph: graph, logger: logger)
+    let serviceReads = PostgresClient(configuration: config.standard.database.serviceSessions(maximumConnections: 4), backgroundLogger: logger)
+    let positions = PositionIngest(client: client, serviceReads: serviceReads, producer: base.producer, graph: graph, logger: logger)
     let dispatcher = Dispatcher(client: client, orders: orders, graph: graph, early: config.dispatchEarly, logger: logger)
 
-    var parts = ServiceApplicationParts(name: "tracking", http: config.http, logger: logger, metrics: runtime.metrics)
-    parts.readiness = [.postgres(client), .kafka(producer)]
-    parts.services = [
-        client, serviceReads, producer, relay, HTTPClientService(client: http), keys,
+    var parts = base.applicationParts(metrics: runtime.metrics)
+    parts.services += [
+        serviceReads, HTTPClientService(client: http), keys,
         RepeatingTask("Writing drivers' latest positions", every: .seconds(1), logger: logger) { try await positions.flush() },
         RepeatingTask("Dispatching", every: config.dispatchInterval, logger: logger) { try await dispatcher.round() },
     ]
@@ -60,11 +57,11 @@ func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) 
         parts.beforeServerStarts.append { try await seeder.seedIfEmpty(graph) }
     }
     parts.routePolicies = [
-        RoutePolicy(pathPrefix: "/v1", maxBodySize: 256 << 10, timeout: config.http.requestTimeout),
-        RoutePolicy(pathPrefix: "/rest/v1", maxBodySize: 256 << 10, timeout: config.http.requestTimeout),
+        RoutePolicy(pathPrefix: "/v1", maxBodySize: 256 << 10, timeout: config.standard.http.requestTimeout),
+        RoutePolicy(pathPrefix: "/rest/v1", maxBodySize: 256 << 10, timeout: config.standard.http.requestTimeout),
     ]
     let dataTables = TrackingDataTables(client: client, restaurants: restaurants, orders: orders, logger: logger)
-    let data = DataEndpoint(tables: dataTables.tables, functions: dataTables.functions, logger: logger) { token throws(AccessTokenError) in
+    let data = DataController(tables: dataTables.tables, functions: dataTables.functions, logger: logger) { token throws(AccessTokenError) in
         try await keys.verify(token)
     }
     logger.info("tracking starting", metadata: ["places": "\(graph.places.count)", "roads": "\(graph.edges.count)"])

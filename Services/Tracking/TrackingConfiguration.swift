@@ -1,15 +1,14 @@
-import Database
-import EventBus
 import Foundation
 import KeySetClient
+import ServiceAssembly
 import ServiceKit
 
 /// Everything `tracking` reads from its environment; each variable is described in
 /// Services/Tracking/README.md, under "Configuration".
 struct TrackingConfiguration: ServiceConfiguration {
-    var http: HTTPServerSettings
-    var database: DatabaseSettings
-    var events: EventBusSettings
+    /// Its HTTP server, database and event bus.
+    var standard: StandardSettings
+    var http: HTTPServerSettings { standard.http }
     /// Where auth publishes its verification keys, and the issuer its tokens carry.
     var keys: KeySetSettings
     /// Seeds the fixture's restaurants, each with an owner account made through auth's admin API,
@@ -24,9 +23,7 @@ struct TrackingConfiguration: ServiceConfiguration {
     var dispatchEarly: Bool
 
     init(from reader: ConfigurationReader) throws(ConfigurationError) {
-        http = try HTTPServerSettings(from: reader, defaultPort: 8085)
-        database = try DatabaseSettings(from: reader)
-        events = try EventBusSettings(from: reader)
+        standard = try StandardSettings(from: reader, defaultPort: 8085)
         keys = try KeySetSettings(from: reader, prefix: "TRACKING")
         seeds = try reader.bool("TRACKING_SEED", default: true)
         authURL = try reader.url("TRACKING_AUTH_URL", schemes: ["http", "https"], default: URL(string: "http://127.0.0.1:8081")!)

@@ -30,7 +30,7 @@ final class DeliveryBatch: Sendable {
             state.pending -= 1
             guard state.pending == 0, let waiter = state.waiter else { return nil }
             state.waiter = nil
-            return (waiter, state.results.map { $0! })
+            return (waiter, state.results.compactMap { $0 })
         }
         if let (waiter, results) = finished { waiter.resume(returning: results) }
     }
@@ -43,7 +43,7 @@ final class DeliveryBatch: Sendable {
                     state.waiter = continuation
                     return nil
                 }
-                return state.results.map { $0! }
+                return state.results.compactMap { $0 }
             }
             if let results { continuation.resume(returning: results) }
         }

@@ -56,14 +56,3 @@ extension KeySetCache {
         }
     }
 }
-
-extension KeySetCache {
-    /// The id of the user the request's bearer token was issued to.
-    /// - Throws: `TokenProblem.missing` without a token, `TokenProblem.refused` when it does not
-    ///   verify or names no user.
-    package func authenticatedUser(_ headers: HTTPFields) async throws(Problem) -> UUID {
-        let claims = try await authenticate(headers)
-        guard let user = claims.userID else { throw TokenProblem.refused(.malformed) }
-        return user
-    }
-}

@@ -11,11 +11,29 @@ package struct JSONObject {
     private let pointer: String
 
     package init(_ body: [UInt8]) throws {
-        guard case .object(let object)? = try Self.parse(body) else {
-            throw Problem(status: .badRequest, type: "malformed-body", title: "Malformed request body", detail: "the body is not a JSON object")
-        }
+        guard case .object(let object)? = try Self.parse(body) else { throw Self.notAnObject }
         fields = object
         pointer = ""
+    }
+
+    /// 400 `malformed-body`: the body is not a JSON object.
+    static let notAnObject = Problem(
+        status: .badRequest,
+        type: "malformed-body",
+        title: "Malformed request body",
+        detail: "the body is not a JSON object"
+    )
+
+    /// `bytes` decoded as `Body` (a `JSONObjectBody`, read through a `JSONObject`).
+    /// - Throws: 400 `malformed-body` for bytes that are not a JSON object or hold U+0000; what
+    ///   `Body` throws of its fields.
+    package static func decode<Body: Decodable>(_ type: Body.Type, from bytes: [UInt8]) throws -> Body {
+        try refuseNUL(bytes)
+        do {
+            return try JSONDecoder().decode(Body.self, from: Data(bytes))
+        } catch is DecodingError {
+            throw notAnObject
+        }
     }
 
     /// A request body as JSON, `nil` when it is not JSON.

@@ -50,8 +50,9 @@ package struct PageRequest: Sendable, Equatable {
     }
 }
 
-/// A page of a list: `{items, nextCursor}`, `nextCursor` null on the last page.
-package struct Page<Item: Encodable & Sendable>: Encodable, Sendable {
+/// A page of a list: `{items, nextCursor}`, `nextCursor` null on the last page. Stores give pages
+/// of domain values; routes map them to pages of the bodies they answer with.
+package struct Page<Item: Sendable>: Sendable {
     package var items: [Item]
     package var nextCursor: String?
 
@@ -60,6 +61,15 @@ package struct Page<Item: Encodable & Sendable>: Encodable, Sendable {
         self.nextCursor = nextCursor?.description
     }
 
+    /// The same page, each item made into another (a domain value into its wire body).
+    package func map<Other: Sendable>(_ transform: (Item) throws -> Other) rethrows -> Page<Other> {
+        var page = Page<Other>(items: try items.map(transform), nextCursor: nil)
+        page.nextCursor = nextCursor
+        return page
+    }
+}
+
+extension Page: Encodable where Item: Encodable {
     private enum CodingKeys: String, CodingKey { case items, nextCursor }
 
     package func encode(to encoder: any Encoder) throws {

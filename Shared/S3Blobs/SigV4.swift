@@ -27,7 +27,8 @@ package struct SigV4: Sendable {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        return String(format: "%04d%02d%02dT%02d%02d%02dZ", parts.year!, parts.month!, parts.day!, parts.hour!, parts.minute!, parts.second!)
+        let fields = [parts.year, parts.month, parts.day, parts.hour, parts.minute, parts.second].map { $0 ?? 0 }
+        return String(format: "%04d%02d%02dT%02d%02d%02dZ", fields[0], fields[1], fields[2], fields[3], fields[4], fields[5])
     }
 
     /// The `Authorization` header for a request.

@@ -13,8 +13,8 @@ import ServiceKit
 let serviceConfigurations: [String: any ServiceConfiguration.Type] = [
     "auth": AuthConfiguration.self,
     "gateway": GatewayConfiguration.self,
-    "photo-catalog": CatalogConfiguration.self,
-    "edit-render": RenderConfiguration.self,
+    "photo-catalog": PhotoCatalogConfiguration.self,
+    "edit-render": EditRenderConfiguration.self,
     "social": SocialConfiguration.self,
     "tracking": TrackingConfiguration.self,
 ]

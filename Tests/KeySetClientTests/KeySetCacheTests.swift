@@ -13,7 +13,7 @@ import Testing
 /// `KeySetCache` against a key set served over a real socket, as auth serves it.
 @Suite("Key set cache: verified tokens")
 struct KeySetCacheTests {
-    static let issuer = "http://auth.test/auth/v1"
+    static let issuer = ServiceHarness.issuer
 
     /// Serves `/jwks.json` with whatever keys the test sets, counting fetches.
     final class KeySetServer: Sendable {

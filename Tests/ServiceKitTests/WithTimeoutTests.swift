@@ -34,7 +34,9 @@ import Testing
             }
         }
         let waited = ContinuousClock.now - start
-        #expect(waited < .seconds(1), "answered after \(waited)")
+        // Well before the operation's 2 s, with room for a machine busy with other suites (1.06 s
+        // was seen under make test's parallel phase).
+        #expect(waited < .milliseconds(1_500), "answered after \(waited)")
         #expect(finished.withLock { $0 } == false)
         try await Task.sleep(for: .seconds(2.5))
         #expect(finished.withLock { $0 }, "the abandoned operation ran on to its end")

@@ -52,10 +52,13 @@ import Testing
         try await catalog.start()
         let blobs = FileManager.default.temporaryDirectory.appendingPathComponent("social-blobs-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: blobs) }
-        let database = try await TestPostgres.shared.makeDatabase()
-        let (_, databaseURL) = try await database.makeServiceRole(schema: "social", password: "social-test-role")
-        var environment = try await SocialHarness.environment(catalog: catalog, databaseURL: databaseURL, blobs: blobs)
-        environment["SOCIAL_COLLECTOR_INTERVAL"] = "200ms"
+        let service = try await ServiceHarness.prepare(
+            .init(schema: "social", databasePoolSize: 12, keys: ("SOCIAL", catalog.baseURL + "/jwks.json")),
+            settings: SocialHarness.settings(catalog: catalog, blobs: blobs),
+            overrides: ["SOCIAL_COLLECTOR_INTERVAL": "200ms"]
+        )
+        let database = try #require(service.database)
+        var environment = service.environment
         let ana = UUID()
         let token = try testAccessToken(user: ana, key: catalog.key, issuer: SocialHarness.issuer)
 

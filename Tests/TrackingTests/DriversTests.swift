@@ -241,8 +241,7 @@ import Testing
     @Test func twoDispatcherReplicasGiveOneFreeDriverOneOrderOnly() async throws {
         try await TrackingHarness.with(["TRACKING_DISPATCH_INTERVAL": "50ms"]) { tracking in
             // A second replica on the same database, dispatching as often.
-            var environment = try await TrackingHarness.environment(keys: tracking.keys, databaseURL: tracking.databaseURL)
-            environment["TRACKING_DISPATCH_INTERVAL"] = "50ms"
+            let environment = tracking.environment
             let replica = try await ServiceProcess("tracking", environment: environment)
             let owner = Person(role: .restaurant)
             let customer = Person(role: .customer)

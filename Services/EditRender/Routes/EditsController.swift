@@ -20,41 +20,39 @@ struct EditsController: Sendable {
     let metrics: RenderMetrics
 
     func addRoutes(to group: RouterGroup<AppRequestContext>) {
-        group.get("filters") { _, _ in
-            try JSONBody.response(.ok, FiltersBody(filters: FilterCatalog.all))
+        group.get("filters", use: filters)
+            .post("edits/preview", use: preview)
+            .post("edits", use: create)
+            .get("edits", use: list)
+            .get("edits/:id", use: show)
+            .delete("edits/:id", use: delete)
+    }
+
+    @Sendable func filters(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try JSONBody.response(.ok, FiltersBody(filters: FilterCatalog.all))
+    }
+
+    @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try await keys.caller(request.headers)
+        guard let edit = try await store.edit(try context.parameters.uuid("id", orThrow: .editNotFound), user: caller.id) else {
+            throw Problem.editNotFound
         }
-        group.post("edits/preview") { request, context in
-            let user = try await keys.authenticatedUser(request.headers)
-            return try await preview(request, context: context, user: user)
+        return try JSONBody.tagged(EditBody(edit, links: links), for: request)
+    }
+
+    @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try await keys.caller(request.headers)
+        guard let edit = try await store.delete(try context.parameters.uuid("id", orThrow: .editNotFound), user: caller.id) else {
+            throw Problem.editNotFound
         }
-        group.post("edits") { request, context in
-            let user = try await keys.authenticatedUser(request.headers)
-            return try await create(request, context: context, user: user)
-        }
-        group.get("edits") { request, _ in
-            let user = try await keys.authenticatedUser(request.headers)
-            return try await list(request, user: user)
-        }
-        group.get("edits/:id") { request, context in
-            let user = try await keys.authenticatedUser(request.headers)
-            guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)), let edit = try await store.edit(id, user: user) else {
-                throw Problem.editNotFound
-            }
-            return try JSONBody.tagged(EditBody(edit, links: links), for: request)
-        }
-        group.delete("edits/:id") { request, context in
-            let user = try await keys.authenticatedUser(request.headers)
-            guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)), let edit = try await store.delete(id, user: user) else {
-                throw Problem.editNotFound
-            }
-            if let key = edit.result.flatMap({ BlobKey(mediaPath: $0.key) }) { try? await sources.blobs.delete(key) }
-            return Response(status: .noContent)
-        }
+        if let key = edit.result.flatMap({ BlobKey(mediaPath: $0.key) }) { try? await sources.blobs.delete(key) }
+        return Response(status: .noContent)
     }
 
     // MARK: Create
 
-    private func create(_ request: Request, context: AppRequestContext, user: UUID) async throws -> Response {
+    @Sendable func create(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let user = try await keys.caller(request.headers).id
         var request = request
         let body = Array(buffer: try await request.collectBody(upTo: context.maxUploadSize))
         let key = try IdempotencyKey(request, body: body, what: "edit")
@@ -131,7 +129,8 @@ struct EditsController: Sendable {
 
     // MARK: Preview
 
-    private func preview(_ request: Request, context: AppRequestContext, user: UUID) async throws -> Response {
+    @Sendable func preview(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let user = try await keys.caller(request.headers).id
         var request = request
         let started = ContinuousClock.now
         let body = Array(buffer: try await request.collectBody(upTo: context.maxUploadSize))
@@ -166,7 +165,8 @@ struct EditsController: Sendable {
 
     // MARK: List
 
-    private func list(_ request: Request, user: UUID) async throws -> Response {
+    @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let user = try await keys.caller(request.headers).id
         let page = try PageRequest(request)
         let edits = try await store.edits(of: user, limit: page.limit + 1, after: page.cursor)
         let (items, next) = page.page(of: edits) { PageCursor(time: $0.createdAt, id: $0.id) }

@@ -18,12 +18,11 @@ struct UploadsController: Sendable {
     let maxBytes: Int
 
     func addRoutes(to group: RouterGroup<AppRequestContext>) {
-        group.post("uploads") { request, _ in
-            try await upload(request, user: keys.authenticatedUser(request.headers))
-        }
+        group.post("uploads", use: upload)
     }
 
-    private func upload(_ request: Request, user: UUID) async throws -> Response {
+    @Sendable func upload(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let user = try await keys.caller(request.headers).id
         let id = UUID()
         // Stored under a neutral name first; renamed to its format's once the header says which.
         let pending = BlobKey.upload(user: user, upload: id, format: "jpg")

@@ -29,36 +29,37 @@ struct WorkersController: Sendable {
     }
 
     func addRoutes(to group: RouterGroup<AppRequestContext>) {
-        group.get("workers") { request, context -> Workers in
-            let claims = try await keys.authenticate(request.headers)
-            guard claims.splashRole == "admin" else {
-                throw Problem(status: .forbidden, type: "admins-only", title: "Admins only", detail: "The render workers are listed to admins only.")
-            }
-            let rows = try await client.query(
-                """
-                SELECT id, host, pid, threads, partitions, started_at, seen_at, seen_at < now() - make_interval(secs => \(Self.silentAfter))
-                FROM workers ORDER BY host, started_at, id
-                """,
-                logger: context.logger
-            )
-            var workers: [Worker] = []
-            for try await (id, host, pid, threads, partitions, started, seen, silent) in rows.decode(
-                (String, String, Int32, Int32, [Int32], Date, Date, Bool).self
-            ) {
-                workers.append(
-                    Worker(
-                        id: id,
-                        host: host,
-                        pid: pid,
-                        threads: threads,
-                        partitions: partitions.sorted(),
-                        startedAt: started,
-                        seenAt: seen,
-                        silent: silent
-                    )
-                )
-            }
-            return Workers(workers: workers)
+        group.get("workers", use: list)
+    }
+
+    @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Workers {
+        guard try await keys.caller(request.headers).isAdmin else {
+            throw Problem(status: .forbidden, type: "admins-only", title: "Admins only", detail: "The render workers are listed to admins only.")
         }
+        let rows = try await client.query(
+            """
+            SELECT id, host, pid, threads, partitions, started_at, seen_at, seen_at < now() - make_interval(secs => \(Self.silentAfter))
+            FROM workers ORDER BY host, started_at, id
+            """,
+            logger: context.logger
+        )
+        var workers: [Worker] = []
+        for try await (id, host, pid, threads, partitions, started, seen, silent) in rows.decode(
+            (String, String, Int32, Int32, [Int32], Date, Date, Bool).self
+        ) {
+            workers.append(
+                Worker(
+                    id: id,
+                    host: host,
+                    pid: pid,
+                    threads: threads,
+                    partitions: partitions.sorted(),
+                    startedAt: started,
+                    seenAt: seen,
+                    silent: silent
+                )
+            )
+        }
+        return Workers(workers: workers)
     }
 }

@@ -43,7 +43,7 @@ struct FixtureCatalog: Sendable {
     /// Newest first, as Unsplash lists them.
     let photos: [Photo]
     let directory: URL
-    /// `CatalogConfiguration.publicBase`.
+    /// `PhotoCatalogConfiguration.publicBase`.
     private let publicBase: String
 
     static let attributionURL = "https://github.com/mate-desktop/mate-backgrounds"

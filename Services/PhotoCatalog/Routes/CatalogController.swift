@@ -32,48 +32,63 @@ struct CatalogController: Sendable {
     let publicBase: String
 
     func addRoutes(to group: RouterGroup<AppRequestContext>) {
-        group.get("photos") { request, _ in
-            let query = try UnsplashRequest.list(QueryString(request.uri.query))
-            return try await respond(to: request, with: source.answer(query), for: query)
+        group.get("photos", use: list)
+            .get("photos/random", use: random)
+            .get("photos/:id", use: photo)
+            .get("search/photos", use: search)
+            .post("photos/:id/download", use: download)
+        if case .fixtures = source {
+            group.get("fixtures/:file", use: fixtureImage)
         }
-        group.get("photos/random") { request, _ in
-            let (pool, count) = try UnsplashRequest.random(QueryString(request.uri.query))
-            return try await random(from: source.answer(pool), count: count, request: request)
+    }
+
+    @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let query = try UnsplashRequest.list(QueryString(request.uri.query))
+        return try await respond(to: request, with: source.answer(query), for: query)
+    }
+
+    @Sendable func random(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let (pool, count) = try UnsplashRequest.random(QueryString(request.uri.query))
+        return try await random(from: source.answer(pool), count: count, request: request)
+    }
+
+    @Sendable func photo(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let id = context.parameters.get("id") ?? ""
+        guard let query = UnsplashRequest.photo(id: id) else { throw Problem.photoNotFound(id) }
+        return try await respond(to: request, with: source.answer(query), for: query)
+    }
+
+    @Sendable func search(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let query = try UnsplashRequest.search(QueryString(request.uri.query))
+        return try await respond(to: request, with: source.answer(query), for: query)
+    }
+
+    @Sendable func download(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let id = context.parameters.get("id") ?? ""
+        guard UnsplashPhotoID.isValid(id) else { throw Problem.photoNotFound(id) }
+        let user = try await caller(request.headers)
+        let queued = try await downloads.record(user: user, photo: id)
+        let body = try JSONSerialization.data(withJSONObject: ["photo_id": id, "queued": queued], options: [.sortedKeys])
+        return Response(status: .accepted, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// `GET /v1/fixtures/{file}`: an image of the offline fixture set.
+    @Sendable func fixtureImage(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let name = context.parameters.get("file") ?? ""
+        guard case .fixtures(let fixtures) = source, let file = fixtures.imageFile(named: name),
+            let data = FileManager.default.contents(atPath: file.path)
+        else {
+            throw Problem(status: .notFound, type: "not-found", title: "Not found", detail: "There is no fixture image \(name).")
         }
-        group.get("photos/:id") { request, context in
-            let id = context.parameters.get("id") ?? ""
-            guard let query = UnsplashRequest.photo(id: id) else { throw Problem.photoNotFound(id) }
-            return try await respond(to: request, with: source.answer(query), for: query)
+        let buffer = ByteBuffer(bytes: data)
+        let etag = CachedAnswer.etag(of: buffer)
+        var headers: HTTPFields = [.contentType: "image/jpeg", .eTag: etag, .cacheControl: "public, max-age=86400"]
+        if EntityTag.matches(request.headers[.ifNoneMatch], etag) {
+            headers[.contentType] = nil
+            return Response(status: .notModified, headers: headers)
         }
-        group.get("search/photos") { request, _ in
-            let query = try UnsplashRequest.search(QueryString(request.uri.query))
-            return try await respond(to: request, with: source.answer(query), for: query)
-        }
-        group.post("photos/:id/download") { request, context in
-            let id = context.parameters.get("id") ?? ""
-            guard UnsplashPhotoID.isValid(id) else { throw Problem.photoNotFound(id) }
-            let user = try await caller(request.headers)
-            let queued = try await downloads.record(user: user, photo: id)
-            let body = try JSONSerialization.data(withJSONObject: ["photo_id": id, "queued": queued], options: [.sortedKeys])
-            return Response(status: .accepted, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
-        }
-        if case .fixtures(let fixtures) = source {
-            group.get("fixtures/:file") { request, context in
-                let name = context.parameters.get("file") ?? ""
-                guard let file = fixtures.imageFile(named: name), let data = FileManager.default.contents(atPath: file.path) else {
-                    throw Problem(status: .notFound, type: "not-found", title: "Not found", detail: "There is no fixture image \(name).")
-                }
-                let buffer = ByteBuffer(bytes: data)
-                let etag = CachedAnswer.etag(of: buffer)
-                var headers: HTTPFields = [.contentType: "image/jpeg", .eTag: etag, .cacheControl: "public, max-age=86400"]
-                if EntityTag.matches(request.headers[.ifNoneMatch], etag) {
-                    headers[.contentType] = nil
-                    return Response(status: .notModified, headers: headers)
-                }
-                headers[.contentLength] = String(buffer.readableBytes)
-                return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: buffer))
-            }
-        }
+        headers[.contentLength] = String(buffer.readableBytes)
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: buffer))
     }
 
     // MARK: Answers
@@ -157,7 +172,7 @@ struct CatalogController: Sendable {
             }
             return user
         }
-        return try await keys.authenticatedUser(headers)
+        return try await keys.caller(headers).id
     }
 }
 

@@ -28,23 +28,23 @@ struct CollectionStore: Sendable {
     private static let columns =
         "id, owner_id, title, description, private, created_at, updated_at, (SELECT count(*) FROM collection_photos p WHERE p.collection_id = collections.id)"
 
-    private static func body(_ row: PostgresRow) throws -> CollectionBody {
+    private static func collection(_ row: PostgresRow) throws -> PhotoCollection {
         let (id, owner, title, description, isPrivate, created, updated, count) = try row.decode(
             (UUID, UUID, String, String, Bool, Date, Date, Int).self
         )
-        return CollectionBody(
-            id: id.lowercased,
-            ownerId: owner.lowercased,
+        return PhotoCollection(
+            id: id,
+            ownerID: owner,
             title: title,
             description: description,
-            private: isPrivate,
+            isPrivate: isPrivate,
             photoCount: count,
             createdAt: created,
             updatedAt: updated
         )
     }
 
-    func create(user: UUID, title: String, description: String, isPrivate: Bool) async throws -> CollectionBody {
+    func create(user: UUID, title: String, description: String, isPrivate: Bool) async throws -> PhotoCollection {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
             let row = try await connection.query(
                 """
@@ -53,34 +53,34 @@ struct CollectionStore: Sendable {
                 """,
                 logger: logger
             ).collect()[0]
-            let created = try Self.body(row)
+            let created = try Self.collection(row)
             try await changed(created, .created, user: user, on: connection)
             return created
         }
     }
 
     /// The collection, if `user` may see it.
-    func collection(_ id: UUID, user: UUID) async throws -> CollectionBody? {
+    func collection(_ id: UUID, user: UUID) async throws -> PhotoCollection? {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
             try await visible(id, on: connection)
         }
     }
 
-    private func visible(_ id: UUID, on connection: PostgresConnection) async throws -> CollectionBody? {
+    private func visible(_ id: UUID, on connection: PostgresConnection) async throws -> PhotoCollection? {
         try await connection.query("SELECT \(unescaped: Self.columns) FROM collections WHERE id = \(id)", logger: logger).collect().first.map(
-            Self.body
+            Self.collection
         )
     }
 
     /// The collection, if `user` owns it. - Throws: 404 when they may not see it, 403 when they see
     /// it but do not own it.
-    private func owned(_ id: UUID, user: UUID, on connection: PostgresConnection) async throws -> CollectionBody {
+    private func owned(_ id: UUID, user: UUID, on connection: PostgresConnection) async throws -> PhotoCollection {
         guard let collection = try await visible(id, on: connection) else { throw Self.notFound }
-        guard collection.ownerId == user.lowercased else { throw Self.notYours }
+        guard collection.ownerID == user else { throw Self.notYours }
         return collection
     }
 
-    func update(_ id: UUID, user: UUID, fields: Fields) async throws -> CollectionBody {
+    func update(_ id: UUID, user: UUID, fields: Fields) async throws -> PhotoCollection {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
             _ = try await owned(id, user: user, on: connection)
             let row = try await connection.query(
@@ -91,7 +91,7 @@ struct CollectionStore: Sendable {
                 """,
                 logger: logger
             ).collect()[0]
-            let updated = try Self.body(row)
+            let updated = try Self.collection(row)
             try await changed(updated, .updated, user: user, on: connection)
             return updated
         }
@@ -106,7 +106,7 @@ struct CollectionStore: Sendable {
     }
 
     /// The collections of `owner` that `user` may see, newest first.
-    func collections(of owner: UUID, user: UUID, page: PageRequest) async throws -> Page<CollectionBody> {
+    func collections(of owner: UUID, user: UUID, page: PageRequest) async throws -> Page<PhotoCollection> {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
             let rows =
                 if let cursor = page.cursor, let id = cursor.id {
@@ -125,7 +125,7 @@ struct CollectionStore: Sendable {
                         logger: logger
                     ).collect()
                 }
-            let (items, next) = page.page(of: try rows.map(Self.body)) { PageCursor(time: $0.createdAt, key: $0.id) }
+            let (items, next) = page.page(of: try rows.map(Self.collection)) { PageCursor(time: $0.createdAt, id: $0.id) }
             return Page(items: Array(items), nextCursor: next)
         }
     }
@@ -168,7 +168,7 @@ struct CollectionStore: Sendable {
 
     /// The collection's photos in the order they were added.
     /// - Throws: 404 when `user` may not see the collection.
-    func photos(of id: UUID, user: UUID, page: PageRequest) async throws -> Page<CollectionPhotoBody> {
+    func photos(of id: UUID, user: UUID, page: PageRequest) async throws -> Page<CollectedPhoto> {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
             guard try await visible(id, on: connection) != nil else { throw Self.notFound }
             let rows =
@@ -193,13 +193,13 @@ struct CollectionStore: Sendable {
                 return PhotoKey(text).map { ($0, text, at) }
             }
             let (items, next) = page.page(of: entries) { PageCursor(time: $0.2, key: $0.1) }
-            let bodies = try await photos.bodies(items.map(\.0), on: connection)
-            return Page(items: items.map { CollectionPhotoBody(photoKey: $0.1, addedAt: $0.2, photo: bodies[$0.0]!) }, nextCursor: next)
+            let shown = try await photos.shown(items.map(\.0), on: connection)
+            return Page(items: zip(items, shown).map { CollectedPhoto(key: $0.1, addedAt: $0.2, photo: $1) }, nextCursor: next)
         }
     }
 
     private func changed(
-        _ collection: CollectionBody,
+        _ collection: PhotoCollection,
         _ change: CollectionChanged.Change,
         photo: PhotoKey? = nil,
         user: UUID,
@@ -207,10 +207,10 @@ struct CollectionStore: Sendable {
     ) async throws {
         let event = CollectionChanged(
             userId: user,
-            collectionId: UUID(uuidString: collection.id)!,
+            collectionId: collection.id,
             change: change,
             photoId: photo?.description,
-            private: collection.private,
+            private: collection.isPrivate,
             changedAt: Date()
         )
         try await outbox.append(event, subject: user.lowercased, on: connection, logger: logger)

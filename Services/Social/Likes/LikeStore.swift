@@ -35,8 +35,8 @@ struct LikeStore: Sendable {
             SELECT outcome, likes FROM like_photo(\(user), \(key.description), \(at), \(event.id), \(topic), \(event.key), \(event.type), \(event.source), \(event.subject), \(Data(event.data)))
             """,
             logger: logger
-        ).collect().first
-        let (outcome, likes) = try row!.decode((String, Int).self)
+        ).collect().first("like_photo's outcome")
+        let (outcome, likes) = try row.decode((String, Int).self)
         switch outcome {
         case "liked":
             try await outbox.committed(on: client, logger: logger)
@@ -88,7 +88,7 @@ struct LikeStore: Sendable {
             SELECT unlike_photo(\(user), \(key.description), \(at), \(event.id), \(topic), \(event.key), \(event.type), \(event.source), \(event.subject), \(Data(event.data)))
             """,
             logger: logger
-        ).collect().first!.decode(Bool.self)
+        ).collect().first("unlike_photo's outcome").decode(Bool.self)
         if changed { try await outbox.committed(on: client, logger: logger) }
         return changed
     }
@@ -107,7 +107,7 @@ struct LikeStore: Sendable {
     }
 
     /// "My Collection": the user's likes, newest first, with each photo's data.
-    func liked(by user: UUID, page: PageRequest) async throws -> Page<LikedPhotoBody> {
+    func liked(by user: UUID, page: PageRequest) async throws -> Page<LikedPhoto> {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
             let rows =
                 if let cursor = page.cursor {
@@ -131,8 +131,8 @@ struct LikeStore: Sendable {
                 return PhotoKey(text).map { ($0, text, at) }
             }
             let (items, next) = page.page(of: likes) { PageCursor(time: $0.2, key: $0.1) }
-            let bodies = try await photos.bodies(items.map(\.0), on: connection)
-            return Page(items: items.map { LikedPhotoBody(photoKey: $0.0.description, likedAt: $0.2, photo: bodies[$0.0]!) }, nextCursor: next)
+            let shown = try await photos.shown(items.map(\.0), on: connection)
+            return Page(items: zip(items, shown).map { LikedPhoto(photo: $1, likedAt: $0.2) }, nextCursor: next)
         }
     }
 }

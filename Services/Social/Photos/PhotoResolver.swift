@@ -73,10 +73,10 @@ struct PhotoResolver: Sendable {
         )
     }
 
-    /// How each of `keys` is shown to the user whose transaction `connection` is in.
-    func bodies(_ keys: [PhotoKey], on connection: PostgresConnection, now: Date = Date()) async throws -> [PhotoKey: PhotoBody] {
+    /// How each of `keys` is shown to the user whose transaction `connection` is in, in order.
+    func shown(_ keys: [PhotoKey], on connection: PostgresConnection, now: Date = Date()) async throws -> [ShownPhoto] {
         let expires = storageLinks.expiry(lifetime: Int(mediaLifetime.components.seconds), now: now)
-        var bodies: [PhotoKey: PhotoBody] = [:]
+        var shown: [PhotoKey: ShownPhoto] = [:]
         var unsplash: [String] = []
         var edits: [UUID] = []
         var posts: [UUID] = []
@@ -86,7 +86,7 @@ struct PhotoResolver: Sendable {
             case .edit(let id): edits.append(id)
             case .post(let id): posts.append(id)
             }
-            bodies[key] = PhotoBody(photoKey: key.description, kind: Self.kind(key))
+            shown[key] = ShownPhoto(key: key)
         }
         if !unsplash.isEmpty {
             let rows = try await connection.query(
@@ -97,13 +97,13 @@ struct PhotoResolver: Sendable {
             for row in rows {
                 let (id, json) = try row.decode((String, String).self)
                 known.insert(id)
-                bodies[.unsplash(id)]?.unsplash = try? JSONDecoder().decode(CatalogPhoto.self, from: Data(json.utf8))
+                shown[.unsplash(id)]?.unsplash = try? JSONDecoder().decode(CatalogPhoto.self, from: Data(json.utf8))
             }
             for id in unsplash where !known.contains(id) {
                 // Liked while the catalog could not answer: ask again now.
                 if let photo = try? await catalog.photo(id, timeout: .seconds(5)) {
                     try await Self.keep(photo, on: connection, logger: logger)
-                    bodies[.unsplash(id)]?.unsplash = photo
+                    shown[.unsplash(id)]?.unsplash = photo
                 }
             }
         }
@@ -116,12 +116,12 @@ struct PhotoResolver: Sendable {
             for row in rows {
                 let (edit, owner, format, width, height) = try row.decode((UUID, UUID, String, Int, Int).self)
                 let link = mediaLinks.sign(.edited(user: owner, edit: edit, format: format), expires: expires)
-                bodies[.edit(edit)]?.media = MediaBody(url: link.url, width: width, height: height, expiresAt: link.expiresAt)
+                shown[.edit(edit)]?.media = MediaLink(url: link.url, width: width, height: height, expiresAt: link.expiresAt)
             }
         }
         // Posts' photos, and others' edits a post shows: the post's image.
         let postKeys =
-            posts.map { PhotoKey.post($0).description } + edits.filter { bodies[.edit($0)]?.media == nil }.map { PhotoKey.edit($0).description }
+            posts.map { PhotoKey.post($0).description } + edits.filter { shown[.edit($0)]?.media == nil }.map { PhotoKey.edit($0).description }
         if !postKeys.isEmpty {
             let rows = try await connection.query(
                 """
@@ -134,18 +134,18 @@ struct PhotoResolver: Sendable {
             for row in rows {
                 let (keyText, unsplashURL, name, width, height) = try row.decode((String, String?, String?, Int, Int).self)
                 guard let key = PhotoKey(keyText) else { continue }
-                bodies[key]?.media = media(unsplashURL: unsplashURL, objectName: name, width: width, height: height, expires: expires)
+                shown[key]?.media = media(unsplashURL: unsplashURL, objectName: name, width: width, height: height, expires: expires)
             }
         }
-        return bodies
+        return keys.map { shown[$0] ?? ShownPhoto(key: $0) }
     }
 
     /// A post's image: the Unsplash URL, or a signed link to its object.
-    func media(unsplashURL: String?, objectName: String?, width: Int, height: Int, expires: Int) -> MediaBody? {
-        if let unsplashURL { return MediaBody(url: unsplashURL, width: width, height: height, expiresAt: nil) }
+    func media(unsplashURL: String?, objectName: String?, width: Int, height: Int, expires: Int) -> MediaLink? {
+        if let unsplashURL { return MediaLink(url: unsplashURL, width: width, height: height, expiresAt: nil) }
         guard let objectName, let path = ObjectPath(stored: objectName, bucket: .posts) else { return nil }
         let signed = storageLinks.sign(path, expires: expires)
-        return MediaBody(url: signed.absolute(storageLinks.publicBase), width: width, height: height, expiresAt: signed.expiresAt)
+        return MediaLink(url: signed.absolute(storageLinks.publicBase), width: width, height: height, expiresAt: signed.expiresAt)
     }
 
     static func kind(_ key: PhotoKey) -> String {

@@ -44,7 +44,7 @@ struct PostStore: Sendable {
         case object(path: ObjectPath, existing: UUID?, key: BlobKey, size: Int, mime: String, width: Int, height: Int, replaced: BlobKey?)
     }
 
-    func create(_ photo: PhotoRef, caption: String, user: UUID, idempotency: IdempotencyKey) async throws -> IdempotencyKey.Outcome<PostBody> {
+    func create(_ photo: PhotoRef, caption: String, user: UUID, idempotency: IdempotencyKey) async throws -> IdempotencyKey.Outcome<Post> {
         if let earlier = try await earlier(user: user, idempotency: idempotency) { return earlier }
         let id = UUID()
         let photoKey: PhotoKey
@@ -87,14 +87,13 @@ struct PostStore: Sendable {
     }
 
     /// What an earlier request with the same key made, if any.
-    private func earlier(user: UUID, idempotency: IdempotencyKey) async throws -> IdempotencyKey.Outcome<PostBody>? {
+    private func earlier(user: UUID, idempotency: IdempotencyKey) async throws -> IdempotencyKey.Outcome<Post>? {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
             try await earlier(user: user, idempotency: idempotency, on: connection)
         }
     }
 
-    private func earlier(user: UUID, idempotency: IdempotencyKey, on connection: PostgresConnection) async throws -> IdempotencyKey.Outcome<PostBody>?
-    {
+    private func earlier(user: UUID, idempotency: IdempotencyKey, on connection: PostgresConnection) async throws -> IdempotencyKey.Outcome<Post>? {
         let rows = try await connection.query(
             """
             SELECT id, request_hash FROM posts WHERE user_id = \(user) AND idempotency_key = \(idempotency.key)
@@ -225,7 +224,7 @@ struct PostStore: Sendable {
         caption: String,
         user: UUID,
         idempotency: IdempotencyKey
-    ) async throws -> IdempotencyKey.Outcome<PostBody> {
+    ) async throws -> IdempotencyKey.Outcome<Post> {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
             // Two requests with one key take turns here; the second finds the first's post.
             try await connection.query(
@@ -299,7 +298,7 @@ struct PostStore: Sendable {
     }
 
     /// One round trip: `FeedStatement` sets the viewer for row-level security in its own statement.
-    func posts(_ selection: Selection, viewer: UUID, limit: Int) async throws -> [PostBody] {
+    func posts(_ selection: Selection, viewer: UUID, limit: Int) async throws -> [Post] {
         try await client.withConnection { connection in
             try await posts(selection, viewer: viewer, limit: limit, on: connection)
         }
@@ -318,6 +317,13 @@ struct PostStore: Sendable {
         }
     }
 
+    /// Where a page after `cursor` starts: the last post's time and id (none for a first page, or
+    /// a cursor not keyed by a post's id).
+    private static func position(after cursor: PageCursor?) -> (ExactTimestamp, UUID)? {
+        guard let cursor, let id = cursor.id else { return nil }
+        return (ExactTimestamp(microseconds: cursor.microseconds), id)
+    }
+
     private func read<Variant>(_ statement: FeedStatement<Variant>, on connection: PostgresConnection) async throws -> [FeedStatement<Variant>.Row] {
         var rows: [FeedStatement<Variant>.Row] = []
         for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
@@ -325,25 +331,23 @@ struct PostStore: Sendable {
     }
 
     /// Posts newest first, as `FeedStatement` reads them, with their media links signed.
-    func posts(_ selection: Selection, viewer: UUID, limit: Int, on connection: PostgresConnection, now: Date = Date()) async throws -> [PostBody] {
+    func posts(_ selection: Selection, viewer: UUID, limit: Int, on connection: PostgresConnection, now: Date = Date()) async throws -> [Post] {
         let rows: [FeedStatement<FeedFirstPage>.Row]
         switch selection {
         case .one(let id):
             rows = try await read(FeedStatement<OnePost>(viewer: viewer, [id, limit]), on: connection)
-        case .feed(let cursor?) where cursor.id != nil:
-            rows = try await read(
-                FeedStatement<FeedLaterPage>(viewer: viewer, [ExactTimestamp(microseconds: cursor.microseconds), cursor.id!, limit]),
-                on: connection
-            )
-        case .feed:
-            rows = try await read(FeedStatement<FeedFirstPage>(viewer: viewer, [limit]), on: connection)
-        case .author(let author, let cursor?) where cursor.id != nil:
-            rows = try await read(
-                FeedStatement<AuthorLaterPage>(viewer: viewer, [author, ExactTimestamp(microseconds: cursor.microseconds), cursor.id!, limit]),
-                on: connection
-            )
-        case .author(let author, _):
-            rows = try await read(FeedStatement<AuthorFirstPage>(viewer: viewer, [author, limit]), on: connection)
+        case .feed(let cursor):
+            if let (time, id) = Self.position(after: cursor) {
+                rows = try await read(FeedStatement<FeedLaterPage>(viewer: viewer, [time, id, limit]), on: connection)
+            } else {
+                rows = try await read(FeedStatement<FeedFirstPage>(viewer: viewer, [limit]), on: connection)
+            }
+        case .author(let author, let cursor):
+            if let (time, id) = Self.position(after: cursor) {
+                rows = try await read(FeedStatement<AuthorLaterPage>(viewer: viewer, [author, time, id, limit]), on: connection)
+            } else {
+                rows = try await read(FeedStatement<AuthorFirstPage>(viewer: viewer, [author, limit]), on: connection)
+            }
         }
         let expires = photos.storageLinks.expiry(lifetime: Int(photos.mediaLifetime.components.seconds), now: now)
         return try rows.map { row in
@@ -351,9 +355,9 @@ struct PostStore: Sendable {
             guard let media = photos.media(unsplashURL: unsplashURL, objectName: objectName, width: width, height: height, expires: expires) else {
                 throw UnreadableRow(table: "posts", id: id)
             }
-            return PostBody(
+            return Post(
                 id: id,
-                author: .init(id: author, username: username, avatarUrl: avatar),
+                author: .init(id: author, username: username, avatarURL: avatar),
                 photo: try Self.photoRef(key: key, objectName: objectName, id: id),
                 photoKey: key,
                 caption: caption,

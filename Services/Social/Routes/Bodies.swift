@@ -153,3 +153,66 @@ extension PostBody: JSONWritable {
         }
     }
 }
+
+// Each body as the domain value it shows.
+
+extension MediaBody {
+    init(_ link: MediaLink) {
+        url = link.url
+        width = link.width
+        height = link.height
+        expiresAt = link.expiresAt
+    }
+}
+
+extension PhotoBody {
+    init(_ photo: ShownPhoto) {
+        photoKey = photo.key.description
+        kind = PhotoResolver.kind(photo.key)
+        unsplash = photo.unsplash
+        media = photo.media.map(MediaBody.init)
+    }
+}
+
+extension LikedPhotoBody {
+    init(_ liked: LikedPhoto) {
+        photoKey = liked.photo.key.description
+        likedAt = liked.likedAt
+        photo = PhotoBody(liked.photo)
+    }
+}
+
+extension CollectionBody {
+    init(_ collection: PhotoCollection) {
+        id = collection.id.lowercased
+        ownerId = collection.ownerID.lowercased
+        title = collection.title
+        description = collection.description
+        self.private = collection.isPrivate
+        photoCount = collection.photoCount
+        createdAt = collection.createdAt
+        updatedAt = collection.updatedAt
+    }
+}
+
+extension CollectionPhotoBody {
+    init(_ collected: CollectedPhoto) {
+        photoKey = collected.key
+        addedAt = collected.addedAt
+        photo = PhotoBody(collected.photo)
+    }
+}
+
+extension PostBody {
+    init(_ post: Post) {
+        id = post.id
+        author = Author(id: post.author.id, username: post.author.username, avatarUrl: post.author.avatarURL)
+        photo = post.photo
+        photoKey = post.photoKey
+        caption = post.caption
+        media = MediaBody(post.media)
+        likeCount = post.likeCount
+        likedByMe = post.likedByMe
+        createdAt = post.createdAt
+    }
+}

@@ -11,26 +11,35 @@ struct LikesController: Sendable {
     let keys: KeySetCache
 
     func addRoutes(to group: RouterGroup<AppRequestContext>) {
-        group.put("likes/:photoKey") { request, context in
-            let user = try await keys.authenticatedUser(request.headers)
-            let key = try PhotoKey.parameter(context.parameters.get("photoKey"))
-            let (changed, state) = try await likes.like(key, user: user)
-            return try JSONBody.response(changed ? .created : .ok, LikeStateBody(photoKey: key.description, count: state.count, likedByMe: true))
-        }
-        group.delete("likes/:photoKey") { request, context in
-            let user = try await keys.authenticatedUser(request.headers)
-            _ = try await likes.unlike(try PhotoKey.parameter(context.parameters.get("photoKey")), user: user)
-            return Response(status: .noContent)
-        }
-        group.get("likes/:photoKey") { request, context in
-            let user = try await keys.authenticatedUser(request.headers)
-            let key = try PhotoKey.parameter(context.parameters.get("photoKey"))
-            let state = try await likes.state(key, user: user)
-            return try JSONBody.tagged(LikeStateBody(photoKey: key.description, count: state.count, likedByMe: state.likedByMe), for: request)
-        }
-        group.get("likes") { request, _ in
-            let user = try await keys.authenticatedUser(request.headers)
-            return try JSONBody.tagged(try await likes.liked(by: user, page: try PageRequest(request)), for: request)
-        }
+        group.put("likes/:photoKey", use: like)
+            .delete("likes/:photoKey", use: unlike)
+            .get("likes/:photoKey", use: state)
+            .get("likes", use: list)
+    }
+
+    @Sendable func like(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try await keys.caller(request.headers)
+        let key = try PhotoKey.parameter(context.parameters.get("photoKey"))
+        let (changed, state) = try await likes.like(key, user: caller.id)
+        return try JSONBody.response(changed ? .created : .ok, LikeStateBody(photoKey: key.description, count: state.count, likedByMe: true))
+    }
+
+    @Sendable func unlike(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try await keys.caller(request.headers)
+        _ = try await likes.unlike(try PhotoKey.parameter(context.parameters.get("photoKey")), user: caller.id)
+        return Response(status: .noContent)
+    }
+
+    @Sendable func state(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try await keys.caller(request.headers)
+        let key = try PhotoKey.parameter(context.parameters.get("photoKey"))
+        let state = try await likes.state(key, user: caller.id)
+        return try JSONBody.tagged(LikeStateBody(photoKey: key.description, count: state.count, likedByMe: state.likedByMe), for: request)
+    }
+
+    @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try await keys.caller(request.headers)
+        let page = try await likes.liked(by: caller.id, page: try PageRequest(request))
+        return try JSONBody.tagged(page.map(LikedPhotoBody.init), for: request)
     }
 }

@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import Hummingbird
 import KeySetClient
@@ -11,55 +12,69 @@ struct PostsController: Sendable {
     let keys: KeySetCache
 
     func addRoutes(to group: RouterGroup<AppRequestContext>) {
-        group.post("posts") { request, context in
-            let user = try await keys.authenticatedUser(request.headers)
-            var request = request
-            let bytes = Array(buffer: try await request.collectBody(upTo: context.maxUploadSize))
-            let idempotency = try IdempotencyKey(request, body: bytes, what: "post")
-            var body = try JSONObject(bytes)
-            let caption = body.text("caption", required: false, maxCharacters: PostStore.maxCaption) ?? ""
-            var photo: PhotoRef?
-            if let value = body.fields["photo"], let data = try? JSONEncoder().encode(value) {
-                photo = try? JSONDecoder().decode(PhotoRef.self, from: data)
-            }
-            if photo == nil {
-                body.fail("photo", "photo: exactly one of {\"unsplashPhotoId\"}, {\"editId\"} or {\"objectKey\": \"posts/{your id}/…\"}")
-            }
-            try body.validate()
-            return try IdempotencyKey.response(try await posts.create(photo!, caption: caption, user: user, idempotency: idempotency)) { post in
-                try JSONBody.response(.created, post, headers: [.location: "/v1/posts/\(post.id.lowercased)"])
-            }
-        }
-        group.get("posts/:id") { request, context in
-            let user = try await keys.authenticatedUser(request.headers)
-            guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)),
-                let post = try await posts.posts(.one(id), viewer: user, limit: 1).first
-            else { throw PostStore.notFound }
-            return try JSONBody.tagged(post, for: request)
-        }
-        group.delete("posts/:id") { request, context in
-            let user = try await keys.authenticatedUser(request.headers)
-            guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw PostStore.notFound }
-            try await posts.delete(id, user: user)
-            return Response(status: .noContent)
-        }
-        group.get("posts") { request, _ in
-            let user = try await keys.authenticatedUser(request.headers)
-            guard let author = request.uri.queryParameters.get("author").flatMap(UUID.init(uuidString:)) else {
-                throw Problem.validation([FieldError(.parameter("author"), "author: the user id whose posts to list")])
-            }
-            return try await page(request, user: user) { .author(author, after: $0) }
-        }
-        group.get("feed") { request, _ in
-            let user = try await keys.authenticatedUser(request.headers)
-            return try await page(request, user: user) { .feed(after: $0) }
+        group.post("posts", use: create)
+            .get("posts/:id", use: show)
+            .delete("posts/:id", use: delete)
+            .get("posts", use: byAuthor)
+            .get("feed", use: feed)
+    }
+
+    @Sendable func create(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try await keys.caller(request.headers)
+        var request = request
+        let (new, key) = try await request.decodeCreation(as: NewPost.self, what: "post", context: context)
+        return try IdempotencyKey.response(try await posts.create(new.photo, caption: new.caption, user: caller.id, idempotency: key)) { post in
+            try JSONBody.response(.created, PostBody(post), headers: [.location: "/v1/posts/\(post.id.lowercased)"])
         }
     }
 
-    private func page(_ request: Request, user: UUID, selection: (PageCursor?) -> PostStore.Selection) async throws -> Response {
+    @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try await keys.caller(request.headers)
+        let id = try context.parameters.uuid("id", orThrow: PostStore.notFound)
+        guard let post = try await posts.posts(.one(id), viewer: caller.id, limit: 1).first else { throw PostStore.notFound }
+        return try JSONBody.tagged(PostBody(post), for: request)
+    }
+
+    @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try await keys.caller(request.headers)
+        try await posts.delete(try context.parameters.uuid("id", orThrow: PostStore.notFound), user: caller.id)
+        return Response(status: .noContent)
+    }
+
+    @Sendable func byAuthor(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try await keys.caller(request.headers)
+        guard let author = request.uri.queryParameters.get("author").flatMap(UUID.init(uuidString:)) else {
+            throw Problem.validation([FieldError(.parameter("author"), "author: the user id whose posts to list")])
+        }
+        return try await page(request, viewer: caller.id) { .author(author, after: $0) }
+    }
+
+    @Sendable func feed(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try await keys.caller(request.headers)
+        return try await page(request, viewer: caller.id) { .feed(after: $0) }
+    }
+
+    private func page(_ request: Request, viewer: UUID, selection: (PageCursor?) -> PostStore.Selection) async throws -> Response {
         let page = try PageRequest(request)
-        let rows = try await posts.posts(selection(page.cursor), viewer: user, limit: page.limit + 1)
+        let rows = try await posts.posts(selection(page.cursor), viewer: viewer, limit: page.limit + 1)
         let (items, next) = page.page(of: rows) { PageCursor(time: $0.createdAt, id: $0.id) }
-        return try JSONBody.tagged(Page(items: Array(items), nextCursor: next), for: request)
+        return try JSONBody.tagged(Page(items: items.map(PostBody.init), nextCursor: next), for: request)
+    }
+}
+
+/// A new post: its photo and caption.
+struct NewPost: JSONObjectBody {
+    var photo: PhotoRef
+    var caption: String
+
+    init(reading body: inout JSONObject) throws {
+        let caption = body.text("caption", required: false, maxCharacters: PostStore.maxCaption) ?? ""
+        var photo: PhotoRef?
+        if let value = body.fields["photo"], let data = try? JSONEncoder().encode(value) {
+            photo = try? JSONDecoder().decode(PhotoRef.self, from: data)
+        }
+        if photo == nil { body.fail("photo", "photo: exactly one of {\"unsplashPhotoId\"}, {\"editId\"} or {\"objectKey\": \"posts/{your id}/…\"}") }
+        self.photo = try body.validated(photo)
+        self.caption = caption
     }
 }

@@ -94,12 +94,10 @@ struct SocialDataTables {
             writes: DataWrites(
                 insert: { [collections] rows, request in
                     let user = try Self.user(request.caller)
-                    let fields = try rows.map { (row) throws -> CollectionsController.NewCollection in
+                    let fields = try rows.map { (row) throws -> NewCollection in
                         try Self.checkOwner(row["owner_id"], is: user, table: "collections")
                         var body = JSONObject(fields: row, at: "")
-                        let fields = CollectionsController.newCollection(&body)
-                        try body.validate()
-                        return fields!
+                        return try NewCollection(reading: &body)
                     }
                     var written: [[String: JSONValue]] = []
                     for new in fields {
@@ -109,7 +107,7 @@ struct SocialDataTables {
                             description: new.description,
                             isPrivate: new.isPrivate
                         )
-                        written.append(["id": .string(created.id)])
+                        written.append(["id": .string(created.id.lowercased)])
                     }
                     return written
                 },
@@ -117,8 +115,7 @@ struct SocialDataTables {
                     guard let user = caller.userID, let id = key["id"]?.stringValue.flatMap(UUID.init(uuidString:)) else { return false }
                     try Self.checkOwner(changes["owner_id"], is: user, table: "collections")
                     var body = JSONObject(fields: changes, at: "")
-                    let fields = CollectionsController.changedFields(&body)
-                    try body.validate()
+                    let fields = try CollectionChange(reading: &body).fields
                     return try await Self.zeroRowsIfNotTheirs { _ = try await collections.update(id, user: user, fields: fields) }
                 },
                 delete: { [collections] key, caller in
@@ -208,9 +205,9 @@ struct SocialDataTables {
                         try Self.checkOwner(row["user_id"], is: user, table: "posts")
                         var body = JSONObject(fields: row, at: "")
                         let caption = body.text("caption", required: false, maxCharacters: PostStore.maxCaption) ?? ""
-                        let objectKey = body.text("object_key", required: true, maxCharacters: 1_100, allowEmpty: false)
-                        try body.validate()
-                        let key = objectKey!.hasPrefix("posts/") ? objectKey! : "posts/" + objectKey!
+                        let named = body.text("object_key", required: true, maxCharacters: 1_100, allowEmpty: false)
+                        let objectKey = try body.validated(named)
+                        let key = objectKey.hasPrefix("posts/") ? objectKey : "posts/" + objectKey
                         return (.object(key), caption, Array((try? JSONEncoder().encode(row)) ?? Data()))
                     }
                     var written: [[String: JSONValue]] = []

@@ -26,13 +26,12 @@ struct StorageController: Sendable {
 
     func addRoutes(to router: Router<AppRequestContext>) {
         for method in [HTTPRequest.Method.get, .head, .post, .put, .delete] {
-            router.on("storage/v1/object/**", method: method) { request, context in
-                try await handle(request, context: context)
-            }
+            router.on("storage/v1/object/**", method: method, use: handle)
         }
     }
 
-    private func handle(_ request: Request, context: AppRequestContext) async throws -> Response {
+    /// Every Storage call: which one it is, read from the method and the path's first segments.
+    @Sendable func handle(_ request: Request, context: AppRequestContext) async throws -> Response {
         let path = request.uri.path
         guard path.hasPrefix(Self.prefix) else { throw StorageError.notFound }
         let parts = path.dropFirst(Self.prefix.count).split(separator: "/", omittingEmptySubsequences: false)
@@ -52,7 +51,7 @@ struct StorageController: Sendable {
             return try await download(stored, request: request)
         case (.get, "info"):
             guard parts.count > 2 else { throw StorageError.notFound }
-            let user = try await keys.authenticatedUser(request.headers)
+            let user = try await keys.caller(request.headers).id
             guard let stored = try await objects.object(try ObjectPath(bucket: parts[1], rawName: Array(parts.dropFirst(2))), user: user) else {
                 throw StorageError.notFound
             }
@@ -63,14 +62,14 @@ struct StorageController: Sendable {
             return try await remove(request, context: context, bucket: try Bucket.named(parts[0]))
         case (.get, _?), (.head, _?):
             guard parts.count > 1 else { throw StorageError.notFound }
-            let user = try await keys.authenticatedUser(request.headers)
+            let user = try await keys.caller(request.headers).id
             guard let stored = try await objects.object(try ObjectPath(bucket: parts[0], rawName: Array(parts.dropFirst())), user: user) else {
                 throw StorageError.notFound
             }
             return try await download(stored, request: request)
         case (.post, _?), (.put, _?):
             guard parts.count > 1 else { throw StorageError.invalidKey("Name the object: /object/{bucket}/{your user id}/{file name}") }
-            let user = try await keys.authenticatedUser(request.headers)
+            let user = try await keys.caller(request.headers).id
             let object = try ObjectPath(bucket: parts[0], rawName: Array(parts.dropFirst())).ownedBy(user)
             return try await upload(request, context: context, path: object, user: user)
         default:
@@ -163,7 +162,7 @@ struct StorageController: Sendable {
     }
 
     private func signOne(_ request: Request, context: AppRequestContext, path: ObjectPath) async throws -> Response {
-        let user = try await keys.authenticatedUser(request.headers)
+        let user = try await keys.caller(request.headers).id
         var request = request
         let lifetime = try Self.lifetime(try JSONObject(Array(buffer: try await request.collectBody(upTo: context.maxUploadSize))))
         guard try await objects.object(path, user: user) != nil else { throw StorageError.notFound }
@@ -171,7 +170,7 @@ struct StorageController: Sendable {
     }
 
     private func signMany(_ request: Request, context: AppRequestContext, bucket: Substring) async throws -> Response {
-        let user = try await keys.authenticatedUser(request.headers)
+        let user = try await keys.caller(request.headers).id
         let bucket = try Bucket.named(bucket)
         var request = request
         let body = try JSONObject(Array(buffer: try await request.collectBody(upTo: context.maxUploadSize)))
@@ -195,7 +194,7 @@ struct StorageController: Sendable {
 
     /// The folders and files directly under `prefix` among the user's objects, Storage-style.
     private func list(_ request: Request, context: AppRequestContext, bucket: Bucket) async throws -> Response {
-        let user = try await keys.authenticatedUser(request.headers)
+        let user = try await keys.caller(request.headers).id
         var request = request
         let body = try JSONObject(Array(buffer: try await request.collectBody(upTo: context.maxUploadSize)))
         var prefix = ""
@@ -251,7 +250,7 @@ struct StorageController: Sendable {
     /// Deletes the named objects of the user's (a post's photo stays until its post is deleted);
     /// answers the ones deleted.
     private func remove(_ request: Request, context: AppRequestContext, bucket: Bucket) async throws -> Response {
-        let user = try await keys.authenticatedUser(request.headers)
+        let user = try await keys.caller(request.headers).id
         var request = request
         let body = try JSONObject(Array(buffer: try await request.collectBody(upTo: context.maxUploadSize)))
         guard case .array(let values)? = body.fields["prefixes"], values.count <= 1_000 else {

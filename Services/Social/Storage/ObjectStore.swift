@@ -1,6 +1,5 @@
 import Blobs
 import Foundation
-import Hummingbird
 import Imaging
 import Logging
 import NIOCore
@@ -31,7 +30,7 @@ struct ObjectStore: Sendable {
 
     /// The bytes of an upload: streamed from the request, or already in memory (a multipart part).
     enum Body: Sendable {
-        case stream(RequestBody)
+        case stream(any AsyncSequence<ByteBuffer, any Error> & Sendable)
         case bytes([UInt8])
     }
 

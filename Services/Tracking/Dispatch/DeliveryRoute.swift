@@ -1,5 +1,7 @@
 import Contracts
+import Database
 import Foundation
+import KeySetClient
 import Logging
 import PostgresNIO
 import RoadNetwork
@@ -21,7 +23,9 @@ extension Dropoff {
 extension PostgresConnection {
     /// Where a restaurant is: where its orders are picked up.
     func restaurantLocation(_ id: UUID, logger: Logger) async throws -> Coordinate {
-        let (lat, lng) = try await query("SELECT lat, lng FROM restaurants WHERE id = \(id)", logger: logger).collect().first!.decode(
+        let (lat, lng) = try await query("SELECT lat, lng FROM restaurants WHERE id = \(id)", logger: logger).collect().first(
+            "the restaurant's place"
+        ).decode(
             (Double, Double).self
         )
         return Coordinate(lat: lat, lng: lng)

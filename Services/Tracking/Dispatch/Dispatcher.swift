@@ -1,6 +1,7 @@
 import Contracts
 import Database
 import Foundation
+import KeySetClient
 import Logging
 import PostgresNIO
 import RoadNetwork
@@ -61,7 +62,7 @@ struct Dispatcher: Sendable {
             {
                 // Ready, with its driver reserved while it cooked: their legs begin.
                 let order = try Order(row: row)
-                let driver = order.driverId!
+                guard let driver = order.driverId else { throw MissingRow(what: "the driver reserved for order \(order.id.lowercased)") }
                 _ = try await orders.assign(order, to: driver, by: OrderActor(userId: nil, role: .dispatch), on: connection)
                 logger.info("dispatched", metadata: ["order": "\(order.id.lowercased)", "driver": "\(driver.lowercased)", "reserved": "true"])
                 return .assigned(order: order.id, driver: driver)

@@ -49,7 +49,7 @@ struct DrivingPace: Sendable {
         } else {
             notes.append(note)
         }
-        let newest = notes.last!.at
+        let newest = notes.last?.at ?? note.at
         notes.removeAll { newest.timeIntervalSince($0.at) > Self.window }
         if notes.count > Self.capacity { notes.removeFirst(notes.count - Self.capacity) }
         if let pace = measured { trusted = (pace, newest) }

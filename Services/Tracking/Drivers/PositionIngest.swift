@@ -113,14 +113,17 @@ final class PositionIngest: Sendable {
                 roadSeconds = planned.secondsLeft(from: position)
                 if roadSeconds != nil { follower = planned }
             }
-            if follower == nil {
+            let route: RouteFollower
+            if let follower {
+                route = follower
+            } else {
                 var here = RouteFollower(
                     route: graph.deliveryRoute(from: position, status: order.status, pickup: order.pickup, dropoff: order.dropoff)
                 )
                 roadSeconds = here.secondsLeft(from: position) ?? here.route.seconds
-                follower = here
+                route = here
             }
-            trip = Trip(order: order.id, throughPickup: throughPickup, stretch: -1, route: follower!, pace: trip?.pace ?? DrivingPace())
+            trip = Trip(order: order.id, throughPickup: throughPickup, stretch: -1, route: route, pace: trip?.pace ?? DrivingPace())
         }
         guard var trip, let roadSeconds else { return 0 }
         let pace = latest.withLock { state in

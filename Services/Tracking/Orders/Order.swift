@@ -1,5 +1,7 @@
 import Contracts
+import Database
 import Foundation
+import KeySetClient
 import PostgresNIO
 
 /// An order as the API shows it.
@@ -35,7 +37,10 @@ struct Order: Codable, Sendable, Equatable {
 
     init(row: PostgresRow) throws {
         var cells = row.makeIterator()
-        func next<Value: PostgresDecodable>(_: Value.Type = Value.self) throws -> Value { try cells.next()!.decode(Value.self) }
+        func next<Value: PostgresDecodable>(_: Value.Type = Value.self) throws -> Value {
+            guard let cell = cells.next() else { throw MissingRow(what: "a column of \(Order.columns)") }
+            return try cell.decode(Value.self)
+        }
         id = try next()
         customerId = try next()
         restaurantId = try next()

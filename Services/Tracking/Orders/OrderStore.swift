@@ -2,6 +2,7 @@ import Contracts
 import Database
 import EventBus
 import Foundation
+import KeySetClient
 import Logging
 import PostgresNIO
 import ResourceAPI
@@ -98,8 +99,8 @@ struct OrderStore: Sendable {
                 RETURNING \(unescaped: Order.columns)
                 """,
                 logger: logger
-            ).collect().first
-            let order = try Order(row: row!)
+            ).collect().first("the order placed")
+            let order = try Order(row: row)
             try await stamp(id, on: connection)
             let placed = OrderPlaced(
                 orderId: id,
@@ -222,7 +223,7 @@ struct OrderStore: Sendable {
                     SELECT greatest((SELECT coalesce(max(change_seq), 0) FROM orders), (SELECT coalesce(max(change_seq), 0) FROM order_tombstones))
                     """,
                     logger: logger
-                ).collect().first!.decode(Int64.self)
+                ).collect().first("the latest change number").decode(Int64.self)
             )
             var bindings = PostgresBindings()
             var conditions: [String] = []
@@ -342,8 +343,8 @@ struct OrderStore: Sendable {
                 WHERE id = \(order.id) RETURNING \(unescaped: Order.columns)
                 """,
                 logger: logger
-            ).collect().first
-            return try Order(row: row!)
+            ).collect().first("the order changed")
+            return try Order(row: row)
         }
         try await stamp(order.id, on: connection)
         try await announceAssignment(of: updated, eta: eta, on: connection)
@@ -407,9 +408,9 @@ struct OrderStore: Sendable {
                 WHERE id = \(id) RETURNING \(unescaped: Order.columns)
                 """,
                 logger: logger
-            ).collect().first
+            ).collect().first("the order edited")
             try await stamp(id, on: connection)
-            return try Order(row: row!)
+            return try Order(row: row)
         }
     }
 
@@ -450,8 +451,8 @@ struct OrderStore: Sendable {
             WHERE id = \(order.id) RETURNING \(unescaped: Order.columns)
             """,
             logger: logger
-        ).collect().first
-        let updated = try Order(row: row!)
+        ).collect().first("the order moved")
+        let updated = try Order(row: row)
         let leaver = order.driverId.flatMap { $0 == newDriver ? nil : $0 }
         let changed = OrderStatusChanged(
             orderId: order.id,

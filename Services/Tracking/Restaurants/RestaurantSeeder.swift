@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import Database
 import Foundation
+import KeySetClient
 import Logging
 import NIOCore
 import PostgresNIO
@@ -25,7 +26,9 @@ struct RestaurantSeeder: Sendable {
 
     func seedIfEmpty(_ graph: RoadGraph) async throws {
         let empty = try await client.withServiceTransaction(logger: logger) { [logger] connection in
-            try await connection.query("SELECT NOT EXISTS (SELECT 1 FROM restaurants)", logger: logger).collect().first!.decode(Bool.self)
+            try await connection.query("SELECT NOT EXISTS (SELECT 1 FROM restaurants)", logger: logger).collect().first(
+                "whether restaurants is empty"
+            ).decode(Bool.self)
         }
         guard empty else { return }
         let started = ContinuousClock.now

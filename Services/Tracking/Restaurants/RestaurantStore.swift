@@ -3,6 +3,7 @@ import Database
 import EventBus
 import Foundation
 import Identity
+import KeySetClient
 import Logging
 import PostgresNIO
 import ResourceAPI
@@ -148,8 +149,8 @@ struct RestaurantStore: Sendable {
                 RETURNING \(unescaped: Restaurant.columns)
                 """,
                 logger: logger
-            ).collect().first
-            let restaurant = try Restaurant(row: row!)
+            ).collect().first("the restaurant created")
+            let restaurant = try Restaurant(row: row)
             try await announce(restaurant, .created, on: connection)
             return restaurant
         }

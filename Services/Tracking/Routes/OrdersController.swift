@@ -16,109 +16,63 @@ struct OrdersController: Sendable {
 
     static let maxNotes = 500
 
+    static let notFound = Problem(status: .notFound, type: "order-not-found", title: "Order not found", detail: "An order id is a UUID.")
+
     func addRoutes(to group: RouterGroup<AppRequestContext>) {
-        group.post("orders") { request, context in
-            let caller = try await keys.caller(request.headers)
-            var request = request
-            let bytes = Array(buffer: try await request.collectBody(upTo: context.maxUploadSize))
-            let key = try IdempotencyKey(request, body: bytes, what: "order")
-            var body = try JSONObject(bytes)
-            let placement = Self.placement(&body)
-            try body.validate()
-            let outcome = try await orders.place(placement!, caller: caller, key: key)
-            return try IdempotencyKey.response(outcome) { order in
-                try VersionTag.response(order, status: .created, version: order.version, headers: [.location: "/v1/orders/\(order.id.lowercased)"])
-            }
-        }
-        group.get("orders") { request, _ in
-            let caller = try await keys.caller(request.headers)
-            return try JSONBody.response(.ok, try await orders.list(try Self.query(request, caller: caller), caller: caller))
-        }
-        group.get("orders/:id") { request, context in
-            let caller = try await keys.caller(request.headers)
-            let order = try await orders.order(try Self.id(context), caller: caller)
-            return try VersionTag.response(order, version: order.version, request: request)
-        }
-        group.get("orders/:id/route") { request, context in
-            let caller = try await keys.caller(request.headers)
-            let order = try await orders.order(try Self.id(context), caller: caller)
-            let pickup = try await orders.pickup(of: order)
-            let route = try await positions.remainingRoute(of: order, pickup: pickup)
-            return try JSONBody.response(.ok, RemainingRoute(route))
-        }
-        group.post("orders/:id/transitions") { request, context in
-            let caller = try await keys.caller(request.headers)
-            let id = try Self.id(context)
-            let version = try VersionTag.expected(request)
-            var request = request
-            var body = try JSONObject(Array(buffer: try await request.collectBody(upTo: context.maxUploadSize)))
-            let to = body.text("to", required: true, maxCharacters: 40)
-            let reason = body.text("reason", required: false, maxCharacters: Self.maxNotes)
-            let driver = body.uuid("driverId", required: false)
-            var status: OrderStatus?
-            if let to {
-                status = OrderStatus(rawValue: to)
-                if status == nil { body.fail("to", "to: one of \(OrderStatus.allCases.map(\.rawValue).joined(separator: ", "))") }
-            }
-            try body.validate()
-            let order = try await orders.move(id, to: status!, reason: reason, driver: driver, expecting: version, caller: caller)
-            return try VersionTag.response(order, version: order.version)
-        }
-        group.patch("orders/:id") { request, context in
-            let caller = try await keys.caller(request.headers)
-            let id = try Self.id(context)
-            let version = try VersionTag.expected(request)
-            var request = request
-            var body = try JSONObject(Array(buffer: try await request.collectBody(upTo: context.maxUploadSize)))
-            let notes = body.text("notes", required: false, maxCharacters: Self.maxNotes)
-            let dropoff = Self.dropoff(&body, required: false)
-            try body.validate()
-            let order = try await orders.edit(id, notes: notes, dropoff: dropoff, expecting: version, caller: caller)
-            return try VersionTag.response(order, version: order.version)
+        group.post("orders", use: place)
+            .get("orders", use: list)
+            .get("orders/:id", use: show)
+            .get("orders/:id/route", use: route)
+            .post("orders/:id/transitions", use: move)
+            .patch("orders/:id", use: edit)
+    }
+
+    @Sendable func place(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try await keys.caller(request.headers)
+        var request = request
+        let (new, key) = try await request.decodeCreation(as: NewOrder.self, what: "order", context: context)
+        return try IdempotencyKey.response(try await orders.place(new.placement, caller: caller, key: key)) { order in
+            try VersionTag.response(order, status: .created, version: order.version, headers: [.location: "/v1/orders/\(order.id.lowercased)"])
         }
     }
 
-    static func id(_ context: AppRequestContext) throws -> UUID {
-        guard let text = context.parameters.get("id"), let id = UUID(uuidString: text) else {
-            throw Problem(status: .notFound, type: "order-not-found", title: "Order not found", detail: "An order id is a UUID.")
-        }
-        return id
+    @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try await keys.caller(request.headers)
+        return try JSONBody.response(.ok, try await orders.list(try Self.query(request, caller: caller), caller: caller))
     }
 
-    /// A placement's fields; prices and totals a client sends are ignored (the menu sets them).
-    static func placement(_ body: inout JSONObject) -> OrderStore.Placement? {
-        let restaurant = body.uuid("restaurantId", required: true)
-        var items: [(menuItemId: String, quantity: Int)] = []
-        switch body.fields["items"] {
-        case .array(let values)? where (1...100).contains(values.count):
-            for (index, value) in values.enumerated() {
-                guard case .object(let fields) = value else {
-                    body.fail("items/\(index)", "each item is {menuItemId, quantity}")
-                    continue
-                }
-                var item = JSONObject(fields: fields, at: "/items/\(index)")
-                let id = item.text("menuItemId", required: true, maxCharacters: 40, allowEmpty: false)
-                let quantity = item.integer("quantity", required: true, in: 1...500)
-                body.absorb(item)
-                if let id, let quantity { items.append((id, quantity)) }
-            }
-        default:
-            body.fail("items", "items: an array of 1 to 100 {menuItemId, quantity}")
-        }
-        let dropoff = dropoff(&body, required: true)
-        let notes = body.text("notes", required: false, maxCharacters: maxNotes) ?? ""
-        guard let restaurant, let dropoff, body.errors.isEmpty else { return nil }
-        return OrderStore.Placement(restaurantId: restaurant, items: items, dropoff: dropoff, notes: notes)
+    @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try await keys.caller(request.headers)
+        let order = try await orders.order(try context.parameters.uuid("id", orThrow: Self.notFound), caller: caller)
+        return try VersionTag.response(order, version: order.version, request: request)
     }
 
-    static func dropoff(_ body: inout JSONObject, required: Bool) -> Dropoff? {
-        guard var object = body.object("dropoff", required: required) else { return nil }
-        let address = object.text("address", required: true, maxCharacters: 500, allowEmpty: false)
-        let lat = object.number("lat", required: true, in: -90...90)
-        let lng = object.number("lng", required: true, in: -180...180)
-        body.absorb(object)
-        guard let address, let lat, let lng else { return nil }
-        return Dropoff(address: address, lat: lat, lng: lng)
+    @Sendable func route(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try await keys.caller(request.headers)
+        let order = try await orders.order(try context.parameters.uuid("id", orThrow: Self.notFound), caller: caller)
+        let pickup = try await orders.pickup(of: order)
+        let route = try await positions.remainingRoute(of: order, pickup: pickup)
+        return try JSONBody.response(.ok, RemainingRoute(route))
+    }
+
+    @Sendable func move(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try await keys.caller(request.headers)
+        let id = try context.parameters.uuid("id", orThrow: Self.notFound)
+        let version = try VersionTag.expected(request)
+        var request = request
+        let move = try await request.decodeBody(as: OrderMove.self, context: context)
+        let order = try await orders.move(id, to: move.status, reason: move.reason, driver: move.driver, expecting: version, caller: caller)
+        return try VersionTag.response(order, version: order.version)
+    }
+
+    @Sendable func edit(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try await keys.caller(request.headers)
+        let id = try context.parameters.uuid("id", orThrow: Self.notFound)
+        let version = try VersionTag.expected(request)
+        var request = request
+        let change = try await request.decodeBody(as: OrderChange.self, context: context)
+        let order = try await orders.edit(id, notes: change.notes, dropoff: change.dropoff, expecting: version, caller: caller)
+        return try VersionTag.response(order, version: order.version)
     }
 
     static func query(_ request: Request, caller: Caller) throws -> OrderStore.ListQuery {
@@ -144,6 +98,81 @@ struct OrdersController: Sendable {
         }
         if !errors.isEmpty { throw Problem.validation(errors) }
         return query
+    }
+}
+
+/// A new order, from `POST /v1/orders` or a `/rest/v1/orders` row; prices and totals a client
+/// sends are ignored (the menu sets them).
+struct NewOrder: JSONObjectBody {
+    var placement: OrderStore.Placement
+
+    init(reading body: inout JSONObject) throws {
+        let restaurant = body.uuid("restaurantId", required: true)
+        var items: [(menuItemId: String, quantity: Int)] = []
+        switch body.fields["items"] {
+        case .array(let values)? where (1...100).contains(values.count):
+            for (index, value) in values.enumerated() {
+                guard case .object(let fields) = value else {
+                    body.fail("items/\(index)", "each item is {menuItemId, quantity}")
+                    continue
+                }
+                var item = JSONObject(fields: fields, at: "/items/\(index)")
+                let id = item.text("menuItemId", required: true, maxCharacters: 40, allowEmpty: false)
+                let quantity = item.integer("quantity", required: true, in: 1...500)
+                body.absorb(item)
+                if let id, let quantity { items.append((id, quantity)) }
+            }
+        default:
+            body.fail("items", "items: an array of 1 to 100 {menuItemId, quantity}")
+        }
+        let dropoff = Dropoff.read(&body, required: true)
+        let notes = body.text("notes", required: false, maxCharacters: OrdersController.maxNotes) ?? ""
+        let (restaurantID, place) = try body.validated(restaurant, dropoff)
+        placement = OrderStore.Placement(restaurantId: restaurantID, items: items, dropoff: place, notes: notes)
+    }
+}
+
+/// A move of an order's state machine (`POST /v1/orders/{id}/transitions`).
+struct OrderMove: JSONObjectBody {
+    var status: OrderStatus
+    var reason: String?
+    var driver: UUID?
+
+    init(reading body: inout JSONObject) throws {
+        let to = body.text("to", required: true, maxCharacters: 40)
+        reason = body.text("reason", required: false, maxCharacters: OrdersController.maxNotes)
+        driver = body.uuid("driverId", required: false)
+        var status: OrderStatus?
+        if let to {
+            status = OrderStatus(rawValue: to)
+            if status == nil { body.fail("to", "to: one of \(OrderStatus.allCases.map(\.rawValue).joined(separator: ", "))") }
+        }
+        self.status = try body.validated(status)
+    }
+}
+
+/// An edit of an order's notes or drop-off (`PATCH /v1/orders/{id}`).
+struct OrderChange: JSONObjectBody {
+    var notes: String?
+    var dropoff: Dropoff?
+
+    init(reading body: inout JSONObject) throws {
+        notes = body.text("notes", required: false, maxCharacters: OrdersController.maxNotes)
+        dropoff = Dropoff.read(&body, required: false)
+        try body.validate()
+    }
+}
+
+extension Dropoff {
+    /// The `dropoff` object of a body; its bad fields are errors of `body`.
+    static func read(_ body: inout JSONObject, required: Bool) -> Dropoff? {
+        guard var object = body.object("dropoff", required: required) else { return nil }
+        let address = object.text("address", required: true, maxCharacters: 500, allowEmpty: false)
+        let lat = object.number("lat", required: true, in: -90...90)
+        let lng = object.number("lng", required: true, in: -180...180)
+        body.absorb(object)
+        guard let address, let lat, let lng else { return nil }
+        return Dropoff(address: address, lat: lat, lng: lng)
     }
 }
 

@@ -11,60 +11,65 @@ struct RestaurantsController: Sendable {
     let restaurants: RestaurantStore
     let keys: KeySetCache
 
+    static let notFound = Problem(
+        status: .notFound,
+        type: "restaurant-not-found",
+        title: "Restaurant not found",
+        detail: "A restaurant id is a UUID."
+    )
+
     func addRoutes(to group: RouterGroup<AppRequestContext>) {
-        group.get("restaurants") { request, _ in
-            let caller = try await keys.caller(request.headers)
-            let (items, next) = try await restaurants.list(try Self.query(request), caller: caller)
-            return try JSONBody.tagged(RestaurantPage(items: items, nextCursor: next?.description), for: request)
-        }
-        group.post("restaurants") { request, context in
-            let caller = try await keys.caller(request.headers)
-            try caller.require(.admin, to: "create restaurants")
-            var request = request
-            var body = try JSONObject(Array(buffer: try await request.collectBody(upTo: context.maxUploadSize)))
-            var fields = Self.fields(&body, creating: true)
-            fields.ownerId = body.uuid("ownerId", required: true)
-            try body.validate()
-            let created = try await restaurants.create(fields, caller: caller)
-            return try VersionTag.response(
-                created,
-                status: .created,
-                version: created.version,
-                headers: [.location: "/v1/restaurants/\(created.id.lowercased)"]
-            )
-        }
-        group.get("restaurants/:id") { request, context in
-            let caller = try await keys.caller(request.headers)
-            let restaurant = try await restaurants.restaurant(try Self.id(context), caller: caller)
-            return try VersionTag.response(restaurant, version: restaurant.version, request: request)
-        }
-        group.patch("restaurants/:id") { request, context in
-            let caller = try await keys.caller(request.headers)
-            let id = try Self.id(context)
-            let version = try VersionTag.expected(request)
-            var request = request
-            var body = try JSONObject(Array(buffer: try await request.collectBody(upTo: context.maxUploadSize)))
-            let fields = Self.fields(&body, creating: false)
-            try body.validate()
-            let updated = try await restaurants.update(id, fields, expecting: version, caller: caller)
-            return try VersionTag.response(updated, version: updated.version)
-        }
-        group.put("restaurants/:id/menu") { request, context in
-            let caller = try await keys.caller(request.headers)
-            let id = try Self.id(context)
-            let version = try VersionTag.expected(request)
-            var request = request
-            let menu = try Self.menu(Array(buffer: try await request.collectBody(upTo: context.maxUploadSize)))
-            let updated = try await restaurants.update(id, RestaurantStore.Fields(menu: menu), expecting: version, caller: caller)
-            return try VersionTag.response(updated, version: updated.version)
-        }
+        group.get("restaurants", use: list)
+            .post("restaurants", use: create)
+            .get("restaurants/:id", use: show)
+            .patch("restaurants/:id", use: update)
+            .put("restaurants/:id/menu", use: replaceMenu)
     }
 
-    static func id(_ context: AppRequestContext) throws -> UUID {
-        guard let text = context.parameters.get("id"), let id = UUID(uuidString: text) else {
-            throw Problem(status: .notFound, type: "restaurant-not-found", title: "Restaurant not found", detail: "A restaurant id is a UUID.")
-        }
-        return id
+    @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try await keys.caller(request.headers)
+        let (items, next) = try await restaurants.list(try Self.query(request), caller: caller)
+        return try JSONBody.tagged(RestaurantPage(items: items, nextCursor: next?.description), for: request)
+    }
+
+    @Sendable func create(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try await keys.caller(request.headers)
+        try caller.require(.admin, to: "create restaurants")
+        var request = request
+        let new = try await request.decodeBody(as: NewRestaurant.self, context: context)
+        let created = try await restaurants.create(new.fields, caller: caller)
+        return try VersionTag.response(
+            created,
+            status: .created,
+            version: created.version,
+            headers: [.location: "/v1/restaurants/\(created.id.lowercased)"]
+        )
+    }
+
+    @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try await keys.caller(request.headers)
+        let restaurant = try await restaurants.restaurant(try context.parameters.uuid("id", orThrow: Self.notFound), caller: caller)
+        return try VersionTag.response(restaurant, version: restaurant.version, request: request)
+    }
+
+    @Sendable func update(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try await keys.caller(request.headers)
+        let id = try context.parameters.uuid("id", orThrow: Self.notFound)
+        let version = try VersionTag.expected(request)
+        var request = request
+        let change = try await request.decodeBody(as: RestaurantChange.self, context: context)
+        let updated = try await restaurants.update(id, change.fields, expecting: version, caller: caller)
+        return try VersionTag.response(updated, version: updated.version)
+    }
+
+    @Sendable func replaceMenu(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try await keys.caller(request.headers)
+        let id = try context.parameters.uuid("id", orThrow: Self.notFound)
+        let version = try VersionTag.expected(request)
+        var request = request
+        let menu = try Self.menu(Array(buffer: try await request.collectBody(upTo: context.maxUploadSize)))
+        let updated = try await restaurants.update(id, RestaurantStore.Fields(menu: menu), expecting: version, caller: caller)
+        return try VersionTag.response(updated, version: updated.version)
     }
 
     static func query(_ request: Request) throws -> RestaurantStore.Query {
@@ -105,7 +110,7 @@ struct RestaurantsController: Sendable {
         return query
     }
 
-    /// The fields of a create or a `PATCH`.
+    /// The fields of a create or a `PATCH`; each bad field is an error of `body`.
     static func fields(_ body: inout JSONObject, creating: Bool) -> RestaurantStore.Fields {
         var fields = RestaurantStore.Fields()
         fields.name = body.text("name", required: creating, maxCharacters: 200, allowEmpty: false)
@@ -204,5 +209,26 @@ struct RestaurantPage: Encodable, Sendable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(items, forKey: .items)
         try container.encode(nextCursor, forKey: .nextCursor)
+    }
+}
+
+/// A new restaurant, with its owner (`POST /v1/restaurants`, by an admin).
+struct NewRestaurant: JSONObjectBody {
+    var fields: RestaurantStore.Fields
+
+    init(reading body: inout JSONObject) throws {
+        fields = RestaurantsController.fields(&body, creating: true)
+        fields.ownerId = body.uuid("ownerId", required: true)
+        try body.validate()
+    }
+}
+
+/// A change of a restaurant's fields, from `PATCH /v1/restaurants/{id}` or a `/rest/v1` row.
+struct RestaurantChange: JSONObjectBody {
+    var fields: RestaurantStore.Fields
+
+    init(reading body: inout JSONObject) throws {
+        fields = RestaurantsController.fields(&body, creating: false)
+        try body.validate()
     }
 }

@@ -2,6 +2,7 @@ import Contracts
 import DataAPI
 import Foundation
 import Identity
+import KeySetClient
 import Logging
 import PostgresNIO
 import ResourceAPI
@@ -78,8 +79,7 @@ struct TrackingDataTables {
                         typed["location"] = .object(["lat": changes["lat"] ?? .null, "lng": changes["lng"] ?? .null])
                     }
                     var body = JSONObject(fields: typed, at: "")
-                    let fields = RestaurantsController.fields(&body, creating: false)
-                    try body.validate()
+                    let fields = try RestaurantChange(reading: &body).fields
                     do {
                         // At whatever version it has, as `If-Match: *` (PostgREST has no versions).
                         _ = try await restaurants.update(id, fields, expecting: nil, caller: caller)
@@ -138,9 +138,7 @@ struct TrackingDataTables {
                             "address": row["dropoff_address"] ?? .null, "lat": row["dropoff_lat"] ?? .null, "lng": row["dropoff_lng"] ?? .null,
                         ])
                         var body = JSONObject(fields: typed, at: "")
-                        let placement = OrdersController.placement(&body)
-                        try body.validate()
-                        return (placement!, Array((try? JSONEncoder().encode(row)) ?? Data()))
+                        return (try NewOrder(reading: &body).placement, Array((try? JSONEncoder().encode(row)) ?? Data()))
                     }
                     var written: [[String: JSONValue]] = []
                     for (placement, bytes) in placements {
@@ -171,8 +169,8 @@ struct TrackingDataTables {
             let driver = body.uuid("driver_id", required: false)
             let status = to.flatMap(OrderStatus.init(rawValue:))
             if to != nil, status == nil { body.fail("to", "to: one of \(OrderStatus.allCases.map(\.rawValue).joined(separator: ", "))") }
-            try body.validate()
-            let order = try await orders.move(id!, to: status!, reason: reason, driver: driver, expecting: version, caller: caller)
+            let (orderID, move) = try body.validated(id, status)
+            let order = try await orders.move(orderID, to: move, reason: reason, driver: driver, expecting: version, caller: caller)
             let (json, _) = try await table.read(dataCaller, [try table.renderer.read(DataQuery(), keys: [["id": .string(order.id.lowercased)]])])[0][
                 0
             ]

@@ -39,11 +39,14 @@ package struct FilterChain: Sendable, Equatable {
             throw FilterValidationError(field: "filters", message: "at most \(Self.maxSteps) filters per edit, got \(requested.count)")
         }
         var steps: [FilterStep] = []
+        var stages: [FilterStage] = []
         for (index, step) in requested.enumerated() {
-            steps.append(try Self.validate(step, at: "filters[\(index)]"))
+            let filled = try Self.validate(step, at: "filters[\(index)]")
+            steps.append(filled)
+            stages += try Self.stages(of: filled, at: "filters[\(index)]")
         }
         self.steps = steps
-        self.stages = Self.merge(steps.flatMap(Self.stages(of:)))
+        self.stages = Self.merge(stages)
     }
 
     private static func validate(_ step: FilterStep, at path: String) throws(FilterValidationError) -> FilterStep {
@@ -73,11 +76,15 @@ package struct FilterChain: Sendable, Equatable {
         return filled
     }
 
-    private static func stages(of step: FilterStep) -> [FilterStage] {
-        let p = step.parameters
+    /// The stages of a validated step (every parameter filled in).
+    private static func stages(of step: FilterStep, at path: String) throws(FilterValidationError) -> [FilterStage] {
+        func p(_ name: String) throws(FilterValidationError) -> Double {
+            guard let value = step.parameters[name] else { throw FilterValidationError(field: "\(path).\(name)", message: "is missing") }
+            return value
+        }
         switch step.name {
         case "sepia":
-            let i = p["intensity"]!
+            let i = try p("intensity")
             let sepia: [Double] = [0.3588, 0.7044, 0.1368, 0.2990, 0.5870, 0.1140, 0.2392, 0.4696, 0.0912]
             return [.affine(ColourMatrix((0..<9).map { i * sepia[$0] + (1 - i) * ColourMatrix.identity.m[$0] }))]
         case "noir":
@@ -98,26 +105,31 @@ package struct FilterChain: Sendable, Equatable {
             return [.affine(ColourMatrix.gains(1.10, 1.02, 0.90).then(.contrast(1.05)))]
         case "colorControls":
             return [
-                .affine(ColourMatrix.saturation(p["saturation"]!).then(.contrast(p["contrast"]!)).then(.linear(scale: 1, shift: p["brightness"]!)))
+                .affine(
+                    ColourMatrix.saturation(try p("saturation")).then(.contrast(try p("contrast"))).then(
+                        .linear(scale: 1, shift: try p("brightness"))
+                    )
+                )
             ]
         case "exposure":
-            return p["ev"]! == 0 ? [] : [.curve(.exposure(ev: p["ev"]!))]
+            return try p("ev") == 0 ? [] : [.curve(.exposure(ev: try p("ev")))]
         case "vibrance":
-            return p["amount"]! == 0 ? [] : [.vibrance(amount: p["amount"]!)]
+            return try p("amount") == 0 ? [] : [.vibrance(amount: try p("amount"))]
         case "hue":
-            return [.affine(hueRotation(p["angle"]!))]
+            return [.affine(hueRotation(try p("angle")))]
         case "temperature":
-            return [.affine(whiteBalance(kelvin: p["temperature"]!, tint: p["tint"]!))]
+            return [.affine(whiteBalance(kelvin: try p("temperature"), tint: try p("tint")))]
         case "vignette":
-            return p["intensity"]! == 0 ? [] : [.vignette(intensity: p["intensity"]!, radius: p["radius"]!)]
+            return try p("intensity") == 0 ? [] : [.vignette(intensity: try p("intensity"), radius: try p("radius"))]
         case "gaussianBlur":
-            return p["radius"]! == 0 ? [] : [.gaussianBlur(radius: p["radius"]!)]
+            return try p("radius") == 0 ? [] : [.gaussianBlur(radius: try p("radius"))]
         case "sharpen":
-            return p["sharpness"]! == 0 || p["radius"]! == 0 ? [] : [.sharpen(sharpness: p["sharpness"]!, radius: p["radius"]!)]
+            let (sharpness, radius) = (try p("sharpness"), try p("radius"))
+            return sharpness == 0 || radius == 0 ? [] : [.sharpen(sharpness: sharpness, radius: radius)]
         case "invert":
             return [.affine(.linear(scale: -1, shift: 1))]
         default:
-            preconditionFailure("validated filter \(step.name) has no stages")
+            throw FilterValidationError(field: "\(path).name", message: "unknown filter '\(step.name)'; see GET /v1/filters")
         }
     }
 

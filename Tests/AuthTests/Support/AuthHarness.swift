@@ -25,7 +25,7 @@ struct AuthHarness: Sendable {
     /// roles are cluster-wide and other suites create roles of their own concurrently.
     let role: String
 
-    static let rolePassword = "auth-test-role"
+    static let rolePassword = ServiceHarness.rolePassword("auth")
 
     /// The environment auth gets; `overrides` replace or add variables.
     static func with<Result: Sendable>(
@@ -49,36 +49,24 @@ struct AuthHarness: Sendable {
         _ overrides: [String: String],
         _ body: @Sendable (AuthHarness) async throws -> Result
     ) async throws -> Result {
-        let database = try await TestPostgres.shared.makeDatabase()
-        var logger = Logger(label: "auth-test")
-        logger.logLevel = .warning
-        let (role, databaseURL) = try await database.makeServiceRole(schema: "auth", password: rolePassword)
-        let kafka = try await TestKafka.shared.running()
         let key = SigningKey.generate()
-        var environment = [
-            "DATABASE_URL": databaseURL,
-            "DATABASE_POOL_SIZE": "8",
-            "KAFKA_BROKERS": kafka.bootstrapServers,
-            "AUTH_JWT_KEY": key.pem,
-            "AUTH_JWT_ISSUER": "http://auth.test/auth/v1",
-            "AUTH_BCRYPT_COST": "4",
-            "AUTH_RATE_LIMIT_TOKEN": "100000/1m",
-            "AUTH_RATE_LIMIT_SIGNUP": "100000/1m",
-            "AUTH_RATE_LIMIT_FAILED_SIGN_INS": "100000/1m",
-            "OUTBOX_POLL_INTERVAL": "100ms",
-            // The embedded cluster has every catalog topic and no CreateTopics.
-            "KAFKA_CREATE_TOPICS": "false",
-            "KAFKA_FETCH_MAX_WAIT": "10ms",
-            "HTTP_PORT": "0",
-        ]
-        environment.merge(overrides) { _, override in override }
-        let configuration = try AuthConfiguration(from: ConfigurationReader(environment))
-        let application = try await buildApplication(
-            configuration,
-            runtime: ServiceRuntime(name: "auth", logger: logger, metrics: ServiceMetrics())
+        let service = try await ServiceHarness.prepare(
+            .init(schema: "auth"),
+            settings: [
+                "AUTH_JWT_KEY": key.pem,
+                "AUTH_JWT_ISSUER": ServiceHarness.issuer,
+                "AUTH_BCRYPT_COST": "4",
+                "AUTH_RATE_LIMIT_TOKEN": "100000/1m",
+                "AUTH_RATE_LIMIT_SIGNUP": "100000/1m",
+                "AUTH_RATE_LIMIT_FAILED_SIGN_INS": "100000/1m",
+            ],
+            overrides: overrides
         )
-        return try await withRunningApplication(application) { app in
-            try await body(AuthHarness(app: app, database: database, key: key, kafka: kafka, role: role))
+        let database = service.database!
+        let kafka = try await TestKafka.shared.running()
+        return try await service.run("auth", AuthConfiguration.self, logger: ServiceHarness.quietLogger("auth-test"), build: buildApplication) {
+            app in
+            try await body(AuthHarness(app: app, database: database, key: key, kafka: kafka, role: service.databaseRole!))
         }
     }
 
@@ -125,7 +113,7 @@ struct AuthHarness: Sendable {
 
     /// Verifies tokens as any Splash service would.
     var verifier: AccessTokenVerifier {
-        AccessTokenVerifier(keys: [key.verificationKey], issuer: "http://auth.test/auth/v1")
+        AccessTokenVerifier(keys: [key.verificationKey], issuer: ServiceHarness.issuer)
     }
 
     /// Signs tokens with the service's key (to forge expired or odd ones).

@@ -26,7 +26,7 @@ struct RenderHarness: Sendable {
 
     var app: RunningApplication { apps[0] }
 
-    static let issuer = "http://auth.test/auth/v1"
+    static let issuer = ServiceHarness.issuer
     static let mediaKey = "media-signing-key-for-tests-0123456789abcdef"
     static let photos = Bundle.module.resourceURL!.appendingPathComponent("Fixtures/photos")
 
@@ -63,52 +63,31 @@ struct RenderHarness: Sendable {
         blobs: URL,
         _ body: @Sendable (RenderHarness) async throws -> Result
     ) async throws -> Result {
-        let database = try await TestPostgres.shared.makeDatabase()
-        let (_, databaseURL) = try await database.makeServiceRole(schema: "render", password: "render-test-role")
-        let kafka = try await TestKafka.shared.running()
-        var environment = [
-            "HTTP_PORT": "0",
-            "DATABASE_URL": databaseURL,
-            "DATABASE_POOL_SIZE": "8",
-            "KAFKA_BROKERS": kafka.bootstrapServers,
-            "KAFKA_CREATE_TOPICS": "false",
-            "KAFKA_FETCH_MAX_WAIT": "10ms",
-            "OUTBOX_POLL_INTERVAL": "100ms",
-            "EVENTS_RETRY_BACKOFF": "50ms",
-            "RENDER_WORKER_GROUP": "render-test-\(UUID().uuidString.prefix(8))",
-            "RENDER_WORKERS": "2",
-            "RENDER_JWKS_URL": catalog.baseURL + "/jwks.json",
-            "RENDER_JWT_ISSUER": issuer,
-            "RENDER_PUBLIC_URL": "https://splash.test",
-            "RENDER_BLOB_DIR": blobs.path,
-            "RENDER_MEDIA_KEY": mediaKey,
-            "RENDER_PHOTO_CATALOG_URL": catalog.baseURL,
-            "CATALOG_SERVICE_TOKEN": "catalog-service-token-for-tests-0123456789",
-            "RENDER_SOURCE_HOSTS": "127.0.0.1",
-            "RENDER_ALLOW_PRIVATE_SOURCES": "true",
-        ]
-        environment.merge(overrides) { _, override in override }
-        let settings = environment
+        let service = try await ServiceHarness.prepare(
+            .init(schema: "render", keys: ("RENDER", catalog.baseURL + "/jwks.json")),
+            settings: [
+                "EVENTS_RETRY_BACKOFF": "50ms",
+                "RENDER_WORKER_GROUP": "render-test-\(UUID().uuidString.prefix(8))",
+                "RENDER_WORKERS": "2",
+                "RENDER_PUBLIC_URL": "https://splash.test",
+                "RENDER_BLOB_DIR": blobs.path,
+                "RENDER_MEDIA_KEY": mediaKey,
+                "RENDER_PHOTO_CATALOG_URL": catalog.baseURL,
+                "CATALOG_SERVICE_TOKEN": "catalog-service-token-for-tests-0123456789",
+                "RENDER_SOURCE_HOSTS": "127.0.0.1",
+                "RENDER_ALLOW_PRIVATE_SOURCES": "true",
+            ],
+            overrides: overrides
+        )
         let logs = try CapturedOutput()
         let factory = LogSettings(format: .json, level: .info).makeHandlerFactory(output: logs.output)
         let logger = Logger(label: "edit-render") { label in factory(label, nil) }
-        let configuration = try RenderConfiguration(from: ConfigurationReader(environment))
-
-        @Sendable func start(_ remaining: Int, _ running: [RunningApplication]) async throws -> Result {
-            if remaining == 0 {
-                return try await body(
-                    RenderHarness(apps: running, catalog: catalog, database: database, blobs: blobs, logs: logs, environment: settings)
-                )
-            }
-            let application = try await buildApplication(
-                configuration,
-                runtime: ServiceRuntime(name: "edit-render", logger: logger, metrics: ServiceMetrics())
+        return try await service.run("edit-render", EditRenderConfiguration.self, logger: logger, replicas: replicas, build: buildApplication) {
+            apps in
+            try await body(
+                RenderHarness(apps: apps, catalog: catalog, database: service.database!, blobs: blobs, logs: logs, environment: service.environment)
             )
-            return try await withRunningApplication(application) { app in
-                try await start(remaining - 1, running + [app])
-            }
         }
-        return try await start(replicas, [])
     }
 
     // MARK: Calls

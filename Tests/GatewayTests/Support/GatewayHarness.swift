@@ -16,7 +16,7 @@ struct GatewayHarness: Sendable {
     let upstream: FakeUpstream
     let kafka: KafkaEmbeddedCluster
 
-    static let issuer = "http://auth.test/auth/v1"
+    static let issuer = ServiceHarness.issuer
 
     /// Runs a gateway whose upstreams are a fresh `FakeUpstream` (started and stopped here):
     /// auth, photo-catalog and edit-render, and the services named by `alsoRouting` (their URL
@@ -46,27 +46,26 @@ struct GatewayHarness: Sendable {
         upstream: FakeUpstream,
         _ body: @Sendable (GatewayHarness) async throws -> Result
     ) async throws -> Result {
-        let kafka = try await TestKafka.shared.running()
-        var environment = [
-            "HTTP_PORT": "0",
-            "KAFKA_BROKERS": kafka.bootstrapServers,
-            "KAFKA_FETCH_MAX_WAIT": "10ms",
-            "GATEWAY_AUTH_URL": upstream.baseURL,
-            "GATEWAY_EDIT_RENDER_URL": upstream.baseURL,
-            "GATEWAY_PHOTO_CATALOG_URL": upstream.baseURL,
-            "GATEWAY_JWT_ISSUER": issuer,
-            "GATEWAY_TIMEOUT_EDIT_RENDER": "2s",
-            "GATEWAY_CONNECT_TIMEOUT": "500ms",
-        ]
-        environment.merge(overrides) { _, override in override }
-        var logger = Logger(label: "gateway-test")
-        logger.logLevel = .warning
-        let configuration = try GatewayConfiguration(from: ConfigurationReader(environment))
-        let application = try await buildApplication(
-            configuration,
-            runtime: ServiceRuntime(name: "gateway", logger: logger, metrics: ServiceMetrics())
+        let service = try await ServiceHarness.prepare(
+            .init(schema: nil),
+            settings: [
+                "GATEWAY_AUTH_URL": upstream.baseURL,
+                "GATEWAY_EDIT_RENDER_URL": upstream.baseURL,
+                "GATEWAY_PHOTO_CATALOG_URL": upstream.baseURL,
+                "GATEWAY_JWT_ISSUER": issuer,
+                "GATEWAY_TIMEOUT_EDIT_RENDER": "2s",
+                "GATEWAY_CONNECT_TIMEOUT": "500ms",
+            ],
+            overrides: overrides
         )
-        return try await withRunningApplication(application, tasksOnEventLoops: true) { app in
+        let kafka = try await TestKafka.shared.running()
+        return try await service.run(
+            "gateway",
+            GatewayConfiguration.self,
+            logger: ServiceHarness.quietLogger("gateway-test"),
+            tasksOnEventLoops: true,
+            build: buildApplication
+        ) { app in
             try await body(GatewayHarness(app: app, upstream: upstream, kafka: kafka))
         }
     }

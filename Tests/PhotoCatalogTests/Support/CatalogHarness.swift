@@ -54,39 +54,25 @@ struct CatalogHarness: Sendable {
         unsplash: FakeUnsplash,
         _ body: @Sendable (CatalogHarness) async throws -> Result
     ) async throws -> Result {
-        let database = try await TestPostgres.shared.makeDatabase()
-        let (_, databaseURL) = try await database.makeServiceRole(schema: "catalog", password: "catalog-test-role")
-        var environment = [
-            "HTTP_PORT": "0",
-            "DATABASE_URL": databaseURL,
-            "DATABASE_POOL_SIZE": "8",
+        var settings = [
             "CATALOG_PUBLIC_URL": publicURL,
-            "CATALOG_JWKS_URL": "http://127.0.0.1:\(unsplash.port)/jwks.json",
-            "CATALOG_JWT_ISSUER": "http://auth.test/auth/v1",
             "CATALOG_DOWNLOAD_RETRY_BASE": "100ms",
             "UNSPLASH_API_URL": unsplash.baseURL,
             "UNSPLASH_TIMEOUT": "2s",
         ]
-        if !offline { environment["UNSPLASH_ACCESS_KEY"] = FakeUnsplash.accessKey }
-        environment.merge(overrides) { _, override in override }
+        if !offline { settings["UNSPLASH_ACCESS_KEY"] = FakeUnsplash.accessKey }
+        let service = try await ServiceHarness.prepare(
+            .init(schema: "catalog", events: false, keys: ("CATALOG", "http://127.0.0.1:\(unsplash.port)/jwks.json")),
+            settings: settings,
+            overrides: overrides
+        )
         let logs = try CapturedOutput()
         let factory = LogSettings(format: .json, level: .debug).makeHandlerFactory(output: logs.output)
         let logger = Logger(label: "photo-catalog") { label in factory(label, nil) }
-        let configuration = try CatalogConfiguration(from: ConfigurationReader(environment))
-
-        @Sendable func start(_ remaining: Int, _ running: [RunningApplication]) async throws -> Result {
-            if remaining == 0 {
-                return try await body(CatalogHarness(apps: running, unsplash: unsplash, database: database, logs: logs))
-            }
-            let application = try await buildApplication(
-                configuration,
-                runtime: ServiceRuntime(name: "photo-catalog", logger: logger, metrics: ServiceMetrics())
-            )
-            return try await withRunningApplication(application) { app in
-                try await start(remaining - 1, running + [app])
-            }
+        return try await service.run("photo-catalog", PhotoCatalogConfiguration.self, logger: logger, replicas: replicas, build: buildApplication) {
+            apps in
+            try await body(CatalogHarness(apps: apps, unsplash: unsplash, database: service.database!, logs: logs))
         }
-        return try await start(replicas, [])
     }
 
     // MARK: Calls
@@ -101,7 +87,7 @@ struct CatalogHarness: Sendable {
 
     /// An access token for `user`, signed with the key set the catalog is configured with.
     func token(user: UUID = UUID(), expiresIn: TimeInterval = 3_600) throws -> String {
-        try testAccessToken(user: user, key: unsplash.key, issuer: "http://auth.test/auth/v1", expiresIn: expiresIn)
+        try testAccessToken(user: user, key: unsplash.key, issuer: ServiceHarness.issuer, expiresIn: expiresIn)
     }
 
     /// Rows of `catalog.<table>`, read as the superuser.

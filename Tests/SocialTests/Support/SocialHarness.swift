@@ -27,7 +27,7 @@ struct SocialHarness: Sendable {
     /// The configuration the application runs with, for starting it as a process.
     let environment: [String: String]
 
-    static let issuer = "http://auth.test/auth/v1"
+    static let issuer = ServiceHarness.issuer
     static let mediaKey = "media-signing-key-for-tests-0123456789abcdef"
     static let fixtures = Bundle.module.resourceURL!.appendingPathComponent("Fixtures")
 
@@ -53,20 +53,11 @@ struct SocialHarness: Sendable {
         }
     }
 
-    /// The environment social runs with against `catalog`, `databaseURL` and `blobs`.
-    static func environment(catalog: FakePhotoCatalog, databaseURL: String, blobs: URL) async throws -> [String: String] {
+    /// social's own settings for a test against `catalog` and `blobs`.
+    static func settings(catalog: FakePhotoCatalog, blobs: URL) -> [String: String] {
         [
-            "HTTP_PORT": "0",
-            "DATABASE_URL": databaseURL,
-            "DATABASE_POOL_SIZE": "12",
-            "KAFKA_BROKERS": try await TestKafka.shared.running().bootstrapServers,
-            "KAFKA_CREATE_TOPICS": "false",
-            "KAFKA_FETCH_MAX_WAIT": "10ms",
-            "OUTBOX_POLL_INTERVAL": "100ms",
             "EVENTS_RETRY_BACKOFF": "50ms",
             "SOCIAL_PROJECTION_GROUP": "social-test-\(UUID().uuidString.prefix(8))",
-            "SOCIAL_JWKS_URL": catalog.baseURL + "/jwks.json",
-            "SOCIAL_JWT_ISSUER": issuer,
             "SOCIAL_PUBLIC_URL": "https://splash.test",
             "SOCIAL_BLOB_DIR": blobs.path,
             "RENDER_MEDIA_KEY": mediaKey,
@@ -82,21 +73,18 @@ struct SocialHarness: Sendable {
         blobs: URL,
         _ body: @Sendable (SocialHarness) async throws -> Result
     ) async throws -> Result {
-        let database = try await TestPostgres.shared.makeDatabase()
-        let (_, databaseURL) = try await database.makeServiceRole(schema: "social", password: "social-test-role")
-        var environment = try await environment(catalog: catalog, databaseURL: databaseURL, blobs: blobs)
-        environment.merge(overrides) { _, override in override }
-        let settings = environment
+        let service = try await ServiceHarness.prepare(
+            .init(schema: "social", databasePoolSize: 12, keys: ("SOCIAL", catalog.baseURL + "/jwks.json")),
+            settings: settings(catalog: catalog, blobs: blobs),
+            overrides: overrides
+        )
         let logs = try CapturedOutput()
         let factory = LogSettings(format: .json, level: .info).makeHandlerFactory(output: logs.output)
         let logger = Logger(label: "social") { label in factory(label, nil) }
-        let configuration = try SocialConfiguration(from: ConfigurationReader(environment))
-        let application = try await buildApplication(
-            configuration,
-            runtime: ServiceRuntime(name: "social", logger: logger, metrics: ServiceMetrics())
-        )
-        return try await withRunningApplication(application) { app in
-            try await body(SocialHarness(app: app, catalog: catalog, database: database, blobs: blobs, logs: logs, environment: settings))
+        return try await service.run("social", SocialConfiguration.self, logger: logger, build: buildApplication) { app in
+            try await body(
+                SocialHarness(app: app, catalog: catalog, database: service.database!, blobs: blobs, logs: logs, environment: service.environment)
+            )
         }
     }
 

@@ -24,8 +24,10 @@ struct TrackingHarness: Sendable {
     let database: TestDatabase
     /// The service role's URL, for another replica.
     let databaseURL: String
+    /// The configuration the application runs with, for starting another replica as a process.
+    let environment: [String: String]
 
-    static let issuer = "http://auth.test/auth/v1"
+    static let issuer = ServiceHarness.issuer
     let admin = UUID()
 
     static func with<Result: Sendable>(
@@ -44,19 +46,13 @@ struct TrackingHarness: Sendable {
         }
     }
 
-    static func environment(keys: FakePhotoCatalog, databaseURL: String) async throws -> [String: String] {
-        [
-            "HTTP_PORT": "0",
-            "DATABASE_URL": databaseURL,
-            "DATABASE_POOL_SIZE": "4",
-            "KAFKA_BROKERS": try await TestKafka.shared.running().bootstrapServers,
-            "KAFKA_CREATE_TOPICS": "false",
-            "KAFKA_FETCH_MAX_WAIT": "10ms",
-            "OUTBOX_POLL_INTERVAL": "100ms",
-            "TRACKING_JWKS_URL": keys.baseURL + "/jwks.json",
-            "TRACKING_JWT_ISSUER": issuer,
-            "TRACKING_SEED": "false",
-        ]
+    /// tracking as tests run it: the standard environment, without seeding.
+    static func prepare(keys: FakePhotoCatalog, overrides: [String: String] = [:]) async throws -> ServiceHarness {
+        try await ServiceHarness.prepare(
+            .init(schema: "tracking", databasePoolSize: 4, keys: ("TRACKING", keys.baseURL + "/jwks.json")),
+            settings: ["TRACKING_SEED": "false"],
+            overrides: overrides
+        )
     }
 
     private static func run<Result: Sendable>(
@@ -64,19 +60,19 @@ struct TrackingHarness: Sendable {
         keys: FakePhotoCatalog,
         _ body: @Sendable (TrackingHarness) async throws -> Result
     ) async throws -> Result {
-        let database = try await TestPostgres.shared.makeDatabase()
-        let (_, databaseURL) = try await database.makeServiceRole(schema: "tracking", password: "tracking-test-role")
-        var environment = try await environment(keys: keys, databaseURL: databaseURL)
-        environment.merge(overrides) { _, override in override }
-        var logger = Logger(label: "tracking")
-        logger.logLevel = .warning
-        let configuration = try TrackingConfiguration(from: ConfigurationReader(environment))
-        let application = try await buildApplication(
-            configuration,
-            runtime: ServiceRuntime(name: "tracking", logger: logger, metrics: ServiceMetrics())
-        )
-        return try await withRunningApplication(application) { app in
-            try await body(TrackingHarness(app: app, keys: keys, database: database, databaseURL: databaseURL))
+        let service = try await prepare(keys: keys, overrides: overrides)
+        return try await service.run("tracking", TrackingConfiguration.self, logger: ServiceHarness.quietLogger("tracking"), build: buildApplication)
+        {
+            app in
+            try await body(
+                TrackingHarness(
+                    app: app,
+                    keys: keys,
+                    database: service.database!,
+                    databaseURL: service.databaseURL!,
+                    environment: service.environment
+                )
+            )
         }
     }
 

@@ -1,10 +1,9 @@
 import Blobs
 import Contracts
-import Database
-import EventBus
 import Foundation
 import KeySetClient
 import S3Blobs
+import ServiceAssembly
 import ServiceKit
 
 /// What an `edit-render` process runs: the HTTP API, the render workers, or both.
@@ -17,10 +16,10 @@ enum RenderRole: String, CaseIterable, Sendable {
 
 /// Everything `edit-render` reads from its environment; each variable is described in
 /// Services/EditRender/README.md, under "Configuration".
-struct RenderConfiguration: ServiceConfiguration {
-    var http: HTTPServerSettings
-    var database: DatabaseSettings
-    var events: EventBusSettings
+struct EditRenderConfiguration: ServiceConfiguration {
+    /// Its HTTP server, database and event bus.
+    var standard: StandardSettings
+    var http: HTTPServerSettings { standard.http }
     /// `RENDER_ROLE`; `--role` on the command line overrides it.
     var role: RenderRole
     /// Renders run in parallel up to this many (one libvips thread each).
@@ -43,9 +42,7 @@ struct RenderConfiguration: ServiceConfiguration {
     var workerGroup: String
 
     init(from reader: ConfigurationReader) throws(ConfigurationError) {
-        http = try HTTPServerSettings(from: reader, defaultPort: 8083)
-        database = try DatabaseSettings(from: reader)
-        events = try EventBusSettings(from: reader)
+        standard = try StandardSettings(from: reader, defaultPort: 8083)
         role = try reader.choice("RENDER_ROLE", default: .all)
         workers = try reader.integer("RENDER_WORKERS", default: ProcessInfo.processInfo.activeProcessorCount, in: 1...256)
         keys = try KeySetSettings(from: reader, prefix: "RENDER")

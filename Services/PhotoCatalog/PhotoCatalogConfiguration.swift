@@ -5,7 +5,7 @@ import ServiceKit
 
 /// Everything `photo-catalog` reads from its environment; each variable is described in
 /// Services/PhotoCatalog/README.md, under "Configuration".
-struct CatalogConfiguration: ServiceConfiguration {
+struct PhotoCatalogConfiguration: ServiceConfiguration {
     var http: HTTPServerSettings
     var database: DatabaseSettings
     /// Where Splash is reached from outside (the gateway), without a trailing slash: pagination

@@ -16,7 +16,7 @@ let catalogSchema = "catalog"
 /// Unsplash behind the shared cache (an access key is configured) or the bundled fixture set, the
 /// download tracker, and the HTTP client both Unsplash and auth's key set are reached with.
 /// - Throws: when a migration does not apply or the fixture set is missing from the bundle.
-func buildApplication(_ config: CatalogConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
+func buildApplication(_ config: PhotoCatalogConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
     let logger = runtime.logger
     let migrations = try Migration.load(bundle: .module, subdirectory: "Migrations")
     try await PostgresClient.withStartupClient(config.database.client, logger: logger) { client in
@@ -29,7 +29,7 @@ func buildApplication(_ config: CatalogConfiguration, runtime: ServiceRuntime) a
         backgroundActivityLogger: logger
     )
     let metrics = CatalogMetrics(factory: runtime.metrics.factory)
-    let keys = KeySetCache(url: config.keys.url, issuer: config.keys.issuer, refreshInterval: .seconds(5), client: http, logger: logger)
+    let keys = KeySetCache(config.keys, client: http, logger: logger)
 
     let source: PhotoSource
     let reporter: (any DownloadReporter)?
@@ -67,7 +67,7 @@ func buildApplication(_ config: CatalogConfiguration, runtime: ServiceRuntime) a
 
 /// Pooled keep-alive connections to Unsplash (and auth's key set); no redirects followed, so the
 /// key is never sent anywhere but where it was meant to go.
-private func httpClientConfiguration(_ config: CatalogConfiguration) -> HTTPClient.Configuration {
+private func httpClientConfiguration(_ config: PhotoCatalogConfiguration) -> HTTPClient.Configuration {
     var configuration = HTTPClient.Configuration()
     configuration.timeout = .init(connect: .seconds(5), read: .seconds(30))
     configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: config.unsplash?.maxConnections ?? 8)

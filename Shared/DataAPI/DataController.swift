@@ -11,7 +11,7 @@ import ServiceKit
 /// tables it exposes. Reads are SQL rendered from the allow-listed description under the
 /// service's row-level security; writes go through the table's domain functions. Every answer,
 /// an error included, is in PostgREST's shape.
-package struct DataEndpoint: Sendable {
+package struct DataController: Sendable {
     package let tables: [String: DataTable]
     package let functions: [String: DataFunction]
     /// Verifies a bearer token that is not the client's anon key.

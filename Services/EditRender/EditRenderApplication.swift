@@ -12,6 +12,7 @@ import KeySetClient
 import Logging
 import NIOPosix
 import PostgresNIO
+import ServiceAssembly
 import ServiceKit
 
 /// The schema edit-render owns.
@@ -21,25 +22,19 @@ let renderSchema = "render"
 /// workers (a consumer of `render.jobs` in the group `RENDER_WORKER_GROUP`, `edit-render-workers` by default), or both. Either way it
 /// runs the outbox relay, and a renderer with `RENDER_WORKERS` threads.
 /// - Throws: when a migration does not apply, Kafka refuses the topics, or libvips cannot start.
-func buildApplication(_ config: RenderConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
+func buildApplication(_ config: EditRenderConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
     let logger = runtime.logger
-    try await prepareServiceStorage(
+    let base = try await EventedService.prepare(
+        "edit-render",
         schema: renderSchema,
         migrations: try Migration.load(bundle: .module),
-        database: config.database,
-        events: config.events,
         topics: [TopicCatalog.renderJobs, TopicCatalog.renderResults],
+        settings: config.standard,
         logger: logger
     )
-
-    let client = PostgresClient(configuration: config.database.client, backgroundLogger: logger)
-    let producer = try KafkaProducer(configuration: config.events.producer(clientID: "edit-render"), logger: logger)
-    let relay = try OutboxRelay(schema: renderSchema, client: client, producer: producer, configuration: config.events.outbox, logger: logger)
-    let outbox = try Outbox(schema: renderSchema, service: "edit-render", relay: relay)
-    var httpConfiguration = HTTPClient.Configuration()
-    httpConfiguration.redirectConfiguration = .disallow
-    httpConfiguration.timeout = .init(connect: .seconds(5), read: .seconds(30))
-    let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: httpConfiguration, backgroundActivityLogger: logger)
+    let client = base.client
+    let outbox = base.outbox
+    let http = HTTPClient.standard(logger: logger)
     let renderer = try Renderer(threads: config.workers)
     let (blobs, blobHTTP) = try config.blobStore.make(logger: logger)
     let metrics = RenderMetrics(factory: runtime.metrics.factory)
@@ -56,9 +51,8 @@ func buildApplication(_ config: RenderConfiguration, runtime: ServiceRuntime) as
         logger: logger
     )
 
-    var parts = ServiceApplicationParts(name: "edit-render", http: config.http, logger: logger, metrics: runtime.metrics)
-    parts.readiness = [.postgres(client), .kafka(producer)]
-    parts.services = [client, producer, relay, renderer, HTTPClientService(client: http)] + (blobHTTP.map { [HTTPClientService(client: $0)] } ?? [])
+    var parts = base.applicationParts(metrics: runtime.metrics)
+    parts.services += [renderer, HTTPClientService(client: http)] + (blobHTTP.map { [HTTPClientService(client: $0)] } ?? [])
     if config.role.runsWorkers {
         let job = RenderJob(
             client: client,
@@ -69,16 +63,13 @@ func buildApplication(_ config: RenderConfiguration, runtime: ServiceRuntime) as
             catalog: catalog,
             metrics: metrics,
             logger: logger,
-            maxAttempts: config.events.retry.attempts
+            maxAttempts: config.standard.events.retry.attempts
         )
-        var registry = EventRegistry()
-        registry.register(EditRequested.self)
-        let consumer = EventConsumer(
-            configuration: config.events.consumer(clientID: "edit-render-worker", group: config.workerGroup, topics: [TopicCatalog.renderJobs]),
-            registry: registry,
-            deadLetters: producer,
-            retry: config.events.retry,
-            logger: logger
+        let consumer = base.consumer(
+            group: config.workerGroup,
+            topics: [TopicCatalog.renderJobs],
+            registry: EventRegistry([EditRequested.self]),
+            clientID: "edit-render-worker"
         ) { received in
             guard let requested = received.event as? EditRequested else { return }
             try await job.handle(requested)
@@ -88,10 +79,10 @@ func buildApplication(_ config: RenderConfiguration, runtime: ServiceRuntime) as
     }
     parts.routePolicies = [
         RoutePolicy(pathPrefix: "/v1/uploads", maxBodySize: config.maxUploadBytes, timeout: .seconds(120)),
-        RoutePolicy(pathPrefix: "/v1", maxBodySize: 64 << 10, timeout: config.http.requestTimeout),
+        RoutePolicy(pathPrefix: "/v1", maxBodySize: 64 << 10, timeout: config.standard.http.requestTimeout),
     ]
     let links = config.blobStore.mediaLinks(config.media.links, store: blobs)
-    let keys = KeySetCache(url: config.keys.url, issuer: config.keys.issuer, refreshInterval: .seconds(5), client: http, logger: logger)
+    let keys = KeySetCache(config.keys, client: http, logger: logger)
     if config.role.servesAPI {
         // Fetched as the API starts and kept fresh, so no request waits for it; workers verify
         // no tokens.

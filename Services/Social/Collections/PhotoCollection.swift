@@ -1,0 +1,21 @@
+import Foundation
+
+/// A named collection of photos, private to its owner or readable by anyone signed in.
+struct PhotoCollection: Sendable {
+    var id: UUID
+    var ownerID: UUID
+    var title: String
+    var description: String
+    var isPrivate: Bool
+    var photoCount: Int
+    var createdAt: Date
+    var updatedAt: Date
+}
+
+/// A photo in a collection, in the order photos were added.
+struct CollectedPhoto: Sendable {
+    /// The key as it was stored.
+    var key: String
+    var addedAt: Date
+    var photo: ShownPhoto
+}

@@ -1,2 +1,0 @@
-/// The schema social owns.
-let socialSchema = "social"

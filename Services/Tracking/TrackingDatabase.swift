@@ -1,2 +1,0 @@
-/// The schema tracking owns.
-let trackingSchema = "tracking"
