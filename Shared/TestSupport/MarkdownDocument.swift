@@ -38,10 +38,15 @@ package struct MarkdownDocument: Sendable {
     package private(set) var links: [Link] = []
     package private(set) var tables: [Table] = []
     package let lineCount: Int
+    /// The page without its fenced code blocks (their lines left empty, so line numbers hold):
+    /// what a reader reads as sentences.
+    package private(set) var prose = ""
 
     package init(_ text: String) {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         lineCount = lines.count
+        var proseLines: [String] = []
+        defer { prose = proseLines.joined(separator: "\n") }
         var anchorUses: [String: Int] = [:]
         var fence: (marker: String, language: String, start: Int, body: [String])?
         var index = 0
@@ -49,6 +54,7 @@ package struct MarkdownDocument: Sendable {
             let line = lines[index]
             let number = index + 1
             let trimmed = line.trimmingCharacters(in: .whitespaces)
+            proseLines.append(fence == nil && Self.fenceMarker(trimmed) == nil ? line : "")
             if var open = fence {
                 if trimmed.hasPrefix(open.marker), trimmed.allSatisfy({ $0 == open.marker.first }) {
                     codeBlocks.append(CodeBlock(language: open.language, text: open.body.joined(separator: "\n"), line: open.start))
@@ -83,6 +89,7 @@ package struct MarkdownDocument: Sendable {
                 for (offset, row) in ([line, lines[index + 1]] + lines[(index + 2)..<next]).enumerated() {
                     links += Self.links(in: row, line: number + offset)
                 }
+                proseLines += lines[(index + 1)..<next]
                 index = next
                 continue
             }

@@ -70,6 +70,44 @@ struct DocumentationTests {
         #expect(checked > 100)
     }
 
+    // MARK: Stale sentences
+
+    /// A path of the repository named in a page's code span (`Services/Gateway/Edge/`) names a
+    /// file or folder that exists: code that moved takes its mentions with it. Templates
+    /// (`Services/<Name>/…`) and globs are not paths.
+    @Test func everyRepositoryPathInCodeSpansExists() throws {
+        let span = try NSRegularExpression(pattern: #"`((?:Services|Shared|Tests|Tools|Benchmarks|Fuzz|deploy|docs)/[A-Za-z0-9_.+/-]*)`"#)
+        var checked = 0
+        for (path, page) in pages.sorted(by: { $0.key < $1.key }) {
+            let text = page.prose
+            for match in span.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                guard let range = Range(match.range(at: 1), in: text) else { continue }
+                let named = String(text[range])
+                let target = named.hasSuffix("/") ? String(named.dropLast()) : named
+                checked += 1
+                #expect(Repository.exists(target), "\(path) names `\(named)`, which does not exist")
+            }
+        }
+        #expect(checked > 20)
+    }
+
+    /// No page promises what is not there: a sentence saying something is not written or built
+    /// yet, or will come, is stale the day it lands and misleading until then.
+    @Test func noPageSaysSomethingIsNotWrittenYet() throws {
+        let promise = try NSRegularExpression(
+            pattern: #"\b(not (written|implemented|built|done) yet|coming soon|TODO|TBD)\b"#,
+            options: [.caseInsensitive]
+        )
+        for (path, page) in pages.sorted(by: { $0.key < $1.key }) {
+            let text = page.prose
+            for match in promise.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                guard let range = Range(match.range, in: text) else { continue }
+                let line = text[..<range.lowerBound].filter { $0 == "\n" }.count + 1
+                Issue.record("\(path):\(line) says \"\(text[range])\"")
+            }
+        }
+    }
+
     // MARK: Service READMEs
 
     static let serviceSections = ["What it owns", "API", "Configuration", "Events", "Figures"]
