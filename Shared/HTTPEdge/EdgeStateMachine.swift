@@ -215,7 +215,7 @@ package struct EdgeStateMachine {
                 // over a new connection.
                 actions.append(.closeUpstream)
                 self.exchange?.upstream = .none
-                self.exchange?.reader = AnswerReader(toHEAD: exchange.request.method == .head)
+                self.exchange?.reader = AnswerReader(toHEAD: exchange.request.isHEAD)
                 return connect(reuse: false)
             }
             return fail(error ?? UpstreamExchangeError.closedBeforeResponse)

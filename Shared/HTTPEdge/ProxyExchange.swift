@@ -49,7 +49,27 @@ struct ProxyExchange {
         case failed(any Error)
     }
 
-    let request: ClientRequest
+    /// What the exchange needs to know of its request; the head itself stays with the call
+    /// (copying it along would retain its bytes, fields and strings at every step).
+    struct Traits {
+        var isHEAD: Bool
+        var isHTTP10: Bool
+        /// The client's last request on the connection.
+        var closes: Bool
+        var expectsContinue: Bool
+        /// Safe to send again when the service cannot have seen it.
+        var isRetryable: Bool
+
+        init(_ request: ClientRequest) {
+            isHEAD = request.method == .head
+            isHTTP10 = request.isHTTP10
+            closes = request.closes
+            expectsContinue = request.expectsContinue
+            isRetryable = request.isRetryable
+        }
+    }
+
+    let request: Traits
     let call: any EdgeCall
     var upload: Upload
     var upstream = Upstream.none
@@ -70,7 +90,7 @@ struct ProxyExchange {
     var blocked = false
 
     init(_ request: ClientRequest, _ call: any EdgeCall) {
-        self.request = request
+        self.request = Traits(request)
         self.call = call
         self.reader = AnswerReader(toHEAD: request.method == .head)
         switch request.body {
@@ -217,7 +237,7 @@ struct ProxyExchange {
         discardLimit: Int,
         into actions: inout CircularBuffer<EdgeAction>
     ) {
-        let toHEAD = request.method == .head
+        let toHEAD = request.isHEAD
         var length = AnswerFraming.Length.none
         var transform = Transform.none
         var delimitedByClose = false
