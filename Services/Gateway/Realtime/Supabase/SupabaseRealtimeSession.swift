@@ -245,18 +245,11 @@ struct SupabaseRealtimeSession {
         }
         let after = config["after"]?.stringValue
         if hub.join(client, join, greeting: greeting, resumingAfter: after) == .unavailable {
-            _ = client.send(
-                frame(
-                    on: join,
-                    "system",
-                    PhoenixMessage.json(
-                        JSONValue.object([
-                            "extension": "postgres_changes", "status": "error", "channel": .string(name),
-                            "message": .string("Changes after \(after ?? "") are no longer held; load the rows again"),
-                        ])
-                    ),
-                    version: client.version
-                )
+            systemError(
+                ["extension": "postgres_changes", "channel": .string(name)],
+                "Changes after \(after ?? "") are no longer held; load the rows again",
+                on: join,
+                to: client
             )
         }
     }
@@ -310,18 +303,7 @@ struct SupabaseRealtimeSession {
             // The anon key, or another user's token: the join keeps the viewer it has.
             break
         case .failure(let refusal):
-            _ = client.send(
-                frame(
-                    on: join,
-                    "system",
-                    PhoenixMessage.json(
-                        JSONValue.object([
-                            "extension": "system", "status": "error", "message": .string(refusal.reason),
-                        ])
-                    ),
-                    version: client.version
-                )
-            )
+            systemError(["extension": "system"], refusal.reason, on: join, to: client)
         }
     }
 
@@ -359,6 +341,14 @@ struct SupabaseRealtimeSession {
 
     private func reply(_ message: PhoenixMessage, _ reply: Reply, to client: ChangeHub.Client) {
         _ = client.send(Self.replyText(message, reply, version: client.version))
+    }
+
+    /// A `system` message with `status: error` and `message` (and `fields`) on `join`'s channel.
+    private func systemError(_ fields: [String: JSONValue], _ message: String, on join: ChangeHub.Join, to client: ChangeHub.Client) {
+        var payload = fields
+        payload["status"] = .string("error")
+        payload["message"] = .string(message)
+        _ = client.send(frame(on: join, "system", PhoenixMessage.json(JSONValue.object(payload)), version: client.version))
     }
 
     private func frame(on join: ChangeHub.Join, _ event: String, _ payloadJSON: String, version: PhoenixMessage.Version) -> String {
