@@ -26,6 +26,9 @@ let webSocket = Target.Dependency.product(name: "HummingbirdWebSocket", package:
 let nioWebSocket = Target.Dependency.product(name: "NIOWebSocket", package: "swift-nio")
 let nioHTTPTypes = Target.Dependency.product(name: "NIOHTTPTypes", package: "swift-nio-extras")
 let bcrypt = Target.Dependency.product(name: "HummingbirdBcrypt", package: "hummingbird-auth")
+let nioHTTP2 = Target.Dependency.product(name: "NIOHTTP2", package: "swift-nio-http2")
+let x509 = Target.Dependency.product(name: "X509", package: "swift-certificates")
+let asn1 = Target.Dependency.product(name: "SwiftASN1", package: "swift-asn1")
 
 // MARK: - Services
 
@@ -150,6 +153,19 @@ let services: [(product: Product, targets: [Target])] = [
         ],
         testResources: [.copy("Fixtures")]
     ),
+    service(
+        "notify",
+        module: "Notify",
+        dependencies: [
+            "ServiceAssembly",
+            "ResourceAPI", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts", "AsyncSignals", asyncHTTPClient, crypto, hummingbird,
+            httpTypes, nioCore, nioPosix, nioHTTP1, nioSSL, postgresNIO, logging, metrics, serviceLifecycle,
+        ],
+        testDependencies: [
+            "Identity", "ServiceKit", "Database", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, httpTypes, crypto,
+            nioCore, postgresNIO, logging, serviceLifecycle, yams,
+        ]
+    ),
 ]
 
 // MARK: - Package
@@ -178,6 +194,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.0"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.0"),
     ],
     targets: [
         // Libraries every service stands on.
@@ -317,6 +336,7 @@ let package = Package(
             dependencies: [
                 "Identity", "LocalStack", "S3Blobs", "Kafka", "EventBus", "Contracts", "Database", "ServiceKit", "AsyncSignals", hummingbird,
                 hummingbirdCore, httpTypes, asyncHTTPClient, postgresNIO, serviceLifecycle, logging, crypto, nioCore, nioHTTP1, nioPosix, yams,
+                nioHTTP2, nioSSL, x509, asn1,
             ],
             path: "Shared/TestSupport"
         ),
@@ -489,7 +509,8 @@ let package = Package(
         .testTarget(
             name: "DeploymentTests",
             dependencies: [
-                "Auth", "Gateway", "PhotoCatalog", "EditRender", "Social", "Tracking", "S3Blobs", "Identity", "Contracts", "Database", "EventBus",
+                "Auth", "Gateway", "PhotoCatalog", "EditRender", "Social", "Tracking", "Notify", "S3Blobs", "Identity", "Contracts", "Database",
+                "EventBus",
                 "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, yams,
             ],
             path: "Tests/DeploymentTests"

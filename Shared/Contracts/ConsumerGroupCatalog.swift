@@ -17,5 +17,12 @@ public enum ConsumerGroupCatalog {
     /// edit-render's workers (`RENDER_WORKER_GROUP`).
     public static let renderWorkers = Group(name: "edit-render-workers", service: "edit-render", topics: [TopicCatalog.renderJobs])
 
-    public static let all = [socialProjections, renderWorkers]
+    /// notify's consumers of the events it tells people of (`NOTIFY_CONSUMER_GROUP`).
+    public static let notify = Group(
+        name: "notify",
+        service: "notify",
+        topics: [TopicCatalog.trackingOrders, TopicCatalog.trackingRestaurants, TopicCatalog.renderResults]
+    )
+
+    public static let all = [socialProjections, renderWorkers, notify]
 }

@@ -40,6 +40,8 @@ package enum ServiceCatalog {
         ),
         LocalService("social", port: 8084, schema: "social"),
         LocalService("tracking", port: 8085, schema: "tracking"),
+        // Without an APNs key, notifications go to the sink the console shows.
+        LocalService("notify", port: 8086, schema: "notify"),
         // The gateway starts last: it fronts the others.
         LocalService(
             "gateway",
@@ -51,6 +53,7 @@ package enum ServiceCatalog {
                 "GATEWAY_EDIT_RENDER_URL": "http://127.0.0.1:8083",
                 "GATEWAY_SOCIAL_URL": "http://127.0.0.1:8084",
                 "GATEWAY_TRACKING_URL": "http://127.0.0.1:8085",
+                "GATEWAY_NOTIFY_URL": "http://127.0.0.1:8086",
             ]
         ),
     ]

@@ -66,6 +66,12 @@ extension TestKafka {
     /// Publishes `events` as their services would (CloudEvents, keyed by aggregate), and waits for
     /// every delivery report.
     package func publish(_ events: [any DomainEvent], source: String) async throws {
+        try await publish(events.map { event in (try EventEnvelope(event, source: source), type(of: event).topic.name) })
+    }
+
+    /// Publishes each envelope on its topic as it is (its id and time kept: a redelivery, an old
+    /// event), and waits for every delivery report.
+    package func publish(_ envelopes: [(envelope: EventEnvelope, topic: String)]) async throws {
         var logger = Logger(label: "test-publisher")
         logger.logLevel = .warning
         let producer = try KafkaProducer(
@@ -73,8 +79,8 @@ extension TestKafka {
             logger: logger
         )
         try await withRunningServices([producer], logger: logger) {
-            for event in events {
-                _ = try await producer.send(try EventEnvelope(event, source: source).record(topic: type(of: event).topic.name))
+            for (envelope, topic) in envelopes {
+                _ = try await producer.send(envelope.record(topic: topic))
             }
         }
     }

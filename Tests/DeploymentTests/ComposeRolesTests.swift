@@ -17,19 +17,18 @@ struct ComposeRolesTests {
 
         let suffix = UUID().uuidString.prefix(6).lowercased()
         // Role names are cluster-wide: run the script with schema names of this test only.
-        let script = try Repository.text("deploy/postgres/create-roles.sh")
-            .replacingOccurrences(of: "create_role auth ", with: "create_role auth\(suffix) ")
-            .replacingOccurrences(of: "create_role catalog ", with: "create_role catalog\(suffix) ")
-            .replacingOccurrences(of: "create_role render ", with: "create_role render\(suffix) ")
-            .replacingOccurrences(of: "create_role social ", with: "create_role social\(suffix) ")
-            .replacingOccurrences(of: "create_role tracking ", with: "create_role tracking\(suffix) ")
-        let environment = [
+        // Every service's role, suffixed so this database's roles are its own; auth's password
+        // holds quotes.
+        let schemas = ServiceCatalog.all.compactMap(\.schema)
+        let script = schemas.reduce(try Repository.text("deploy/postgres/create-roles.sh")) { script, schema in
+            script.replacingOccurrences(of: "create_role \(schema) ", with: "create_role \(schema)\(suffix) ")
+        }
+        var environment = [
             "PATH": URL(fileURLWithPath: psql).deletingLastPathComponent().path + ":/usr/bin:/bin",
             "PGHOST": "127.0.0.1", "PGPORT": String(database.port),
             "POSTGRES_USER": "postgres", "POSTGRES_DB": database.name,
-            "AUTH_DB_PASSWORD": "a'b\"c", "CATALOG_DB_PASSWORD": "c", "RENDER_DB_PASSWORD": "r",
-            "SOCIAL_DB_PASSWORD": "s", "TRACKING_DB_PASSWORD": "t",
         ]
+        for schema in schemas { environment["\(schema.uppercased())_DB_PASSWORD"] = schema == "auth" ? "a'b\"c" : String(schema.prefix(1)) }
         try await ProcessCommand(URL(fileURLWithPath: "/bin/bash"), ["-c", script], environment: environment).runToCompletion()
 
         let logger = Logger(label: "compose-roles")

@@ -3,6 +3,7 @@ import ServiceKit
 @testable import Auth
 @testable import EditRender
 @testable import Gateway
+@testable import Notify
 @testable import PhotoCatalog
 @testable import Social
 @testable import Tracking
@@ -17,4 +18,5 @@ let serviceConfigurations: [String: any ServiceConfiguration.Type] = [
     "edit-render": EditRenderConfiguration.self,
     "social": SocialConfiguration.self,
     "tracking": TrackingConfiguration.self,
+    "notify": NotifyConfiguration.self,
 ]

@@ -102,6 +102,7 @@ struct RouteTable: Sendable {
             "tracking", "GATEWAY_TRACKING_URL", ["/v1/restaurants", "/v1/orders", "/v1/drivers"], .user,
             RateLimit(count: 1_200, window: .seconds(60)), 1 << 20
         ),
+        ("notify", "GATEWAY_NOTIFY_URL", ["/v1/devices", "/v1/notification-settings"], .user, RateLimit(count: 300, window: .seconds(60)), 64 << 10),
         // `/rest/v1/{table}`, each table to the service that owns it; any other name is the
         // router's 404, written in PostgREST's shape (PGRST205).
         (

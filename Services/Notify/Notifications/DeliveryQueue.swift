@@ -1,0 +1,223 @@
+import Database
+import EventBus
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceKit
+
+/// One notification for one device, as the sender takes it from the queue.
+struct Delivery: Sendable, Equatable {
+    var id: Int64
+    /// `apns-id`: the same for every attempt, so Apple shows a resent notification once.
+    var apnsID: UUID
+    var userID: UUID
+    var deviceToken: String
+    var topic: String
+    var environment: DeviceEnvironment
+    var channel: DeliveryChannel
+    var collapseID: String?
+    var priority: Int
+    var payload: String
+    /// `apns-expiration`: fixed when it was made (the event's time + 1 h); it is not sent after.
+    var expiresAt: Date
+    /// Attempts so far, this one included.
+    var attempts: Int
+}
+
+/// Where a delivery goes: Apple, or (without an APNs key, in the local stack) the sink the
+/// console shows as a lock screen.
+enum DeliveryChannel: String, Sendable {
+    case apns, sink
+}
+
+/// How one attempt ended.
+enum DeliveryOutcome: Sendable, Equatable {
+    case delivered(status: Int?)
+    /// Refused for good: logged with Apple's reason.
+    case rejected(status: Int, reason: String)
+    /// To be tried again after `delay`, unless it has expired by then.
+    case retry(after: Duration, status: Int?, reason: String)
+    /// Its expiry passed before it could go.
+    case expired
+}
+
+/// The deliveries table as a queue: notifications are added in the inbox's transaction of the
+/// event that made them, the sender claims what is due under a lease (a sender that dies leaves
+/// its claims to be taken again when the lease runs out), and each ends in the log as delivered,
+/// rejected or expired.
+struct DeliveryQueue: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+    /// How long a claim holds before another sender may take the delivery again.
+    var lease: Duration = .seconds(30)
+
+    /// Addresses `notifications` to their recipients' devices, on `connection` (the inbox's
+    /// transaction of `envelope`): one delivery per device whose owner has the setting on, expiring
+    /// an hour after the event. An event older than `maxAge` is logged `expired`, not sent: a
+    /// backlog after an outage is not replayed to lock screens.
+    /// - Returns: how many deliveries are due now.
+    @discardableResult
+    func enqueue(
+        _ notifications: [Notification],
+        of envelope: EventEnvelope,
+        channel: DeliveryChannel,
+        maxAge: Duration,
+        now: Date = Date(),
+        on connection: PostgresConnection
+    ) async throws -> Int {
+        let stale = now.timeIntervalSince(envelope.time) > maxAge.seconds
+        let expiresAt = envelope.time.addingTimeInterval(3_600)
+        var due = 0
+        for notification in notifications {
+            let payload = try notification.payload.json()
+            let column = notification.setting.rawValue
+            let rows = try await connection.query(
+                """
+                INSERT INTO deliveries (apns_id, event_id, event_type, user_id, device_token, topic, environment, channel, kind,
+                                        collapse_id, priority, payload, expires_at, status, finished_at)
+                SELECT notify_apns_id(\(envelope.id), d.token), \(envelope.id), \(envelope.type), d.user_id, d.token, d.topic, d.environment,
+                       \(channel.rawValue), \(notification.kind), \(notification.collapseID), \(notification.priority), \(payload),
+                       \(expiresAt), CASE WHEN \(stale) THEN 'expired' ELSE 'pending' END,
+                       CASE WHEN \(stale) THEN clock_timestamp() END
+                FROM devices d LEFT JOIN settings s ON s.user_id = d.user_id
+                WHERE d.user_id = \(notification.recipient)
+                  AND coalesce((to_jsonb(s) ->> \(column))::boolean, true)
+                ON CONFLICT (apns_id) DO NOTHING
+                RETURNING status
+                """,
+                logger: logger
+            )
+            for try await status in rows.decode(String.self) where status == "pending" { due += 1 }
+        }
+        if stale, !notifications.isEmpty {
+            logger.info("Event too old to notify of; logged as expired", metadata: ["event.id": "\(envelope.id)", "event.type": "\(envelope.type)"])
+        }
+        return due
+    }
+
+    /// Takes up to `limit` due deliveries under a lease, counting the attempt.
+    func claim(limit: Int) async throws -> [Delivery] {
+        try await client.withServiceTransaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE deliveries SET status = 'sending', attempts = attempts + 1,
+                       lease_until = clock_timestamp() + make_interval(secs => \(lease.seconds))
+                WHERE id IN (
+                    SELECT id FROM deliveries
+                    WHERE (status = 'pending' AND next_attempt_at <= clock_timestamp())
+                       OR (status = 'sending' AND lease_until <= clock_timestamp())
+                    ORDER BY next_attempt_at LIMIT \(limit)
+                    FOR UPDATE SKIP LOCKED
+                )
+                RETURNING id, apns_id, user_id, device_token, topic, environment, channel, collapse_id, priority, payload,
+                          expires_at, attempts
+                """,
+                logger: logger
+            )
+            var claimed: [Delivery] = []
+            for try await row in rows {
+                let (id, apnsID, user, token, topic, environment, channel, collapseID, priority, payload, expiresAt, attempts) =
+                    try row.decode((Int64, UUID, UUID, String, String, String, String, String?, Int, String, Date, Int).self)
+                claimed.append(
+                    Delivery(
+                        id: id,
+                        apnsID: apnsID,
+                        userID: user,
+                        deviceToken: token,
+                        topic: topic,
+                        environment: DeviceEnvironment(rawValue: environment) ?? .production,
+                        channel: DeliveryChannel(rawValue: channel) ?? .sink,
+                        collapseID: collapseID,
+                        priority: priority,
+                        payload: payload,
+                        expiresAt: expiresAt,
+                        attempts: attempts
+                    )
+                )
+            }
+            return claimed
+        }
+    }
+
+    /// Records how `delivery`'s attempt ended: done (delivered, rejected, expired) or due again.
+    func finish(_ delivery: Delivery, _ outcome: DeliveryOutcome) async throws {
+        try await client.withServiceTransaction(logger: logger) { connection in
+            switch outcome {
+            case .delivered(let status):
+                try await connection.query(
+                    """
+                    UPDATE deliveries SET status = 'delivered', apns_status = \(status), error = NULL, lease_until = NULL,
+                           finished_at = clock_timestamp()
+                    WHERE id = \(delivery.id)
+                    """,
+                    logger: logger
+                )
+            case .rejected(let status, let reason):
+                try await connection.query(
+                    """
+                    UPDATE deliveries SET status = 'rejected', apns_status = \(status), error = \(reason), lease_until = NULL,
+                           finished_at = clock_timestamp()
+                    WHERE id = \(delivery.id)
+                    """,
+                    logger: logger
+                )
+            case .retry(let delay, let status, let reason):
+                // Due again after the delay, or expired when that is past its expiry.
+                try await connection.query(
+                    """
+                    UPDATE deliveries SET
+                        status = CASE WHEN clock_timestamp() + make_interval(secs => \(delay.seconds)) >= expires_at THEN 'expired' ELSE 'pending' END,
+                        next_attempt_at = clock_timestamp() + make_interval(secs => \(delay.seconds)),
+                        finished_at = CASE WHEN clock_timestamp() + make_interval(secs => \(delay.seconds)) >= expires_at THEN clock_timestamp() END,
+                        apns_status = \(status), error = \(reason), lease_until = NULL
+                    WHERE id = \(delivery.id)
+                    """,
+                    logger: logger
+                )
+            case .expired:
+                try await connection.query(
+                    """
+                    UPDATE deliveries SET status = 'expired', lease_until = NULL, finished_at = clock_timestamp()
+                    WHERE id = \(delivery.id)
+                    """,
+                    logger: logger
+                )
+            }
+        }
+    }
+
+    /// Removes a device Apple says is gone (410 Unregistered, 400 BadDeviceToken), unless it was
+    /// registered again after Apple's `timestamp` (then the token is valid once more).
+    func forget(device token: String, unregisteredAt: Date?) async throws {
+        try await client.withServiceTransaction(logger: logger) { connection in
+            try await connection.query(
+                "DELETE FROM devices WHERE token = \(token) AND (\(unregisteredAt)::timestamptz IS NULL OR updated_at <= \(unregisteredAt))",
+                logger: logger
+            )
+        }
+    }
+
+    /// Deletes the log of deliveries finished longer than `age` ago.
+    /// - Returns: how many it deleted.
+    @discardableResult
+    func purge(finishedBefore age: Duration) async throws -> Int {
+        try await client.withServiceTransaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                """
+                WITH gone AS (
+                    DELETE FROM deliveries WHERE finished_at < clock_timestamp() - make_interval(secs => \(age.seconds)) RETURNING 1
+                ) SELECT count(*) FROM gone
+                """,
+                logger: logger
+            )
+            var count = 0
+            for try await n in rows.decode(Int.self) { count = n }
+            return count
+        }
+    }
+}
+
+/// The APNs environment a device's app was built against.
+enum DeviceEnvironment: String, Sendable, CaseIterable {
+    case production, sandbox
+}

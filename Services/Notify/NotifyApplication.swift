@@ -1,0 +1,95 @@
+import AsyncHTTPClient
+import AsyncSignals
+import Contracts
+import Database
+import EventBus
+import Foundation
+import Hummingbird
+import KeySetClient
+import Logging
+import PostgresNIO
+import ServiceAssembly
+import ServiceKit
+
+/// The schema notify owns.
+let notifySchema = "notify"
+
+/// What notify reads, and the events on them it tells people of.
+enum NotifyEvents {
+    static let topics = ConsumerGroupCatalog.notify.topics
+    static let registry = EventRegistry([
+        OrderPlaced.self, OrderStatusChanged.self, DriverAssigned.self, RestaurantChanged.self, EditCompleted.self, EditFailed.self,
+    ])
+}
+
+/// Builds notify: its API (`/v1/devices`, `/v1/notification-settings`), the consumer that turns
+/// other services' events into deliveries (through the inbox: one delivery per event per device,
+/// whatever Kafka redelivers), and the sender that takes them to APNs — or, without an APNs key,
+/// to the sink the console shows.
+/// - Throws: when a migration does not apply, Kafka refuses the topics, or the APNs key is no
+///   P-256 key.
+func buildApplication(_ config: NotifyConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
+    let logger = runtime.logger
+    let base = try await EventedService.prepare(
+        "notify",
+        schema: notifySchema,
+        migrations: try Migration.load(bundle: .module),
+        topics: NotifyEvents.topics,
+        settings: config.standard,
+        logger: logger
+    )
+    let http = HTTPClient.standard(logger: logger)
+    let keys = KeySetCache(config.keys, client: http, logger: logger)
+    let devices = DeviceStore(client: base.client, logger: logger)
+    let queue = DeliveryQueue(client: base.client, logger: logger)
+    let projections = Projections(logger: logger)
+    let wakeup = Wakeup()
+
+    var apns: APNsClient?
+    var apnsHTTP: HTTPClient?
+    if let settings = config.apns {
+        let client = try APNsClient.makeHTTPClient(caFile: settings.caFile, logger: logger)
+        apnsHTTP = client
+        apns = APNsClient(
+            http: client,
+            token: try ProviderToken(pem: settings.key, keyID: settings.keyID, teamID: settings.teamID),
+            production: settings.production,
+            sandbox: settings.sandbox,
+            logger: logger
+        )
+    }
+    let channel: DeliveryChannel = apns == nil ? .sink : .apns
+    let maxEventAge = config.maxEventAge
+
+    var parts = base.applicationParts(metrics: runtime.metrics)
+    parts.services += [HTTPClientService(client: http), keys]
+    if let apnsHTTP { parts.services.append(HTTPClientService(client: apnsHTTP)) }
+    parts.services += [
+        base.consumer(group: config.consumerGroup, topics: NotifyEvents.topics, registry: NotifyEvents.registry) { received, connection in
+            try await connection.query("SELECT set_config('app.service', 'on', true)", logger: logger)
+            try await projections.apply(received.event, on: connection)
+            let facts = try await projections.facts(for: received.event, on: connection)
+            let notifications = NotificationPlanner.notifications(for: received.event, facts: facts)
+            guard !notifications.isEmpty else { return }
+            let due = try await queue.enqueue(notifications, of: received.envelope, channel: channel, maxAge: maxEventAge, on: connection)
+            if due > 0 { CommitHooks.current?.afterCommit { wakeup.signal() } }
+        },
+        Sender(
+            queue: queue,
+            apns: apns,
+            wakeup: wakeup,
+            backoff: Backoff(base: config.retryBackoff),
+            concurrency: config.concurrency,
+            pollInterval: .seconds(1),
+            logRetention: .seconds(7 * 86_400),
+            logger: logger
+        ),
+    ]
+    parts.routePolicies = [RoutePolicy(pathPrefix: "/v1", maxBodySize: 16 << 10, timeout: config.standard.http.requestTimeout)]
+    logger.info("notify starting", metadata: ["channel": "\(channel.rawValue)"])
+    return makeServiceApplication(parts, context: AppRequestContext.self) { router in
+        let group = router.group("v1")
+        DevicesController(devices: devices, keys: keys).addRoutes(to: group)
+        SettingsController(devices: devices, keys: keys).addRoutes(to: group)
+    }
+}

@@ -1,0 +1,63 @@
+import Contracts
+import EventBus
+import Foundation
+import Logging
+import PostgresNIO
+
+/// What notify keeps of other services' events to word and address a notification, each written
+/// in the inbox's transaction of the event that tells it: restaurants' names and owners from
+/// `tracking.restaurants`, and each order's item count from its placing on `tracking.orders`.
+struct Projections: Sendable {
+    let logger: Logger
+
+    /// Records what `event` tells, if anything.
+    func apply(_ event: any DomainEvent, on connection: PostgresConnection) async throws {
+        switch event {
+        case let changed as RestaurantChanged:
+            try await connection.query(
+                """
+                INSERT INTO restaurants (restaurant_id, owner_id, name, version)
+                VALUES (\(changed.restaurantId), \(changed.ownerId), \(changed.name), \(changed.version))
+                ON CONFLICT (restaurant_id) DO UPDATE SET owner_id = excluded.owner_id, name = excluded.name, version = excluded.version
+                WHERE restaurants.version <= excluded.version
+                """,
+                logger: logger
+            )
+        case let placed as OrderPlaced:
+            let count = placed.items.reduce(0) { $0 + $1.quantity }
+            try await connection.query(
+                """
+                INSERT INTO orders (order_id, restaurant_id, item_count, placed_at)
+                VALUES (\(placed.orderId), \(placed.parties.restaurantId), \(count), \(placed.placedAt))
+                ON CONFLICT (order_id) DO NOTHING
+                """,
+                logger: logger
+            )
+        default:
+            break
+        }
+    }
+
+    /// What the projections know of `event`'s order and restaurant.
+    func facts(for event: any DomainEvent, on connection: PostgresConnection) async throws -> NotificationPlanner.Facts {
+        let order: UUID
+        let restaurant: UUID
+        switch event {
+        case let placed as OrderPlaced: (order, restaurant) = (placed.orderId, placed.parties.restaurantId)
+        case let assigned as DriverAssigned: (order, restaurant) = (assigned.orderId, assigned.parties.restaurantId)
+        case let changed as OrderStatusChanged: (order, restaurant) = (changed.orderId, changed.parties.restaurantId)
+        default: return NotificationPlanner.Facts()
+        }
+        let rows = try await connection.query(
+            """
+            SELECT (SELECT name FROM restaurants WHERE restaurant_id = \(restaurant)),
+                   (SELECT item_count FROM orders WHERE order_id = \(order))
+            """,
+            logger: logger
+        )
+        for try await (name, count) in rows.decode((String?, Int?).self) {
+            return NotificationPlanner.Facts(restaurantName: name, itemCount: count)
+        }
+        return NotificationPlanner.Facts()
+    }
+}

@@ -1,0 +1,3 @@
+import ServiceKit
+
+await ServiceMain.run("notify", configuration: NotifyConfiguration.self, build: buildApplication)

@@ -1,0 +1,172 @@
+import Contracts
+import EventBus
+import Foundation
+import TestSupport
+import Testing
+
+@testable import Notify
+
+/// From events on Kafka to requests at the APNs stand-in: who is told, with what headers, and
+/// what happens when Apple refuses, fails or the event is old.
+@Suite("Deliveries to APNs") struct DeliveryTests {
+    struct Order {
+        let id = UUID()
+        let customer = UUID()
+        let owner = UUID()
+        let restaurant = UUID()
+        let driver = UUID()
+
+        var parties: OrderParties { OrderParties(customerId: customer, restaurantId: restaurant, restaurantOwnerId: owner, driverId: nil) }
+
+        func placed() -> OrderPlaced {
+            OrderPlaced(
+                orderId: id,
+                parties: parties,
+                items: [OrderItem(menuItemId: "m1", name: "Margherita", quantity: 2, unitPriceCents: 1290)],
+                totalCents: 2580,
+                dropoff: Dropoff(address: "Kaivokatu 1", lat: 60.171, lng: 24.941),
+                etaSeconds: 900,
+                placedAt: Date()
+            )
+        }
+
+        func moved(to status: OrderStatus, from previous: OrderStatus, by actor: OrderActor) -> OrderStatusChanged {
+            OrderStatusChanged(
+                orderId: id,
+                parties: parties,
+                status: status,
+                previousStatus: previous,
+                by: actor,
+                reason: nil,
+                version: 2,
+                changedAt: Date()
+            )
+        }
+
+        func restaurantNamed(_ name: String) -> RestaurantChanged {
+            RestaurantChanged(
+                restaurantId: restaurant,
+                ownerId: owner,
+                change: .created,
+                name: name,
+                cuisine: "pizza",
+                isOpen: true,
+                version: 1,
+                changedAt: Date()
+            )
+        }
+    }
+
+    static func envelope(_ event: some DomainEvent, time: Date = Date(), id: UUID = UUID()) throws -> (envelope: EventEnvelope, topic: String) {
+        (try EventEnvelope(event, source: "/splash/tracking", id: id, time: time), type(of: event).topic.name)
+    }
+
+    @Test func anAcceptedOrderReachesTheCustomersPhoneOnceWithEveryHeaderApnsReads() async throws {
+        try await NotifyHarness.with { notify in
+            let apns = try #require(notify.apns)
+            let order = Order()
+            let phone = try await notify.registerDevice(for: order.customer)
+            let ownersPhone = try await notify.registerDevice(for: order.owner, environment: "sandbox")
+            let accepted = try Self.envelope(order.moved(to: .accepted, from: .placed, by: OrderActor(userId: order.owner, role: .restaurant)))
+            try await TestKafka.shared.publish([
+                try Self.envelope(order.restaurantNamed("Pizzeria Luna")), try Self.envelope(order.placed()), accepted,
+            ])
+            // Kafka delivers the acceptance again: still one notification.
+            try await TestKafka.shared.publish([accepted])
+            try await eventually("the customer's and the owner's notifications arrive") { apns.received.count >= 2 }
+            try await Task.sleep(for: .milliseconds(500))
+            let received = apns.received
+            #expect(received.count == 2)
+            let toCustomer = try #require(received.first { $0.deviceToken == phone })
+            #expect(toCustomer.status == 200)
+            #expect(toCustomer.headers["apns-topic"] == "fi.splash.TrackBite")
+            #expect(toCustomer.headers["apns-push-type"] == "alert")
+            #expect(toCustomer.headers["apns-priority"] == "10")
+            #expect(toCustomer.headers["apns-collapse-id"] == "order-\(order.id.uuidString.lowercased())")
+            #expect(toCustomer.headers["apns-expiration"] == String(Int(accepted.envelope.time.timeIntervalSince1970) + 3_600))
+            #expect(toCustomer.body.contains("Pizzeria Luna accepted your order"), "\(toCustomer.body)")
+            #expect(toCustomer.body.contains(#""splash":{"id":"\#(order.id.uuidString.lowercased())","type":"order"}"#), "\(toCustomer.body)")
+            // The owner hears of the new order (not of the acceptance, which they made).
+            let toOwner = try #require(received.first { $0.deviceToken == ownersPhone })
+            #expect(toOwner.body.contains("2 items"))
+            #expect(toOwner.headers["apns-collapse-id"] == nil)
+            // One HTTP/2 connection carried both.
+            #expect(apns.connections == 1)
+            try await eventually("the log says delivered") { try await notify.deliveries().allSatisfy { $0.status == "delivered" } }
+        }
+    }
+
+    @Test func aRevokedDeviceIsForgottenAndAFailingApnsIsRetriedUnderTheSameId() async throws {
+        try await NotifyHarness.with { notify in
+            let apns = try #require(notify.apns)
+            let order = Order()
+            let revoked = try await notify.registerDevice(for: order.customer)
+            let flaky = try await notify.registerDevice(for: order.customer)
+            apns.answer(.init(status: 410, reason: "Unregistered", timestamp: Date()), forDevice: revoked)
+            apns.script([.init(status: 429, reason: "TooManyRequests"), .init(status: 503, reason: "ServiceUnavailable")])
+            try await TestKafka.shared.publish([
+                try Self.envelope(order.moved(to: .pickedUp, from: .arrivedAtPickup, by: OrderActor(userId: nil, role: .dispatch)))
+            ])
+            try await eventually("the flaky device's notification gets through") {
+                apns.received.contains { $0.deviceToken == flaky && $0.status == 200 }
+            }
+            let tries = apns.received.filter { $0.deviceToken == flaky }
+            #expect(tries.count == 3 || tries.count == 2, "two refusals went to it, or one each")
+            #expect(Set(tries.compactMap { $0.headers["apns-id"] }).count == 1)
+            try await eventually("the revoked device is gone") {
+                (try await notify.call(.get, "/v1/devices", as: order.customer).json()["devices"] as? [[String: Any]])?.count == 1
+            }
+            let log = try await notify.deliveries()
+            #expect(log.first { $0.device == revoked }?.status == "rejected")
+            #expect(log.first { $0.device == flaky }?.status == "delivered")
+        }
+    }
+
+    @Test func anOldEventIsLoggedExpiredAndNothingGoesToSomeoneWhoseSettingIsOff() async throws {
+        try await NotifyHarness.with { notify in
+            let apns = try #require(notify.apns)
+            let late = Order()
+            let quiet = Order()
+            try await notify.registerDevice(for: late.customer)
+            try await notify.registerDevice(for: quiet.customer)
+            #expect(try await notify.call(.patch, "/v1/notification-settings", as: quiet.customer, json: #"{"orders":false}"#).status == 200)
+            let dispatch = OrderActor(userId: nil, role: .dispatch)
+            try await TestKafka.shared.publish([
+                try Self.envelope(late.moved(to: .delivered, from: .arrivedAtDropoff, by: dispatch), time: Date().addingTimeInterval(-11 * 60)),
+                try Self.envelope(quiet.moved(to: .delivered, from: .arrivedAtDropoff, by: dispatch)),
+            ])
+            try await eventually("the late one is logged") { try await notify.deliveries().count == 1 }
+            try await Task.sleep(for: .seconds(1))
+            #expect(try await notify.deliveries().map(\.status) == ["expired"])
+            #expect(apns.received.isEmpty)
+        }
+    }
+
+    @Test func anExpiredProviderTokenIsRenewedAndTheNotificationSentAgain() async throws {
+        try await NotifyHarness.with { notify in
+            let apns = try #require(notify.apns)
+            let order = Order()
+            let phone = try await notify.registerDevice(for: order.customer)
+            apns.script([.init(status: 403, reason: "ExpiredProviderToken")])
+            try await TestKafka.shared.publish([
+                try Self.envelope(order.moved(to: .cancelled, from: .placed, by: OrderActor(userId: nil, role: .admin)))
+            ])
+            try await eventually("it gets through") { apns.received.contains { $0.deviceToken == phone && $0.status == 200 } }
+            let tries = apns.received
+            #expect(tries.count == 2)
+            #expect(tries[0].headers["authorization"] != tries[1].headers["authorization"])
+            #expect(tries[0].headers["apns-id"] == tries[1].headers["apns-id"])
+        }
+    }
+
+    @Test func withoutAnApnsKeyNotificationsGoToTheSink() async throws {
+        try await NotifyHarness.with(apns: false) { notify in
+            let order = Order()
+            try await notify.registerDevice(for: order.customer)
+            try await TestKafka.shared.publish([
+                try Self.envelope(order.moved(to: .accepted, from: .placed, by: OrderActor(userId: order.owner, role: .restaurant)))
+            ])
+            try await eventually("the sink has it") { try await notify.deliveries().map(\.status) == ["delivered"] }
+        }
+    }
+}
