@@ -53,7 +53,7 @@ func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) 
     ]
     if config.seeds, let token = config.authServiceToken {
         // Before the first request: the app has restaurants to show from the start.
-        let seeder = RestaurantSeeder(client: client, http: http, authURL: config.authURL, serviceToken: token, logger: logger)
+        let seeder = RestaurantSeeder(client: client, outbox: outbox, http: http, authURL: config.authURL, serviceToken: token, logger: logger)
         parts.beforeServerStarts.append { try await seeder.seedIfEmpty(graph) }
     }
     parts.routePolicies = [

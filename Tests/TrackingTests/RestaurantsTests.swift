@@ -181,6 +181,8 @@ import Testing
             let places = try RoadGraph.helsinki().places
             #expect(try await tracking.database.count("tracking.restaurants") == places.count)
             #expect(try await tracking.database.count("tracking.restaurants", where: "osm_node IS NOT NULL") == Set(places.map(\.osmNode)).count)
+            // Each announced once (created), so consumers such as notify know its name.
+            #expect(try await tracking.database.count("tracking.outbox", where: "type = 'tracking.restaurant.changed.v1'") == places.count)
         }
     }
 }

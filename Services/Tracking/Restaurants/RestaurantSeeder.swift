@@ -1,6 +1,8 @@
 import AsyncHTTPClient
+import Contracts
 import Crypto
 import Database
+import EventBus
 import Foundation
 import KeySetClient
 import Logging
@@ -12,9 +14,11 @@ import ServiceKit
 /// Seeds the fixture's 350 places on an empty restaurants table: each with a menu from
 /// `MenuGenerator` and an owner account made through auth's admin API (no password: an admin sets
 /// one to sign in as it). Ids come from the OpenStreetMap node, so two replicas seeding at once,
-/// or a seed cut short and run again, make each restaurant and account once.
+/// or a seed cut short and run again, make each restaurant and account once. Each one made is
+/// announced on `tracking.restaurants` as any other (`created`), so consumers know it.
 struct RestaurantSeeder: Sendable {
     let client: PostgresClient
+    let outbox: Outbox
     let http: HTTPClient
     let authURL: URL
     let serviceToken: String
@@ -48,8 +52,8 @@ struct RestaurantSeeder: Sendable {
         )
     }
 
-    /// The fixture's places, each with its menu, in one transaction; a place already there is left
-    /// as it is.
+    /// The fixture's places, each with its menu and its `tracking.restaurant.changed.v1`, in one
+    /// transaction; a place already there is left as it is.
     func insertPlaces(_ graph: RoadGraph) async throws {
         try await client.withServiceTransaction(logger: logger) { [logger] connection in
             // One seeder at a time: a second replica waits here, then inserts nothing. Racing row by
@@ -61,15 +65,31 @@ struct RestaurantSeeder: Sendable {
                     decoding: JSONEncoder().encode(MenuGenerator.menu(amenity: place.amenity, cuisine: place.cuisine, osmNode: place.osmNode)),
                     as: UTF8.self
                 )
-                try await connection.query(
+                let inserted = try await connection.query(
                     """
                     INSERT INTO restaurants (id, owner_id, osm_node, name, amenity, cuisine, address, lat, lng, menu)
                     VALUES (\(Self.restaurantID(place.osmNode)), \(Self.ownerID(place.osmNode)), \(place.osmNode), \(place.name), \(place.amenity),
                             \(place.cuisine), 'Helsinki', \(place.lat), \(place.lng), \(menu)::jsonb)
                     ON CONFLICT DO NOTHING
+                    RETURNING id, owner_id, name, cuisine, is_open, version, updated_at
                     """,
                     logger: logger
                 )
+                for try await (id, owner, name, cuisine, isOpen, version, updatedAt) in inserted.decode(
+                    (UUID, UUID, String, String?, Bool, Int, Date).self
+                ) {
+                    let event = RestaurantChanged(
+                        restaurantId: id,
+                        ownerId: owner,
+                        change: .created,
+                        name: name,
+                        cuisine: cuisine,
+                        isOpen: isOpen,
+                        version: version,
+                        changedAt: updatedAt
+                    )
+                    try await outbox.append(event, subject: event.aggregateID, on: connection, logger: logger)
+                }
             }
         }
     }

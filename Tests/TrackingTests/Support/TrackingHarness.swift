@@ -200,6 +200,7 @@ struct TrackingHarness: Sendable {
                         do {
                             try await RestaurantSeeder(
                                 client: client,
+                                outbox: try Outbox(schema: "tracking", service: "tracking"),
                                 http: .shared,
                                 authURL: URL(string: "http://auth.invalid")!,
                                 serviceToken: "unused",
