@@ -18,7 +18,8 @@ let notifySchema = "notify"
 enum NotifyEvents {
     static let topics = ConsumerGroupCatalog.notify.topics
     static let registry = EventRegistry([
-        OrderPlaced.self, OrderStatusChanged.self, DriverAssigned.self, RestaurantChanged.self, EditCompleted.self, EditFailed.self,
+        OrderPlaced.self, OrderStatusChanged.self, DriverAssigned.self, OrderArriving.self, RestaurantChanged.self, EditCompleted.self,
+        EditFailed.self,
     ])
 }
 

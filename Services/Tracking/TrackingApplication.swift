@@ -42,7 +42,7 @@ func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) 
     let restaurants = RestaurantStore(client: client, outbox: outbox, logger: logger)
     let orders = OrderStore(client: client, outbox: outbox, graph: graph, logger: logger)
     let serviceReads = PostgresClient(configuration: config.standard.database.serviceSessions(maximumConnections: 4), backgroundLogger: logger)
-    let positions = PositionIngest(client: client, serviceReads: serviceReads, producer: base.producer, graph: graph, logger: logger)
+    let positions = PositionIngest(client: client, serviceReads: serviceReads, producer: base.producer, outbox: outbox, graph: graph, logger: logger)
     let dispatcher = Dispatcher(client: client, orders: orders, graph: graph, early: config.dispatchEarly, logger: logger)
 
     var parts = base.applicationParts(metrics: runtime.metrics)

@@ -5,7 +5,7 @@ public enum EventCatalog {
         UserRegistered.self, ProfileUpdated.self, OnboardingCompleted.self,
         EditRequested.self, EditCompleted.self, EditFailed.self,
         PhotoLiked.self, PhotoUnliked.self, PostCreated.self, PostDeleted.self, CollectionChanged.self,
-        OrderPlaced.self, OrderStatusChanged.self, DriverAssigned.self, DriverLocationUpdated.self, RestaurantChanged.self,
+        OrderPlaced.self, OrderStatusChanged.self, DriverAssigned.self, DriverLocationUpdated.self, RestaurantChanged.self, OrderArriving.self,
         OrderPlacedV1.self, OrderStatusChangedV1.self, DriverAssignedV1.self, DriverLocationUpdatedV1.self,
     ]
 }

@@ -48,3 +48,15 @@ import Testing
         #expect(json.utf8.count < 4_096)
     }
 }
+
+extension NotificationPlannerTests {
+    @Test func anArrivingDriverIsAnnouncedToTheCustomerInMinutes() {
+        let arriving = OrderArriving(orderId: order, parties: parties, etaSeconds: 170, arrivingAt: Date())
+        let told = NotificationPlanner.notifications(for: arriving, facts: .init())
+        #expect(told.map(\.recipient) == [parties.customerId])
+        #expect(told.first?.body == "Your driver is about 3 minutes away")
+        #expect(told.first?.collapseID == "order-\(order.uuidString.lowercased())")
+        let close = OrderArriving(orderId: order, parties: parties, etaSeconds: 20, arrivingAt: Date())
+        #expect(NotificationPlanner.notifications(for: close, facts: .init()).first?.body == "Your driver is about a minute away")
+    }
+}

@@ -133,6 +133,10 @@ extension TrackingAsProcesses {
                     ($0["data"] as? [String: Any])?["etaSeconds"] as? Int
                 }
                 #expect(etas.count >= 10, "\(etas.count) positions with an ETA")
+                // Announced as arriving once, as the car came within three minutes of the door.
+                let arriving = events.filter { $0["type"] as? String == OrderArriving.type }
+                #expect(arriving.count == 1, "\(arriving)")
+                #expect((arriving.first?["data"] as? [String: Any])?["etaSeconds"] as? Int ?? .max <= OrderArriving.threshold)
                 if let first = etas.first, let last = etas.last {
                     #expect(last < first)
                     let rises = zip(etas, etas.dropFirst()).filter { $1 > $0 + 2 }.count

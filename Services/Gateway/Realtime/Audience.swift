@@ -58,6 +58,9 @@ struct Audience: Equatable {
         case DriverAssigned.type:
             let event = try envelope.decode(DriverAssigned.self)
             self.init(order: event.orderId, parties: event.parties)
+        case OrderArriving.type:
+            let event = try envelope.decode(OrderArriving.self)
+            self.init(order: event.orderId, parties: event.parties)
         case DriverLocationUpdated.type:
             // A driver between orders is seen by nobody.
             let event = try envelope.decode(DriverLocationUpdated.self)

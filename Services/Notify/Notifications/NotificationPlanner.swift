@@ -54,6 +54,10 @@ enum NotificationPlanner {
             }
             told.append(customer(assigned.parties, order: assigned.orderId, "A driver is on the way to \(restaurant)"))
             return told
+        case let arriving as OrderArriving:
+            let minutes = max(1, (arriving.etaSeconds + 59) / 60)
+            let away = minutes == 1 ? "about a minute away" : "about \(minutes) minutes away"
+            return [customer(arriving.parties, order: arriving.orderId, "Your driver is \(away)")]
         case let changed as OrderStatusChanged:
             guard let words = customerWords(changed.status, restaurant: restaurant) else { return [] }
             return [customer(changed.parties, order: changed.orderId, words)].excluding(changed.by.userId)

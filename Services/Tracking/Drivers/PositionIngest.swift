@@ -27,6 +27,8 @@ final class PositionIngest: Sendable {
     /// The order each driver is on (on sessions acting for the service: one round trip).
     let activeOrders: ActiveOrderLookup
     let producer: KafkaProducer
+    /// Where `tracking.order.arriving.v1` goes, in the transaction that marks the order announced.
+    let outbox: Outbox
     let graph: RoadGraph
     let logger: Logger
     /// How old a point may be.
@@ -51,14 +53,17 @@ final class PositionIngest: Sendable {
         var stretch: Int
         var route: RouteFollower
         var pace = DrivingPace()
+        /// Whether this replica saw the order announced as arriving (`announceArriving`).
+        var announcedArriving = false
     }
 
     private let latest = Mutex(Latest())
 
-    init(client: PostgresClient, serviceReads: PostgresClient, producer: KafkaProducer, graph: RoadGraph, logger: Logger) {
+    init(client: PostgresClient, serviceReads: PostgresClient, producer: KafkaProducer, outbox: Outbox, graph: RoadGraph, logger: Logger) {
         self.client = client
         activeOrders = ActiveOrderLookup(client: serviceReads, logger: logger)
         self.producer = producer
+        self.outbox = outbox
         self.graph = graph
         self.logger = logger
     }
@@ -168,6 +173,41 @@ final class PositionIngest: Sendable {
         }
         for result in await producer.send(records) {
             if case .failure(let error) = result { throw error }
+        }
+        if let order, let eta = newestETA {
+            try await announceArriving(order, eta: eta, driver: driver)
+        }
+    }
+
+    /// Announces `order` as arriving (`tracking.order.arriving.v1`) the first time its ETA to the
+    /// dropoff, after the pickup, is `OrderArriving.threshold` or less: once per order across
+    /// replicas (the order row is marked in the outbox's transaction), and without a round trip once
+    /// this replica has seen it done.
+    func announceArriving(_ order: ActiveOrder, eta: Int, driver: UUID) async throws {
+        guard eta <= OrderArriving.threshold, !OrderMachine.beforePickup.contains(order.status),
+            !OrderMachine.terminal.contains(order.status)
+        else { return }
+        let seen = latest.withLock { state -> Bool in
+            guard let trip = state.trips[driver], trip.order == order.id else { return false }
+            if trip.announcedArriving { return true }
+            state.trips[driver]?.announcedArriving = true
+            return false
+        }
+        guard !seen else { return }
+        try await client.withServiceTransaction(logger: logger) { [outbox, logger] connection in
+            let rows = try await connection.query(
+                """
+                UPDATE orders SET arriving_announced_at = clock_timestamp()
+                WHERE id = \(order.id) AND arriving_announced_at IS NULL
+                RETURNING customer_id, restaurant_id, restaurant_owner_id, driver_id, arriving_announced_at
+                """,
+                logger: logger
+            )
+            for try await (customer, restaurant, owner, driver, at) in rows.decode((UUID, UUID, UUID, UUID?, Date).self) {
+                let parties = OrderParties(customerId: customer, restaurantId: restaurant, restaurantOwnerId: owner, driverId: driver)
+                let event = OrderArriving(orderId: order.id, parties: parties, etaSeconds: eta, arrivingAt: at)
+                try await outbox.append(event, subject: event.aggregateID, on: connection, logger: logger)
+            }
         }
     }
 

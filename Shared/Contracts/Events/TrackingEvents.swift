@@ -218,6 +218,28 @@ public struct DriverAssigned: DomainEvent {
     }
 }
 
+/// `tracking.order.arriving.v1`: the driver is about to reach the dropoff — published once per
+/// order, when its ETA to the dropoff first falls to `threshold` or less after the pickup.
+public struct OrderArriving: DomainEvent {
+    public static let type = "tracking.order.arriving.v1"
+    public static let topic = TopicCatalog.trackingOrders
+    /// How near (in seconds of road) an order is announced as arriving.
+    public static let threshold = 180
+    public var orderId: UUID
+    public var parties: OrderParties
+    public var etaSeconds: Int
+    public var arrivingAt: Date
+
+    public init(orderId: UUID, parties: OrderParties, etaSeconds: Int, arrivingAt: Date) {
+        self.orderId = orderId
+        self.parties = parties
+        self.etaSeconds = etaSeconds
+        self.arrivingAt = arrivingAt
+    }
+
+    public var aggregateID: String { orderId.uuidString.lowercased() }
+}
+
 /// `tracking.driver.location-updated.v2`: a driver's position (WGS 84), with the order they are
 /// delivering, if any, and its ETA from here.
 public struct DriverLocationUpdated: DomainEvent {
