@@ -18,7 +18,8 @@ let notifySchema = "notify"
 enum NotifyEvents {
     static let topics = ConsumerGroupCatalog.notify.topics
     static let registry = EventRegistry([
-        OrderPlaced.self, OrderStatusChanged.self, DriverAssigned.self, OrderArriving.self, RestaurantChanged.self, EditCompleted.self,
+        OrderPlaced.self, OrderStatusChanged.self, DriverAssigned.self, OrderArriving.self, RestaurantChanged.self,
+        PhotoLiked.self, PostCreated.self, PostDeleted.self, UserRegistered.self, ProfileUpdated.self, EditCompleted.self,
         EditFailed.self,
     ])
 }
@@ -60,20 +61,33 @@ func buildApplication(_ config: NotifyConfiguration, runtime: ServiceRuntime) as
         )
     }
     let channel: DeliveryChannel = apns == nil ? .sink : .apns
-    let maxEventAge = config.maxEventAge
+    let likes = LikeWindows(
+        client: base.client,
+        queue: queue,
+        channel: channel,
+        maxAge: config.maxEventAge,
+        window: config.likeWindow,
+        logger: logger
+    )
+    let intake = EventIntake(
+        projections: projections,
+        queue: queue,
+        likes: likes,
+        channel: channel,
+        maxAge: config.maxEventAge,
+        wakeup: wakeup,
+        logger: logger
+    )
 
     var parts = base.applicationParts(metrics: runtime.metrics)
     parts.services += [HTTPClientService(client: http), keys]
     if let apnsHTTP { parts.services.append(HTTPClientService(client: apnsHTTP)) }
     parts.services += [
         base.consumer(group: config.consumerGroup, topics: NotifyEvents.topics, registry: NotifyEvents.registry) { received, connection in
-            try await connection.query("SELECT set_config('app.service', 'on', true)", logger: logger)
-            try await projections.apply(received.event, on: connection)
-            let facts = try await projections.facts(for: received.event, on: connection)
-            let notifications = NotificationPlanner.notifications(for: received.event, facts: facts)
-            guard !notifications.isEmpty else { return }
-            let due = try await queue.enqueue(notifications, of: received.envelope, channel: channel, maxAge: maxEventAge, on: connection)
-            if due > 0 { CommitHooks.current?.afterCommit { wakeup.signal() } }
+            try await intake.apply(received, on: connection)
+        },
+        RepeatingTask("Closing like windows", every: .seconds(1), logger: logger) {
+            if try await likes.closeDue() > 0 { wakeup.signal() }
         },
         Sender(
             queue: queue,

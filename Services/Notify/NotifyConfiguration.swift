@@ -22,6 +22,8 @@ struct NotifyConfiguration: ServiceConfiguration {
     var retryBackoff: Duration
     /// Notifications sent at once: HTTP/2 streams in flight on each APNs connection.
     var concurrency: Int
+    /// How long the likes after a post's first are gathered into one push.
+    var likeWindow: Duration
 
     /// Where and as whom notify reaches APNs.
     struct APNsSettings: Sendable {
@@ -59,6 +61,7 @@ struct NotifyConfiguration: ServiceConfiguration {
         maxEventAge = try reader.duration("NOTIFY_MAX_EVENT_AGE", default: .seconds(600), minimum: .seconds(1))
         retryBackoff = try reader.duration("NOTIFY_RETRY_BACKOFF", default: .seconds(1), minimum: .milliseconds(10))
         concurrency = try reader.integer("NOTIFY_CONCURRENCY", default: 100, in: 1...1_000)
+        likeWindow = try reader.duration("NOTIFY_LIKE_WINDOW", default: .seconds(600), minimum: .seconds(1))
     }
 
     private static func appleIdentifier(_ raw: String) -> String? {

@@ -21,7 +21,10 @@ public enum ConsumerGroupCatalog {
     public static let notify = Group(
         name: "notify",
         service: "notify",
-        topics: [TopicCatalog.trackingOrders, TopicCatalog.trackingRestaurants, TopicCatalog.renderResults]
+        topics: [
+            TopicCatalog.trackingOrders, TopicCatalog.trackingRestaurants, TopicCatalog.renderResults, TopicCatalog.socialActivity,
+            TopicCatalog.authUsers,
+        ]
     )
 
     public static let all = [socialProjections, renderWorkers, notify]

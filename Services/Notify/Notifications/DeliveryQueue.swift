@@ -24,6 +24,25 @@ struct Delivery: Sendable, Equatable {
     var attempts: Int
 }
 
+/// What a notification is about, as the delivery log records it: the event that made it (or, for
+/// likes gathered in a window, the window's close), its type and its time — the expiry counts
+/// from it.
+struct Occasion: Sendable, Equatable {
+    var id: UUID
+    var type: String
+    var time: Date
+
+    init(id: UUID, type: String, time: Date) {
+        self.id = id
+        self.type = type
+        self.time = time
+    }
+
+    init(_ envelope: EventEnvelope) {
+        self.init(id: envelope.id, type: envelope.type, time: envelope.time)
+    }
+}
+
 /// Where a delivery goes: Apple, or (without an APNs key, in the local stack) the sink the
 /// console shows as a lock screen.
 enum DeliveryChannel: String, Sendable {
@@ -52,21 +71,21 @@ struct DeliveryQueue: Sendable {
     var lease: Duration = .seconds(30)
 
     /// Addresses `notifications` to their recipients' devices, on `connection` (the inbox's
-    /// transaction of `envelope`): one delivery per device whose owner has the setting on, expiring
-    /// an hour after the event. An event older than `maxAge` is logged `expired`, not sent: a
-    /// backlog after an outage is not replayed to lock screens.
+    /// transaction of the event they are about): one delivery per device whose owner has the
+    /// setting on, expiring an hour after the occasion. One older than `maxAge` is logged
+    /// `expired`, not sent: a backlog after an outage is not replayed to lock screens.
     /// - Returns: how many deliveries are due now.
     @discardableResult
     func enqueue(
         _ notifications: [Notification],
-        of envelope: EventEnvelope,
+        about occasion: Occasion,
         channel: DeliveryChannel,
         maxAge: Duration,
         now: Date = Date(),
         on connection: PostgresConnection
     ) async throws -> Int {
-        let stale = now.timeIntervalSince(envelope.time) > maxAge.seconds
-        let expiresAt = envelope.time.addingTimeInterval(3_600)
+        let stale = now.timeIntervalSince(occasion.time) > maxAge.seconds
+        let expiresAt = occasion.time.addingTimeInterval(3_600)
         var due = 0
         for notification in notifications {
             let payload = try notification.payload.json()
@@ -75,7 +94,7 @@ struct DeliveryQueue: Sendable {
                 """
                 INSERT INTO deliveries (apns_id, event_id, event_type, user_id, device_token, topic, environment, channel, kind,
                                         collapse_id, priority, payload, expires_at, status, finished_at)
-                SELECT notify_apns_id(\(envelope.id), d.token), \(envelope.id), \(envelope.type), d.user_id, d.token, d.topic, d.environment,
+                SELECT notify_apns_id(\(occasion.id), d.token), \(occasion.id), \(occasion.type), d.user_id, d.token, d.topic, d.environment,
                        \(channel.rawValue), \(notification.kind), \(notification.collapseID), \(notification.priority), \(payload),
                        \(expiresAt), CASE WHEN \(stale) THEN 'expired' ELSE 'pending' END,
                        CASE WHEN \(stale) THEN clock_timestamp() END
@@ -90,7 +109,7 @@ struct DeliveryQueue: Sendable {
             for try await status in rows.decode(String.self) where status == "pending" { due += 1 }
         }
         if stale, !notifications.isEmpty {
-            logger.info("Event too old to notify of; logged as expired", metadata: ["event.id": "\(envelope.id)", "event.type": "\(envelope.type)"])
+            logger.info("Event too old to notify of; logged as expired", metadata: ["event.id": "\(occasion.id)", "event.type": "\(occasion.type)"])
         }
         return due
     }

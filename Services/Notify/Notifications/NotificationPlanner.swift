@@ -70,6 +70,28 @@ enum NotificationPlanner {
         }
     }
 
+    /// What a post's author is told of its likes: `liker` (their username, when notify knows it)
+    /// and `others` more.
+    static func likes(on post: UUID, author: UUID, liker: String?, others: Int) -> Notification {
+        let who = liker ?? "Someone"
+        let words =
+            switch others {
+            case 0: "\(who) liked your post"
+            case 1: "\(who) and 1 other liked your post"
+            default: "\(who) and \(others) others liked your post"
+            }
+        return Notification(
+            recipient: author,
+            setting: .likes,
+            kind: "post",
+            subject: post.lowercased,
+            title: "SplashEdit",
+            body: words,
+            collapseID: "post-likes-\(post.lowercased)",
+            priority: 5
+        )
+    }
+
     /// What an order's customer is told of a move to `status`; `nil` for the moves they are not
     /// (the kitchen's and the driver's steps between).
     static func customerWords(_ status: OrderStatus, restaurant: String) -> String? {

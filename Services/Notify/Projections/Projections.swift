@@ -6,7 +6,8 @@ import PostgresNIO
 
 /// What notify keeps of other services' events to word and address a notification, each written
 /// in the inbox's transaction of the event that tells it: restaurants' names and owners from
-/// `tracking.restaurants`, and each order's item count from its placing on `tracking.orders`.
+/// `tracking.restaurants`, each order's item count from its placing on `tracking.orders`, people's
+/// usernames from `auth.users`, and posts' authors from `social.activity`.
 struct Projections: Sendable {
     let logger: Logger
 
@@ -23,6 +24,18 @@ struct Projections: Sendable {
                 """,
                 logger: logger
             )
+        case let registered as UserRegistered:
+            try await person(registered.userId, username: registered.username, at: registered.registeredAt, on: connection)
+        case let updated as ProfileUpdated:
+            try await person(updated.userId, username: updated.username, at: updated.updatedAt, on: connection)
+        case let created as PostCreated:
+            try await connection.query(
+                "INSERT INTO posts (post_id, author_id) VALUES (\(created.postId), \(created.userId)) ON CONFLICT DO NOTHING",
+                logger: logger
+            )
+        case let deleted as PostDeleted:
+            try await connection.query("DELETE FROM like_windows WHERE post_id = \(deleted.postId)", logger: logger)
+            try await connection.query("DELETE FROM posts WHERE post_id = \(deleted.postId)", logger: logger)
         case let placed as OrderPlaced:
             let count = placed.items.reduce(0) { $0 + $1.quantity }
             try await connection.query(
@@ -36,6 +49,19 @@ struct Projections: Sendable {
         default:
             break
         }
+    }
+
+    /// Records a person's username, unless what is recorded is newer (a replay may bring an old
+    /// event again).
+    private func person(_ user: UUID, username: String?, at time: Date, on connection: PostgresConnection) async throws {
+        try await connection.query(
+            """
+            INSERT INTO people (user_id, username, updated_at) VALUES (\(user), \(username), \(time))
+            ON CONFLICT (user_id) DO UPDATE SET username = excluded.username, updated_at = excluded.updated_at
+            WHERE people.updated_at <= excluded.updated_at
+            """,
+            logger: logger
+        )
     }
 
     /// What the projections know of `event`'s order and restaurant.

@@ -1,0 +1,35 @@
+import AsyncSignals
+import Contracts
+import Database
+import EventBus
+import Logging
+import PostgresNIO
+
+/// What notify does with each event it consumes, inside the inbox's transaction (so a redelivered
+/// event has its effect once): the projections first, then who is told what, then the deliveries
+/// that carry it — and once the transaction has committed, the sender is woken.
+struct EventIntake: Sendable {
+    let projections: Projections
+    let queue: DeliveryQueue
+    let likes: LikeWindows
+    let channel: DeliveryChannel
+    let maxAge: Duration
+    let wakeup: Wakeup
+    let logger: Logger
+
+    func apply(_ received: ReceivedEvent, on connection: PostgresConnection) async throws {
+        try await connection.query("SELECT set_config('app.service', 'on', true)", logger: logger)
+        try await projections.apply(received.event, on: connection)
+        let occasion = Occasion(received.envelope)
+        let due: Int
+        if let liked = received.event as? PhotoLiked {
+            due = try await likes.record(liked, occasion: occasion, on: connection)
+        } else {
+            let facts = try await projections.facts(for: received.event, on: connection)
+            let notifications = NotificationPlanner.notifications(for: received.event, facts: facts)
+            due =
+                notifications.isEmpty ? 0 : try await queue.enqueue(notifications, about: occasion, channel: channel, maxAge: maxAge, on: connection)
+        }
+        if due > 0 { CommitHooks.current?.afterCommit { [wakeup] in wakeup.signal() } }
+    }
+}
