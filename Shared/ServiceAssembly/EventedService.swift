@@ -77,8 +77,9 @@ package struct EventedService: Sendable {
     }
 
     /// A consumer of `group`'s topics whose `apply` writes each event's effect in the inbox's
-    /// transaction, so a redelivered event has it once; a failing event is retried, then
-    /// dead-lettered, as the event bus's settings say.
+    /// transaction — done for the service itself (`app.service` on, which the row-level security
+    /// of a schema with such work lets see every row) — so a redelivered event has it once; a
+    /// failing event is retried, then dead-lettered, as the event bus's settings say.
     /// - Parameter inboxName: the consumer's name in the inbox (the group's by default).
     package func consumer(
         group: String,
@@ -87,7 +88,8 @@ package struct EventedService: Sendable {
         inboxName: String? = nil,
         apply: @escaping @Sendable (ReceivedEvent, PostgresConnection) async throws -> Void
     ) -> EventConsumer {
-        consumer(group: group, topics: topics, registry: registry, handler: inbox.handler(consumer: inboxName ?? group, apply))
+        let handler = inbox.handler(consumer: inboxName ?? group, settings: [("app.service", "on")], apply)
+        return consumer(group: group, topics: topics, registry: registry, handler: handler)
     }
 
     /// A consumer of `group`'s topics with a handler of its own (one that claims work, as a render

@@ -41,34 +41,33 @@ struct Sender: Service {
         }
     }
 
-    /// Sends one batch of due deliveries, `concurrency` at a time.
+    /// Sends one batch of due deliveries, `concurrency` at a time, and records how each went in
+    /// one statement.
     /// - Returns: how many it took.
     func sendDue() async throws -> Int {
         let due = try await queue.claim(limit: concurrency * 4)
         guard !due.isEmpty else { return 0 }
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        let outcomes = try await withThrowingTaskGroup(of: (Delivery, DeliveryOutcome).self) { group in
             var next = due.makeIterator()
             for _ in 0..<concurrency {
                 guard let delivery = next.next() else { break }
-                group.addTask { try await send(delivery) }
+                group.addTask { (delivery, try await send(delivery)) }
             }
-            while try await group.next() != nil {
-                guard let delivery = next.next() else { continue }
-                group.addTask { try await send(delivery) }
+            var outcomes: [(delivery: Delivery, outcome: DeliveryOutcome)] = []
+            while let finished = try await group.next() {
+                outcomes.append(finished)
+                if let delivery = next.next() { group.addTask { (delivery, try await send(delivery)) } }
             }
+            return outcomes
         }
+        try await queue.finish(outcomes)
         return due.count
     }
 
-    private func send(_ delivery: Delivery) async throws {
-        guard Date() < delivery.expiresAt else {
-            try await queue.finish(delivery, .expired)
-            return
-        }
-        guard delivery.channel == .apns, let apns else {
-            try await queue.finish(delivery, .delivered(status: nil))
-            return
-        }
+    /// One attempt at `delivery`: how it went.
+    private func send(_ delivery: Delivery) async throws -> DeliveryOutcome {
+        guard Date() < delivery.expiresAt else { return .expired }
+        guard delivery.channel == .apns, let apns else { return .delivered(status: nil) }
         let answer = await apns.send(delivery)
         let (outcome, forgetDevice) = answer.outcome(attempts: delivery.attempts, backoff: backoff)
         if forgetDevice {
@@ -77,6 +76,6 @@ struct Sender: Service {
         if case .rejected(let status, let reason) = outcome {
             logger.notice("APNs refused a notification", metadata: ["status": "\(status)", "reason": "\(reason)", "apns-id": "\(delivery.apnsID)"])
         }
-        try await queue.finish(delivery, outcome)
+        return outcome
     }
 }

@@ -158,50 +158,41 @@ struct DeliveryQueue: Sendable {
         }
     }
 
-    /// Records how `delivery`'s attempt ended: done (delivered, rejected, expired) or due again.
-    func finish(_ delivery: Delivery, _ outcome: DeliveryOutcome) async throws {
-        try await client.withServiceTransaction(logger: logger) { connection in
+    /// Records how each attempt ended, in one statement: done (delivered, rejected, expired) or,
+    /// for a retry, due again after its delay — or expired, when that is past its expiry.
+    func finish(_ outcomes: [(delivery: Delivery, outcome: DeliveryOutcome)]) async throws {
+        guard !outcomes.isEmpty else { return }
+        // One row per outcome: the status it leaves, Apple's status (0: none), the error ('': none)
+        // and, for a retry, the delay.
+        let rows: [(id: Int64, status: String, apnsStatus: Int, error: String, delay: Double)] = outcomes.map { delivery, outcome in
             switch outcome {
-            case .delivered(let status):
-                try await connection.query(
-                    """
-                    UPDATE deliveries SET status = 'delivered', apns_status = \(status), error = NULL, lease_until = NULL,
-                           finished_at = clock_timestamp()
-                    WHERE id = \(delivery.id)
-                    """,
-                    logger: logger
-                )
-            case .rejected(let status, let reason):
-                try await connection.query(
-                    """
-                    UPDATE deliveries SET status = 'rejected', apns_status = \(status), error = \(reason), lease_until = NULL,
-                           finished_at = clock_timestamp()
-                    WHERE id = \(delivery.id)
-                    """,
-                    logger: logger
-                )
-            case .retry(let delay, let status, let reason):
-                // Due again after the delay, or expired when that is past its expiry.
-                try await connection.query(
-                    """
-                    UPDATE deliveries SET
-                        status = CASE WHEN clock_timestamp() + make_interval(secs => \(delay.seconds)) >= expires_at THEN 'expired' ELSE 'pending' END,
-                        next_attempt_at = clock_timestamp() + make_interval(secs => \(delay.seconds)),
-                        finished_at = CASE WHEN clock_timestamp() + make_interval(secs => \(delay.seconds)) >= expires_at THEN clock_timestamp() END,
-                        apns_status = \(status), error = \(reason), lease_until = NULL
-                    WHERE id = \(delivery.id)
-                    """,
-                    logger: logger
-                )
-            case .expired:
-                try await connection.query(
-                    """
-                    UPDATE deliveries SET status = 'expired', lease_until = NULL, finished_at = clock_timestamp()
-                    WHERE id = \(delivery.id)
-                    """,
-                    logger: logger
-                )
+            case .delivered(let status): (delivery.id, "delivered", status ?? 0, "", 0)
+            case .rejected(let status, let reason): (delivery.id, "rejected", status, reason, 0)
+            case .retry(let delay, let status, let reason): (delivery.id, "pending", status ?? 0, reason, delay.seconds)
+            case .expired: (delivery.id, "expired", 0, "", 0)
             }
+        }
+        let (ids, statuses, apnsStatuses, errors, delays) = (
+            rows.map(\.id), rows.map(\.status), rows.map(\.apnsStatus), rows.map(\.error), rows.map(\.delay)
+        )
+        try await client.withServiceTransaction(logger: logger) { connection in
+            // A retry whose next attempt would come after its expiry ends as expired now.
+            try await connection.query(
+                """
+                UPDATE deliveries d SET
+                    status = CASE WHEN o.status = 'pending' AND clock_timestamp() + make_interval(secs => o.delay) >= d.expires_at
+                                  THEN 'expired' ELSE o.status END,
+                    next_attempt_at = CASE WHEN o.status = 'pending' THEN clock_timestamp() + make_interval(secs => o.delay)
+                                           ELSE d.next_attempt_at END,
+                    finished_at = CASE WHEN o.status = 'pending' AND clock_timestamp() + make_interval(secs => o.delay) < d.expires_at
+                                       THEN NULL ELSE clock_timestamp() END,
+                    apns_status = nullif(o.apns_status, 0), error = nullif(o.error, ''), lease_until = NULL
+                FROM unnest(\(ids)::bigint[], \(statuses)::text[], \(apnsStatuses)::integer[], \(errors)::text[], \(delays)::float8[])
+                     AS o(id, status, apns_status, error, delay)
+                WHERE d.id = o.id
+                """,
+                logger: logger
+            )
         }
     }
 

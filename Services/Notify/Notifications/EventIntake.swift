@@ -5,8 +5,8 @@ import EventBus
 import Logging
 import PostgresNIO
 
-/// What notify does with each event it consumes, inside the inbox's transaction (so a redelivered
-/// event has its effect once): the projections first, then who is told what, then the deliveries
+/// What notify does with each event it consumes, inside the inbox's transaction (done for the
+/// service, and so a redelivered event has its effect once): the projections first, then who is told what, then the deliveries
 /// that carry it — and once the transaction has committed, the sender is woken.
 struct EventIntake: Sendable {
     let projections: Projections
@@ -18,7 +18,6 @@ struct EventIntake: Sendable {
     let logger: Logger
 
     func apply(_ received: ReceivedEvent, on connection: PostgresConnection) async throws {
-        try await connection.query("SELECT set_config('app.service', 'on', true)", logger: logger)
         try await projections.apply(received.event, on: connection)
         let occasion = Occasion(received.envelope)
         let due: Int

@@ -15,9 +15,8 @@ struct Projections: Sendable {
 
     let logger: Logger
 
-    /// Applies one event on `connection`, inside the inbox's transaction.
+    /// Applies one event on `connection`, inside the inbox's transaction (done for the service).
     func apply(_ event: any DomainEvent, on connection: PostgresConnection) async throws {
-        try await connection.query("SELECT set_config('app.service', 'on', true)", logger: logger)
         switch event {
         case let registered as UserRegistered:
             try await profile(registered.userId, username: registered.username, avatarURL: nil, at: registered.registeredAt, on: connection)
