@@ -458,6 +458,34 @@ struct ContractTests {
         }
     }
 
+    @Test func anAdminOrAServiceWithItsTokenReadsOneUserAndNoOneElseDoes() async throws {
+        let serviceToken = String(repeating: "r", count: 40)
+        try await AuthHarness.with(["AUTH_SERVICE_TOKEN": serviceToken]) { auth in
+            let admin = try await auth.signUp()
+            let someone = try await auth.signUp()
+            try await expectError(403, "not_admin") { version in
+                try await auth.call(.get, "/admin/users/\(admin.userID)", bearer: someone.accessToken, apiVersion: version)
+            }
+            try await expectError(403, "not_admin") { version in
+                try await auth.call(
+                    .get,
+                    "/admin/users/\(someone.userID)",
+                    apiVersion: version,
+                    headers: [("X-Splash-Service-Token", String(repeating: "x", count: 40))]
+                )
+            }
+            try await auth.makeAdmin(admin.userID)
+            let read = try await auth.call(.get, "/admin/users/\(someone.userID)", bearer: admin.accessToken)
+            #expect(read.status == 200, "\(read.text)")
+            #expect(try read.json()["email"] as? String == someone.email)
+            let byService = try await auth.call(.get, "/admin/users/\(someone.userID)", headers: [("X-Splash-Service-Token", serviceToken)])
+            #expect(try byService.json()["id"] as? String == someone.userID)
+            try await expectError(404, "user_not_found") { version in
+                try await auth.call(.get, "/admin/users/\(UUID())", apiVersion: version, headers: [("X-Splash-Service-Token", serviceToken)])
+            }
+        }
+    }
+
     @Test func anAdminOrAServiceWithItsTokenCreatesAccountsWithTheirRoleAndNoOneElseDoes() async throws {
         let serviceToken = String(repeating: "s", count: 40)
         try await AuthHarness.with(["AUTH_SERVICE_TOKEN": serviceToken]) { auth in
@@ -559,7 +587,7 @@ struct ContractTests {
             .deletingLastPathComponent().appendingPathComponent("Services/Auth/openapi.yaml")
         let document = try #require(try Yams.load(yaml: String(contentsOf: url, encoding: .utf8)) as? [String: Any])
         let paths = try #require(document["paths"] as? [String: [String: Any]])
-        #expect(paths.count == 10)
+        #expect(paths.count == 11)
         let operations = paths.flatMap { path, methods in methods.keys.map { (path, $0) } }
         try await AuthHarness.with { auth in
             for (path, method) in operations {

@@ -7,8 +7,9 @@ import ServiceKit
 
 /// GoTrue's admin API, in part: `POST /admin/users` creates an account (an admin, or another
 /// Splash service presenting `AUTH_SERVICE_TOKEN` in `X-Splash-Service-Token`: tracking seeds
-/// its restaurants' owners this way); `GET /admin/users` lists every user, newest first, a page at
-/// a time (the console's Users page); `PUT /admin/users/{id}/role` sets a user's Splash role.
+/// its restaurants' owners this way); `GET /admin/users/{id}` reads one (an admin, or a service:
+/// notify looks up where a receipt goes); `GET /admin/users` lists every user, newest first, a page
+/// at a time (the console's Users page); `PUT /admin/users/{id}/role` sets a user's Splash role.
 struct AdminController: Sendable {
     let accounts: Accounts
     let authenticator: BearerAuthenticator
@@ -17,6 +18,7 @@ struct AdminController: Sendable {
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.post("admin/users", use: create)
         router.get("admin/users", use: list)
+        router.get("admin/users/:id", use: show)
         router.put("admin/users/:id/role", use: setRole)
     }
 
@@ -36,12 +38,18 @@ struct AdminController: Sendable {
         }
     }
 
-    @Sendable func create(_ request: Request, context: AppRequestContext) async throws -> UserResponse {
+    /// Lets an admin through, or a Splash service presenting the service token.
+    /// - Throws: `AuthError.notAdmin` for a wrong service token or a user who is no admin.
+    private func requireAdminOrService(_ request: Request) async throws {
         if let presented = request.headers[.splashServiceToken] {
             guard let serviceToken, serviceToken.matches(presented) else { throw AuthError.notAdmin("Invalid service token") }
         } else {
             try await accounts.requireAdmin(try await authenticator.authenticate(request))
         }
+    }
+
+    @Sendable func create(_ request: Request, context: AppRequestContext) async throws -> UserResponse {
+        try await requireAdminOrService(request)
         let body = try await request.decodeJSON(as: CreateBody.self, context: context)
         guard let email = body.email else { throw AuthError.validationFailed("An email address is required") }
         var id: UUID?
@@ -103,6 +111,12 @@ struct AdminController: Sendable {
 
     private struct RoleBody: Decodable {
         var role: String?
+    }
+
+    @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> UserResponse {
+        try await requireAdminOrService(request)
+        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw AuthError.userNotFound }
+        return UserResponse(user: try await accounts.user(id))
     }
 
     @Sendable func setRole(_ request: Request, context: AppRequestContext) async throws -> UserResponse {

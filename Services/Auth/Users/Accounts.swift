@@ -288,6 +288,15 @@ struct Accounts: Sendable {
         }
     }
 
+    /// One user, as GoTrue's admin API reads it (the caller was checked: an admin or a service).
+    /// - Throws: `AuthError.userNotFound`.
+    func user(_ id: UUID) async throws -> UserRecord {
+        try await client.withAuthFlowTransaction(logger: logger) { [logger] connection in
+            guard let user = try await connection.user(id: id, logger: logger) else { throw AuthError.userNotFound }
+            return user
+        }
+    }
+
     /// The newest sign-ups, newest first: username and sign-up time only.
     func recentSignUps(limit: Int) async throws -> [RecentSignUp] {
         try await client.withAuthFlowTransaction(logger: logger) { [logger] connection in
