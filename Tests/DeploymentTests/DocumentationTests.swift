@@ -1,6 +1,7 @@
 import Database
 import EventBus
 import Foundation
+import Mail
 import S3Blobs
 import ServiceKit
 import TestSupport
@@ -237,6 +238,7 @@ struct DocumentationTests {
             _ = try DatabaseSettings(from: reader)
             _ = try EventBusSettings(from: reader)
             _ = try BlobStoreChoice(from: reader, folder: URL(fileURLWithPath: "/tmp"))
+            _ = try MailSettings(from: reader)
         }
     }
 

@@ -1,0 +1,79 @@
+import AsyncSignals
+import Database
+import Foundation
+import Logging
+import PostgresNIO
+
+/// Who a mail goes to: an address, or a user whose address is looked up when it is sent (so the
+/// service keeps no address, and a changed one is used).
+package enum MailRecipient: Sendable, Equatable {
+    case address(String)
+    case user(UUID)
+}
+
+/// A mail to queue: its id (its Message-ID, and what makes queueing it twice one mail), what kind
+/// it is (for the log), who it is for, and its words.
+package struct OutgoingMail: Sendable, Equatable {
+    package var id: UUID
+    package var kind: String
+    package var recipient: MailRecipient
+    package var subject: String
+    package var text: String
+    package var html: String
+
+    package init(id: UUID, kind: String, recipient: MailRecipient, subject: String, text: String, html: String) {
+        self.id = id
+        self.kind = kind
+        self.recipient = recipient
+        self.subject = subject
+        self.text = text
+        self.html = html
+    }
+}
+
+/// A service's mail outbox (`<schema>.mail_outbox`): mail is queued in the transaction of what it
+/// tells — it exists if and only if that commits — and the relay is woken once it has.
+package struct MailOutbox: Sendable {
+    let schema: String
+    let wakeup: Wakeup
+
+    /// - Throws: `MigrationError.invalidSchemaName` unless `schema` is a plain lowercase identifier.
+    package init(schema: String, wakeup: Wakeup) throws {
+        try MigrationRunner.checkIdentifier(schema)
+        self.schema = schema
+        self.wakeup = wakeup
+    }
+
+    /// Creates or updates the table in `schema` (its own migration ledger, `mail_migrations`);
+    /// safe to run from several replicas at once.
+    package static func migrate(schema: String, on client: PostgresClient, logger: Logger) async throws {
+        let migrations = try Migration.load(bundle: .module, subdirectory: "Migrations")
+        _ = try await MigrationRunner(schema: schema, ledger: "mail_migrations", migrations: migrations).run(on: client, logger: logger)
+    }
+
+    /// Queues `mail` on `connection`'s transaction; a mail with the same id is queued once.
+    /// - Throws: `MailError.invalidAddress` for an address that is not one; the database's error.
+    package func append(_ mail: OutgoingMail, on connection: PostgresConnection, logger: Logger) async throws {
+        var address: String?
+        var user: UUID?
+        switch mail.recipient {
+        case .address(let to):
+            guard MailMessage.isAddress(to) else { throw MailError.invalidAddress(to) }
+            address = to
+        case .user(let id): user = id
+        }
+        try await connection.query(
+            """
+            INSERT INTO \(unescaped: table) (mail_id, kind, to_address, to_user, subject, text_body, html_body)
+            VALUES (\(mail.id), \(mail.kind), \(address), \(user), \(mail.subject), \(mail.text), \(mail.html))
+            ON CONFLICT (mail_id) DO NOTHING
+            """,
+            logger: logger
+        )
+        if let hooks = CommitHooks.current {
+            hooks.afterCommit { [wakeup] in wakeup.signal() }
+        }
+    }
+
+    var table: String { "\"\(schema)\".mail_outbox" }
+}
