@@ -157,12 +157,13 @@ let services: [(product: Product, targets: [Target])] = [
         "notify",
         module: "Notify",
         dependencies: [
-            "ServiceAssembly",
+            "ServiceAssembly", "Mail",
             "ResourceAPI", "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts", "AsyncSignals", asyncHTTPClient, crypto, hummingbird,
-            httpTypes, nioCore, nioPosix, nioHTTP1, nioSSL, postgresNIO, logging, metrics, serviceLifecycle,
+            httpTypes, nioCore, nioPosix, nioHTTP1, nioSSL, nioFoundation, postgresNIO, logging, metrics, serviceLifecycle,
         ],
         testDependencies: [
-            "Identity", "ServiceKit", "Database", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, httpTypes, crypto,
+            "Mail", "Identity", "ServiceKit", "Database", "EventBus", "Kafka", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, httpTypes,
+            crypto,
             nioCore, postgresNIO, logging, serviceLifecycle, yams,
         ]
     ),

@@ -7,6 +7,7 @@ import Foundation
 import Hummingbird
 import KeySetClient
 import Logging
+import Mail
 import PostgresNIO
 import ServiceAssembly
 import ServiceKit
@@ -69,10 +70,18 @@ func buildApplication(_ config: NotifyConfiguration, runtime: ServiceRuntime) as
         window: config.likeWindow,
         logger: logger
     )
+    let mailWakeup = Wakeup()
+    try await PostgresClient.withStartupClient(config.standard.database.client, logger: logger) { client in
+        try await MailOutbox.migrate(schema: notifySchema, on: client, logger: logger)
+    }
+    let mailOutbox = try MailOutbox(schema: notifySchema, wakeup: mailWakeup)
+    let directory = config.authServiceToken.map { AuthDirectory(http: http, authURL: config.authURL, serviceToken: $0, logger: logger) }
+    if directory == nil { logger.notice("No AUTH_SERVICE_TOKEN: receipts are not sent (their addresses are auth's)") }
     let intake = EventIntake(
         projections: projections,
         queue: queue,
         likes: likes,
+        receipts: directory.map { _ in Receipts(outbox: mailOutbox, logger: logger) },
         channel: channel,
         maxAge: config.maxEventAge,
         wakeup: wakeup,
@@ -85,6 +94,9 @@ func buildApplication(_ config: NotifyConfiguration, runtime: ServiceRuntime) as
     parts.services += [
         base.consumer(group: config.consumerGroup, topics: NotifyEvents.topics, registry: NotifyEvents.registry) { received, connection in
             try await intake.apply(received, on: connection)
+        },
+        MailRelay(outbox: mailOutbox, client: base.client, destination: config.mail.destination, logger: logger) { user in
+            try await directory?.address(of: user)
         },
         RepeatingTask("Closing like windows", every: .seconds(1), logger: logger) {
             if try await likes.closeDue() > 0 { wakeup.signal() }
@@ -106,5 +118,6 @@ func buildApplication(_ config: NotifyConfiguration, runtime: ServiceRuntime) as
         let group = router.group("v1")
         DevicesController(devices: devices, keys: keys).addRoutes(to: group)
         SettingsController(devices: devices, keys: keys).addRoutes(to: group)
+        AdminController(client: base.client, keys: keys, logger: logger).addRoutes(to: group)
     }
 }

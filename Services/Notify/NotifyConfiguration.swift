@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import KeySetClient
+import Mail
 import ServiceAssembly
 import ServiceKit
 
@@ -24,6 +25,12 @@ struct NotifyConfiguration: ServiceConfiguration {
     var concurrency: Int
     /// How long the likes after a post's first are gathered into one push.
     var likeWindow: Duration
+    /// Where receipts go: an SMTP server, or the catcher.
+    var mail: MailSettings
+    /// auth, asked for a receipt's address when it is sent.
+    var authURL: URL
+    /// What notify presents to auth's admin API; without it no receipt is sent.
+    var authServiceToken: String?
 
     /// Where and as whom notify reaches APNs.
     struct APNsSettings: Sendable {
@@ -62,6 +69,9 @@ struct NotifyConfiguration: ServiceConfiguration {
         retryBackoff = try reader.duration("NOTIFY_RETRY_BACKOFF", default: .seconds(1), minimum: .milliseconds(10))
         concurrency = try reader.integer("NOTIFY_CONCURRENCY", default: 100, in: 1...1_000)
         likeWindow = try reader.duration("NOTIFY_LIKE_WINDOW", default: .seconds(600), minimum: .seconds(1))
+        mail = try MailSettings(from: reader)
+        authURL = try reader.url("NOTIFY_AUTH_URL", schemes: ["http", "https"], default: URL(string: "http://127.0.0.1:8081")!)
+        authServiceToken = try reader.optionalSecret("AUTH_SERVICE_TOKEN", expected: "auth's service token")
     }
 
     private static func appleIdentifier(_ raw: String) -> String? {

@@ -193,7 +193,7 @@ struct DocumentationTests {
     static func variablesRead(by executable: String) throws -> Set<String> {
         let configuration = try #require(serviceConfigurations[executable])
         let log = ConfigurationReadLog()
-        let environment = try ComposeFileTests().environment(of: executable).mapValues(ComposeFileTests.interpolated)
+        let environment = try ComposeFileTests().loadableEnvironment(of: executable)
         if case .failure(let failure) = loadConfiguration(configuration, executable: executable, environment: environment, log: log) {
             Issue.record("\(executable) does not load from its compose environment: \(failure.message)")
         }

@@ -126,8 +126,9 @@ struct LocalStackPlan {
             // photo's use.
             environment["CATALOG_SERVICE_TOKEN_FILE"] = try secrets.secretFile("catalog-service-token").path
         }
-        if service.executable == "auth" || service.executable == "tracking" {
-            // What tracking presents to auth's admin API to make its restaurants' owner accounts.
+        if ["auth", "tracking", "notify"].contains(service.executable) {
+            // What tracking presents to auth's admin API to make its restaurants' owner accounts,
+            // and notify to look up where a receipt goes.
             environment["AUTH_SERVICE_TOKEN_FILE"] = try secrets.secretFile("auth-service-token").path
         }
         if service.executable == "edit-render" || service.executable == "social" {

@@ -12,6 +12,8 @@ struct EventIntake: Sendable {
     let projections: Projections
     let queue: DeliveryQueue
     let likes: LikeWindows
+    /// `nil` when receipts cannot be addressed (no service token for auth).
+    let receipts: Receipts?
     let channel: DeliveryChannel
     let maxAge: Duration
     let wakeup: Wakeup
@@ -21,6 +23,9 @@ struct EventIntake: Sendable {
         try await projections.apply(received.event, on: connection)
         let occasion = Occasion(received.envelope)
         let due: Int
+        if let receipts, let changed = received.event as? OrderStatusChanged {
+            try await receipts.queue(for: changed, occasion: occasion, on: connection)
+        }
         if let liked = received.event as? PhotoLiked {
             due = try await likes.record(liked, occasion: occasion, on: connection)
         } else {

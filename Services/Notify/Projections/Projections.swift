@@ -40,8 +40,9 @@ struct Projections: Sendable {
             let count = placed.items.reduce(0) { $0 + $1.quantity }
             try await connection.query(
                 """
-                INSERT INTO orders (order_id, restaurant_id, item_count, placed_at)
-                VALUES (\(placed.orderId), \(placed.parties.restaurantId), \(count), \(placed.placedAt))
+                INSERT INTO orders (order_id, restaurant_id, item_count, placed_at, items, total_cents)
+                VALUES (\(placed.orderId), \(placed.parties.restaurantId), \(count), \(placed.placedAt),
+                        \(String(decoding: try EventJSON.encoder.encode(placed.items), as: UTF8.self))::jsonb, \(placed.totalCents))
                 ON CONFLICT (order_id) DO NOTHING
                 """,
                 logger: logger
