@@ -522,7 +522,7 @@ let package = Package(
             name: "SystemTests",
             dependencies: [
                 "TestSupport", "LocalStack", "Kafka", "Contracts", "Identity", "EventBus", "ServiceKit", "Database", asyncHTTPClient, nioHTTP1,
-                postgresNIO, logging,
+                postgresNIO, logging, serviceLifecycle,
             ],
             path: "Tests/SystemTests"
         ),
