@@ -70,6 +70,7 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
             authURL: config.authURL,
             trackingURL: config.routes.groups.first { $0.name == "tracking" }?.upstream,
             editRenderURL: config.routes.groups.first { $0.name == "edit_render" }?.upstream,
+            notifyURL: config.routes.groups.first { $0.name == "notify" }?.upstream,
             brokers: config.realtime.events.brokers,
             logger: logger
         ),

@@ -3,10 +3,11 @@ import Identity
 import LocalStack
 import NIOHTTP1
 
-/// auth, tracking (unseeded) and the gateway as processes on a fresh database and the test Kafka
-/// cluster, with the gateway in front of both and rate limits out of a test's way: the apps' path
-/// as it runs, for tests that take a `WholeStackTurns` turn (tracking's whole deliveries, the
-/// gateway's console).
+/// auth, tracking (unseeded), notify and the gateway as processes on a fresh database and the test
+/// Kafka cluster, with the gateway in front of them and rate limits out of a test's way: the apps'
+/// path as it runs, for tests that take a `WholeStackTurns` turn (tracking's whole deliveries, the
+/// gateway's console, notify's pushes). notify pushes to `apns` when given one, else to its sink;
+/// its mail is caught.
 package struct ProcessStack: Sendable {
     /// The service token auth accepts, for its admin API.
     package static let serviceToken = "auth-service-token-for-tests-0123456789"
@@ -15,10 +16,11 @@ package struct ProcessStack: Sendable {
     package let database: TestDatabase
     package let auth: ServiceProcess
     package let tracking: ServiceProcess
+    package let notify: ServiceProcess
     package let gateway: ServiceProcess
 
     /// - Parameter trackingSettings: added to tracking's environment.
-    package static func start(trackingSettings: [String: String] = [:]) async throws -> ProcessStack {
+    package static func start(trackingSettings: [String: String] = [:], apns: APNsStandIn? = nil) async throws -> ProcessStack {
         let database = try await TestPostgres.shared.makeDatabase()
         let kafka = try await TestKafka.shared.running()
         let common = [
@@ -43,19 +45,32 @@ package struct ProcessStack: Sendable {
                 ].merging(trackingSettings) { _, new in new }
             ) { _, new in new }
         )
+        var notifySettings = [
+            "DATABASE_URL": try await database.makeServiceRole(schema: "notify", password: "e2e-notify").url,
+            "NOTIFY_JWKS_URL": "\(auth.baseURL)/auth/v1/.well-known/jwks.json", "NOTIFY_JWT_ISSUER": issuer,
+            "NOTIFY_CONSUMER_GROUP": "notify-e2e-\(UUID().uuidString.prefix(8))", "NOTIFY_AUTH_URL": auth.baseURL,
+            "AUTH_SERVICE_TOKEN": serviceToken,
+        ]
+        if let apns {
+            notifySettings.merge([
+                "NOTIFY_APNS_URL": apns.baseURL, "NOTIFY_APNS_SANDBOX_URL": apns.baseURL, "NOTIFY_APNS_CA_FILE": apns.caFile,
+                "NOTIFY_APNS_KEY_FILE": apns.keyFile, "NOTIFY_APNS_KEY_ID": apns.keyID, "NOTIFY_APNS_TEAM_ID": apns.teamID,
+            ]) { _, new in new }
+        }
+        let notify = try await ServiceProcess("notify", environment: common.merging(notifySettings) { _, new in new })
         let gateway = try await ServiceProcess(
             "gateway",
             environment: common.merging([
-                "GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_TRACKING_URL": tracking.baseURL, "GATEWAY_JWT_ISSUER": issuer,
-                "GATEWAY_RATE_LIMIT_TRACKING": "100000/1m", "GATEWAY_RATE_LIMIT_AUTH": "100000/1m",
+                "GATEWAY_AUTH_URL": auth.baseURL, "GATEWAY_TRACKING_URL": tracking.baseURL, "GATEWAY_NOTIFY_URL": notify.baseURL,
+                "GATEWAY_JWT_ISSUER": issuer, "GATEWAY_RATE_LIMIT_TRACKING": "100000/1m", "GATEWAY_RATE_LIMIT_AUTH": "100000/1m",
             ]) { _, new in new }
         )
-        return ProcessStack(database: database, auth: auth, tracking: tracking, gateway: gateway)
+        return ProcessStack(database: database, auth: auth, tracking: tracking, notify: notify, gateway: gateway)
     }
 
-    /// Stops the gateway, then tracking, then auth.
+    /// Stops the gateway, then notify, tracking and auth.
     package func stop() async {
-        for process in [gateway, tracking, auth] { await process.stop() }
+        for process in [gateway, notify, tracking, auth] { await process.stop() }
     }
 }
 

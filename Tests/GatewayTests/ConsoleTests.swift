@@ -16,16 +16,17 @@ import Testing
 @Suite("the console") struct ConsoleTests {
     static let pages = [
         "/console", "/console/events", "/console/consumers", "/console/dead-letters", "/console/users", "/console/deliveries",
-        "/console/assets/console.js",
+        "/console/notifications", "/console/mail", "/console/assets/console.js",
     ]
     static let reads = [
         "/console/api/events", "/console/api/consumers", "/console/api/dead-letters", "/console/api/users", "/console/api/restaurants",
-        "/console/api/orders/\(UUID())", "/console/api/roads",
+        "/console/api/orders/\(UUID())", "/console/api/roads", "/console/api/notifications", "/console/api/mail",
     ]
 
     /// Debian's chromium, driven by Playwright for Python (`console_check.py`): an admin signs in,
     /// sees a username change on the Events page within 2 s, replays a dead letter and sees it leave
-    /// the list, sets a role, and watches a driver's marker move on the map; every page fits a
+    /// the list, sets a role, watches a driver's marker move on the map, sees a push arrive on the
+    /// Notifications page and reads a caught receipt on the Mail page; every page fits a
     /// phone's width and the browser's console stays free of errors. Screenshots of each page go
     /// to `.build/console-screenshots/`.
     @Test func anAdminWatchesEventsReplaysADeadLetterAndFollowsADriverInABrowser() async throws {
@@ -44,6 +45,58 @@ import Testing
             let event = OnboardingCompleted(userId: UUID(), completedAt: Date())
             let record = try EventEnvelope(event, source: "/splash/test").record(topic: TopicCatalog.socialActivity.name)
             let parked = try await Self.park(record, error: "the console test's poison", brokers: kafka.bootstrapServers)
+
+            // A push and a mail for the user, as notify makes them from real events: their phone, an
+            // edit ready (to the sink), and an order of theirs delivered (a receipt, caught).
+            _ = try await api.expect(
+                200,
+                .PUT,
+                "/v1/devices/\(String(repeating: "ab", count: 32))",
+                token: user.token,
+                json: ["platform": "ios", "topic": "fi.splash.SplashEdit"]
+            )
+            let customer = try #require(UUID(uuidString: user.id))
+            let order = UUID()
+            let parties = OrderParties(customerId: customer, restaurantId: UUID(), restaurantOwnerId: UUID(), driverId: nil)
+            try await TestKafka.shared.publish(
+                [
+                    OrderPlaced(
+                        orderId: order,
+                        parties: parties,
+                        items: [OrderItem(menuItemId: "m1", name: "Margherita", quantity: 2, unitPriceCents: 1290)],
+                        totalCents: 2580,
+                        dropoff: Dropoff(address: "Kaivokatu 1", lat: 60.171, lng: 24.941),
+                        etaSeconds: 600,
+                        placedAt: Date()
+                    ),
+                    OrderStatusChanged(
+                        orderId: order,
+                        parties: parties,
+                        status: .delivered,
+                        previousStatus: .arrivedAtDropoff,
+                        by: OrderActor(userId: nil, role: .dispatch),
+                        reason: nil,
+                        version: 9,
+                        changedAt: Date()
+                    ),
+                ],
+                source: "/splash/tracking"
+            )
+            try await TestKafka.shared.publish(
+                [
+                    EditCompleted(
+                        editId: UUID(),
+                        userId: customer,
+                        width: 800,
+                        height: 600,
+                        bytes: 1_000,
+                        quality: 85,
+                        format: .jpeg,
+                        completedAt: Date()
+                    )
+                ],
+                source: "/splash/edit-render"
+            )
 
             let screenshots = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../.build/console-screenshots")
                 .standardized

@@ -153,12 +153,31 @@ with sync_playwright() as playwright:
         fail("the map does not show its attribution")
     page.screenshot(path=f"{shots}/deliveries.png", full_page=True)
 
+    # Notifications: the user's push, as their lock screen shows it, from the events the test published.
+    page.goto(base + "/console/notifications")
+    step("a push on the Notifications page", lambda: page.wait_for_selector(
+        "#notifications .notification:has-text('Your edit is ready')", timeout=20000))
+    page.screenshot(path=f"{shots}/notifications.png", full_page=True)
+
+    # Mail: the user's receipt, caught; its HTML in a frame that runs nothing.
+    page.goto(base + "/console/mail")
+    step("a receipt on the Mail page", lambda: page.wait_for_selector(
+        "#mail-list button:has-text('Your receipt')", timeout=20000))
+    page.click("#mail-list button:has-text('Your receipt')")
+    step("the receipt opens", lambda: page.wait_for_selector("#mail-view pre:has-text('Total')"))
+    if page.get_attribute("#mail-view iframe", "sandbox") != "":
+        fail("a mail's HTML is shown in a frame that is not fully sandboxed")
+    if "2 × Margherita" not in page.inner_text("#mail-view pre"):
+        fail("the receipt does not list the order's items")
+    page.screenshot(path=f"{shots}/mail.png", full_page=True)
+
     # A phone-width screen: every page fits without scrolling sideways.
     phone = context.new_page()
     phone.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
     phone.on("pageerror", lambda error: errors.append(str(error)))
     phone.set_viewport_size({"width": 390, "height": 844})
-    for name, ready in [("events", "#chart"), ("consumers", "section"), ("dead-letters", "section"), ("users", "table"), ("deliveries", "#map")]:
+    for name, ready in [("events", "#chart"), ("consumers", "section"), ("dead-letters", "section"), ("users", "table"), ("deliveries", "#map"),
+                        ("notifications", ".notification"), ("mail", "#mail-list table")]:
         phone.goto(f"{base}/console/{name}")
         phone.wait_for_selector(ready)
         no_sideways_scroll(phone, name)

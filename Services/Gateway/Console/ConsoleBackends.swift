@@ -11,13 +11,15 @@ import RoadNetwork
 import ServiceKit
 
 /// What the console's pages show, fetched where it lives: offsets and dead letters from Kafka,
-/// users from auth's admin API, restaurants from tracking, roads from the fixture. Calls to the
+/// users from auth's admin API, restaurants from tracking, pushes and caught mail from notify,
+/// roads from the fixture. Calls to the
 /// services carry the admin's own token, so each service decides as it would for them.
 struct ConsoleBackends: Sendable {
     let client: HTTPClient
     let authURL: URL
     let trackingURL: URL?
     let editRenderURL: URL?
+    let notifyURL: URL?
     let brokers: String
     let logger: Logger
 
@@ -111,6 +113,20 @@ struct ConsoleBackends: Sendable {
         }
         let response = try await client.execute(request, timeout: .seconds(10))
         return Passed(status: Int(response.status.code), body: try await response.body.collect(upTo: 8 << 20), headers: response.headers)
+    }
+
+    // MARK: notify
+
+    /// notify's delivery log, newest first, as `{"items":[…]}`; empty when notify is not configured.
+    func notifications(token: String) async throws -> Passed {
+        guard let notifyURL else { return Passed(status: 200, body: ByteBuffer(string: #"{"items":[]}"#)) }
+        return try await call(.GET, notifyURL, "v1/admin/notifications", query: "limit=100", token: token)
+    }
+
+    /// The mail notify's catcher kept, newest first, as `{"items":[…]}`; empty without notify.
+    func caughtMail(token: String) async throws -> Passed {
+        guard let notifyURL else { return Passed(status: 200, body: ByteBuffer(string: #"{"items":[]}"#)) }
+        return try await call(.GET, notifyURL, "v1/admin/mail", query: "limit=50", token: token)
     }
 
     // MARK: edit-render

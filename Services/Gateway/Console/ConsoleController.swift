@@ -15,7 +15,7 @@ import ServiceKit
 /// to the sign-in; an API call without one is a 401; anyone else's token is a 403 everywhere.
 /// Changes (`POST`, `PUT`) must be JSON, which a page of another site cannot send without CORS.
 struct ConsoleController: Sendable {
-    static let pages = ["events", "consumers", "dead-letters", "users", "deliveries"]
+    static let pages = ["events", "consumers", "dead-letters", "users", "deliveries", "notifications", "mail"]
 
     let access: ConsoleAccess
     let backends: ConsoleBackends
@@ -41,6 +41,8 @@ struct ConsoleController: Sendable {
             .get("/console/api/restaurants", use: restaurants)
             .get("/console/api/orders/:id", use: order)
             .get("/console/api/roads", use: roads)
+            .get("/console/api/notifications", use: notifications)
+            .get("/console/api/mail", use: mail)
     }
 
     // MARK: Pages
@@ -123,6 +125,16 @@ struct ConsoleController: Sendable {
         let (_, token) = try await access.requireAdmin(request.headers)
         let id = try Self.id(in: context, of: "an order")
         return passed(try await backends.order(id, token: token))
+    }
+
+    @Sendable func notifications(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let (_, token) = try await access.requireAdmin(request.headers)
+        return passed(try await backends.notifications(token: token))
+    }
+
+    @Sendable func mail(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let (_, token) = try await access.requireAdmin(request.headers)
+        return passed(try await backends.caughtMail(token: token))
     }
 
     @Sendable func roads(_ request: Request, context: AppRequestContext) async throws -> Response {

@@ -374,11 +374,75 @@ async function deliveriesPage() {
   });
 }
 
+// MARK: Notifications
+
+/** notify's pushes, newest first, as an iPhone's lock screen would show them, with how each went;
+ *  kept current as the events that make them arrive. */
+function notificationsPage() {
+  const list = el('ol', { id: 'notifications', class: 'lock-screen', 'aria-label': 'Notifications, newest first' });
+  const summary = el('p', { id: 'notification-count' }, 'Loading…');
+  main.replaceChildren(el('h1', {}, 'Notifications'),
+    el('p', {}, 'Pushes to iPhones as their lock screens show them, newest first. Without an APNs key they go to notify\'s sink.'),
+    summary, list);
+  async function refresh() {
+    try {
+      const { items } = await api('notifications');
+      summary.textContent = `${items.length} latest.`;
+      list.replaceChildren(...items.map((item) => {
+        const alert = (item.payload && item.payload.aps && item.payload.aps.alert) || {};
+        return el('li', { class: 'notification', 'data-status': item.status, 'data-kind': item.kind },
+          el('div', { class: 'notification-head' },
+            el('span', { class: 'app' }, item.topic), el('time', { datetime: item.createdAt }, timeText(item.createdAt))),
+          el('strong', {}, alert.title || ''), el('p', {}, alert.body || ''),
+          el('p', { class: 'notification-meta' },
+            `${item.status}${item.attempts > 1 ? ` after ${item.attempts} attempts` : ''} · ${item.channel} · device ${item.device}… · user ${shortID(item.userId)}`
+              + (item.error ? ` · ${item.error}` : '')));
+      }));
+    } catch (error) { say('Could not load: ' + error.message); }
+  }
+  refresh();
+  setInterval(refresh, 3000);
+  live((event) => {
+    if (/^(tracking\.order|render\.edit\.(completed|failed)|social\.photo\.liked)/.test(event.type)) setTimeout(refresh, 500);
+  });
+}
+
+// MARK: Mail
+
+/** The mail notify's catcher kept (no SMTP server configured), newest first; a message's HTML is
+ *  shown in a sandboxed frame that runs no script and loads nothing. */
+function mailPage() {
+  const list = el('div', { id: 'mail-list' });
+  const viewer = el('section', { id: 'mail-view', 'aria-label': 'The chosen mail' });
+  main.replaceChildren(el('h1', {}, 'Mail'), el('p', {}, 'The mail Splash sends, as caught when no SMTP server is configured.'), list, viewer);
+  function show(mail) {
+    const frame = el('iframe', { title: `HTML of ${mail.subject}`, sandbox: '', referrerpolicy: 'no-referrer', class: 'mail-html' });
+    frame.srcdoc = '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'">' + (mail.html || '');
+    viewer.replaceChildren(el('h2', {}, mail.subject), el('p', {}, `To ${mail.to} · ${timeText(mail.createdAt)}`),
+      el('pre', { class: 'mail-text' }, mail.text || ''), frame);
+  }
+  async function refresh() {
+    try {
+      const { items } = await api('mail');
+      list.replaceChildren(items.length === 0 ? el('p', {}, 'No mail yet.') : table(['Time', 'To', 'Subject'], items.map((mail) => {
+        const open = el('button', { type: 'button', class: 'link' }, mail.subject);
+        open.addEventListener('click', () => show(mail));
+        return el('tr', { 'data-mail': mail.id }, el('td', {}, timeText(mail.createdAt)), el('td', {}, mail.to), el('td', {}, open));
+      }), 'Caught mail, newest first'));
+    } catch (error) { say('Could not load: ' + error.message); }
+  }
+  refresh();
+  setInterval(refresh, 5000);
+}
+
 // MARK: Start
 
 for (const link of document.querySelectorAll('nav a')) {
   if (link.dataset.page === document.body.dataset.page) link.setAttribute('aria-current', 'page');
 }
-const pages = { events: eventsPage, consumers: consumersPage, 'dead-letters': deadLettersPage, users: usersPage, deliveries: deliveriesPage };
+const pages = {
+  events: eventsPage, consumers: consumersPage, 'dead-letters': deadLettersPage, users: usersPage, deliveries: deliveriesPage,
+  notifications: notificationsPage, mail: mailPage,
+};
 document.title = `${document.querySelector('nav a[aria-current="page"]')?.textContent || 'Console'} · Splash console`;
 Promise.resolve((pages[document.body.dataset.page] || eventsPage)()).catch((error) => say('Could not load the page: ' + error.message));
