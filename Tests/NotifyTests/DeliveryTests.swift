@@ -170,3 +170,28 @@ import Testing
         }
     }
 }
+
+extension DeliveryTests {
+    /// A slow APNs whose connection is cut while the request is in flight: the notification goes
+    /// again on a new connection, under the same apns-id, and is delivered.
+    @Test func aConnectionCutMidStreamIsOpenedAgainAndTheStreamRetriedUnderItsId() async throws {
+        try await NotifyHarness.with { notify in
+            let apns = try #require(notify.apns)
+            let order = Order()
+            let phone = try await notify.registerDevice(for: order.customer)
+            apns.delayAnswers(by: .seconds(3))
+            try await TestKafka.shared.publish([try Self.envelope(order.moved(to: .pickedUp, from: .arrivedAtPickup, by: OrderActor(userId: nil, role: .dispatch)))])
+            try await eventually("the request is in flight") { apns.received.contains { $0.deviceToken == phone } }
+            await apns.stop()
+            apns.delayAnswers(by: .zero)
+            try await apns.start()
+            try await eventually("it is delivered after the cut", timeout: .seconds(30)) {
+                try await notify.deliveries().first?.status == "delivered"
+            }
+            let tries = apns.received.filter { $0.deviceToken == phone }
+            #expect(tries.count >= 2, "the request reached APNs again")
+            #expect(Set(tries.compactMap { $0.headers["apns-id"] }).count == 1)
+            #expect(Set(tries.map(\.connection)).count >= 2, "on a new connection")
+        }
+    }
+}
