@@ -437,6 +437,11 @@ let package = Package(
             path: "Benchmarks/Notify"
         ),
         .executableTarget(
+            name: "MailBenchmark",
+            dependencies: ["Mail", "Database", "AsyncSignals", "LocalStack", "TestSupport", postgresNIO, logging],
+            path: "Benchmarks/Mail"
+        ),
+        .executableTarget(
             name: "SocialBenchmark",
             dependencies: ["LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, postgresNIO, logging],
             path: "Benchmarks/Social"

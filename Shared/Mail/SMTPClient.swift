@@ -28,12 +28,15 @@ package struct SMTPEndpoint: Sendable, Equatable {
 }
 
 /// Sends mail over SMTP with libcurl, one message per exchange, on NIO's blocking-work threads
-/// (libcurl's easy interface blocks).
+/// (libcurl's easy interface blocks). Exchanges take turns on one libcurl handle, whose connection
+/// cache keeps the session to the server open between them (no new connection, STARTTLS and
+/// login per mail while mail keeps coming).
 package struct SMTPClient: Sendable {
     package let endpoint: SMTPEndpoint
     package let sender: MailSender
     /// How long one exchange may take, connecting included.
     package var timeout: Duration = .seconds(30)
+    private let handle = CurlHandle()
 
     package init(endpoint: SMTPEndpoint, sender: MailSender) {
         self.endpoint = endpoint
@@ -52,8 +55,12 @@ package struct SMTPClient: Sendable {
     }
 
     private func exchange(_ rendered: String, to recipient: String) throws(MailError) {
-        guard let curl = curl_easy_init() else { throw .delivery(code: -1, message: "curl_easy_init failed", reply: 0) }
-        defer { curl_easy_cleanup(curl) }
+        try handle.withHandle { (curl) throws(MailError) in try exchange(rendered, to: recipient, on: curl) }
+    }
+
+    private func exchange(_ rendered: String, to recipient: String, on curl: UnsafeMutableRawPointer) throws(MailError) {
+        // Every option set anew; the handle keeps only its caches (connections, TLS sessions, DNS).
+        curl_easy_reset(curl)
         let upload = Upload(Array(rendered.utf8))
         let context = Unmanaged.passRetained(upload)
         defer { context.release() }
@@ -116,6 +123,25 @@ package struct SMTPClient: Sendable {
     }
 
     private static let bundles = Mutex<[String: String]>([:])
+}
+
+/// One libcurl easy handle, used by one exchange at a time; made on first use, cleaned up with its
+/// owner.
+private final class CurlHandle: @unchecked Sendable {
+    private let lock = NSLock()
+    private var curl: UnsafeMutableRawPointer?
+
+    func withHandle<Result>(_ body: (UnsafeMutableRawPointer) throws(MailError) -> Result) throws(MailError) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        if curl == nil { curl = curl_easy_init() }
+        guard let curl else { throw .delivery(code: -1, message: "curl_easy_init failed", reply: 0) }
+        return try body(curl)
+    }
+
+    deinit {
+        if let curl { curl_easy_cleanup(curl) }
+    }
 }
 
 /// The bytes libcurl reads the message from.

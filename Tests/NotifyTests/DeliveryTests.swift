@@ -180,7 +180,9 @@ extension DeliveryTests {
             let order = Order()
             let phone = try await notify.registerDevice(for: order.customer)
             apns.delayAnswers(by: .seconds(3))
-            try await TestKafka.shared.publish([try Self.envelope(order.moved(to: .pickedUp, from: .arrivedAtPickup, by: OrderActor(userId: nil, role: .dispatch)))])
+            try await TestKafka.shared.publish([
+                try Self.envelope(order.moved(to: .pickedUp, from: .arrivedAtPickup, by: OrderActor(userId: nil, role: .dispatch)))
+            ])
             try await eventually("the request is in flight") { apns.received.contains { $0.deviceToken == phone } }
             await apns.stop()
             apns.delayAnswers(by: .zero)
