@@ -9,8 +9,7 @@ import S3Blobs
 /// it at once (a server going away mid-request), `start()` brings it back on the same port, empty.
 package final class MotoServer: @unchecked Sendable {
     package let port: Int
-    private let lock = NSLock()
-    private var process: Process?
+    private let server = KillableServer()
 
     package var endpoint: URL { URL(string: "http://127.0.0.1:\(port)")! }
     /// With `authenticating`: the keys of the one user allowed in (every request must be signed
@@ -49,33 +48,18 @@ package final class MotoServer: @unchecked Sendable {
         credentials = (words[words.count - 2], words[words.count - 1])
     }
 
-    deinit {
-        process?.terminate()
-    }
-
     package func start() async throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        if authenticating {
-            process.environment = ProcessInfo.processInfo.environment.merging(["INITIAL_NO_AUTH_ACTION_COUNT": "4"]) { _, new in new }
-        }
-        try process.run()
-        lock.withLock { self.process = process }
-        try await waitUntilReady("moto_server", timeout: .seconds(30)) { [port] in acceptsConnections(port: port) }
+        try await server.start(
+            "moto_server",
+            ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", String(port)],
+            port: port,
+            environment: authenticating ? ["INITIAL_NO_AUTH_ACTION_COUNT": "4"] : nil
+        )
     }
 
     /// Kills the server (SIGKILL: no goodbye to the connections it has).
     package func stop() {
-        let process = lock.withLock { () -> Process? in
-            defer { self.process = nil }
-            return self.process
-        }
-        guard let process else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        server.kill()
     }
 }
 

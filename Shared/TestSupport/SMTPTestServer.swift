@@ -6,7 +6,7 @@ import LocalStack
 /// (and requires it with `requireTLS`), asks for AUTH when given a user, refuses any recipient at
 /// `refused.example` with 550, and keeps every message it takes as a file (`received`). `stop()`
 /// kills it (SMTP down); `start()` brings it back on the same port.
-package final class SMTPTestServer: @unchecked Sendable {
+package final class SMTPTestServer: Sendable {
     /// One message as the server took it.
     package struct Received: Sendable, Decodable {
         package var from: String
@@ -28,8 +28,7 @@ package final class SMTPTestServer: @unchecked Sendable {
     package let requireTLS: Bool
     private let folder: URL
     private let script: URL
-    private let lock = NSLock()
-    private var process: Process?
+    private let server = KillableServer()
 
     /// `smtp://[user:password@]127.0.0.1:<port>`.
     package var url: String {
@@ -49,33 +48,17 @@ package final class SMTPTestServer: @unchecked Sendable {
         try await start()
     }
 
-    deinit {
-        process?.terminate()
-    }
-
     package func start() async throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
+        let arguments = [
             "python3", script.path, String(port), folder.path, authority.serverCertificateFile, authority.serverKeyFile,
             credentials?.user ?? "", credentials?.password ?? "", requireTLS ? "1" : "0",
         ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        lock.withLock { self.process = process }
-        try await waitUntilReady("aiosmtpd", timeout: .seconds(30)) { [port] in acceptsConnections(port: port) }
+        try await server.start("aiosmtpd", arguments, port: port)
     }
 
     /// Kills the server (SIGKILL: mid-session clients see the connection drop).
     package func stop() {
-        let process = lock.withLock { () -> Process? in
-            defer { self.process = nil }
-            return self.process
-        }
-        guard let process else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        server.kill()
     }
 
     /// Every message taken so far, in the order taken.

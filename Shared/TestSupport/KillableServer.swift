@@ -1,0 +1,40 @@
+import Foundation
+import LocalStack
+
+/// A server process a test support type runs on loopback, and kills (SIGKILL: no goodbye to its
+/// connections) to play a server that is down; started again on the same port.
+package final class KillableServer: @unchecked Sendable {
+    private let lock = NSLock()
+    private var process: Process?
+
+    package init() {}
+
+    deinit {
+        process?.terminate()
+    }
+
+    /// Runs `arguments` (through `/usr/bin/env`, its output discarded) and waits until `port`
+    /// takes connections.
+    package func start(_ name: String, _ arguments: [String], port: Int, environment: [String: String]? = nil) async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new } }
+        try process.run()
+        lock.withLock { self.process = process }
+        try await waitUntilReady(name, timeout: .seconds(30)) { acceptsConnections(port: port) }
+    }
+
+    /// Kills the process and waits for it to end.
+    package func kill() {
+        let process = lock.withLock { () -> Process? in
+            defer { self.process = nil }
+            return self.process
+        }
+        guard let process else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
