@@ -59,12 +59,14 @@ extension ContractTests {
             }
             // The customer: a driver on the way, arriving (not the kitchen's step in between), the
             // edit ready and failed; the driver: the offer, with the order's items.
-            try await eventually("the deliveries") { try await notify.deliveries().count == 5 }
+            try await eventually("the deliveries, sent") {
+                let log = try await notify.deliveries()
+                return log.count == 5 && log.allSatisfy { $0.status == "delivered" }
+            }
             let log = try await notify.deliveries()
             #expect(log.filter { $0.kind == "order" }.count == 2)
             #expect(log.filter { $0.kind == "edit" }.count == 2)
             #expect(log.filter { $0.kind == "offer" }.count == 1)
-            #expect(log.allSatisfy { $0.status == "delivered" })
             let admin = try await notify.call(.get, "/v1/admin/notifications", as: UUID(), role: "admin").json()
             let offer = try #require((admin["items"] as? [[String: Any]])?.first { $0["kind"] as? String == "offer" })
             let alert = ((offer["payload"] as? [String: Any])?["aps"] as? [String: Any])?["alert"] as? [String: Any]
