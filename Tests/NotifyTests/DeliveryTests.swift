@@ -158,14 +158,19 @@ import Testing
         }
     }
 
-    @Test func withoutAnApnsKeyNotificationsGoToTheSink() async throws {
+    @Test func withoutAnApnsKeyNotificationsGoToTheSinkWordedFromTheEventAlone() async throws {
         try await NotifyHarness.with(apns: false) { notify in
             let order = Order()
             try await notify.registerDevice(for: order.customer)
-            try await TestKafka.shared.publish([
-                try Self.envelope(order.moved(to: .accepted, from: .placed, by: OrderActor(userId: order.owner, role: .restaurant)))
-            ])
+            // The restaurant was never announced: the event's own restaurant name words the push.
+            var accepted = order.moved(to: .accepted, from: .placed, by: OrderActor(userId: order.owner, role: .restaurant))
+            accepted.restaurantName = "Kebab Kulma"
+            try await TestKafka.shared.publish([try Self.envelope(accepted)])
             try await eventually("the sink has it") { try await notify.deliveries().map(\.status) == ["delivered"] }
+            let log = try await notify.call(.get, "/v1/admin/notifications", as: UUID(), role: "admin").json()
+            let payload = (log["items"] as? [[String: Any]])?.first?["payload"] as? [String: Any]
+            let alert = (payload?["aps"] as? [String: Any])?["alert"] as? [String: Any]
+            #expect(alert?["body"] as? String == "Kebab Kulma accepted your order")
         }
     }
 }

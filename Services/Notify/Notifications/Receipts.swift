@@ -35,7 +35,7 @@ struct Receipts: Sendable {
             let receipt = Receipt(
                 order: changed.orderId,
                 customer: changed.parties.customerId,
-                restaurant: restaurant,
+                restaurant: changed.restaurantName ?? restaurant,
                 items: try EventJSON.decoder.decode([OrderItem].self, from: Data(items.utf8)),
                 totalCents: total,
                 placedAt: placedAt,

@@ -65,16 +65,28 @@ struct Projections: Sendable {
         )
     }
 
-    /// What the projections know of `event`'s order and restaurant.
+    /// What `event` says of its order and restaurant (tracking's order events carry the
+    /// restaurant's name and the item count), and what the projections add where it does not (an
+    /// event published before tracking carried them).
     func facts(for event: any DomainEvent, on connection: PostgresConnection) async throws -> NotificationPlanner.Facts {
         let order: UUID
         let restaurant: UUID
+        let told: NotificationPlanner.Facts
         switch event {
-        case let placed as OrderPlaced: (order, restaurant) = (placed.orderId, placed.parties.restaurantId)
-        case let assigned as DriverAssigned: (order, restaurant) = (assigned.orderId, assigned.parties.restaurantId)
-        case let changed as OrderStatusChanged: (order, restaurant) = (changed.orderId, changed.parties.restaurantId)
+        case let placed as OrderPlaced:
+            (order, restaurant) = (placed.orderId, placed.parties.restaurantId)
+            told = NotificationPlanner.Facts(restaurantName: placed.restaurantName, itemCount: placed.items.reduce(0) { $0 + $1.quantity })
+        case let assigned as DriverAssigned:
+            (order, restaurant) = (assigned.orderId, assigned.parties.restaurantId)
+            told = NotificationPlanner.Facts(restaurantName: assigned.restaurantName, itemCount: assigned.itemCount)
+        case let changed as OrderStatusChanged:
+            (order, restaurant) = (changed.orderId, changed.parties.restaurantId)
+            told = NotificationPlanner.Facts(restaurantName: changed.restaurantName, itemCount: changed.itemCount)
+        case let arriving as OrderArriving:
+            return NotificationPlanner.Facts(restaurantName: arriving.restaurantName)
         default: return NotificationPlanner.Facts()
         }
+        if told.restaurantName != nil, told.itemCount != nil { return told }
         let rows = try await connection.query(
             """
             SELECT (SELECT name FROM restaurants WHERE restaurant_id = \(restaurant)),
@@ -83,8 +95,8 @@ struct Projections: Sendable {
             logger: logger
         )
         for try await (name, count) in rows.decode((String?, Int?).self) {
-            return NotificationPlanner.Facts(restaurantName: name, itemCount: count)
+            return NotificationPlanner.Facts(restaurantName: told.restaurantName ?? name, itemCount: told.itemCount ?? count)
         }
-        return NotificationPlanner.Facts()
+        return told
     }
 }

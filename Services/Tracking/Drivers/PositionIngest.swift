@@ -199,13 +199,14 @@ final class PositionIngest: Sendable {
                 """
                 UPDATE orders SET arriving_announced_at = clock_timestamp()
                 WHERE id = \(order.id) AND arriving_announced_at IS NULL
-                RETURNING customer_id, restaurant_id, restaurant_owner_id, driver_id, arriving_announced_at
+                RETURNING customer_id, restaurant_id, restaurant_owner_id, driver_id, arriving_announced_at, restaurant_name
                 """,
                 logger: logger
             )
-            for try await (customer, restaurant, owner, driver, at) in rows.decode((UUID, UUID, UUID, UUID?, Date).self) {
+            for try await (customer, restaurant, owner, driver, at, name) in rows.decode((UUID, UUID, UUID, UUID?, Date, String?).self) {
                 let parties = OrderParties(customerId: customer, restaurantId: restaurant, restaurantOwnerId: owner, driverId: driver)
-                let event = OrderArriving(orderId: order.id, parties: parties, etaSeconds: eta, arrivingAt: at)
+                var event = OrderArriving(orderId: order.id, parties: parties, etaSeconds: eta, arrivingAt: at)
+                event.restaurantName = name
                 try await outbox.append(event, subject: event.aggregateID, on: connection, logger: logger)
             }
         }

@@ -30,6 +30,9 @@ struct Order: Codable, Sendable, Equatable {
     var createdAt: Date
     var updatedAt: Date
 
+    /// How many items the order holds.
+    var itemCount: Int { items.reduce(0) { $0 + $1.quantity } }
+
     static let columns = """
         id, customer_id, restaurant_id, restaurant_owner_id, driver_id, items::text, total_cents, dropoff_address, dropoff_lat, dropoff_lng,
         notes, status, status_history::text, eta_seconds, routing, version, created_at, updated_at

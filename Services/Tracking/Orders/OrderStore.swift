@@ -92,17 +92,17 @@ struct OrderStore: Sendable {
             let row = try await connection.query(
                 """
                 INSERT INTO orders (id, customer_id, restaurant_id, restaurant_owner_id, items, total_cents, dropoff_address, dropoff_lat, dropoff_lng,
-                                    notes, status, status_history, eta_seconds, routing, idempotency_key, request_hash)
+                                    notes, status, status_history, eta_seconds, routing, idempotency_key, request_hash, restaurant_name)
                 VALUES (\(id), \(caller.id), \(placement.restaurantId), \(owner), \(try JSONBody.text(items))::jsonb, \(total), \(placement.dropoff.address),
                         \(placement.dropoff.lat), \(placement.dropoff.lng), \(placement.notes), 'placed', \(try JSONBody.text(history))::jsonb, \(eta),
-                        \(route.kind.rawValue), \(key.key), \(key.requestHash))
+                        \(route.kind.rawValue), \(key.key), \(key.requestHash), \(name))
                 RETURNING \(unescaped: Order.columns)
                 """,
                 logger: logger
             ).collect().first("the order placed")
             let order = try Order(row: row)
             try await stamp(id, on: connection)
-            let placed = OrderPlaced(
+            var placed = OrderPlaced(
                 orderId: id,
                 parties: order.parties,
                 items: items,
@@ -111,6 +111,7 @@ struct OrderStore: Sendable {
                 etaSeconds: eta,
                 placedAt: order.createdAt
             )
+            placed.restaurantName = name
             try await outbox.append(placed, subject: placed.aggregateID, on: connection, logger: logger)
             try await outbox.append(placed.v1, subject: placed.aggregateID, on: connection, logger: logger)
             return .created(order)
@@ -373,7 +374,10 @@ struct OrderStore: Sendable {
     }
 
     private func announceAssignment(of order: Order, eta: Int?, on connection: PostgresConnection) async throws {
-        let assigned = DriverAssigned(orderId: order.id, parties: order.parties, etaSeconds: eta, assignedAt: order.updatedAt)
+        var assigned = DriverAssigned(orderId: order.id, parties: order.parties, etaSeconds: eta, assignedAt: order.updatedAt)
+        assigned.restaurantName = try await connection.query("SELECT restaurant_name FROM orders WHERE id = \(order.id)", logger: logger)
+            .collect().first?.decode(String?.self)
+        assigned.itemCount = order.itemCount
         try await outbox.append(assigned, subject: assigned.aggregateID, on: connection, logger: logger)
         try await outbox.append(assigned.v1, subject: assigned.aggregateID, on: connection, logger: logger)
     }
@@ -448,13 +452,15 @@ struct OrderStore: Sendable {
             UPDATE orders SET status = \(status.rawValue), status_history = status_history || \(try JSONBody.text([entry]))::jsonb,
                 driver_id = \(newDriver), eta_seconds = coalesce(\(eta), eta_seconds),
                 version = version + 1, updated_at = clock_timestamp()
-            WHERE id = \(order.id) RETURNING \(unescaped: Order.columns)
+            WHERE id = \(order.id) RETURNING \(unescaped: Order.columns), restaurant_name
             """,
             logger: logger
         ).collect().first("the order moved")
         let updated = try Order(row: row)
+        let cells = row.makeRandomAccess()
+        let restaurantName = try cells[cells.count - 1].decode(String?.self)
         let leaver = order.driverId.flatMap { $0 == newDriver ? nil : $0 }
-        let changed = OrderStatusChanged(
+        var changed = OrderStatusChanged(
             orderId: order.id,
             parties: updated.parties,
             status: status,
@@ -464,6 +470,8 @@ struct OrderStore: Sendable {
             version: updated.version,
             changedAt: now
         )
+        changed.restaurantName = restaurantName
+        changed.itemCount = updated.itemCount
         try await outbox.append(changed, subject: changed.aggregateID, on: connection, logger: logger)
         if let twin = changed.v1(after: order.lastV1Status) {
             try await outbox.append(twin, subject: changed.aggregateID, on: connection, logger: logger)

@@ -124,6 +124,8 @@ public struct OrderPlaced: DomainEvent {
     /// The quoted time from the restaurant to the dropoff, if one could be given.
     public var etaSeconds: Int?
     public var placedAt: Date
+    /// The restaurant's name when the order was placed (for words such as a push's).
+    public var restaurantName: String?
 
     public init(orderId: UUID, parties: OrderParties, items: [OrderItem], totalCents: Int, dropoff: Dropoff, etaSeconds: Int?, placedAt: Date) {
         self.orderId = orderId
@@ -162,6 +164,9 @@ public struct OrderStatusChanged: DomainEvent {
     /// The order's version after the move (its `ETag`).
     public var version: Int
     public var changedAt: Date
+    /// The restaurant's name as the order was placed, and how many items it holds (for words).
+    public var restaurantName: String?
+    public var itemCount: Int?
 
     public init(
         orderId: UUID,
@@ -203,6 +208,9 @@ public struct DriverAssigned: DomainEvent {
     /// The driver's road time to the restaurant and on to the dropoff.
     public var etaSeconds: Int?
     public var assignedAt: Date
+    /// The restaurant's name as the order was placed, and how many items it holds (for words).
+    public var restaurantName: String?
+    public var itemCount: Int?
 
     public init(orderId: UUID, parties: OrderParties, etaSeconds: Int?, assignedAt: Date) {
         self.orderId = orderId
@@ -229,6 +237,8 @@ public struct OrderArriving: DomainEvent {
     public var parties: OrderParties
     public var etaSeconds: Int
     public var arrivingAt: Date
+    /// The restaurant's name as the order was placed.
+    public var restaurantName: String?
 
     public init(orderId: UUID, parties: OrderParties, etaSeconds: Int, arrivingAt: Date) {
         self.orderId = orderId
