@@ -80,12 +80,13 @@ let producer = try KafkaProducer(
 /// When each order's event was stamped, by order id (lower-case), as the publisher made it.
 let stamped = Mutex<[String: Date]>([:])
 
-/// An order of customer `n` accepted by its restaurant, as tracking publishes it, stamped now.
+/// An order of customer `n` accepted by its restaurant, as tracking publishes it (with the
+/// restaurant's name and the item count), stamped now.
 func accepted(_ n: Int) throws -> KafkaRecord {
     let owner = UUID()
     let order = UUID()
     let now = Date()
-    let event = OrderStatusChanged(
+    var event = OrderStatusChanged(
         orderId: order,
         parties: OrderParties(customerId: customer(n), restaurantId: UUID(), restaurantOwnerId: owner, driverId: nil),
         status: .accepted,
@@ -95,6 +96,8 @@ func accepted(_ n: Int) throws -> KafkaRecord {
         version: 2,
         changedAt: now
     )
+    event.restaurantName = "Pizzeria Luna"
+    event.itemCount = 2
     stamped.withLock { $0[order.uuidString.lowercased()] = now }
     return try EventEnvelope(event, source: "/splash/tracking", time: now).record(topic: TopicCatalog.trackingOrders.name)
 }
