@@ -51,7 +51,7 @@ extension ContractTests {
 
             let database = notify.database
             // Four topics into a consumer group that has just joined: generous under make test's load.
-            try await eventually("the projections", timeout: .seconds(90)) {
+            try await eventually("the projections", timeout: .seconds(240)) {
                 let restaurants = try await database.count("notify.restaurants", where: "name = '\(restaurant.name)'")
                 let orders = try await database.count("notify.orders", where: "order_id = '\(placed.orderId.lowercased)' AND item_count = 12")
                 let people = try await database.count("notify.people", where: "username = '\(renamed.username ?? "")'")
@@ -60,7 +60,7 @@ extension ContractTests {
             }
             // The customer: a driver on the way, arriving (not the kitchen's step in between), the
             // edit ready and failed; the driver: the offer, with the order's items.
-            try await eventually("the deliveries, sent", timeout: .seconds(90)) {
+            try await eventually("the deliveries, sent", timeout: .seconds(240)) {
                 let log = try await notify.deliveries()
                 return log.count == 5 && log.allSatisfy { $0.status == "delivered" }
             }

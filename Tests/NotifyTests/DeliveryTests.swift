@@ -18,8 +18,9 @@ import Testing
 
         var parties: OrderParties { OrderParties(customerId: customer, restaurantId: restaurant, restaurantOwnerId: owner, driverId: nil) }
 
+        /// Placed, carrying its restaurant's name as tracking's events do.
         func placed() -> OrderPlaced {
-            OrderPlaced(
+            var placed = OrderPlaced(
                 orderId: id,
                 parties: parties,
                 items: [OrderItem(menuItemId: "m1", name: "Margherita", quantity: 2, unitPriceCents: 1290)],
@@ -28,10 +29,13 @@ import Testing
                 etaSeconds: 900,
                 placedAt: Date()
             )
+            placed.restaurantName = "Pizzeria Luna"
+            return placed
         }
 
+        /// A move, carrying the restaurant's name and item count as tracking's events do.
         func moved(to status: OrderStatus, from previous: OrderStatus, by actor: OrderActor) -> OrderStatusChanged {
-            OrderStatusChanged(
+            var moved = OrderStatusChanged(
                 orderId: id,
                 parties: parties,
                 status: status,
@@ -41,6 +45,9 @@ import Testing
                 version: 2,
                 changedAt: Date()
             )
+            moved.restaurantName = "Pizzeria Luna"
+            moved.itemCount = 2
+            return moved
         }
 
         func restaurantNamed(_ name: String) -> RestaurantChanged {
@@ -68,7 +75,6 @@ import Testing
             let phone = try await notify.registerDevice(for: order.customer)
             let ownersPhone = try await notify.registerDevice(for: order.owner, environment: "sandbox")
             let accepted = try Self.envelope(order.moved(to: .accepted, from: .placed, by: OrderActor(userId: order.owner, role: .restaurant)))
-            try await notify.announce(order.restaurantNamed("Pizzeria Luna"))
             try await TestKafka.shared.publish([try Self.envelope(order.placed()), accepted])
             // Kafka delivers the acceptance again: still one notification.
             try await TestKafka.shared.publish([accepted])

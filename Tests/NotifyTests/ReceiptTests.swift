@@ -33,9 +33,8 @@ import Testing
         #expect(mail.recipient == .user(receipt.customer))
     }
 
-    /// The order's placing and delivery, its restaurant announced to notify first.
+    /// The order's placing and delivery, carrying the restaurant's name as tracking's events do.
     static func deliveredOrder(_ order: Order, to notify: NotifyHarness) async throws -> [(envelope: EventEnvelope, topic: String)] {
-        try await notify.announce(order.restaurantNamed("Pizzeria Luna"))
         let dispatch = OrderActor(userId: nil, role: .dispatch)
         return [
             try DeliveryTests.envelope(order.placed()),

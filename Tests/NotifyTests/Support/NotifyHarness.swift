@@ -122,15 +122,6 @@ struct NotifyHarness: Sendable {
         return token
     }
 
-    /// Publishes `restaurant` and waits until notify knows it: a restaurant and its orders are on
-    /// different topics, so nothing else orders them.
-    func announce(_ restaurant: RestaurantChanged) async throws {
-        try await TestKafka.shared.publish([restaurant], source: "/splash/tracking")
-        try await eventually("notify knows the restaurant") {
-            try await database.count("notify.restaurants", where: "restaurant_id = '\(restaurant.restaurantId.uuidString.lowercased())'") == 1
-        }
-    }
-
     static func newDeviceToken() -> String {
         (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
     }
