@@ -107,12 +107,6 @@ func publish(_ records: [KafkaRecord]) async throws {
     for result in await producer.send(records) { if case .failure(let error) = result { throw error } }
 }
 
-/// The order a request at the stand-in is about (its payload's `splash.id`).
-func order(of request: APNsStandIn.Received) -> String? {
-    guard let object = try? JSONSerialization.jsonObject(with: Data(request.body.utf8)) as? [String: Any] else { return nil }
-    return (object["splash"] as? [String: Any])?["id"] as? String
-}
-
 /// A bare consumer of `tracking.orders` in a group of its own, from the topic's end: how long
 /// after its time each event reached it, and when.
 final class BareHop: Sendable {
@@ -179,7 +173,7 @@ try await withRunningServices([producer, hop.consumer], logger: logger) {
     }
     var arrived = Array(apns.received.dropFirst(before))
     let times = stamped.withLock { $0 }
-    let latencies = arrived.compactMap { request in order(of: request).flatMap { times[$0] }.map { request.at.timeIntervalSince($0) * 1_000 } }
+    let latencies = arrived.compactMap { request in request.subject.flatMap { times[$0] }.map { request.at.timeIntervalSince($0) * 1_000 } }
     let hops = hop.seen.withLock { $0.map(\.delay) }
     note(
         "1. \(sent) events in \(format(publishing)) s (\(format(Double(sent) / publishing, 0))/s): \(arrived.count) at APNs, \(hops.count) at the bare consumer"

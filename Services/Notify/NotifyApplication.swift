@@ -44,7 +44,6 @@ func buildApplication(_ config: NotifyConfiguration, runtime: ServiceRuntime) as
     let http = HTTPClient.standard(logger: logger)
     let keys = KeySetCache(config.keys, client: http, logger: logger)
     let devices = DeviceStore(client: base.client, logger: logger)
-    let queue = DeliveryQueue(client: base.client, logger: logger)
     let projections = Projections(logger: logger)
     let wakeup = Wakeup()
 
@@ -61,15 +60,8 @@ func buildApplication(_ config: NotifyConfiguration, runtime: ServiceRuntime) as
             logger: logger
         )
     }
-    let channel: DeliveryChannel = apns == nil ? .sink : .apns
-    let likes = LikeWindows(
-        client: base.client,
-        queue: queue,
-        channel: channel,
-        maxAge: config.maxEventAge,
-        window: config.likeWindow,
-        logger: logger
-    )
+    let queue = DeliveryQueue(client: base.client, channel: apns == nil ? .sink : .apns, maxAge: config.maxEventAge, logger: logger)
+    let likes = LikeWindows(client: base.client, queue: queue, window: config.likeWindow, logger: logger)
     let mailWakeup = Wakeup()
     try await PostgresClient.withStartupClient(config.standard.database.client, logger: logger) { client in
         try await MailOutbox.migrate(schema: notifySchema, on: client, logger: logger)
@@ -82,8 +74,6 @@ func buildApplication(_ config: NotifyConfiguration, runtime: ServiceRuntime) as
         queue: queue,
         likes: likes,
         receipts: directory.map { _ in Receipts(outbox: mailOutbox, logger: logger) },
-        channel: channel,
-        maxAge: config.maxEventAge,
         wakeup: wakeup,
         logger: logger
     )
@@ -105,7 +95,7 @@ func buildApplication(_ config: NotifyConfiguration, runtime: ServiceRuntime) as
             queue: queue,
             apns: apns,
             wakeup: wakeup,
-            backoff: Backoff(base: config.retryBackoff),
+            backoff: Backoff(base: config.retryBackoff, maximum: .seconds(300)),
             concurrency: config.concurrency,
             pollInterval: .seconds(1),
             logRetention: .seconds(7 * 86_400),
@@ -113,11 +103,11 @@ func buildApplication(_ config: NotifyConfiguration, runtime: ServiceRuntime) as
         ),
     ]
     parts.routePolicies = [RoutePolicy(pathPrefix: "/v1", maxBodySize: 16 << 10, timeout: config.standard.http.requestTimeout)]
-    logger.info("notify starting", metadata: ["channel": "\(channel.rawValue)"])
+    logger.info("notify starting", metadata: ["channel": "\(queue.channel.rawValue)"])
     return makeServiceApplication(parts, context: AppRequestContext.self) { router in
         let group = router.group("v1")
         DevicesController(devices: devices, keys: keys).addRoutes(to: group)
         SettingsController(devices: devices, keys: keys).addRoutes(to: group)
-        AdminController(client: base.client, keys: keys, logger: logger).addRoutes(to: group)
+        AdminController(client: base.client, mailOutbox: mailOutbox, keys: keys, logger: logger).addRoutes(to: group)
     }
 }

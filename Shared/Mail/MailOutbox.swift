@@ -76,4 +76,32 @@ package struct MailOutbox: Sendable {
     }
 
     var table: String { "\"\(schema)\".mail_outbox" }
+
+    /// The mail the catcher kept, newest first: to `address` (any case) or to anyone.
+    package func caught(to address: String?, limit: Int, client: PostgresClient, logger: Logger) async throws -> [CaughtMail] {
+        let rows = try await client.query(
+            """
+            SELECT mail_id, kind, to_address, subject, coalesce(text_body, ''), coalesce(html_body, ''), created_at
+            FROM \(unescaped: table) WHERE status = 'caught' AND (\(address)::text IS NULL OR lower(to_address) = lower(\(address)))
+            ORDER BY id DESC LIMIT \(limit)
+            """,
+            logger: logger
+        )
+        var caught: [CaughtMail] = []
+        for try await (id, kind, to, subject, text, html, createdAt) in rows.decode((UUID, String, String, String, String, String, Date).self) {
+            caught.append(CaughtMail(id: id, kind: kind, to: to, subject: subject, text: text, html: html, createdAt: createdAt))
+        }
+        return caught
+    }
+}
+
+/// A mail as the local stack's catcher kept it, for the console (and an API that shows it).
+package struct CaughtMail: Sendable, Equatable, Codable {
+    package var id: UUID
+    package var kind: String
+    package var to: String
+    package var subject: String
+    package var text: String
+    package var html: String
+    package var createdAt: Date
 }

@@ -26,7 +26,7 @@ package struct MailRelay: Service {
     let resolve: @Sendable (UUID) async throws -> String?
     var batch = 20
     var pollInterval: Duration = .seconds(5)
-    var firstRetry: Duration = .seconds(5)
+    let backoff: Backoff
     var giveUpAfter: Duration = .seconds(3 * 86_400)
     let logger: Logger
 
@@ -41,7 +41,7 @@ package struct MailRelay: Service {
         self.outbox = outbox
         self.client = client
         self.destination = destination
-        self.firstRetry = firstRetry
+        self.backoff = Backoff(base: firstRetry, maximum: .seconds(600))
         self.logger = logger
         self.resolve = resolve
     }
@@ -114,85 +114,83 @@ package struct MailRelay: Service {
         }
     }
 
+    /// One statement (the outbox has no row-level security to set up for): no transaction of its own.
     private func claim() async throws -> [Claimed] {
-        try await client.withTransaction(settings: [], logger: logger) { connection in
-            let rows = try await connection.query(
+        let rows = try await client.query(
+            """
+            UPDATE \(unescaped: outbox.table) SET status = 'sending', attempts = attempts + 1,
+                   lease_until = clock_timestamp() + interval '2 minutes'
+            WHERE id IN (
+                SELECT id FROM \(unescaped: outbox.table)
+                WHERE (status = 'pending' AND next_attempt_at <= clock_timestamp()) OR (status = 'sending' AND lease_until <= clock_timestamp())
+                ORDER BY next_attempt_at LIMIT \(batch) FOR UPDATE SKIP LOCKED
+            )
+            RETURNING id, mail_id, to_address, to_user, subject, coalesce(text_body, ''), coalesce(html_body, ''), attempts,
+                      extract(epoch FROM clock_timestamp() - created_at)::float8
+            """,
+            logger: logger
+        )
+        var claimed: [Claimed] = []
+        for try await (id, mailID, address, user, subject, text, html, attempts, age) in rows.decode(
+            (Int64, UUID, String?, UUID?, String, String, String, Int, Double).self
+        ) {
+            // The table's check: one of the two is there.
+            guard let recipient: MailRecipient = address.map(MailRecipient.address) ?? user.map(MailRecipient.user) else { continue }
+            claimed.append(
+                Claimed(id: id, mailID: mailID, recipient: recipient, message: (subject, text, html), attempts: attempts, age: .seconds(age))
+            )
+        }
+        return claimed
+    }
+
+    /// One statement, as `claim`.
+    private func finish(_ mail: Claimed, _ outcome: Outcome) async throws {
+        switch outcome {
+        case .sent:
+            // Delivered: the bodies (a code, a link) are kept no longer.
+            try await client.query(
                 """
-                UPDATE \(unescaped: outbox.table) SET status = 'sending', attempts = attempts + 1,
-                       lease_until = clock_timestamp() + interval '2 minutes'
-                WHERE id IN (
-                    SELECT id FROM \(unescaped: outbox.table)
-                    WHERE (status = 'pending' AND next_attempt_at <= clock_timestamp()) OR (status = 'sending' AND lease_until <= clock_timestamp())
-                    ORDER BY next_attempt_at LIMIT \(batch) FOR UPDATE SKIP LOCKED
-                )
-                RETURNING id, mail_id, to_address, to_user, subject, coalesce(text_body, ''), coalesce(html_body, ''), attempts,
-                          extract(epoch FROM clock_timestamp() - created_at)::float8
+                UPDATE \(unescaped: outbox.table) SET status = 'sent', text_body = NULL, html_body = NULL, error = NULL,
+                       lease_until = NULL, finished_at = clock_timestamp()
+                WHERE id = \(mail.id)
                 """,
                 logger: logger
             )
-            var claimed: [Claimed] = []
-            for try await (id, mailID, address, user, subject, text, html, attempts, age) in rows.decode(
-                (Int64, UUID, String?, UUID?, String, String, String, Int, Double).self
-            ) {
-                // The table's check: one of the two is there.
-                guard let recipient: MailRecipient = address.map(MailRecipient.address) ?? user.map(MailRecipient.user) else { continue }
-                claimed.append(
-                    Claimed(id: id, mailID: mailID, recipient: recipient, message: (subject, text, html), attempts: attempts, age: .seconds(age))
-                )
-            }
-            return claimed
-        }
-    }
-
-    private func finish(_ mail: Claimed, _ outcome: Outcome) async throws {
-        try await client.withTransaction(settings: [], logger: logger) { connection in
-            switch outcome {
-            case .sent:
-                // Delivered: the bodies (a code, a link) are kept no longer.
-                try await connection.query(
-                    """
-                    UPDATE \(unescaped: outbox.table) SET status = 'sent', text_body = NULL, html_body = NULL, error = NULL,
-                           lease_until = NULL, finished_at = clock_timestamp()
-                    WHERE id = \(mail.id)
-                    """,
-                    logger: logger
-                )
-            case .caught(let address):
-                try await connection.query(
-                    """
-                    UPDATE \(unescaped: outbox.table) SET status = 'caught', lease_until = NULL, finished_at = clock_timestamp(),
-                           to_address = \(address)
-                    WHERE id = \(mail.id)
-                    """,
-                    logger: logger
-                )
-            case .failed(let reason):
-                logger.error("Mail could not be delivered", metadata: ["mail.id": "\(mail.mailID)", "error": "\(reason)"])
-                try await connection.query(
-                    """
-                    UPDATE \(unescaped: outbox.table) SET status = 'failed', text_body = NULL, html_body = NULL, error = \(reason),
-                           lease_until = NULL, finished_at = clock_timestamp()
-                    WHERE id = \(mail.id)
-                    """,
-                    logger: logger
-                )
-            case .retry(let reason):
-                let giveUp = mail.age >= giveUpAfter
-                let delay = min(firstRetry.seconds * pow(2, Double(min(mail.attempts - 1, 20))), 600) * Double.random(in: 0.5...1)
-                if giveUp { logger.error("Mail given up after retrying", metadata: ["mail.id": "\(mail.mailID)", "error": "\(reason)"]) }
-                try await connection.query(
-                    """
-                    UPDATE \(unescaped: outbox.table) SET
-                        status = CASE WHEN \(giveUp) THEN 'failed' ELSE 'pending' END,
-                        text_body = CASE WHEN \(giveUp) THEN NULL ELSE text_body END,
-                        html_body = CASE WHEN \(giveUp) THEN NULL ELSE html_body END,
-                        finished_at = CASE WHEN \(giveUp) THEN clock_timestamp() END,
-                        next_attempt_at = clock_timestamp() + make_interval(secs => \(delay)), error = \(reason), lease_until = NULL
-                    WHERE id = \(mail.id)
-                    """,
-                    logger: logger
-                )
-            }
+        case .caught(let address):
+            try await client.query(
+                """
+                UPDATE \(unescaped: outbox.table) SET status = 'caught', lease_until = NULL, finished_at = clock_timestamp(),
+                       to_address = \(address)
+                WHERE id = \(mail.id)
+                """,
+                logger: logger
+            )
+        case .failed(let reason):
+            logger.error("Mail could not be delivered", metadata: ["mail.id": "\(mail.mailID)", "error": "\(reason)"])
+            try await client.query(
+                """
+                UPDATE \(unescaped: outbox.table) SET status = 'failed', text_body = NULL, html_body = NULL, error = \(reason),
+                       lease_until = NULL, finished_at = clock_timestamp()
+                WHERE id = \(mail.id)
+                """,
+                logger: logger
+            )
+        case .retry(let reason):
+            let giveUp = mail.age >= giveUpAfter
+            let delay = backoff.delay(attempt: mail.attempts).seconds
+            if giveUp { logger.error("Mail given up after retrying", metadata: ["mail.id": "\(mail.mailID)", "error": "\(reason)"]) }
+            try await client.query(
+                """
+                UPDATE \(unescaped: outbox.table) SET
+                    status = CASE WHEN \(giveUp) THEN 'failed' ELSE 'pending' END,
+                    text_body = CASE WHEN \(giveUp) THEN NULL ELSE text_body END,
+                    html_body = CASE WHEN \(giveUp) THEN NULL ELSE html_body END,
+                    finished_at = CASE WHEN \(giveUp) THEN clock_timestamp() END,
+                    next_attempt_at = clock_timestamp() + make_interval(secs => \(delay)), error = \(reason), lease_until = NULL
+                WHERE id = \(mail.id)
+                """,
+                logger: logger
+            )
         }
     }
 }

@@ -25,6 +25,12 @@ package final class APNsStandIn: Sendable {
         package var connection: Int
         package var status: Int
         package var reason: String?
+
+        /// What the notification is about: its payload's `splash.id` (an order, an edit, a post).
+        package var subject: String? {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any] else { return nil }
+            return (object["splash"] as? [String: Any])?["id"] as? String
+        }
     }
 
     /// What the stand-in answers the next requests (after its own checks pass).

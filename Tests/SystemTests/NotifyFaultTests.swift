@@ -117,7 +117,7 @@ struct NotifyFaultTests {
             let back = try #require(returned)
             let wanted = inDate
             try await eventually("every in-date notification reaches APNs within 60 s of its return", timeout: .seconds(65)) {
-                Set(apns.received.filter { $0.status == 200 }.compactMap(Self.order)).isSuperset(of: wanted)
+                Set(apns.received.filter { $0.status == 200 }.compactMap(\.subject)).isSuperset(of: wanted)
             }
             #expect(ContinuousClock.now - back < .seconds(60))
             return (inDate, expiring)
@@ -125,13 +125,13 @@ struct NotifyFaultTests {
         try await Task.sleep(for: .seconds(2))
         let received = apns.received
         let delivered = received.filter { $0.status == 200 }
-        let missing = inDate.subtracting(delivered.compactMap(Self.order))
+        let missing = inDate.subtracting(delivered.compactMap(\.subject))
         #expect(missing.count == 0, "in-date notifications that never arrived")
         // One apns-id per notification: however often a request reached Apple, it showed once.
-        let idsPerOrder = Dictionary(grouping: delivered, by: { Self.order($0) ?? "" }).mapValues { Set($0.compactMap { $0.headers["apns-id"] }) }
+        let idsPerOrder = Dictionary(grouping: delivered, by: { $0.subject ?? "" }).mapValues { Set($0.compactMap { $0.headers["apns-id"] }) }
         let underTwoIDs = idsPerOrder.values.filter { $0.count != 1 }.count
         #expect(underTwoIDs == 0, "notifications that went under more than one apns-id")
-        let sentExpired = Set(received.compactMap(Self.order)).intersection(expiring)
+        let sentExpired = Set(received.compactMap(\.subject)).intersection(expiring)
         #expect(sentExpired.count == 0, "notifications sent after their expiry")
         let late = received.filter { request in
             guard let expiration = request.headers["apns-expiration"].flatMap(Double.init) else { return true }
@@ -141,11 +141,5 @@ struct NotifyFaultTests {
         let expired = try await database.count("notify.deliveries", where: "status = 'expired'")
         #expect(expired == expiring.count, "logged expired, against those made to expire")
         #expect(expiring.count >= 4)
-    }
-
-    /// The order a request at the stand-in is about (its payload's `splash.id`).
-    static func order(_ request: APNsStandIn.Received) -> String? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(request.body.utf8)) as? [String: Any] else { return nil }
-        return (object["splash"] as? [String: Any])?["id"] as? String
     }
 }

@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import ServiceKit
 
 /// Sends notifications to Apple Push Notification service as Apple specifies it: HTTP/2 over TLS
 /// (one connection per APNs host, many streams on it), token-based authentication, every header
@@ -105,19 +106,5 @@ struct APNsAnswer: Sendable, Equatable {
         default:
             return (.rejected(status: status, reason: reason ?? "HTTP \(status)"), false)
         }
-    }
-}
-
-/// How long a delivery waits before its next attempt: doubling from `base` to `maximum`,
-/// jittered (a random point in the upper half), so a crowd that failed together does not retry
-/// together.
-struct Backoff: Sendable {
-    var base: Duration = .seconds(1)
-    var maximum: Duration = .seconds(300)
-
-    func delay(attempt: Int) -> Duration {
-        let doubled = base.seconds * pow(2, Double(min(max(attempt - 1, 0), 30)))
-        let ceiling = min(doubled, maximum.seconds)
-        return .milliseconds(Int64(Double.random(in: (ceiling / 2)...ceiling) * 1_000))
     }
 }

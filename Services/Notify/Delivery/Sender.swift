@@ -1,6 +1,7 @@
 import AsyncSignals
 import Foundation
 import Logging
+import ServiceKit
 import ServiceLifecycle
 
 /// Works through the delivery queue: takes what is due, sends each to its channel (APNs, or the

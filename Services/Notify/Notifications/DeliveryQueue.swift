@@ -10,7 +10,6 @@ struct Delivery: Sendable, Equatable {
     var id: Int64
     /// `apns-id`: the same for every attempt, so Apple shows a resent notification once.
     var apnsID: UUID
-    var userID: UUID
     var deviceToken: String
     var topic: String
     var environment: DeviceEnvironment
@@ -31,13 +30,9 @@ struct Occasion: Sendable, Equatable {
     var id: UUID
     var type: String
     var time: Date
+}
 
-    init(id: UUID, type: String, time: Date) {
-        self.id = id
-        self.type = type
-        self.time = time
-    }
-
+extension Occasion {
     init(_ envelope: EventEnvelope) {
         self.init(id: envelope.id, type: envelope.type, time: envelope.time)
     }
@@ -66,6 +61,10 @@ enum DeliveryOutcome: Sendable, Equatable {
 /// rejected or expired.
 struct DeliveryQueue: Sendable {
     let client: PostgresClient
+    /// Where every delivery goes: APNs, or the sink without an APNs key.
+    let channel: DeliveryChannel
+    /// An occasion older than this is logged `expired`, not sent.
+    let maxAge: Duration
     let logger: Logger
     /// How long a claim holds before another sender may take the delivery again.
     var lease: Duration = .seconds(30)
@@ -79,8 +78,6 @@ struct DeliveryQueue: Sendable {
     func enqueue(
         _ notifications: [Notification],
         about occasion: Occasion,
-        channel: DeliveryChannel,
-        maxAge: Duration,
         now: Date = Date(),
         on connection: PostgresConnection
     ) async throws -> Int {
@@ -128,20 +125,18 @@ struct DeliveryQueue: Sendable {
                     ORDER BY next_attempt_at LIMIT \(limit)
                     FOR UPDATE SKIP LOCKED
                 )
-                RETURNING id, apns_id, user_id, device_token, topic, environment, channel, collapse_id, priority, payload,
-                          expires_at, attempts
+                RETURNING id, apns_id, device_token, topic, environment, channel, collapse_id, priority, payload, expires_at, attempts
                 """,
                 logger: logger
             )
             var claimed: [Delivery] = []
             for try await row in rows {
-                let (id, apnsID, user, token, topic, environment, channel, collapseID, priority, payload, expiresAt, attempts) =
-                    try row.decode((Int64, UUID, UUID, String, String, String, String, String?, Int, String, Date, Int).self)
+                let (id, apnsID, token, topic, environment, channel, collapseID, priority, payload, expiresAt, attempts) =
+                    try row.decode((Int64, UUID, String, String, String, String, String?, Int, String, Date, Int).self)
                 claimed.append(
                     Delivery(
                         id: id,
                         apnsID: apnsID,
-                        userID: user,
                         deviceToken: token,
                         topic: topic,
                         environment: DeviceEnvironment(rawValue: environment) ?? .production,
@@ -180,15 +175,13 @@ struct DeliveryQueue: Sendable {
             try await connection.query(
                 """
                 UPDATE deliveries d SET
-                    status = CASE WHEN o.status = 'pending' AND clock_timestamp() + make_interval(secs => o.delay) >= d.expires_at
-                                  THEN 'expired' ELSE o.status END,
-                    next_attempt_at = CASE WHEN o.status = 'pending' THEN clock_timestamp() + make_interval(secs => o.delay)
-                                           ELSE d.next_attempt_at END,
-                    finished_at = CASE WHEN o.status = 'pending' AND clock_timestamp() + make_interval(secs => o.delay) < d.expires_at
-                                       THEN NULL ELSE clock_timestamp() END,
+                    status = CASE WHEN o.status = 'pending' AND n.next_at >= d.expires_at THEN 'expired' ELSE o.status END,
+                    next_attempt_at = CASE WHEN o.status = 'pending' THEN n.next_at ELSE d.next_attempt_at END,
+                    finished_at = CASE WHEN o.status = 'pending' AND n.next_at < d.expires_at THEN NULL ELSE clock_timestamp() END,
                     apns_status = nullif(o.apns_status, 0), error = nullif(o.error, ''), lease_until = NULL
                 FROM unnest(\(ids)::bigint[], \(statuses)::text[], \(apnsStatuses)::integer[], \(errors)::text[], \(delays)::float8[])
                      AS o(id, status, apns_status, error, delay)
+                     CROSS JOIN LATERAL (SELECT clock_timestamp() + make_interval(secs => o.delay) AS next_at) AS n
                 WHERE d.id = o.id
                 """,
                 logger: logger

@@ -14,8 +14,6 @@ struct EventIntake: Sendable {
     let likes: LikeWindows
     /// `nil` when receipts cannot be addressed (no service token for auth).
     let receipts: Receipts?
-    let channel: DeliveryChannel
-    let maxAge: Duration
     let wakeup: Wakeup
     let logger: Logger
 
@@ -32,7 +30,7 @@ struct EventIntake: Sendable {
             let facts = try await projections.facts(for: received.event, on: connection)
             let notifications = NotificationPlanner.notifications(for: received.event, facts: facts)
             due =
-                notifications.isEmpty ? 0 : try await queue.enqueue(notifications, about: occasion, channel: channel, maxAge: maxAge, on: connection)
+                notifications.isEmpty ? 0 : try await queue.enqueue(notifications, about: occasion, on: connection)
         }
         if due > 0 { CommitHooks.current?.afterCommit { [wakeup] in wakeup.signal() } }
     }

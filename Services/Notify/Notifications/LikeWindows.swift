@@ -1,7 +1,7 @@
 import Contracts
-import Crypto
 import Database
 import Foundation
+import Identity
 import Logging
 import PostgresNIO
 import ServiceKit
@@ -13,8 +13,6 @@ import ServiceKit
 struct LikeWindows: Sendable {
     let client: PostgresClient
     let queue: DeliveryQueue
-    let channel: DeliveryChannel
-    let maxAge: Duration
     var window: Duration = .seconds(600)
     let logger: Logger
 
@@ -37,9 +35,10 @@ struct LikeWindows: Sendable {
             """,
             logger: logger
         )
-        var found: (author: UUID, closesAt: Date?, username: String?) = (author, nil, nil)
-        for try await (closesAt, username) in rows.decode((Date?, String?).self) { found = (author, closesAt, username) }
-        if let closesAt = found.closesAt, closesAt > liked.likedAt {
+        var open: Date?
+        var username: String?
+        for try await (closesAt, name) in rows.decode((Date?, String?).self) { (open, username) = (closesAt, name) }
+        if let open, open > liked.likedAt {
             try await connection.query(
                 "UPDATE like_windows SET likes = likes + 1, last_liker = \(liked.userId) WHERE post_id = \(post)",
                 logger: logger
@@ -49,13 +48,13 @@ struct LikeWindows: Sendable {
         let closesAt = liked.likedAt.addingTimeInterval(window.seconds)
         try await connection.query(
             """
-            INSERT INTO like_windows (post_id, author_id, closes_at, likes, last_liker) VALUES (\(post), \(found.author), \(closesAt), 0, NULL)
+            INSERT INTO like_windows (post_id, author_id, closes_at, likes, last_liker) VALUES (\(post), \(author), \(closesAt), 0, NULL)
             ON CONFLICT (post_id) DO UPDATE SET closes_at = excluded.closes_at, likes = 0, last_liker = NULL
             """,
             logger: logger
         )
-        let notification = NotificationPlanner.likes(on: post, author: found.author, liker: found.username, others: 0)
-        return try await queue.enqueue([notification], about: occasion, channel: channel, maxAge: maxAge, on: connection)
+        let notification = NotificationPlanner.likes(on: post, author: author, liker: username, others: 0)
+        return try await queue.enqueue([notification], about: occasion, on: connection)
     }
 
     /// Closes the windows whose time is up: those that gathered likes are pushed as one.
@@ -76,7 +75,7 @@ struct LikeWindows: Sendable {
             for try await (post, author, closesAt, likes, username) in rows.decode((UUID, UUID, Date, Int, String?).self) where likes > 0 {
                 let notification = NotificationPlanner.likes(on: post, author: author, liker: username, others: likes - 1)
                 let occasion = Occasion(id: Self.windowID(post: post, closesAt: closesAt), type: "notify.likes.gathered", time: closesAt)
-                due += try await queue.enqueue([notification], about: occasion, channel: channel, maxAge: maxAge, now: now, on: connection)
+                due += try await queue.enqueue([notification], about: occasion, now: now, on: connection)
             }
             return due
         }
@@ -85,14 +84,6 @@ struct LikeWindows: Sendable {
     /// The id of a window's gathered push: the same for the same window, so a close run twice
     /// (two replicas, a retried transaction) makes one.
     static func windowID(post: UUID, closesAt: Date) -> UUID {
-        var bytes = Array(SHA256.hash(data: Data("\(post.lowercased)/\(Int64(closesAt.timeIntervalSince1970 * 1_000))".utf8)).prefix(16))
-        bytes[6] = (bytes[6] & 0x0F) | 0x50
-        bytes[8] = (bytes[8] & 0x3F) | 0x80
-        return UUID(
-            uuid: (
-                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-            )
-        )
+        UUID(derivedFrom: "notify:like-window:\(post.lowercased)/\(Int64(closesAt.timeIntervalSince1970 * 1_000))")
     }
 }

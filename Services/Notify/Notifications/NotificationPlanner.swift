@@ -24,7 +24,7 @@ enum NotificationPlanner {
         let restaurant = facts.restaurantName ?? "The restaurant"
         switch event {
         case let placed as OrderPlaced:
-            let count = placed.items.reduce(0) { $0 + $1.quantity }
+            let count = placed.items.itemCount
             return [
                 Notification(
                     recipient: placed.parties.restaurantOwnerId,

@@ -37,11 +37,10 @@ struct Projections: Sendable {
             try await connection.query("DELETE FROM like_windows WHERE post_id = \(deleted.postId)", logger: logger)
             try await connection.query("DELETE FROM posts WHERE post_id = \(deleted.postId)", logger: logger)
         case let placed as OrderPlaced:
-            let count = placed.items.reduce(0) { $0 + $1.quantity }
             try await connection.query(
                 """
                 INSERT INTO orders (order_id, restaurant_id, item_count, placed_at, items, total_cents)
-                VALUES (\(placed.orderId), \(placed.parties.restaurantId), \(count), \(placed.placedAt),
+                VALUES (\(placed.orderId), \(placed.parties.restaurantId), \(placed.items.itemCount), \(placed.placedAt),
                         \(String(decoding: try EventJSON.encoder.encode(placed.items), as: UTF8.self))::jsonb, \(placed.totalCents))
                 ON CONFLICT (order_id) DO NOTHING
                 """,
@@ -75,7 +74,7 @@ struct Projections: Sendable {
         switch event {
         case let placed as OrderPlaced:
             (order, restaurant) = (placed.orderId, placed.parties.restaurantId)
-            told = NotificationPlanner.Facts(restaurantName: placed.restaurantName, itemCount: placed.items.reduce(0) { $0 + $1.quantity })
+            told = NotificationPlanner.Facts(restaurantName: placed.restaurantName, itemCount: placed.items.itemCount)
         case let assigned as DriverAssigned:
             (order, restaurant) = (assigned.orderId, assigned.parties.restaurantId)
             told = NotificationPlanner.Facts(restaurantName: assigned.restaurantName, itemCount: assigned.itemCount)

@@ -1,13 +1,16 @@
 import Foundation
 import Hummingbird
 import KeySetClient
+import Mail
 import PostgresNIO
+import ResourceAPI
 import ServiceKit
 
 /// What the console shows of notify, for admins only: the delivery log, newest first (pushes as a
 /// lock screen shows them, with how each went), and the mail the catcher kept.
 struct AdminController: Sendable {
     let client: PostgresClient
+    let mailOutbox: MailOutbox
     let keys: KeySetCache
     let logger: Logger
 
@@ -16,12 +19,11 @@ struct AdminController: Sendable {
             .get("admin/mail", use: mail)
     }
 
-    static let notAdmin = Problem(status: .forbidden, type: "forbidden", title: "Forbidden", detail: "Only an admin sees notify's log")
-
     /// `{"items":[…]}`: the newest `limit` (1–500, default 100) deliveries.
     @Sendable func notifications(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await requireAdmin(request)
-        let limit = try Self.limit(request, default: 100)
+        try await keys.caller(request.headers).require(.admin, to: "read notify's delivery log")
+        let limit = try PageRequest.limit(request, defaultLimit: 100, maxLimit: 500)
+        // Each row is JSON already (its payload as sent); the list is put together around them.
         let items = try await client.withServiceTransaction(logger: logger) { [logger] connection in
             let rows = try await connection.query(
                 """
@@ -38,50 +40,22 @@ struct AdminController: Sendable {
             for try await item in rows.decode(String.self) { items.append(item) }
             return items
         }
-        return Self.list(items)
-    }
-
-    /// `{"items":[…]}`: the mail the catcher kept, newest first, for one address (`to`) or all.
-    @Sendable func mail(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await requireAdmin(request)
-        let limit = try Self.limit(request, default: 50)
-        let to: String? = request.uri.queryParameters.get("to").map { String($0) }
-        let items = try await client.withServiceTransaction(logger: logger) { [logger] connection in
-            let rows = try await connection.query(
-                """
-                SELECT json_build_object(
-                    'id', mail_id, 'kind', kind, 'to', to_address, 'subject', subject, 'text', text_body, 'html', html_body,
-                    'createdAt', created_at)::text
-                FROM mail_outbox WHERE status = 'caught' AND (\(to)::text IS NULL OR lower(to_address) = lower(\(to)))
-                ORDER BY id DESC LIMIT \(limit)
-                """,
-                logger: logger
-            )
-            var items: [String] = []
-            for try await item in rows.decode(String.self) { items.append(item) }
-            return items
-        }
-        return Self.list(items)
-    }
-
-    private func requireAdmin(_ request: Request) async throws {
-        guard try await keys.caller(request.headers).role == .admin else { throw Self.notAdmin }
-    }
-
-    private static func limit(_ request: Request, default value: Int) throws -> Int {
-        guard let text = request.uri.queryParameters.get("limit") else { return value }
-        guard let limit = Int(text), (1...500).contains(limit) else {
-            throw Problem.validation([FieldError(.parameter("limit"), "limit must be a whole number from 1 to 500")])
-        }
-        return limit
-    }
-
-    /// Rows already JSON, as one list.
-    private static func list(_ items: [String]) -> Response {
-        Response(
+        return Response(
             status: .ok,
             headers: [.contentType: "application/json"],
             body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"items":["# + items.joined(separator: ",") + "]}"))
         )
     }
+
+    /// `{"items":[…]}`: the mail the catcher kept, newest first, for one address (`to`) or all.
+    @Sendable func mail(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try await keys.caller(request.headers).require(.admin, to: "read the caught mail")
+        let limit = try PageRequest.limit(request, defaultLimit: 50, maxLimit: 500)
+        let to: String? = request.uri.queryParameters.get("to").map { String($0) }
+        return try JSONBody.response(.ok, CaughtMailList(items: try await mailOutbox.caught(to: to, limit: limit, client: client, logger: logger)))
+    }
+}
+
+struct CaughtMailList: Encodable {
+    var items: [CaughtMail]
 }

@@ -31,7 +31,17 @@ struct Order: Codable, Sendable, Equatable {
     var updatedAt: Date
 
     /// How many items the order holds.
-    var itemCount: Int { items.reduce(0) { $0 + $1.quantity } }
+    var itemCount: Int { items.itemCount }
+
+    /// `columns`, then the restaurant's name as the order was placed: what its events carry, and
+    /// the API does not show.
+    static var columnsWithRestaurantName: String { columns + ", restaurant_name" }
+
+    /// The order of a row read with `columnsWithRestaurantName`, and that name.
+    static func withRestaurantName(_ row: PostgresRow) throws -> (order: Order, restaurantName: String?) {
+        let cells = row.makeRandomAccess()
+        return (try Order(row: row), try cells[cells.count - 1].decode(String?.self))
+    }
 
     static let columns = """
         id, customer_id, restaurant_id, restaurant_owner_id, driver_id, items::text, total_cents, dropoff_address, dropoff_lat, dropoff_lng,

@@ -315,7 +315,7 @@ struct OrderStore: Sendable {
             }
             // A driver who gives the order back, or whom an admin takes it from, no longer sees it.
             let unassigns = status == .readyForPickup && OrderMachine.withDriver.contains(order.status)
-            return try await apply(order, to: status, by: caller.actor, reason: reason, driver: unassigns ? .some(nil) : nil, on: connection)
+            return try await apply(order, to: status, by: caller.actor, reason: reason, driver: unassigns ? .some(nil) : nil, on: connection).order
         }
     }
 
@@ -324,11 +324,11 @@ struct OrderStore: Sendable {
     /// driver's road time through the restaurant to the dropoff when their position is known.
     func assign(_ order: Order, to driver: UUID, by actor: OrderActor, on connection: PostgresConnection) async throws -> Order {
         let eta = try await etaOfAssignment(order, to: driver, on: connection)
-        let updated = try await refusingABusyDriver {
+        let (updated, restaurantName) = try await refusingABusyDriver {
             try await apply(order, to: .driverAssigned, by: actor, reason: nil, driver: .some(driver), eta: eta, on: connection)
         }
         // A driver reserved early was announced then; the move itself says their legs begin.
-        if order.driverId != driver { try await announceAssignment(of: updated, eta: eta, on: connection) }
+        if order.driverId != driver { try await announceAssignment(of: updated, restaurantName: restaurantName, eta: eta, on: connection) }
         return updated
     }
 
@@ -337,18 +337,18 @@ struct OrderStore: Sendable {
     /// assignment's events; once it is ready, `assign` begins their legs.
     func reserve(_ order: Order, for driver: UUID, on connection: PostgresConnection) async throws -> Order {
         let eta = try await etaOfAssignment(order, to: driver, on: connection)
-        let updated = try await refusingABusyDriver {
+        let (updated, restaurantName) = try await refusingABusyDriver {
             let row = try await connection.query(
                 """
                 UPDATE orders SET driver_id = \(driver), eta_seconds = coalesce(\(eta), eta_seconds), version = version + 1, updated_at = clock_timestamp()
-                WHERE id = \(order.id) RETURNING \(unescaped: Order.columns)
+                WHERE id = \(order.id) RETURNING \(unescaped: Order.columnsWithRestaurantName)
                 """,
                 logger: logger
             ).collect().first("the order changed")
-            return try Order(row: row)
+            return try Order.withRestaurantName(row)
         }
         try await stamp(order.id, on: connection)
-        try await announceAssignment(of: updated, eta: eta, on: connection)
+        try await announceAssignment(of: updated, restaurantName: restaurantName, eta: eta, on: connection)
         return updated
     }
 
@@ -365,7 +365,7 @@ struct OrderStore: Sendable {
         )
     }
 
-    private func refusingABusyDriver(_ write: () async throws -> Order) async throws -> Order {
+    private func refusingABusyDriver<Written>(_ write: () async throws -> Written) async throws -> Written {
         do {
             return try await write()
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
@@ -373,10 +373,9 @@ struct OrderStore: Sendable {
         }
     }
 
-    private func announceAssignment(of order: Order, eta: Int?, on connection: PostgresConnection) async throws {
+    private func announceAssignment(of order: Order, restaurantName: String?, eta: Int?, on connection: PostgresConnection) async throws {
         var assigned = DriverAssigned(orderId: order.id, parties: order.parties, etaSeconds: eta, assignedAt: order.updatedAt)
-        assigned.restaurantName = try await connection.query("SELECT restaurant_name FROM orders WHERE id = \(order.id)", logger: logger)
-            .collect().first?.decode(String?.self)
+        assigned.restaurantName = restaurantName
         assigned.itemCount = order.itemCount
         try await outbox.append(assigned, subject: assigned.aggregateID, on: connection, logger: logger)
         try await outbox.append(assigned.v1, subject: assigned.aggregateID, on: connection, logger: logger)
@@ -438,7 +437,7 @@ struct OrderStore: Sendable {
         driver: UUID??,
         eta: Int? = nil,
         on connection: PostgresConnection
-    ) async throws -> Order {
+    ) async throws -> (order: Order, restaurantName: String?) {
         let now = Date()
         let entry = Order.Change(status: status, at: now, by: actor, reason: reason)
         let newDriver: UUID? = driver ?? order.driverId
@@ -452,13 +451,11 @@ struct OrderStore: Sendable {
             UPDATE orders SET status = \(status.rawValue), status_history = status_history || \(try JSONBody.text([entry]))::jsonb,
                 driver_id = \(newDriver), eta_seconds = coalesce(\(eta), eta_seconds),
                 version = version + 1, updated_at = clock_timestamp()
-            WHERE id = \(order.id) RETURNING \(unescaped: Order.columns), restaurant_name
+            WHERE id = \(order.id) RETURNING \(unescaped: Order.columnsWithRestaurantName)
             """,
             logger: logger
         ).collect().first("the order moved")
-        let updated = try Order(row: row)
-        let cells = row.makeRandomAccess()
-        let restaurantName = try cells[cells.count - 1].decode(String?.self)
+        let (updated, restaurantName) = try Order.withRestaurantName(row)
         let leaver = order.driverId.flatMap { $0 == newDriver ? nil : $0 }
         var changed = OrderStatusChanged(
             orderId: order.id,
@@ -477,7 +474,7 @@ struct OrderStore: Sendable {
             try await outbox.append(twin, subject: changed.aggregateID, on: connection, logger: logger)
         }
         try await stamp(order.id, leaver: leaver, on: connection)
-        return updated
+        return (updated, restaurantName)
     }
 
     static let badCursor = Problem.validation([FieldError(.parameter("cursor"), "cursor: pass back the nextCursor of the same list")])

@@ -1,9 +1,9 @@
 import AsyncHTTPClient
 import Contracts
-import Crypto
 import Database
 import EventBus
 import Foundation
+import Identity
 import KeySetClient
 import Logging
 import NIOCore
@@ -125,19 +125,6 @@ struct RestaurantSeeder: Sendable {
         }
     }
 
-    static func restaurantID(_ node: Int64) -> UUID { derivedID("splash:restaurant:\(node)") }
-    static func ownerID(_ node: Int64) -> UUID { derivedID("splash:restaurant-owner:\(node)") }
-
-    /// A UUID (version 4 layout) from the first bytes of `name`'s SHA-256.
-    private static func derivedID(_ name: String) -> UUID {
-        var bytes = Array(SHA256.hash(data: Data(name.utf8)).prefix(16))
-        bytes[6] = (bytes[6] & 0x0F) | 0x40
-        bytes[8] = (bytes[8] & 0x3F) | 0x80
-        return UUID(
-            uuid: (
-                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-            )
-        )
-    }
+    static func restaurantID(_ node: Int64) -> UUID { UUID(derivedFrom: "splash:restaurant:\(node)") }
+    static func ownerID(_ node: Int64) -> UUID { UUID(derivedFrom: "splash:restaurant-owner:\(node)") }
 }

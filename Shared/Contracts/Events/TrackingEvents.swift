@@ -99,6 +99,11 @@ public struct OrderItem: Codable, Sendable, Equatable {
     }
 }
 
+extension [OrderItem] {
+    /// How many items these are, each counted as often as it was ordered.
+    public var itemCount: Int { reduce(0) { $0 + $1.quantity } }
+}
+
 /// Where an order goes.
 public struct Dropoff: Codable, Sendable, Equatable {
     public var address: String
