@@ -121,10 +121,13 @@ package struct ServiceHarness: Sendable {
         return try await start(replicas, [])
     }
 
-    /// A logger that writes only warnings and worse: a test's output stays readable.
+    /// A logger that writes only warnings and worse, so a test's output stays readable; a label
+    /// named in `SPLASH_TEST_VERBOSE` (comma-separated, e.g. `notify`) writes from `info` up, for
+    /// chasing what a service did in a failing test.
     package static func quietLogger(_ label: String) -> Logger {
         var logger = Logger(label: label)
-        logger.logLevel = .warning
+        let verbose = ProcessInfo.processInfo.environment["SPLASH_TEST_VERBOSE"]?.split(separator: ",").contains { $0 == label } ?? false
+        logger.logLevel = verbose ? .info : .warning
         return logger
     }
 }
