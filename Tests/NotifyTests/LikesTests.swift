@@ -78,4 +78,33 @@ import Testing
             #expect(try await notify.deliveries().isEmpty)
         }
     }
+
+    @Test func aLikeNamingTheAuthorIsToldBeforeThePostIsKnownAndNotAfterItsDeletion() async throws {
+        try await NotifyHarness.with(apns: false) { notify in
+            let author = UUID()
+            let fan = UUID()
+            let (unseen, deleted) = (UUID(), UUID())
+            let phone = try await notify.registerDevice(for: author)
+            try await TestKafka.shared.publish([PostDeleted(postId: deleted, userId: author, deletedAt: Date())], source: "/splash/test")
+            try await eventually("the deleted post's tombstone is kept") {
+                try await notify.database.count("notify.posts", where: "post_id = '\(deleted.uuidString.lowercased())' AND deleted") == 1
+            }
+            // One liker's events are one partition's, read in order: once the second like is
+            // told, the first has been handled.
+            try await TestKafka.shared.publish(
+                [
+                    PhotoLiked(userId: fan, photoId: "post:\(deleted.uuidString.lowercased())", likedAt: Date(), ownerId: author),
+                    PhotoLiked(userId: fan, photoId: "post:\(unseen.uuidString.lowercased())", likedAt: Date(), ownerId: author),
+                ],
+                source: "/splash/test"
+            )
+            try await eventually("the like of a post never announced is told") { try await !notify.deliveries().isEmpty }
+            let deliveries = try await notify.deliveries()
+            #expect(deliveries.count == 1)
+            #expect(deliveries.first?.device == phone)
+            #expect(try await notify.database.count("notify.like_windows", where: "post_id = '\(deleted.uuidString.lowercased())'") == 0)
+            let learnt = "post_id = '\(unseen.uuidString.lowercased())' AND author_id = '\(author.uuidString.lowercased())'"
+            #expect(try await notify.database.count("notify.posts", where: learnt) == 1)
+        }
+    }
 }

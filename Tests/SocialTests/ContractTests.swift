@@ -67,7 +67,10 @@ struct ContractTests {
             #expect(try await social.call(.put, "/v1/likes/unsplash:Aqua-1", user: user).status < 300)
             #expect(try await social.call(.delete, "/v1/likes/unsplash:Aqua-1", user: user).status == 204)
             let post = try await social.post(#"{"photo":{"unsplashPhotoId":"Aqua-1"},"caption":"schema"}"#, user: user).json()
-            #expect(try await social.call(.delete, "/v1/posts/\(try #require(post["id"] as? String))", user: user).status == 204)
+            let postID = try #require(post["id"] as? String)
+            // A post's like names its author (`ownerId`), checked against the schema too.
+            #expect(try await social.call(.put, "/v1/likes/post:\(postID)", user: user).status == 201)
+            #expect(try await social.call(.delete, "/v1/posts/\(postID)", user: user).status == 204)
             #expect(try await social.call(.post, "/v1/collections", user: user, json: #"{"title":"Schema","private":false}"#).status == 201)
             let events = try await social.published(by: user)
             #expect(

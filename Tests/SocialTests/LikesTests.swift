@@ -1,3 +1,5 @@
+import Contracts
+import EventBus
 import Foundation
 import TestSupport
 import Testing
@@ -83,6 +85,19 @@ import Testing
             // The page is tagged; the same page asked again with its tag is a 304.
             let tag = try #require(first.headers["etag"])
             #expect(try await social.call(.get, "/v1/likes?limit=2", user: ana, headers: [("If-None-Match", tag)]).status == 304)
+        }
+    }
+
+    @Test func aPostsLikeNamesItsAuthorInTheEvent() async throws {
+        try await SocialHarness.with { social in
+            let (ana, ben) = (UUID(), UUID())
+            let post = try await social.post(#"{"photo":{"unsplashPhotoId":"Aqua-1"},"caption":"Sea"}"#, user: ana).json()
+            let key = "post:\(try #require(post["id"] as? String))"
+            #expect(try await social.call(.put, "/v1/likes/\(key)", user: ben).status == 201)
+            #expect(try await social.call(.put, "/v1/likes/unsplash:Aqua-1", user: ben).status == 201)
+            let liked = try await social.published(by: ben).filter { $0.type == PhotoLiked.type }.map { try $0.decode(PhotoLiked.self) }
+            #expect(liked.map(\.photoId) == [key, "unsplash:Aqua-1"])
+            #expect(liked.map(\.ownerId) == [ana, nil])
         }
     }
 

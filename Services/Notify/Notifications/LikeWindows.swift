@@ -9,7 +9,7 @@ import ServiceKit
 /// Likes on a post, told to its author without a push per like: the first like of a quiet post is
 /// pushed at once and opens a window of `window`; the likes that come in it are counted, and when
 /// it closes they are pushed as one ("Aino and 4 others liked your post"). Only posts' likes
-/// (photo keys `post:{id}`), and never the author's own.
+/// (photo keys `post:{id}`), never the author's own, and none of a deleted post.
 struct LikeWindows: Sendable {
     let client: PostgresClient
     let queue: DeliveryQueue
@@ -22,10 +22,21 @@ struct LikeWindows: Sendable {
     /// - Returns: how many deliveries are due now.
     func record(_ liked: PhotoLiked, occasion: Occasion, on connection: PostgresConnection) async throws -> Int {
         guard liked.photoId.hasPrefix("post:"), let post = UUID(uuidString: String(liked.photoId.dropFirst("post:".count))) else { return 0 }
+        // A like that names the author teaches the projection the post (its own event may come
+        // later: it is on the author's partition, the like on the liker's).
+        if let owner = liked.ownerId {
+            try await connection.query(
+                "INSERT INTO posts (post_id, author_id) VALUES (\(post), \(owner)) ON CONFLICT DO NOTHING",
+                logger: logger
+            )
+        }
         // The post's row serialises its likes (each liker's events come on their own partition,
         // consumed side by side); the window is read after, in a statement of its own, so a like
         // that waited for the lock sees the window the one before it opened.
-        let locked = try await connection.query("SELECT author_id FROM posts WHERE post_id = \(post) FOR UPDATE", logger: logger)
+        let locked = try await connection.query(
+            "SELECT author_id FROM posts WHERE post_id = \(post) AND NOT deleted FOR UPDATE",
+            logger: logger
+        )
         var author: UUID?
         for try await id in locked.decode(UUID.self) { author = id }
         guard let author, author != liked.userId else { return 0 }

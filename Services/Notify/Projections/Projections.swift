@@ -34,8 +34,15 @@ struct Projections: Sendable {
                 logger: logger
             )
         case let deleted as PostDeleted:
+            // The post's row first, then its window: the order a like takes them in.
+            try await connection.query(
+                """
+                INSERT INTO posts (post_id, author_id, deleted) VALUES (\(deleted.postId), \(deleted.userId), true)
+                ON CONFLICT (post_id) DO UPDATE SET deleted = true
+                """,
+                logger: logger
+            )
             try await connection.query("DELETE FROM like_windows WHERE post_id = \(deleted.postId)", logger: logger)
-            try await connection.query("DELETE FROM posts WHERE post_id = \(deleted.postId)", logger: logger)
         case let placed as OrderPlaced:
             try await connection.query(
                 """

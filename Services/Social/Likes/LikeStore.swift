@@ -24,8 +24,9 @@ struct LikeStore: Sendable {
     /// Unsplash photo is reported to photo-catalog as a use (Unsplash's rule).
     ///
     /// One statement (`like_photo`, the schema's): the check, the row, its event and the count in
-    /// one round trip. An Unsplash photo not described here yet is liked in a transaction that
-    /// first asks photo-catalog about it.
+    /// one round trip; a post's like names its author in the event (`ownerId`, added by the
+    /// statement, which finds the post). An Unsplash photo not described here yet is liked in a
+    /// transaction that first asks photo-catalog about it.
     /// - Throws: 404 `photo-not-found` for a photo the user may not like.
     func like(_ key: PhotoKey, user: UUID) async throws -> (changed: Bool, state: State) {
         let at = Date()

@@ -7,11 +7,15 @@ public struct PhotoLiked: DomainEvent {
     public var userId: UUID
     public var photoId: String
     public var likedAt: Date
+    /// The post's author when `photoId` is `post:{id}` (so a consumer can tell them without
+    /// having seen the post's own event first); absent for other photos and in older events.
+    public var ownerId: UUID?
 
-    public init(userId: UUID, photoId: String, likedAt: Date) {
+    public init(userId: UUID, photoId: String, likedAt: Date, ownerId: UUID? = nil) {
         self.userId = userId
         self.photoId = photoId
         self.likedAt = likedAt
+        self.ownerId = ownerId
     }
 
     public var aggregateID: String { userId.uuidString.lowercased() }
