@@ -198,11 +198,12 @@ struct ContractTests {
             try await expectError(400, "validation_failed") { version in
                 try await auth.call(.post, "/token?grant_type=refresh_token", json: ["refresh_token": "x' OR 1=1 --"], apiVersion: version)
             }
-            // Spent, after the (zero) reuse interval: the session is revoked (so each shape needs
-            // a session of its own).
+            // A grandparent of the active token, after the (zero) reuse interval: the session is
+            // revoked (so each shape needs a session of its own).
             try await expectError(400, "refresh_token_already_used") { version in
                 let spent = try await auth.signUp()
-                _ = try Session(try await auth.refresh(spent.refreshToken))
+                let child = try Session(try await auth.refresh(spent.refreshToken))
+                _ = try Session(try await auth.refresh(child.refreshToken))
                 return try await auth.call(.post, "/token?grant_type=refresh_token", json: ["refresh_token": spent.refreshToken], apiVersion: version)
             }
         }

@@ -23,20 +23,28 @@ struct SessionTests {
         }
     }
 
-    @Test func reuseAfterTheIntervalRevokesTheSession() async throws {
-        try await AuthHarness.with(["AUTH_REFRESH_REUSE_INTERVAL": "300ms"]) { auth in
+    @Test func theActiveTokensParentGetsItBackAtAnyTimeAndAnOlderSpentTokenRevokesTheSession() async throws {
+        try await AuthHarness.with(["AUTH_REFRESH_REUSE_INTERVAL": "0s"]) { auth in
             let session = try await auth.signUp()
             let rotated = try Session(try await auth.refresh(session.refreshToken))
-            try await Task.sleep(for: .milliseconds(600))
+            // The app never stored that answer (it went offline): long after the interval, its
+            // token is the active one's parent, and gets the active token with a fresh access token.
+            try await Task.sleep(for: .milliseconds(1_100))
+            let recovered = try Session(try await auth.refresh(session.refreshToken))
+            #expect(recovered.refreshToken == rotated.refreshToken)
+            #expect(recovered.accessToken != rotated.accessToken)
+            #expect(try await auth.call(.get, "/user", bearer: recovered.accessToken).status == 200)
+            // Rotated once more, the first token is a grandparent: only a copy presents that.
+            let newest = try Session(try await auth.refresh(rotated.refreshToken))
             let reused = try await auth.refresh(session.refreshToken)
             #expect(reused.status == 400)
             #expect(reused.headers["x-sb-error-code"] == "refresh_token_already_used")
             #expect(try reused.json()["msg"] as? String == "Invalid Refresh Token: Already Used")
             // Every token of the session stops working.
-            let user = try await auth.call(.get, "/user", bearer: rotated.accessToken)
+            let user = try await auth.call(.get, "/user", bearer: newest.accessToken)
             #expect(user.status == 403)
             #expect(user.headers["x-sb-error-code"] == "session_not_found")
-            #expect(try await auth.refresh(rotated.refreshToken).headers["x-sb-error-code"] == "refresh_token_not_found")
+            #expect(try await auth.refresh(newest.refreshToken).headers["x-sb-error-code"] == "refresh_token_not_found")
             #expect(try await auth.count("sessions") == 0)
         }
     }

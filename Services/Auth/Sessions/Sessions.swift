@@ -9,7 +9,10 @@ import ServiceKit
 /// it was exchanged for, sealed under a key derived from the token itself (`RefreshToken.seal`):
 /// - presented again within the reuse interval, the same pair comes back — a retry from a flaky
 ///   network, or two refreshes racing (the row lock makes the second wait for the first);
-/// - presented later, it can only have been copied: the whole session is revoked.
+/// - presented later while the token it was exchanged for is still the session's active one (GoTrue's
+///   rule: the app never stored the answer, being offline or killed), that active token comes back
+///   with a fresh access token, at any time;
+/// - any other spent token can only have been copied: the whole session is revoked.
 struct Sessions: Sendable {
     /// Which sessions `POST /logout` ends.
     enum LogoutScope: String, Sendable {
@@ -50,8 +53,9 @@ struct Sessions: Sendable {
 
     /// Exchanges `presented` for a new pair.
     /// - Throws: `AuthError.refreshTokenNotFound` for a token that does not exist (or whose session
-    ///   is gone), `.refreshTokenAlreadyUsed` for a reuse after the interval (the session is then
-    ///   revoked), `.sessionExpired` for a session idle past the inactivity timeout.
+    ///   is gone), `.refreshTokenAlreadyUsed` for a token spent twice over presented after the reuse
+    ///   interval (the session is then revoked), `.sessionExpired` for a session idle past the
+    ///   inactivity timeout.
     func refresh(_ presented: RefreshToken) async throws -> (IssuedTokens, UserRecord) {
         let reuseSeconds = reuseInterval.milliseconds / 1_000
         let idleSeconds = inactivityTimeout.milliseconds / 1_000
@@ -76,12 +80,19 @@ struct Sessions: Sendable {
             }
             guard let user = try await connection.user(id: userID, logger: logger) else { throw AuthError.refreshTokenNotFound }
             if spent, let successor {
-                guard withinReuse == true else {
-                    logger.warning("refresh token reused after the reuse interval; session revoked", metadata: ["session_id": "\(sessionID)"])
-                    try await connection.query("DELETE FROM sessions WHERE id = \(sessionID)", logger: logger)
-                    return .revoked(.refreshTokenAlreadyUsed)
+                if withinReuse == true {
+                    return .issued(try await latestTokens(from: presented, sealed: successor, on: connection), user)
                 }
-                return .issued(try await latestTokens(from: presented, sealed: successor, on: connection), user)
+                if let active = try await activeChild(of: presented, sealed: successor, on: connection) {
+                    // The app never stored the answer (offline, or killed): the active token
+                    // again, with a fresh access token.
+                    let tokens = try issuer.issue(for: user, sessionID: sessionID, authenticatedAt: authenticatedAt, refreshToken: active)
+                    try await connection.query("UPDATE sessions SET refreshed_at = clock_timestamp() WHERE id = \(sessionID)", logger: logger)
+                    return .issued(tokens, user)
+                }
+                logger.warning("a refresh token spent twice over was presented; session revoked", metadata: ["session_id": "\(sessionID)"])
+                try await connection.query("DELETE FROM sessions WHERE id = \(sessionID)", logger: logger)
+                return .revoked(.refreshTokenAlreadyUsed)
             }
             let next = RefreshToken.generate()
             let tokens = try issuer.issue(for: user, sessionID: sessionID, authenticatedAt: authenticatedAt, refreshToken: next)
@@ -123,6 +134,17 @@ struct Sessions: Sendable {
                 )
             }
         }
+    }
+
+    /// The token `presented` was exchanged for, when that is still the session's active one
+    /// (unspent): `presented` is then the active token's parent.
+    private func activeChild(of presented: RefreshToken, sealed: Data, on connection: PostgresConnection) async throws -> RefreshToken? {
+        guard let child = RefreshToken(presented: try presented.open(sealed).refreshToken) else { return nil }
+        let rows = try await connection.query(
+            "SELECT 1 FROM refresh_tokens WHERE token_hash = \(child.hash) AND spent_at IS NULL",
+            logger: logger
+        )
+        return try await rows.collect().isEmpty ? nil : child
     }
 
     /// The pair a spent token leads to: its successor, or, when that was spent in turn (a retry
