@@ -4,6 +4,7 @@ import PackageDescription
 // MARK: - Dependencies
 
 let hummingbird = Target.Dependency.product(name: "Hummingbird", package: "hummingbird")
+let mustache = Target.Dependency.product(name: "Mustache", package: "swift-mustache")
 let httpTypes = Target.Dependency.product(name: "HTTPTypes", package: "swift-http-types")
 let postgresNIO = Target.Dependency.product(name: "PostgresNIO", package: "postgres-nio")
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
@@ -143,15 +144,16 @@ let services: [(product: Product, targets: [Target])] = [
         "auth",
         module: "Auth",
         dependencies: [
-            "ServiceAssembly",
-            "DataAPI", "Identity", "EventBus", "Kafka", "Contracts", bcrypt, crypto, nioPosix, hummingbird, httpTypes, postgresNIO, logging, metrics,
-            serviceLifecycle,
+            "ServiceAssembly", "Mail", "AsyncSignals",
+            "DataAPI", "Identity", "EventBus", "Kafka", "Contracts", bcrypt, crypto, mustache, nioPosix, hummingbird, httpTypes, postgresNIO, logging,
+            metrics, serviceLifecycle,
         ],
         testDependencies: [
-            "Identity", "EventBus", "Kafka", "Contracts", "ServiceKit", "Database", "LocalStack", asyncHTTPClient, httpTypes, postgresNIO, logging,
-            yams,
+            "Mail", "Identity", "EventBus", "Kafka", "Contracts", "ServiceKit", "Database", "LocalStack", asyncHTTPClient, httpTypes, postgresNIO,
+            logging, yams,
         ],
-        testResources: [.copy("Fixtures")]
+        testResources: [.copy("Fixtures")],
+        extraResources: [.copy("MailTemplates")]
     ),
     service(
         "notify",
@@ -192,6 +194,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),

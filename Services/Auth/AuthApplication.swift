@@ -1,3 +1,4 @@
+import AsyncSignals
 import Contracts
 import DataAPI
 import Database
@@ -8,6 +9,7 @@ import Hummingbird
 import Identity
 import Kafka
 import Logging
+import Mail
 import PostgresNIO
 import ServiceAssembly
 import ServiceKit
@@ -37,7 +39,12 @@ func buildApplication(_ config: AuthConfiguration, runtime: ServiceRuntime) asyn
         RoutePolicy(pathPrefix: "/rest/v1", maxBodySize: 64 * 1024, timeout: config.standard.http.requestTimeout),
     ]
 
-    let routes = try AuthRoutes(config: config, client: client, outbox: base.outbox, logger: logger)
+    try await PostgresClient.withStartupClient(config.standard.database.client, logger: logger) { client in
+        try await MailOutbox.migrate(schema: authSchema, on: client, logger: logger)
+    }
+    let mailOutbox = try MailOutbox(schema: authSchema, wakeup: Wakeup())
+    parts.services.append(MailRelay(outbox: mailOutbox, client: client, destination: config.mail.destination, logger: logger))
+    let routes = try AuthRoutes(config: config, client: client, outbox: base.outbox, mailOutbox: mailOutbox, logger: logger)
     let verifier = AccessTokenVerifier(keys: config.verificationKeys, issuer: config.issuer)
     let data = DataController(tables: AuthDataTables.tables(client: client, logger: logger), logger: logger) { token throws(AccessTokenError) in
         try verifier.verify(token)
@@ -54,8 +61,9 @@ struct AuthRoutes: Sendable {
     let user: UserController
     let publicRoutes: PublicController
     let admin: AdminController
+    let codes: CodesController
 
-    init(config: AuthConfiguration, client: PostgresClient, outbox: Outbox, logger: Logger) throws {
+    init(config: AuthConfiguration, client: PostgresClient, outbox: Outbox, mailOutbox: MailOutbox, logger: Logger) throws {
         let sessions = Sessions(
             client: client,
             issuer: TokenIssuer(signer: AccessTokenSigner(key: config.signingKey), issuer: config.issuer, lifetime: config.accessTokenLifetime),
@@ -77,17 +85,40 @@ struct AuthRoutes: Sendable {
             inactivityTimeout: config.sessionInactivityTimeout,
             logger: logger
         )
+        let mailer = try AuthMailer(
+            overrides: config.mailTemplatesDirectory,
+            publicURL: config.publicURL,
+            siteURL: config.redirects.siteURL,
+            lifetime: config.otpLifetime
+        )
+        let flows = CodeFlows(
+            client: client,
+            codes: OneTimeCodes(mailer: mailer, outbox: mailOutbox, lifetime: config.otpLifetime, logger: logger),
+            accounts: accounts,
+            sessions: sessions,
+            redirects: config.redirects,
+            logger: logger
+        )
+        let addresses = ClientAddressResolver(trustedProxies: config.trustedProxies)
+        let tokenRequests = RateLimiter(config.tokenRateLimit)
+        codes = CodesController(flows: flows, settings: AuthSettings(), addresses: addresses, requests: tokenRequests)
         tokens = TokenController(
             accounts: accounts,
             sessions: sessions,
-            addresses: ClientAddressResolver(trustedProxies: config.trustedProxies),
-            tokenRequests: RateLimiter(config.tokenRateLimit),
+            flows: flows,
+            addresses: addresses,
+            tokenRequests: tokenRequests,
             signUps: RateLimiter(config.signUpRateLimit),
             failedSignIns: RateLimiter(config.failedSignInLimit)
         )
         user = UserController(accounts: accounts, sessions: sessions, authenticator: authenticator)
         publicRoutes = PublicController(accounts: accounts, keys: JSONWebKeySet(keys: config.verificationKeys.map(\.jwk)))
-        admin = AdminController(accounts: accounts, authenticator: authenticator, serviceToken: config.serviceToken)
+        admin = AdminController(
+            accounts: accounts,
+            authenticator: authenticator,
+            serviceToken: config.serviceToken,
+            mail: AdminController.CaughtMailReader(outbox: mailOutbox, client: client, logger: logger)
+        )
     }
 
     func add(to group: RouterGroup<AppRequestContext>) {
@@ -96,6 +127,7 @@ struct AuthRoutes: Sendable {
         user.addRoutes(to: group)
         publicRoutes.addRoutes(to: group)
         admin.addRoutes(to: group)
+        codes.addRoutes(to: group)
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Identity
+import Mail
 import ServiceAssembly
 import ServiceKit
 
@@ -25,6 +26,16 @@ struct AuthConfiguration: ServiceConfiguration {
     var trustedProxies: [IPRange]
     /// Lets other Splash services create accounts (`POST /admin/users`) without an admin's token.
     var serviceToken: ServiceToken?
+    /// Where auth's mail goes (`SMTP_URL`, `SMTP_FROM`, `SMTP_CA_FILE`; without a URL, the catcher).
+    var mail: MailSettings
+    /// The gateway's public address: mailed links start with it.
+    var publicURL: String
+    /// Where a link leads when its `redirect_to` is missing or not allowed.
+    var redirects: RedirectPolicy
+    /// How long a mailed code or link is good for.
+    var otpLifetime: Duration
+    /// A folder of Mustache templates overriding the built-in mails, file by file.
+    var mailTemplatesDirectory: String?
 
     init(from reader: ConfigurationReader) throws(ConfigurationError) {
         standard = try StandardSettings(from: reader, defaultPort: 8081)
@@ -54,6 +65,26 @@ struct AuthConfiguration: ServiceConfiguration {
         failedSignInLimit = try reader.rateLimit("AUTH_RATE_LIMIT_FAILED_SIGN_INS", default: RateLimit(count: 10, window: .seconds(900)))
         trustedProxies = try reader.ipRanges("AUTH_TRUSTED_PROXIES")
         serviceToken = try ServiceToken.read("AUTH_SERVICE_TOKEN", from: reader)
+        mail = try MailSettings(from: reader)
+        publicURL = try Self.httpURL(reader, "AUTH_PUBLIC_URL", default: "http://localhost:8080")
+        let siteURL = try Self.httpURL(reader, "AUTH_SITE_URL", default: "http://localhost:8080")
+        let patterns = try reader.value("AUTH_REDIRECT_URLS", expected: "comma-separated URLs or globs (`*`, `**`)", default: [String]()) { raw in
+            raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        redirects = RedirectPolicy(siteURL: siteURL, allowed: patterns)
+        otpLifetime = try reader.duration("AUTH_OTP_TTL", default: .seconds(3_600), minimum: .seconds(60))
+        mailTemplatesDirectory = try reader.optionalValue("AUTH_MAIL_TEMPLATES_DIR", expected: "a readable folder of .mustache files") { path in
+            var isFolder: ObjCBool = false
+            return FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue ? path : nil
+        }
+    }
+
+    /// An `http://` or `https://` URL, without a trailing slash.
+    private static func httpURL(_ reader: ConfigurationReader, _ name: String, default value: String) throws(ConfigurationError) -> String {
+        try reader.value(name, expected: "an http:// or https:// URL", default: value) { raw in
+            guard let url = URL(string: raw), ["http", "https"].contains(url.scheme ?? ""), url.host?.isEmpty == false else { return nil }
+            return raw.hasSuffix("/") ? String(raw.dropLast()) : raw
+        }
     }
 
     /// A PEM key from `<name>` (the PEM itself, newlines possibly written as `\n`) or `<name>_FILE`

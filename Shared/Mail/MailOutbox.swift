@@ -95,6 +95,15 @@ package struct MailOutbox: Sendable {
     }
 }
 
+/// `{"items":[…]}`: the caught mail an admin API answers with (notify's and auth's).
+package struct CaughtMailList: Encodable, Sendable {
+    package var items: [CaughtMail]
+
+    package init(items: [CaughtMail]) {
+        self.items = items
+    }
+}
+
 /// A mail as the local stack's catcher kept it, for the console (and an API that shows it).
 package struct CaughtMail: Sendable, Equatable, Codable {
     package var id: UUID

@@ -61,6 +61,10 @@ package final class SMTPTestServer: Sendable {
         server.kill()
     }
 
+    /// The folder the server writes each message to, as `<time>-<n>.json` (the fields of
+    /// `Received`): a script reads its mail there as a person reads an inbox.
+    package var mailFolder: String { folder.path }
+
     /// Every message taken so far, in the order taken.
     package var received: [Received] {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".json") }.sorted()

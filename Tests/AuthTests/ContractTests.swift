@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import TestSupport
@@ -588,10 +589,16 @@ struct ContractTests {
             .deletingLastPathComponent().appendingPathComponent("Services/Auth/openapi.yaml")
         let document = try #require(try Yams.load(yaml: String(contentsOf: url, encoding: .utf8)) as? [String: Any])
         let paths = try #require(document["paths"] as? [String: [String: Any]])
-        #expect(paths.count == 11)
+        #expect(paths.count == 17)
         let operations = paths.flatMap { path, methods in methods.keys.map { (path, $0) } }
         try await AuthHarness.with { auth in
             for (path, method) in operations {
+                if path == "/verify", method == "get" {
+                    // The mailed link answers a redirect, which is not followed here.
+                    let link = HTTPClientRequest(url: auth.app.baseURL + "/auth/v1/verify")
+                    #expect(try await CodeFlowTests.browser.execute(link, timeout: .seconds(10)).status.code == 303)
+                    continue
+                }
                 do {
                     let concrete = path.replacingOccurrences(of: "{id}", with: UUID().uuidString)
                     let response = try await auth.call(HTTPRequest.Method(method.uppercased())!, concrete, json: [:] as [String: String])

@@ -22,6 +22,11 @@ enum AuthError: Error, Equatable {
     case notAdmin(String)
     case userNotFound
     case overRequestRateLimit(retryAfterSeconds: Int)
+    case overEmailSendRateLimit(retryAfterSeconds: Int)
+    case otpExpired
+    case otpDisabled
+    case flowStateNotFound
+    case badCodeVerifier
 
     enum WeakPasswordReason: String, Codable, Equatable {
         case length, characters, pwned
@@ -46,22 +51,27 @@ enum AuthError: Error, Equatable {
         case .notAdmin: "not_admin"
         case .userNotFound: "user_not_found"
         case .overRequestRateLimit: "over_request_rate_limit"
+        case .overEmailSendRateLimit: "over_email_send_rate_limit"
+        case .otpExpired: "otp_expired"
+        case .otpDisabled: "otp_disabled"
+        case .flowStateNotFound: "flow_state_not_found"
+        case .badCodeVerifier: "bad_code_verifier"
         }
     }
 
     var status: HTTPResponse.Status {
         switch self {
-        case .validationFailed, .badJSON, .invalidCredentials, .refreshTokenNotFound, .refreshTokenAlreadyUsed:
+        case .validationFailed, .badJSON, .invalidCredentials, .refreshTokenNotFound, .refreshTokenAlreadyUsed, .badCodeVerifier:
             .badRequest
         case .noAuthorization:
             .unauthorized
-        case .badJWT, .sessionNotFound, .sessionExpired, .notAdmin:
+        case .badJWT, .sessionNotFound, .sessionExpired, .notAdmin, .otpExpired:
             .forbidden
-        case .userNotFound:
+        case .userNotFound, .flowStateNotFound:
             .notFound
-        case .userAlreadyExists, .emailExists, .weakPassword, .samePassword, .usernameTaken:
+        case .userAlreadyExists, .emailExists, .weakPassword, .samePassword, .usernameTaken, .otpDisabled:
             .unprocessableContent
-        case .overRequestRateLimit:
+        case .overRequestRateLimit, .overEmailSendRateLimit:
             .tooManyRequests
         }
     }
@@ -88,6 +98,11 @@ enum AuthError: Error, Equatable {
         case .noAuthorization: "This endpoint requires a Bearer token"
         case .userNotFound: "User not found"
         case .overRequestRateLimit: "Request rate limit reached"
+        case .overEmailSendRateLimit(let seconds): "For security purposes, you can only request this after \(seconds) seconds."
+        case .otpExpired: "Token has expired or is invalid"
+        case .otpDisabled: "Signups not allowed for otp"
+        case .flowStateNotFound: "invalid flow state, no valid flow state found"
+        case .badCodeVerifier: "code challenge does not match previously saved code verifier"
         }
     }
 }
@@ -96,6 +111,9 @@ extension AuthError: ProblemConvertible {
     var problem: Problem {
         var headers: HTTPFields = [:]
         if case .overRequestRateLimit(let seconds) = self {
+            headers[.retryAfter] = String(seconds)
+        }
+        if case .overEmailSendRateLimit(let seconds) = self {
             headers[.retryAfter] = String(seconds)
         }
         // The reasons of a weak password travel as field errors of /password; `GoTrueError`

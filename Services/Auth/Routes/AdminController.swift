@@ -3,23 +3,46 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Identity
+import Logging
+import Mail
+import PostgresNIO
 import ServiceKit
 
 /// GoTrue's admin API, in part: `POST /admin/users` creates an account (an admin, or another
 /// Splash service presenting `AUTH_SERVICE_TOKEN` in `X-Splash-Service-Token`: tracking seeds
 /// its restaurants' owners this way); `GET /admin/users/{id}` reads one (an admin, or a service:
 /// notify looks up where a receipt goes); `GET /admin/users` lists every user, newest first, a page
-/// at a time (the console's Users page); `PUT /admin/users/{id}/role` sets a user's Splash role.
+/// at a time (the console's Users page); `PUT /admin/users/{id}/role` sets a user's Splash role;
+/// `GET /admin/mail?to=` lists the mail the local stack's catcher kept (no `SMTP_URL`).
 struct AdminController: Sendable {
+    /// The catcher's mail, read from auth's mail outbox.
+    struct CaughtMailReader: Sendable {
+        let outbox: MailOutbox
+        let client: PostgresClient
+        let logger: Logger
+    }
+
     let accounts: Accounts
     let authenticator: BearerAuthenticator
     let serviceToken: ServiceToken?
+    let mail: CaughtMailReader
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.post("admin/users", use: create)
         router.get("admin/users", use: list)
         router.get("admin/users/:id", use: show)
         router.put("admin/users/:id/role", use: setRole)
+        router.get("admin/mail", use: caughtMail)
+    }
+
+    /// `{"items":[…]}`, newest first: every caught mail, or those to `to`; admins only.
+    @Sendable func caughtMail(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try await accounts.requireAdmin(try await authenticator.authenticate(request))
+        let limit = try Self.positive(request, "limit", default: 50, max: 500)
+        let to = request.uri.queryParameters.get("to").map { String($0) }
+        let items = try await mail.outbox.caught(to: to, limit: limit, client: mail.client, logger: mail.logger)
+        let body = try EventJSON.encoder.encode(CaughtMailList(items: items))
+        return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
     private struct CreateBody: Decodable {

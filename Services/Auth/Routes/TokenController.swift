@@ -3,13 +3,14 @@ import Hummingbird
 import Identity
 import ServiceKit
 
-/// `POST /signup` and `POST /token` (`grant_type=password` or `refresh_token`).
+/// `POST /signup` and `POST /token` (`grant_type=password`, `refresh_token` or `pkce`).
 ///
 /// Neither looks at the `Authorization` header: GoTrue clients send their API key there before
 /// sign-in, and it must not turn a sign-in into a 401.
 struct TokenController: Sendable {
     let accounts: Accounts
     let sessions: Sessions
+    let flows: CodeFlows
     let addresses: ClientAddressResolver
     let tokenRequests: RateLimiter
     let signUps: RateLimiter
@@ -30,10 +31,14 @@ struct TokenController: Sendable {
         var email: String?
         var password: String?
         var refreshToken: String?
+        var authCode: String?
+        var codeVerifier: String?
 
         private enum CodingKeys: String, CodingKey {
             case email, password
             case refreshToken = "refresh_token"
+            case authCode = "auth_code"
+            case codeVerifier = "code_verifier"
         }
     }
 
@@ -66,8 +71,17 @@ struct TokenController: Sendable {
             }
             let (tokens, user) = try await sessions.refresh(refreshToken)
             return SessionResponse(tokens: tokens, user: user)
+        case "pkce":
+            let body = try await request.decodeJSON(as: TokenBody.self, context: context)
+            guard let code = body.authCode, !code.isEmpty, let verifier = body.codeVerifier, !verifier.isEmpty else {
+                throw AuthError.validationFailed("invalid request: both auth code and code verifier should be non-empty")
+            }
+            let (tokens, user) = try await flows.exchange(authCode: code, verifier: verifier, userAgent: request.headers[.userAgent])
+            return SessionResponse(tokens: tokens, user: user)
         case let other:
-            throw AuthError.validationFailed(other == nil ? "grant_type is required" : "unsupported grant_type; use password or refresh_token")
+            throw AuthError.validationFailed(
+                other == nil ? "grant_type is required" : "unsupported grant_type; use password, refresh_token or pkce"
+            )
         }
     }
 

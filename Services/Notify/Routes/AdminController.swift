@@ -55,7 +55,3 @@ struct AdminController: Sendable {
         return try JSONBody.response(.ok, CaughtMailList(items: try await mailOutbox.caught(to: to, limit: limit, client: client, logger: logger)))
     }
 }
-
-struct CaughtMailList: Encodable {
-    var items: [CaughtMail]
-}

@@ -141,6 +141,43 @@ struct AuthHarness: Sendable {
         try await database.count("auth.\(table)")
     }
 
+    // MARK: Mail
+
+    /// A mail the catcher kept, as a person reads it: the code alone on its line, the link.
+    struct CaughtMail: Sendable {
+        var subject: String
+        var text: String
+        var html: String
+
+        var code: String? {
+            text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+                .first { $0.count == 6 && $0.allSatisfy(\.isNumber) }
+        }
+
+        var link: String? {
+            text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.first { $0.hasPrefix("http") }
+        }
+    }
+
+    /// The mail caught for `address` (newest first), once there are at least `count`.
+    func mail(to address: String, count: Int = 1) async throws -> [CaughtMail] {
+        try await eventually("\(count) mail(s) to \(address)") {
+            try await database.count("auth.mail_outbox", where: "to_address = '\(address)' AND status = 'caught'") >= count
+        }
+        return try await withDatabase { client in
+            let rows = try await client.query(
+                """
+                SELECT subject, text_body, html_body FROM auth.mail_outbox WHERE to_address = \(address) AND status = 'caught' ORDER BY id DESC
+                """
+            )
+            var mails: [CaughtMail] = []
+            for try await (subject, text, html) in rows.decode((String, String, String).self) {
+                mails.append(CaughtMail(subject: subject, text: text, html: html))
+            }
+            return mails
+        }
+    }
+
     // MARK: Events
 
     /// Waits until the relay has published every outbox row, then reads `auth.users` from the

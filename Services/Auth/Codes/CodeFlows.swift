@@ -1,0 +1,215 @@
+import Foundation
+import Identity
+import Logging
+import PostgresNIO
+
+/// GoTrue's mailed flows: `/recover`, `/otp`, `/resend`, `/verify` (a code, or a link's token) and
+/// the PKCE exchange (`grant_type=pkce`). A verified code or link proves its address (the account
+/// is confirmed) and signs the account in.
+struct CodeFlows: Sendable {
+    let client: PostgresClient
+    let codes: OneTimeCodes
+    let accounts: Accounts
+    let sessions: Sessions
+    let redirects: RedirectPolicy
+    /// How long a PKCE auth code may wait to be exchanged.
+    var flowLifetime: Duration = .seconds(300)
+    let logger: Logger
+
+    /// What the account a flow names is, when there is one.
+    private struct Account: Sendable {
+        var id: UUID
+        var confirmed: Bool
+    }
+
+    /// `POST /recover`: mails a recovery code and link when `email` has an account, and does the
+    /// same work and answers the same when it has not.
+    func recover(email raw: String, challenge: OneTimeCodes.Challenge?, redirectTo: String?) async throws {
+        let address = try Self.address(raw)
+        let redirect = redirects.resolve(redirectTo)
+        try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
+            try await codes.admitMail(AuthMailer.Kind.recovery.rawValue, to: address, on: connection)
+            guard let account = try await account(address, on: connection) else { return }
+            try await codes.mail(.recovery, to: address, user: account.id, challenge: challenge, redirectTo: redirect, on: connection)
+        }
+    }
+
+    /// `POST /otp`: mails a sign-in code and link; an address without an account gets one
+    /// (unconfirmed, no password) and a sign-up mail, unless `createUser` is false.
+    /// - Throws: `AuthError.otpDisabled` for an unknown address with `createUser` false.
+    func signInWithCode(
+        email raw: String,
+        createUser: Bool,
+        metadata: [String: JSONValue],
+        challenge: OneTimeCodes.Challenge?,
+        redirectTo: String?
+    )
+        async throws
+    {
+        let address = try Self.address(raw)
+        let redirect = redirects.resolve(redirectTo)
+        var existing = try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
+            try await account(address, on: connection)
+        }
+        if existing == nil {
+            guard createUser else { throw AuthError.otpDisabled }
+            do {
+                let created = try await accounts.create(
+                    .init(id: nil, email: address, password: nil, confirmed: false, metadata: metadata, role: nil)
+                )
+                existing = Account(id: created.id, confirmed: false)
+            } catch AuthError.emailExists {
+                // Made by a request racing this one: mail the account that won.
+                existing = try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
+                    try await account(address, on: connection)
+                }
+            }
+        }
+        guard let account = existing else { throw AuthError.otpDisabled }
+        let kind: AuthMailer.Kind = account.confirmed ? .magiclink : .signup
+        try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
+            try await codes.admitMail(kind.rawValue, to: address, on: connection)
+            try await codes.mail(kind, to: address, user: account.id, challenge: challenge, redirectTo: redirect, on: connection)
+        }
+    }
+
+    /// `POST /resend`: a new sign-up code for an account not confirmed yet (the one mailed before
+    /// stops working). Answers the same for any other address.
+    func resend(type: String, email raw: String, redirectTo: String?) async throws {
+        guard type == "signup" else { throw AuthError.validationFailed("type must be signup") }
+        let address = try Self.address(raw)
+        let redirect = redirects.resolve(redirectTo)
+        try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
+            try await codes.admitMail(AuthMailer.Kind.signup.rawValue, to: address, on: connection)
+            guard let account = try await account(address, on: connection), !account.confirmed else { return }
+            try await codes.mail(.signup, to: address, user: account.id, challenge: nil, redirectTo: redirect, on: connection)
+        }
+    }
+
+    /// `POST /verify {"type","email","token"}`: spends the code and signs the account in.
+    /// - Throws: `AuthError.otpExpired` for a wrong, spent or expired code, or a locked address;
+    ///   a wrong code counts towards the lock.
+    func verify(code: String, email raw: String, type: String, userAgent: String?) async throws -> (IssuedTokens, UserRecord) {
+        let kinds = try Self.kinds(type)
+        let address = try Self.address(raw)
+        let signedIn: (IssuedTokens, UserRecord)? = try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
+            guard let redeemed = try await codes.redeem(code: code, address: address, kinds: kinds, on: connection) else { return nil }
+            try await connection.query("DELETE FROM code_failures WHERE address = \(address)", logger: logger)
+            return try await signIn(redeemed.userID, userAgent: userAgent, on: connection)
+        }
+        guard let signedIn else {
+            try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
+                try await codes.recordFailure(for: address, on: connection)
+            }
+            throw AuthError.otpExpired
+        }
+        return signedIn
+    }
+
+    /// What a verified link leads to.
+    enum LinkOutcome: Sendable {
+        /// Implicit flow: the session, in the redirect's fragment.
+        case session(IssuedTokens, UserRecord, redirectTo: String)
+        /// PKCE flow: an auth code, in the redirect's query.
+        case authCode(String, redirectTo: String)
+    }
+
+    /// `POST /verify {"type","token_hash"}` and the link's `GET /verify`: spends the link's token.
+    /// - Throws: `AuthError.otpExpired` for a wrong, spent or expired token.
+    func verify(link token: String, type: String, redirectTo: String?, userAgent: String?) async throws -> LinkOutcome {
+        let kinds = try Self.kinds(type)
+        return try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
+            guard let redeemed = try await codes.redeem(link: token, kinds: kinds, on: connection) else { throw AuthError.otpExpired }
+            let redirect = redirects.resolve(redirectTo ?? redeemed.redirectTo)
+            if let challenge = redeemed.challenge {
+                try await confirm(redeemed.userID, on: connection)
+                let authCode = UUID().uuidString.lowercased()
+                try await connection.query(
+                    """
+                    INSERT INTO flow_states (auth_code_hash, user_id, code_challenge, code_challenge_method, authentication_method)
+                    VALUES (\(OneTimeCodes.digest(authCode)), \(redeemed.userID), \(challenge.value), \(challenge.method.rawValue), \(redeemed.kind.rawValue))
+                    """,
+                    logger: logger
+                )
+                return .authCode(authCode, redirectTo: redirect)
+            }
+            let (tokens, user) = try await signIn(redeemed.userID, userAgent: userAgent, on: connection)
+            return .session(tokens, user, redirectTo: redirect)
+        }
+    }
+
+    /// `POST /token?grant_type=pkce`: the auth code a PKCE link answered, with the verifier of the
+    /// challenge that started the flow. Good once, for `flowLifetime`.
+    /// - Throws: `AuthError.flowStateNotFound`, `.badCodeVerifier`.
+    func exchange(authCode: String, verifier: String, userAgent: String?) async throws -> (IssuedTokens, UserRecord) {
+        let window = Double(flowLifetime.components.seconds)
+        let outcome: Result<(IssuedTokens, UserRecord), AuthError> = try await client.withAuthFlowTransaction(logger: logger) {
+            [self] connection in
+            let rows = try await connection.query(
+                """
+                DELETE FROM flow_states WHERE auth_code_hash = \(OneTimeCodes.digest(authCode))
+                RETURNING user_id, code_challenge, code_challenge_method, created_at > clock_timestamp() - \(window) * interval '1 second'
+                """,
+                logger: logger
+            )
+            guard let row = try await rows.collect().first else { return .failure(.flowStateNotFound) }
+            let (userID, value, method, fresh) = try row.decode((UUID, String, String, Bool).self)
+            guard fresh, let method = OneTimeCodes.Challenge.Method(rawValue: method) else { return .failure(.flowStateNotFound) }
+            // A wrong verifier spends the code too: it is good for one try.
+            guard OneTimeCodes.Challenge(value: value, method: method).isMet(by: verifier) else { return .failure(.badCodeVerifier) }
+            return .success(try await signIn(userID, userAgent: userAgent, on: connection))
+        }
+        return try outcome.get()
+    }
+
+    // MARK: Parts
+
+    /// Confirms the account (its address is proven) and starts a session.
+    private func signIn(_ userID: UUID, userAgent: String?, on connection: PostgresConnection) async throws -> (IssuedTokens, UserRecord) {
+        try await confirm(userID, on: connection)
+        try await connection.query("UPDATE users SET last_sign_in_at = now() WHERE id = \(userID)", logger: logger)
+        guard let user = try await connection.user(id: userID, logger: logger) else { throw AuthError.otpExpired }
+        return (try await sessions.start(for: user, userAgent: userAgent, on: connection), user)
+    }
+
+    private func confirm(_ userID: UUID, on connection: PostgresConnection) async throws {
+        try await connection.query(
+            """
+            WITH confirmed AS (
+                UPDATE users SET email_confirmed_at = coalesce(email_confirmed_at, now()), updated_at = now() WHERE id = \(userID)
+            )
+            UPDATE identities SET identity_data = identity_data || '{"email_verified": true}'::jsonb, updated_at = now()
+            WHERE user_id = \(userID) AND provider = 'email'
+            """,
+            logger: logger
+        )
+    }
+
+    private func account(_ address: String, on connection: PostgresConnection) async throws -> Account? {
+        let rows = try await connection.query(
+            "SELECT id, email_confirmed_at IS NOT NULL FROM users WHERE lower(email) = \(address)",
+            logger: logger
+        )
+        return try await rows.collect().first.map { row in
+            let (id, confirmed) = try row.decode((UUID, Bool).self)
+            return Account(id: id, confirmed: confirmed)
+        }
+    }
+
+    /// The address as codes are kept under: normalized, lower-case.
+    static func address(_ raw: String) throws(AuthError) -> String {
+        guard raw.utf8.count <= EmailAddress.maximumBytes, let address = EmailAddress.normalized(raw)?.lowercased() else {
+            throw .validationFailed("Unable to validate email address: invalid format")
+        }
+        return address
+    }
+
+    /// The kinds of code a `/verify` type accepts: `email` is any code mailed to the address.
+    static func kinds(_ type: String) throws(AuthError) -> [AuthMailer.Kind] {
+        if type == "email" { return AuthMailer.Kind.allCases }
+        guard let kind = AuthMailer.Kind(rawValue: type) else {
+            throw .validationFailed("type must be one of signup, magiclink, recovery, invite, email")
+        }
+        return [kind]
+    }
+}
