@@ -77,6 +77,7 @@ struct AuthRoutes: Sendable {
             hasher: PasswordHasher(cost: config.bcryptCost),
             passwordPolicy: config.passwordPolicy,
             sessions: sessions,
+            requiresConfirmation: config.emailConfirm,
             logger: logger
         )
         let authenticator = BearerAuthenticator(
@@ -93,6 +94,7 @@ struct AuthRoutes: Sendable {
         )
         let flows = CodeFlows(
             client: client,
+            outbox: outbox,
             codes: OneTimeCodes(mailer: mailer, outbox: mailOutbox, lifetime: config.otpLifetime, logger: logger),
             accounts: accounts,
             sessions: sessions,
@@ -101,11 +103,17 @@ struct AuthRoutes: Sendable {
         )
         let addresses = ClientAddressResolver(trustedProxies: config.trustedProxies)
         let tokenRequests = RateLimiter(config.tokenRateLimit)
-        codes = CodesController(flows: flows, settings: AuthSettings(), addresses: addresses, requests: tokenRequests)
+        codes = CodesController(
+            flows: flows,
+            settings: AuthSettings(mailerAutoconfirm: !config.emailConfirm),
+            addresses: addresses,
+            requests: tokenRequests
+        )
         tokens = TokenController(
             accounts: accounts,
             sessions: sessions,
             flows: flows,
+            confirmsEmail: config.emailConfirm,
             addresses: addresses,
             tokenRequests: tokenRequests,
             signUps: RateLimiter(config.signUpRateLimit),

@@ -36,6 +36,8 @@ struct AuthConfiguration: ServiceConfiguration {
     var otpLifetime: Duration
     /// A folder of Mustache templates overriding the built-in mails, file by file.
     var mailTemplatesDirectory: String?
+    /// Sign-up mails a code to confirm the address, and password sign-in waits for it.
+    var emailConfirm: Bool
 
     init(from reader: ConfigurationReader) throws(ConfigurationError) {
         standard = try StandardSettings(from: reader, defaultPort: 8081)
@@ -72,6 +74,7 @@ struct AuthConfiguration: ServiceConfiguration {
             raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
         redirects = RedirectPolicy(siteURL: siteURL, allowed: patterns)
+        emailConfirm = try reader.bool("AUTH_EMAIL_CONFIRM", default: false)
         otpLifetime = try reader.duration("AUTH_OTP_TTL", default: .seconds(3_600), minimum: .seconds(60))
         mailTemplatesDirectory = try reader.optionalValue("AUTH_MAIL_TEMPLATES_DIR", expected: "a readable folder of .mustache files") { path in
             var isFolder: ObjCBool = false

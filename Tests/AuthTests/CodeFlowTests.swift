@@ -162,6 +162,30 @@ struct CodeFlowTests {
         }
     }
 
+    @Test func withConfirmationOnSignUpMailsACodeAndAPasswordWaitsForIt() async throws {
+        var settings = Self.settings
+        settings["AUTH_EMAIL_CONFIRM"] = "true"
+        try await AuthHarness.with(settings) { auth in
+            let address = AuthHarness.uniqueEmail("confirm")
+            let signedUp = try await auth.call(.post, "/signup", json: ["email": address, "password": "correct horse 1"])
+            #expect(signedUp.status == 200)
+            let user = try signedUp.json()
+            #expect(user["access_token"] == nil && user["email"] as? String == address)
+            #expect(user["confirmation_sent_at"] is String && user["email_confirmed_at"] == nil)
+            let early = try await auth.signIn(address)
+            #expect(early.status == 400 && early.headers["x-sb-error-code"] == "email_not_confirmed")
+            let wrong = try await auth.signIn(address, password: "not the password")
+            #expect(wrong.headers["x-sb-error-code"] == "invalid_credentials")
+
+            let code = try #require(try await auth.mail(to: address).first?.code)
+            let confirmed = try Session(try await auth.call(.post, "/verify", json: ["type": "signup", "email": address, "token": code]))
+            #expect(try await auth.signIn(address).status == 200)
+            let events = try await auth.publishedEvents(of: confirmed.userID).map(\.type)
+            #expect(events == ["auth.user.registered.v1", "auth.user.email-confirmed.v1"])
+            #expect(try await auth.call(.get, "/settings").json()["mailer_autoconfirm"] as? Bool == false)
+        }
+    }
+
     @Test func theCatchersMailIsForAdminsOnly() async throws {
         try await AuthHarness.with { auth in
             let person = try await auth.signUp()

@@ -1,3 +1,5 @@
+import Contracts
+import EventBus
 import Foundation
 import Identity
 import Logging
@@ -8,6 +10,7 @@ import PostgresNIO
 /// is confirmed) and signs the account in.
 struct CodeFlows: Sendable {
     let client: PostgresClient
+    let outbox: Outbox
     let codes: OneTimeCodes
     let accounts: Accounts
     let sessions: Sessions
@@ -20,6 +23,18 @@ struct CodeFlows: Sendable {
     private struct Account: Sendable {
         var id: UUID
         var confirmed: Bool
+    }
+
+    /// `POST /signup` with `AUTH_EMAIL_CONFIRM`: the account is made unconfirmed and a sign-up
+    /// code and link are mailed in its transaction; the User comes back, with no session.
+    func signUpToConfirm(email: String, password: String, metadata: [String: JSONValue], redirectTo: String?) async throws -> UserRecord {
+        let redirect = redirects.resolve(redirectTo)
+        return try await accounts.signUpToConfirm(email: email, password: password, metadata: metadata) { [self] user, connection in
+            try await codes.admitMail(AuthMailer.Kind.signup.rawValue, to: user.email, on: connection)
+            try await codes.mail(.signup, to: user.email, user: user.id, challenge: nil, redirectTo: redirect, on: connection)
+            guard let mailed = try await connection.user(id: user.id, logger: logger) else { throw AuthError.userNotFound }
+            return mailed
+        }
     }
 
     /// `POST /recover`: mails a recovery code and link when `email` has an account, and does the
@@ -172,17 +187,25 @@ struct CodeFlows: Sendable {
         return (try await sessions.start(for: user, userAgent: userAgent, on: connection), user)
     }
 
+    /// Marks the address proven; the first time, with `auth.user.email-confirmed.v1`.
     private func confirm(_ userID: UUID, on connection: PostgresConnection) async throws {
+        let rows = try await connection.query(
+            """
+            UPDATE users SET email_confirmed_at = now(), updated_at = now() WHERE id = \(userID) AND email_confirmed_at IS NULL
+            RETURNING email_confirmed_at
+            """,
+            logger: logger
+        )
+        guard let confirmedAt = try await rows.collect().first?.decode(Date.self) else { return }
         try await connection.query(
             """
-            WITH confirmed AS (
-                UPDATE users SET email_confirmed_at = coalesce(email_confirmed_at, now()), updated_at = now() WHERE id = \(userID)
-            )
             UPDATE identities SET identity_data = identity_data || '{"email_verified": true}'::jsonb, updated_at = now()
             WHERE user_id = \(userID) AND provider = 'email'
             """,
             logger: logger
         )
+        let event = EmailConfirmed(userId: userID, confirmedAt: confirmedAt)
+        try await outbox.append(event, subject: event.aggregateID, on: connection, logger: logger)
     }
 
     private func account(_ address: String, on connection: PostgresConnection) async throws -> Account? {

@@ -90,6 +90,9 @@ struct OneTimeCodes: Sendable {
             """,
             logger: logger
         )
+        if kind == .signup {
+            try await connection.query("UPDATE users SET confirmation_sent_at = now() WHERE id = \(userID)", logger: logger)
+        }
         let mail = mailer.mail(kind, id: id, to: address, code: code, link: mailer.link(token: linkToken, kind: kind, redirectTo: redirectTo))
         try await outbox.append(mail, on: connection, logger: logger)
     }

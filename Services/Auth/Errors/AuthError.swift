@@ -27,6 +27,7 @@ enum AuthError: Error, Equatable {
     case otpDisabled
     case flowStateNotFound
     case badCodeVerifier
+    case emailNotConfirmed
 
     enum WeakPasswordReason: String, Codable, Equatable {
         case length, characters, pwned
@@ -56,12 +57,13 @@ enum AuthError: Error, Equatable {
         case .otpDisabled: "otp_disabled"
         case .flowStateNotFound: "flow_state_not_found"
         case .badCodeVerifier: "bad_code_verifier"
+        case .emailNotConfirmed: "email_not_confirmed"
         }
     }
 
     var status: HTTPResponse.Status {
         switch self {
-        case .validationFailed, .badJSON, .invalidCredentials, .refreshTokenNotFound, .refreshTokenAlreadyUsed, .badCodeVerifier:
+        case .validationFailed, .badJSON, .invalidCredentials, .refreshTokenNotFound, .refreshTokenAlreadyUsed, .badCodeVerifier, .emailNotConfirmed:
             .badRequest
         case .noAuthorization:
             .unauthorized
@@ -103,6 +105,7 @@ enum AuthError: Error, Equatable {
         case .otpDisabled: "Signups not allowed for otp"
         case .flowStateNotFound: "invalid flow state, no valid flow state found"
         case .badCodeVerifier: "code challenge does not match previously saved code verifier"
+        case .emailNotConfirmed: "Email not confirmed"
         }
     }
 }

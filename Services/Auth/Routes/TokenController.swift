@@ -11,6 +11,8 @@ struct TokenController: Sendable {
     let accounts: Accounts
     let sessions: Sessions
     let flows: CodeFlows
+    /// `AUTH_EMAIL_CONFIRM`: sign-up answers the User only and mails a code to confirm the address.
+    let confirmsEmail: Bool
     let addresses: ClientAddressResolver
     let tokenRequests: RateLimiter
     let signUps: RateLimiter
@@ -42,18 +44,28 @@ struct TokenController: Sendable {
         }
     }
 
-    @Sendable func signUp(_ request: Request, context: AppRequestContext) async throws -> SessionResponse {
+    /// A Session; with `AUTH_EMAIL_CONFIRM`, the User alone (GoTrue's answer before confirmation).
+    @Sendable func signUp(_ request: Request, context: AppRequestContext) async throws -> Response {
         try limit(signUps, key: clientAddress(request, context))
         let body = try await request.decodeJSON(as: SignUpBody.self, context: context)
         guard let email = body.email, !email.isEmpty else { throw AuthError.validationFailed("To signup, please provide your email") }
         guard let password = body.password, !password.isEmpty else { throw AuthError.validationFailed("Signup requires a valid password") }
+        if confirmsEmail {
+            let user = try await flows.signUpToConfirm(
+                email: email,
+                password: password,
+                metadata: body.data ?? [:],
+                redirectTo: request.uri.queryParameters.get("redirect_to")
+            )
+            return try UserResponse(user: user).response(from: request, context: context)
+        }
         let (tokens, user) = try await accounts.signUp(
             email: email,
             password: password,
             metadata: body.data ?? [:],
             userAgent: request.headers[.userAgent]
         )
-        return SessionResponse(tokens: tokens, user: user)
+        return try SessionResponse(tokens: tokens, user: user).response(from: request, context: context)
     }
 
     @Sendable func token(_ request: Request, context: AppRequestContext) async throws -> SessionResponse {

@@ -21,6 +21,8 @@ struct Accounts: Sendable {
     let hasher: PasswordHasher
     let passwordPolicy: PasswordPolicy
     let sessions: Sessions
+    /// `AUTH_EMAIL_CONFIRM`: an address must be confirmed before a password signs in.
+    var requiresConfirmation = false
     let logger: Logger
 
     /// Creates a confirmed user and signs them in.
@@ -32,6 +34,19 @@ struct Accounts: Sendable {
             [sessions] user, connection in
             try await sessions.start(for: user, userAgent: userAgent, on: connection)
         }
+    }
+
+    /// Creates an unconfirmed user (`AUTH_EMAIL_CONFIRM`), then `then` in the same transaction:
+    /// the confirmation mail.
+    /// - Throws: as `signUp`.
+    func signUpToConfirm(
+        email: String,
+        password: String,
+        metadata: [String: JSONValue],
+        then: @escaping @Sendable (UserRecord, PostgresConnection) async throws -> UserRecord
+    ) async throws -> UserRecord {
+        let account = try await NewAccount(email: email, password: password, metadata: metadata, policy: passwordPolicy, hasher: hasher)
+        return try await insert(account, role: nil, confirmed: false, signsIn: false, duplicateEmail: .userAlreadyExists, then: then).0
     }
 
     /// What an admin (or another Splash service) asks for in `POST /admin/users`.
@@ -139,11 +154,12 @@ struct Accounts: Sendable {
                 logger: logger
             )
             guard let row = try await rows.collect().first else { return nil }
-            return (try UserRecord(row: row), try row.makeRandomAccess()[14].decode(String?.self))
+            return (try UserRecord(row: row), try row.makeRandomAccess()[15].decode(String?.self))
         }
         guard try await hasher.verify(password, against: found?.1 ?? nil), let userID = found?.0.id else {
             throw AuthError.invalidCredentials
         }
+        if requiresConfirmation, found?.0.emailConfirmedAt == nil { throw AuthError.emailNotConfirmed }
         return try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
             try await connection.query("UPDATE users SET last_sign_in_at = now() WHERE id = \(userID)", logger: logger)
             try await connection.query(

@@ -19,6 +19,8 @@ struct UserRecord: Sendable {
     var onboarded: Bool
     var userMetadata: [String: JSONValue]
     var emailConfirmedAt: Date?
+    /// When the last sign-up confirmation mail went (`AUTH_EMAIL_CONFIRM`).
+    var confirmationSentAt: Date?
     var lastSignInAt: Date?
     var createdAt: Date
     var updatedAt: Date
@@ -40,7 +42,8 @@ struct UserRecord: Sendable {
     /// The columns `init(row:)` reads, for `SELECT … FROM users u LEFT JOIN identities i …`.
     static let columns = """
         u.id, u.email, u.role, u.onboarded, u.user_metadata::text, u.email_confirmed_at, u.last_sign_in_at,
-        u.created_at, u.updated_at, i.id, i.identity_data::text, i.last_sign_in_at, i.created_at, i.updated_at
+        u.created_at, u.updated_at, i.id, i.identity_data::text, i.last_sign_in_at, i.created_at, i.updated_at,
+        u.confirmation_sent_at
         """
 
     /// `FROM` clause joining a user to its email identity.
@@ -59,6 +62,7 @@ struct UserRecord: Sendable {
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         let columns = row.makeRandomAccess()
+        self.confirmationSentAt = try columns[14].decode(Date?.self)
         if let identityID = try columns[9].decode(UUID?.self) {
             let data = try columns[10].decode(String.self)
             identity = EmailIdentity(

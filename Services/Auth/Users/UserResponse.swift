@@ -21,6 +21,7 @@ struct UserResponse: ResponseEncodable {
         case createdAt = "created_at"
         case updatedAt = "updated_at"
         case emailConfirmedAt = "email_confirmed_at"
+        case confirmationSentAt = "confirmation_sent_at"
         case confirmedAt = "confirmed_at"
         case lastSignInAt = "last_sign_in_at"
         case isAnonymous = "is_anonymous"
@@ -64,6 +65,7 @@ struct UserResponse: ResponseEncodable {
         try container.encode(GoTrueTimestamp.format(user.updatedAt), forKey: .updatedAt)
         try container.encodeIfPresent(user.emailConfirmedAt.map(GoTrueTimestamp.format), forKey: .emailConfirmedAt)
         try container.encodeIfPresent(user.emailConfirmedAt.map(GoTrueTimestamp.format), forKey: .confirmedAt)
+        try container.encodeIfPresent(user.confirmationSentAt.map(GoTrueTimestamp.format), forKey: .confirmationSentAt)
         try container.encodeIfPresent(user.lastSignInAt.map(GoTrueTimestamp.format), forKey: .lastSignInAt)
         try container.encode(false, forKey: .isAnonymous)
     }

@@ -51,6 +51,22 @@ public struct ProfileUpdated: DomainEvent {
     public var aggregateID: String { userId.uuidString.lowercased() }
 }
 
+/// `auth.user.email-confirmed.v1`: the user proved their address with a mailed code or link (no
+/// address is carried).
+public struct EmailConfirmed: DomainEvent {
+    public static let type = "auth.user.email-confirmed.v1"
+    public static let topic = TopicCatalog.authUsers
+    public var userId: UUID
+    public var confirmedAt: Date
+
+    public init(userId: UUID, confirmedAt: Date) {
+        self.userId = userId
+        self.confirmedAt = confirmedAt
+    }
+
+    public var aggregateID: String { userId.uuidString.lowercased() }
+}
+
 /// `auth.user.onboarding-completed.v1`: the user finished the apps' onboarding flow.
 public struct OnboardingCompleted: DomainEvent {
     public static let type = "auth.user.onboarding-completed.v1"
