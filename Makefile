@@ -149,7 +149,7 @@ bench: deps
 	.build/release/EventBusBenchmark --messages 200000 --seconds 10
 
 # auth's figures against their baselines, in release mode: sign-in at bcrypt cost 12, refresh
-# throughput and p99, token verifications per second.
+# throughput and p99, token verifications per second, /recover's time with and without an account.
 bench-auth: deps
 	$(SWIFT) build -c release --product auth
 	$(SWIFT) build -c release --product AuthBenchmark

@@ -17,12 +17,15 @@ import TestSupport
 //  2. refresh requests per second and p99 over HTTP with N concurrent clients, against GET /healthz
 //     (the HTTP floor: same server, same client, no database, no signing);
 //  3. access-token verifications per second in-process (1 and 2 tasks), against swift-crypto's bare
-//     P-256 signature check of the same token.
+//     P-256 signature check of the same token;
+//  4. POST /recover for addresses with an account against addresses without one, alternating, one
+//     at a time: the same answer must come in the same time (no account enumeration by timing).
 // The auth binary runs as its own process (release build), against the test support's Postgres
 // and embedded broker; the load comes from this process over loopback, on the same 2 cores.
 let clients = BenchmarkArguments.integer("--clients", default: 32)
 let seconds = BenchmarkArguments.integer("--seconds", default: 10)
 let signIns = BenchmarkArguments.integer("--sign-ins", default: 30)
+let recoveries = BenchmarkArguments.integer("--recoveries", default: 300)
 var logger = Logger(label: "bench")
 logger.logLevel = .error
 let password = "correct horse battery"
@@ -209,6 +212,32 @@ let keySet = KeySetCache(
 _ = try await keySet.verify(token)
 let rememberedOne = try await rate(tasks: 1) { precondition(keySet.verifyWithoutFetching(token) != nil) }
 
+// MARK: 4. /recover, known and unknown addresses
+
+// Accounts made by /otp (no bcrypt: quick to make many); every address is asked for once, so the
+// one-mail-a-minute limit never answers.
+let known = (0..<recoveries).map { "known-\($0)-\(UUID().uuidString.prefix(6))@example.com" }
+let unknown = (0..<recoveries).map { "unknown-\($0)-\(UUID().uuidString.prefix(6))@example.com" }
+for address in known {
+    let status = try await call(.POST, "/auth/v1/otp", json: ["email": address]).0
+    precondition(status == 200, "otp: \(status)")
+}
+var knownTimes: [Duration] = []
+var unknownTimes: [Duration] = []
+for index in 0..<recoveries {
+    // Alternate which goes first, so neither side always follows the other's work.
+    let pair = index.isMultiple(of: 2) ? [(known[index], true), (unknown[index], false)] : [(unknown[index], false), (known[index], true)]
+    for (address, exists) in pair {
+        let start = ContinuousClock.now
+        let (status, body) = try await call(.POST, "/auth/v1/recover", json: ["email": address])
+        precondition(status == 200 && body == Data("{}".utf8), "recover: \(status)")
+        if exists { knownTimes.append(start.duration(to: .now)) } else { unknownTimes.append(start.duration(to: .now)) }
+    }
+}
+knownTimes.sort()
+unknownTimes.sort()
+func mean(_ times: [Duration]) -> Double { times.map(\.milliseconds).reduce(0, +) / Double(max(1, times.count)) }
+
 try await http.shutdown().get()
 process.terminate()
 process.waitUntilExit()
@@ -230,6 +259,12 @@ print(
        1 task: \(format(verifyOne, 0))/s, 2 tasks: \(format(verifyTwo, 0))/s
        baseline, bare P-256 signature check, 1 task: \(format(bareOne, 0))/s
        a token verified before, found again by KeySetCache (the gateway's edge), 1 task: \(format(rememberedOne, 0))/s
+
+    4. POST /recover, \(recoveries) addresses of each kind, alternating, one at a time:
+       with an account:    p10 \(format(percentile(knownTimes, 0.1), 2)) ms, p50 \(format(percentile(knownTimes, 0.5), 2)) ms, \
+    p90 \(format(percentile(knownTimes, 0.9), 2)) ms, p99 \(format(percentile(knownTimes, 0.99), 2)) ms, mean \(format(mean(knownTimes), 2)) ms
+       without an account: p10 \(format(percentile(unknownTimes, 0.1), 2)) ms, p50 \(format(percentile(unknownTimes, 0.5), 2)) ms, \
+    p90 \(format(percentile(unknownTimes, 0.9), 2)) ms, p99 \(format(percentile(unknownTimes, 0.99), 2)) ms, mean \(format(mean(unknownTimes), 2)) ms
     """
 )
 exit(0)

@@ -52,8 +52,12 @@ package struct MailOutbox: Sendable {
     }
 
     /// Queues `mail` on `connection`'s transaction; a mail with the same id is queued once.
+    ///
+    /// `rehearsal`: the same statement runs but queues nothing, and the relay is woken alike — for
+    /// a flow that must take the same time whether or not there is anyone to mail (auth's
+    /// `/recover` for an unknown address).
     /// - Throws: `MailError.invalidAddress` for an address that is not one; the database's error.
-    package func append(_ mail: OutgoingMail, on connection: PostgresConnection, logger: Logger) async throws {
+    package func append(_ mail: OutgoingMail, on connection: PostgresConnection, logger: Logger, rehearsal: Bool = false) async throws {
         var address: String?
         var user: UUID?
         switch mail.recipient {
@@ -65,7 +69,7 @@ package struct MailOutbox: Sendable {
         try await connection.query(
             """
             INSERT INTO \(unescaped: table) (mail_id, kind, to_address, to_user, subject, text_body, html_body)
-            VALUES (\(mail.id), \(mail.kind), \(address), \(user), \(mail.subject), \(mail.text), \(mail.html))
+            SELECT \(mail.id), \(mail.kind), \(address), \(user), \(mail.subject), \(mail.text), \(mail.html) WHERE \(!rehearsal)
             ON CONFLICT (mail_id) DO NOTHING
             """,
             logger: logger

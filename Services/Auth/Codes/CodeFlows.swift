@@ -44,8 +44,8 @@ struct CodeFlows: Sendable {
         let redirect = redirects.resolve(redirectTo)
         try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
             try await codes.admitMail(AuthMailer.Kind.recovery.rawValue, to: address, on: connection)
-            guard let account = try await account(address, on: connection) else { return }
-            try await codes.mail(.recovery, to: address, user: account.id, challenge: challenge, redirectTo: redirect, on: connection)
+            let account = try await account(address, on: connection)
+            try await codes.mail(.recovery, to: address, user: account?.id, challenge: challenge, redirectTo: redirect, on: connection)
         }
     }
 
@@ -96,8 +96,9 @@ struct CodeFlows: Sendable {
         let redirect = redirects.resolve(redirectTo)
         try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
             try await codes.admitMail(AuthMailer.Kind.signup.rawValue, to: address, on: connection)
-            guard let account = try await account(address, on: connection), !account.confirmed else { return }
-            try await codes.mail(.signup, to: address, user: account.id, challenge: nil, redirectTo: redirect, on: connection)
+            // Only an unconfirmed account gets one; any other address takes the same time.
+            let account = try await account(address, on: connection).flatMap { $0.confirmed ? nil : $0 }
+            try await codes.mail(.signup, to: address, user: account?.id, challenge: nil, redirectTo: redirect, on: connection)
         }
     }
 
