@@ -106,6 +106,7 @@ struct AuthRoutes: Sendable {
         codes = CodesController(
             flows: flows,
             settings: AuthSettings(mailerAutoconfirm: !config.emailConfirm),
+            secureEmailChange: config.secureEmailChange,
             addresses: addresses,
             requests: tokenRequests
         )
@@ -119,7 +120,13 @@ struct AuthRoutes: Sendable {
             signUps: RateLimiter(config.signUpRateLimit),
             failedSignIns: RateLimiter(config.failedSignInLimit)
         )
-        user = UserController(accounts: accounts, sessions: sessions, authenticator: authenticator)
+        user = UserController(
+            accounts: accounts,
+            sessions: sessions,
+            authenticator: authenticator,
+            flows: flows,
+            secureEmailChange: config.secureEmailChange
+        )
         publicRoutes = PublicController(accounts: accounts, keys: JSONWebKeySet(keys: config.verificationKeys.map(\.jwk)))
         admin = AdminController(
             accounts: accounts,

@@ -38,6 +38,8 @@ struct AuthConfiguration: ServiceConfiguration {
     var mailTemplatesDirectory: String?
     /// Sign-up mails a code to confirm the address, and password sign-in waits for it.
     var emailConfirm: Bool
+    /// A changed address is confirmed from the current address as well as the new one.
+    var secureEmailChange: Bool
 
     init(from reader: ConfigurationReader) throws(ConfigurationError) {
         standard = try StandardSettings(from: reader, defaultPort: 8081)
@@ -75,6 +77,7 @@ struct AuthConfiguration: ServiceConfiguration {
         }
         redirects = RedirectPolicy(siteURL: siteURL, allowed: patterns)
         emailConfirm = try reader.bool("AUTH_EMAIL_CONFIRM", default: false)
+        secureEmailChange = try reader.bool("AUTH_SECURE_EMAIL_CHANGE", default: true)
         otpLifetime = try reader.duration("AUTH_OTP_TTL", default: .seconds(3_600), minimum: .seconds(60))
         mailTemplatesDirectory = try reader.optionalValue("AUTH_MAIL_TEMPLATES_DIR", expected: "a readable folder of .mustache files") { path in
             var isFolder: ObjCBool = false

@@ -2,7 +2,7 @@
 /// Schema and an example under `Shared/Contracts/Schemas/`, named after the type.
 public enum EventCatalog {
     public static let all: [any DomainEvent.Type] = [
-        UserRegistered.self, ProfileUpdated.self, OnboardingCompleted.self, EmailConfirmed.self,
+        UserRegistered.self, ProfileUpdated.self, OnboardingCompleted.self, EmailConfirmed.self, EmailChanged.self,
         EditRequested.self, EditCompleted.self, EditFailed.self,
         PhotoLiked.self, PhotoUnliked.self, PostCreated.self, PostDeleted.self, CollectionChanged.self,
         OrderPlaced.self, OrderStatusChanged.self, DriverAssigned.self, DriverLocationUpdated.self, RestaurantChanged.self, OrderArriving.self,

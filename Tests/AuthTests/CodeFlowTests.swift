@@ -186,6 +186,62 @@ struct CodeFlowTests {
         }
     }
 
+    @Test func aNewAddressIsAppliedOnlyOnceBothAddressesConfirmIt() async throws {
+        try await AuthHarness.with(Self.settings) { auth in
+            let person = try await auth.signUp()
+            let newAddress = AuthHarness.uniqueEmail("moved")
+            let asked = try await auth.call(.put, "/user", json: ["email": newAddress.uppercased()], bearer: person.accessToken)
+            #expect(asked.status == 200, "\(asked.text)")
+            let user = try asked.json()
+            #expect(user["email"] as? String == person.email && user["new_email"] as? String == newAddress)
+            #expect(user["email_change_sent_at"] is String)
+            // Not applied yet: the old address still signs in.
+            #expect(try await auth.signIn(person.email).status == 200)
+            let toNew = try #require(try await auth.mail(to: newAddress).first)
+            let toCurrent = try #require(try await auth.mail(to: person.email).first)
+            #expect(toNew.subject == "Confirm your new Splash address" && toNew.text.contains(person.email))
+            #expect(toCurrent.subject == "Confirm the change of your Splash address" && toCurrent.text.contains(newAddress))
+            #expect(try #require(toNew.link).contains("type=email_change"))
+
+            let first = try await auth.call(
+                .post,
+                "/verify",
+                json: ["type": "email_change", "email": newAddress, "token": try #require(toNew.code)]
+            )
+            let message = try first.json()["msg"] as? String
+            #expect(first.status == 200 && message?.hasPrefix("Confirmation link accepted") == true, "\(first.text)")
+            #expect(try await auth.signIn(newAddress).status == 400)
+            let second = try await auth.call(
+                .post,
+                "/verify",
+                json: ["type": "email_change", "email": person.email, "token": try #require(toCurrent.code)]
+            )
+            let session = try Session(second)
+            #expect(session.email == newAddress)
+            #expect(try await auth.signIn(newAddress).status == 200)
+            #expect(try await auth.signIn(person.email).status == 400)
+            let events = try await auth.publishedEvents(of: person.userID).map(\.type)
+            #expect(events.last == "auth.user.email-changed.v1")
+        }
+    }
+
+    @Test func withoutTheSecureChangeTheNewAddressAloneConfirms() async throws {
+        var settings = Self.settings
+        settings["AUTH_SECURE_EMAIL_CHANGE"] = "false"
+        try await AuthHarness.with(settings) { auth in
+            let person = try await auth.signUp()
+            let newAddress = AuthHarness.uniqueEmail("moved")
+            #expect(try await auth.call(.put, "/user", json: ["email": newAddress], bearer: person.accessToken).status == 200)
+            let code = try #require(try await auth.mail(to: newAddress).first?.code)
+            // Another request for the same change within the minute: the mail limit.
+            let again = try await auth.call(.post, "/resend", json: ["type": "email_change", "email": newAddress])
+            #expect(again.status == 429)
+            let session = try Session(try await auth.call(.post, "/verify", json: ["type": "email_change", "email": newAddress, "token": code]))
+            #expect(session.email == newAddress)
+            #expect(try await auth.database.count("auth.mail_outbox", where: "to_address = '\(person.email)'") == 0)
+        }
+    }
+
     @Test func theCatchersMailIsForAdminsOnly() async throws {
         try await AuthHarness.with { auth in
             let person = try await auth.signUp()

@@ -11,6 +11,12 @@ struct AuthMailer: Sendable {
     /// What a mail tells, by the kind of code it carries.
     enum Kind: String, Sendable, CaseIterable {
         case signup, magiclink, recovery, invite
+        /// A changed address: the code to the new address, and (secure change) to the current one.
+        case emailChange = "email_change"
+        case emailChangeCurrent = "email_change_current"
+
+        /// The `type` a link carries and `/verify` takes: both sides of a change are `email_change`.
+        var verifyType: String { self == .emailChangeCurrent ? Kind.emailChange.rawValue : rawValue }
     }
 
     private let templates: [String: MustacheTemplate]
@@ -49,17 +55,18 @@ struct AuthMailer: Sendable {
     func link(token: String, kind: Kind, redirectTo: String) -> String {
         var components = URLComponents(string: "\(publicURL)/auth/v1/verify")
         components?.queryItems = [
-            URLQueryItem(name: "token", value: token), URLQueryItem(name: "type", value: kind.rawValue),
+            URLQueryItem(name: "token", value: token), URLQueryItem(name: "type", value: kind.verifyType),
             URLQueryItem(name: "redirect_to", value: redirectTo),
         ]
         // `+` is a space to many decoders: written escaped, so a redirect keeps it.
         return (components?.string ?? "").replacingOccurrences(of: "+", with: "%2B")
     }
 
-    /// The mail of `kind` to `address`.
-    func mail(_ kind: Kind, id: UUID, to address: String, code: String, link: String, newEmail: String? = nil) -> OutgoingMail {
+    /// The mail of `kind` to `address`; `email` is the account's address when it is not the
+    /// recipient (a change's mail to its new address).
+    func mail(_ kind: Kind, id: UUID, to address: String, code: String, link: String, email: String? = nil, newEmail: String? = nil) -> OutgoingMail {
         let values: [String: String] = [
-            "code": code, "link": link, "email": address, "new_email": newEmail ?? "", "site_url": siteURL, "valid_for": validFor,
+            "code": code, "link": link, "email": email ?? address, "new_email": newEmail ?? "", "site_url": siteURL, "valid_for": validFor,
         ]
         func render(_ part: String) -> String { templates["\(kind.rawValue).\(part)"]?.render(values) ?? "" }
         let subject = render("subject").trimmingCharacters(in: .whitespacesAndNewlines)

@@ -89,10 +89,26 @@ struct CodeFlows: Sendable {
     }
 
     /// `POST /resend`: a new sign-up code for an account not confirmed yet (the one mailed before
-    /// stops working). Answers the same for any other address.
-    func resend(type: String, email raw: String, redirectTo: String?) async throws {
-        guard type == "signup" else { throw AuthError.validationFailed("type must be signup") }
+    /// stops working), or new codes for a pending email change (`email` is the new address).
+    /// Answers the same for any other address.
+    func resend(type: String, email raw: String, secureEmailChange: Bool, redirectTo: String?) async throws {
         let address = try Self.address(raw)
+        if type == AuthMailer.Kind.emailChange.rawValue {
+            let pending: UUID? = try await client.withAuthFlowTransaction(logger: logger) { [logger] connection in
+                let rows = try await connection.query("SELECT id FROM users WHERE email_change = \(address)", logger: logger)
+                return try await rows.collect().first?.decode(UUID.self)
+            }
+            guard let pending else {
+                // Nothing pending for that address: the same rate and answer as any other.
+                try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
+                    try await codes.admitMail(AuthMailer.Kind.emailChange.rawValue, to: address, on: connection)
+                }
+                return
+            }
+            try await requestEmailChange(of: pending, to: address, secure: secureEmailChange, redirectTo: redirectTo, resending: true)
+            return
+        }
+        guard type == "signup" else { throw AuthError.validationFailed("Missing one of these types: signup, email_change") }
         let redirect = redirects.resolve(redirectTo)
         try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
             try await codes.admitMail(AuthMailer.Kind.signup.rawValue, to: address, on: connection)
@@ -102,24 +118,34 @@ struct CodeFlows: Sendable {
         }
     }
 
-    /// `POST /verify {"type","email","token"}`: spends the code and signs the account in.
+    /// What a verified code is: a session, or one side of a secure email change whose other side
+    /// is still to be verified.
+    enum Verified: Sendable {
+        case session(IssuedTokens, UserRecord)
+        case awaitingOtherAddress
+    }
+
+    /// `POST /verify {"type","email","token"}`: spends the code and signs the account in (an email
+    /// change is applied once every mailed side is verified).
     /// - Throws: `AuthError.otpExpired` for a wrong, spent or expired code, or a locked address;
-    ///   a wrong code counts towards the lock.
-    func verify(code: String, email raw: String, type: String, userAgent: String?) async throws -> (IssuedTokens, UserRecord) {
+    ///   a wrong code counts towards the lock; `.emailExists` when a changed address was taken meanwhile.
+    func verify(code: String, email raw: String, type: String, userAgent: String?) async throws -> Verified {
         let kinds = try Self.kinds(type)
         let address = try Self.address(raw)
-        let signedIn: (IssuedTokens, UserRecord)? = try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
+        let verified: Verified? = try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
             guard let redeemed = try await codes.redeem(code: code, address: address, kinds: kinds, on: connection) else { return nil }
             try await connection.query("DELETE FROM code_failures WHERE address = \(address)", logger: logger)
-            return try await signIn(redeemed.userID, userAgent: userAgent, on: connection)
+            guard try await applyEmailChange(redeemed, on: connection) else { return .awaitingOtherAddress }
+            let (tokens, user) = try await signIn(redeemed.userID, userAgent: userAgent, on: connection)
+            return .session(tokens, user)
         }
-        guard let signedIn else {
+        guard let verified else {
             try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
                 try await codes.recordFailure(for: address, on: connection)
             }
             throw AuthError.otpExpired
         }
-        return signedIn
+        return verified
     }
 
     /// What a verified link leads to.
@@ -128,6 +154,8 @@ struct CodeFlows: Sendable {
         case session(IssuedTokens, UserRecord, redirectTo: String)
         /// PKCE flow: an auth code, in the redirect's query.
         case authCode(String, redirectTo: String)
+        /// One side of a secure email change: the other address's link is still to be opened.
+        case awaitingOtherAddress(redirectTo: String)
     }
 
     /// `POST /verify {"type","token_hash"}` and the link's `GET /verify`: spends the link's token.
@@ -137,6 +165,7 @@ struct CodeFlows: Sendable {
         return try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
             guard let redeemed = try await codes.redeem(link: token, kinds: kinds, on: connection) else { throw AuthError.otpExpired }
             let redirect = redirects.resolve(redirectTo ?? redeemed.redirectTo)
+            guard try await applyEmailChange(redeemed, on: connection) else { return .awaitingOtherAddress(redirectTo: redirect) }
             if let challenge = redeemed.challenge {
                 try await confirm(redeemed.userID, on: connection)
                 let authCode = UUID().uuidString.lowercased()
@@ -176,6 +205,86 @@ struct CodeFlows: Sendable {
             return .success(try await signIn(userID, userAgent: userAgent, on: connection))
         }
         return try outcome.get()
+    }
+
+    // MARK: Email change
+
+    /// `PUT /user {"email"}`: keeps the new address pending and mails a code and link to it and,
+    /// when `secure` (`AUTH_SECURE_EMAIL_CHANGE`), to the current address; the address changes when
+    /// every mailed side is verified. The same address again changes nothing.
+    /// - Throws: `AuthError.emailExists` for an address another account has,
+    ///   `.overEmailSendRateLimit`, `.validationFailed`.
+    func requestEmailChange(of userID: UUID, to raw: String, secure: Bool, redirectTo: String?, resending: Bool = false) async throws {
+        let newAddress = try Self.address(raw)
+        let redirect = redirects.resolve(redirectTo)
+        try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
+            guard let user = try await connection.user(id: userID, forUpdate: true, logger: logger) else { throw AuthError.userNotFound }
+            let current = user.email.lowercased()
+            guard newAddress != current, !resending || user.emailChange == newAddress else { return }
+            let taken = try await connection.query("SELECT 1 FROM users WHERE lower(email) = \(newAddress) AND id <> \(userID)", logger: logger)
+            guard try await taken.collect().isEmpty else { throw AuthError.emailExists }
+            try await codes.admitMail(AuthMailer.Kind.emailChange.rawValue, to: newAddress, on: connection)
+            try await connection.query(
+                "UPDATE users SET email_change = \(newAddress), email_change_sent_at = now(), updated_at = now() WHERE id = \(userID)",
+                logger: logger
+            )
+            let change = (from: current, to: newAddress)
+            try await codes.mail(.emailChange, to: newAddress, user: userID, challenge: nil, redirectTo: redirect, change: change, on: connection)
+            if secure {
+                try await codes.mail(
+                    .emailChangeCurrent,
+                    to: current,
+                    user: userID,
+                    challenge: nil,
+                    redirectTo: redirect,
+                    change: change,
+                    on: connection
+                )
+            } else {
+                try await connection.query(
+                    "DELETE FROM one_time_tokens WHERE user_id = \(userID) AND kind = \(AuthMailer.Kind.emailChangeCurrent.rawValue)",
+                    logger: logger
+                )
+            }
+        }
+    }
+
+    /// For a redeemed side of an email change: applies the change when no other side is left
+    /// (with `auth.user.email-changed.v1`) and answers true, or answers false while the other
+    /// address's code is still out. Any other code: true, nothing done.
+    private func applyEmailChange(_ redeemed: OneTimeCodes.Redeemed, on connection: PostgresConnection) async throws -> Bool {
+        guard redeemed.kind == .emailChange || redeemed.kind == .emailChangeCurrent else { return true }
+        let other: AuthMailer.Kind = redeemed.kind == .emailChange ? .emailChangeCurrent : .emailChange
+        let waiting = try await connection.query(
+            """
+            SELECT 1 FROM one_time_tokens WHERE user_id = \(redeemed.userID) AND kind = \(other.rawValue) AND expires_at > clock_timestamp()
+            """,
+            logger: logger
+        )
+        guard try await waiting.collect().isEmpty else { return false }
+        do {
+            let rows = try await connection.query(
+                """
+                UPDATE users SET email = email_change, email_change = NULL, email_change_sent_at = NULL, updated_at = now()
+                WHERE id = \(redeemed.userID) AND email_change IS NOT NULL
+                RETURNING email, updated_at
+                """,
+                logger: logger
+            )
+            guard let (email, changedAt) = try await rows.collect().first?.decode((String, Date).self) else { throw AuthError.otpExpired }
+            try await connection.query(
+                """
+                UPDATE identities SET identity_data = jsonb_set(identity_data, '{email}', to_jsonb(\(email)::text)), updated_at = now()
+                WHERE user_id = \(redeemed.userID) AND provider = 'email'
+                """,
+                logger: logger
+            )
+            let event = EmailChanged(userId: redeemed.userID, changedAt: changedAt)
+            try await outbox.append(event, subject: event.aggregateID, on: connection, logger: logger)
+            return true
+        } catch let error where error.violatedUniqueIndex == "users_email_key" {
+            throw AuthError.emailExists
+        }
     }
 
     // MARK: Parts
@@ -230,10 +339,14 @@ struct CodeFlows: Sendable {
 
     /// The kinds of code a `/verify` type accepts: `email` is any code mailed to the address.
     static func kinds(_ type: String) throws(AuthError) -> [AuthMailer.Kind] {
-        if type == "email" { return AuthMailer.Kind.allCases }
-        guard let kind = AuthMailer.Kind(rawValue: type) else {
-            throw .validationFailed("type must be one of signup, magiclink, recovery, invite, email")
+        switch type {
+        case "email": return AuthMailer.Kind.allCases
+        case AuthMailer.Kind.emailChange.rawValue: return [.emailChange, .emailChangeCurrent]
+        default:
+            guard let kind = AuthMailer.Kind(rawValue: type), kind != .emailChangeCurrent else {
+                throw .validationFailed("type must be one of signup, magiclink, recovery, invite, email_change, email")
+            }
+            return [kind]
         }
-        return [kind]
     }
 }

@@ -79,6 +79,7 @@ struct OneTimeCodes: Sendable {
         user: UUID?,
         challenge: Challenge?,
         redirectTo: String,
+        change: (from: String, to: String)? = nil,
         on connection: PostgresConnection
     ) async throws {
         let code = Self.newCode()
@@ -101,7 +102,8 @@ struct OneTimeCodes: Sendable {
             """,
             logger: logger
         )
-        let mail = mailer.mail(kind, id: id, to: address, code: code, link: mailer.link(token: linkToken, kind: kind, redirectTo: redirectTo))
+        let link = mailer.link(token: linkToken, kind: kind, redirectTo: redirectTo)
+        let mail = mailer.mail(kind, id: id, to: address, code: code, link: link, email: change?.from, newEmail: change?.to)
         try await outbox.append(mail, on: connection, logger: logger, rehearsal: !real)
     }
 

@@ -10,6 +10,7 @@ import ServiceKit
 struct CodesController: Sendable {
     let flows: CodeFlows
     let settings: AuthSettings
+    let secureEmailChange: Bool
     let addresses: ClientAddressResolver
     let requests: RateLimiter
 
@@ -90,22 +91,34 @@ struct CodesController: Sendable {
         return Nothing()
     }
 
-    @Sendable func verify(_ request: Request, context: AppRequestContext) async throws -> SessionResponse {
+    /// A Session, or GoTrue's message when one side of a secure email change is still to come.
+    @Sendable func verify(_ request: Request, context: AppRequestContext) async throws -> Response {
         try limit(request, context)
         let body = try await request.decodeJSON(as: FlowBody.self, context: context)
         guard let type = body.type, !type.isEmpty else { throw AuthError.validationFailed("Verify requires a verification type") }
         let agent = request.headers[.userAgent]
         if let hash = body.tokenHash, !hash.isEmpty {
             switch try await flows.verify(link: hash, type: type, redirectTo: nil, userAgent: agent) {
-            case .session(let tokens, let user, _): return SessionResponse(tokens: tokens, user: user)
+            case .session(let tokens, let user, _): return try SessionResponse(tokens: tokens, user: user).response(from: request, context: context)
             case .authCode: throw AuthError.validationFailed("This link starts a PKCE flow: open it, then exchange its code")
+            case .awaitingOtherAddress: return try Self.awaitingOtherAddress.response(from: request, context: context)
             }
         }
         guard let token = body.token, !token.isEmpty else { throw AuthError.validationFailed("Verify requires a token or a token hash") }
         guard token.utf8.count == 6, token.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { throw AuthError.otpExpired }
-        let (tokens, user) = try await flows.verify(code: token, email: try body.requireEmail(), type: type, userAgent: agent)
-        return SessionResponse(tokens: tokens, user: user)
+        switch try await flows.verify(code: token, email: try body.requireEmail(), type: type, userAgent: agent) {
+        case .session(let tokens, let user): return try SessionResponse(tokens: tokens, user: user).response(from: request, context: context)
+        case .awaitingOtherAddress: return try Self.awaitingOtherAddress.response(from: request, context: context)
+        }
     }
+
+    /// GoTrue's answer to the first side of a secure email change.
+    struct Message: ResponseEncodable {
+        var msg: String
+        var code = 200
+    }
+
+    static let awaitingOtherAddress = Message(msg: "Confirmation link accepted. Please proceed to confirm link sent to the other email")
 
     /// The mailed link: 303 to the redirect, with the session in the fragment (implicit flow), an
     /// auth code in the query (PKCE), or GoTrue's error in the fragment.
@@ -124,6 +137,8 @@ struct CodesController: Sendable {
                         ("refresh_token", tokens.refreshToken), ("token_type", "bearer"), ("type", type),
                     ]
                 )
+            case .awaitingOtherAddress(let redirect):
+                return Self.seeOther(redirect, fragment: [("message", Self.awaitingOtherAddress.msg)])
             case .authCode(let code, let redirect):
                 guard var components = URLComponents(string: redirect) else { return Self.seeOther(redirect, fragment: []) }
                 let items = components.queryItems ?? []
@@ -145,7 +160,7 @@ struct CodesController: Sendable {
         try limit(request, context)
         let body = try await request.decodeJSON(as: FlowBody.self, context: context)
         guard let type = body.type else { throw AuthError.validationFailed("Missing one of these types: signup, email_change") }
-        try await flows.resend(type: type, email: try body.requireEmail(), redirectTo: redirectTo(request))
+        try await flows.resend(type: type, email: try body.requireEmail(), secureEmailChange: secureEmailChange, redirectTo: redirectTo(request))
         return Nothing()
     }
 

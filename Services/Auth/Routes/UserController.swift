@@ -8,6 +8,9 @@ struct UserController: Sendable {
     let accounts: Accounts
     let sessions: Sessions
     let authenticator: BearerAuthenticator
+    let flows: CodeFlows
+    /// `AUTH_SECURE_EMAIL_CHANGE`: a new address is confirmed from the current one too.
+    let secureEmailChange: Bool
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.get("user", use: user)
@@ -41,8 +44,15 @@ struct UserController: Sendable {
         if body.appMetadata != nil {
             throw AuthError.notAdmin("app_metadata can only be changed by auth")
         }
-        let changes = Accounts.Changes(email: body.email, password: body.password, metadata: body.data)
-        return UserResponse(user: try await accounts.update(session, changes))
+        // A new address is checked before anything changes, and applied only once confirmed.
+        if let email = body.email { _ = try CodeFlows.address(email) }
+        var user = try await accounts.update(session, Accounts.Changes(password: body.password, metadata: body.data))
+        if let email = body.email {
+            let redirect = request.uri.queryParameters.get("redirect_to").map { String($0) }
+            try await flows.requestEmailChange(of: session.userID, to: email, secure: secureEmailChange, redirectTo: redirect)
+            user = try await accounts.user(session.userID)
+        }
+        return UserResponse(user: user)
     }
 
     @Sendable func completeOnboarding(_ request: Request, context: AppRequestContext) async throws -> UserResponse {

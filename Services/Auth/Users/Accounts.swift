@@ -8,9 +8,9 @@ import PostgresNIO
 /// Sign-up, sign-in and everything a user changes about their account, with the events that
 /// follow: each written to the outbox in the transaction of the change it describes.
 struct Accounts: Sendable {
-    /// What `PUT /user` asks to change; `nil` leaves a field as it is.
+    /// What `PUT /user` asks to change; `nil` leaves a field as it is. (A new email is not applied
+    /// here: it waits for its confirmation, `CodeFlows.requestEmailChange`.)
     struct Changes: Sendable {
-        var email: String?
         var password: String?
         /// Merged into `user_metadata`; a key set to `null` is removed.
         var metadata: [String: JSONValue]?
@@ -154,7 +154,7 @@ struct Accounts: Sendable {
                 logger: logger
             )
             guard let row = try await rows.collect().first else { return nil }
-            return (try UserRecord(row: row), try row.makeRandomAccess()[15].decode(String?.self))
+            return (try UserRecord(row: row), try row.makeRandomAccess()[17].decode(String?.self))
         }
         guard try await hasher.verify(password, against: found?.1 ?? nil), let userID = found?.0.id else {
             throw AuthError.invalidCredentials
@@ -175,16 +175,9 @@ struct Accounts: Sendable {
 
     /// Applies `changes` to the signed-in user. Emits `auth.profile.updated.v1` when the username
     /// or the avatar really changed.
-    /// - Throws: `AuthError.validationFailed`, `.weakPassword`, `.samePassword`, `.emailExists`,
-    ///   `.usernameTaken`.
+    /// - Throws: `AuthError.validationFailed`, `.weakPassword`, `.samePassword`, `.usernameTaken`.
     func update(_ session: AuthenticatedSession, _ changes: Changes) async throws -> UserRecord {
         let userID = session.userID
-        let email = try changes.email.map { raw throws(AuthError) in
-            guard let email = EmailAddress.normalized(raw)?.lowercased() else {
-                throw .validationFailed("Unable to validate email address: invalid format")
-            }
-            return email
-        }
         if let metadata = changes.metadata {
             // Validated again on the merged document; this catches bad values before any work.
             _ = try UserMetadata.merge(metadata, into: [:])
@@ -211,22 +204,12 @@ struct Accounts: Sendable {
                 let metadataJSON = try String(decoding: JSONEncoder().encode(metadata), as: UTF8.self)
                 try await connection.query(
                     """
-                    UPDATE users SET email = coalesce(\(email), email),
-                        encrypted_password = coalesce(\(passwordHash), encrypted_password),
+                    UPDATE users SET encrypted_password = coalesce(\(passwordHash), encrypted_password),
                         user_metadata = \(metadataJSON)::jsonb, updated_at = now()
                     WHERE id = \(userID)
                     """,
                     logger: logger
                 )
-                if let email, email != before.email {
-                    try await connection.query(
-                        """
-                        UPDATE identities SET identity_data = jsonb_set(identity_data, '{email}', to_jsonb(\(email)::text)), updated_at = now()
-                        WHERE user_id = \(userID) AND provider = 'email'
-                        """,
-                        logger: logger
-                    )
-                }
                 guard let after = try await connection.user(id: userID, logger: logger) else { throw AuthError.userNotFound }
                 var changed: [ProfileUpdated.Field] = []
                 if after.username != before.username { changed.append(.username) }
@@ -243,8 +226,6 @@ struct Accounts: Sendable {
                 }
                 return after
             }
-        } catch let error where error.violatedUniqueIndex == "users_email_key" {
-            throw AuthError.emailExists
         } catch let error where error.violatedUniqueIndex == "users_username_key" {
             throw AuthError.usernameTaken
         }

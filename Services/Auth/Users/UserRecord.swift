@@ -21,6 +21,9 @@ struct UserRecord: Sendable {
     var emailConfirmedAt: Date?
     /// When the last sign-up confirmation mail went (`AUTH_EMAIL_CONFIRM`).
     var confirmationSentAt: Date?
+    /// A new address waiting for its confirmation, and when its mail went.
+    var emailChange: String?
+    var emailChangeSentAt: Date?
     var lastSignInAt: Date?
     var createdAt: Date
     var updatedAt: Date
@@ -43,7 +46,7 @@ struct UserRecord: Sendable {
     static let columns = """
         u.id, u.email, u.role, u.onboarded, u.user_metadata::text, u.email_confirmed_at, u.last_sign_in_at,
         u.created_at, u.updated_at, i.id, i.identity_data::text, i.last_sign_in_at, i.created_at, i.updated_at,
-        u.confirmation_sent_at
+        u.confirmation_sent_at, u.email_change, u.email_change_sent_at
         """
 
     /// `FROM` clause joining a user to its email identity.
@@ -63,6 +66,8 @@ struct UserRecord: Sendable {
         self.updatedAt = updatedAt
         let columns = row.makeRandomAccess()
         self.confirmationSentAt = try columns[14].decode(Date?.self)
+        self.emailChange = try columns[15].decode(String?.self)
+        self.emailChangeSentAt = try columns[16].decode(Date?.self)
         if let identityID = try columns[9].decode(UUID?.self) {
             let data = try columns[10].decode(String.self)
             identity = EmailIdentity(

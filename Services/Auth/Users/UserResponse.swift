@@ -22,6 +22,8 @@ struct UserResponse: ResponseEncodable {
         case updatedAt = "updated_at"
         case emailConfirmedAt = "email_confirmed_at"
         case confirmationSentAt = "confirmation_sent_at"
+        case newEmail = "new_email"
+        case emailChangeSentAt = "email_change_sent_at"
         case confirmedAt = "confirmed_at"
         case lastSignInAt = "last_sign_in_at"
         case isAnonymous = "is_anonymous"
@@ -66,6 +68,8 @@ struct UserResponse: ResponseEncodable {
         try container.encodeIfPresent(user.emailConfirmedAt.map(GoTrueTimestamp.format), forKey: .emailConfirmedAt)
         try container.encodeIfPresent(user.emailConfirmedAt.map(GoTrueTimestamp.format), forKey: .confirmedAt)
         try container.encodeIfPresent(user.confirmationSentAt.map(GoTrueTimestamp.format), forKey: .confirmationSentAt)
+        try container.encodeIfPresent(user.emailChange, forKey: .newEmail)
+        try container.encodeIfPresent(user.emailChangeSentAt.map(GoTrueTimestamp.format), forKey: .emailChangeSentAt)
         try container.encodeIfPresent(user.lastSignInAt.map(GoTrueTimestamp.format), forKey: .lastSignInAt)
         try container.encode(false, forKey: .isAnonymous)
     }

@@ -36,6 +36,8 @@ struct Audience: Equatable {
             self.init(user: try envelope.decode(OnboardingCompleted.self).userId)
         case EmailConfirmed.type:
             self.init(user: try envelope.decode(EmailConfirmed.self).userId)
+        case EmailChanged.type:
+            self.init(user: try envelope.decode(EmailChanged.self).userId)
         case EditCompleted.type:
             self.init(user: try envelope.decode(EditCompleted.self).userId)
         case EditFailed.type:

@@ -67,6 +67,22 @@ public struct EmailConfirmed: DomainEvent {
     public var aggregateID: String { userId.uuidString.lowercased() }
 }
 
+/// `auth.user.email-changed.v1`: the account's address changed, once every mailed side of the
+/// change was verified (no address is carried).
+public struct EmailChanged: DomainEvent {
+    public static let type = "auth.user.email-changed.v1"
+    public static let topic = TopicCatalog.authUsers
+    public var userId: UUID
+    public var changedAt: Date
+
+    public init(userId: UUID, changedAt: Date) {
+        self.userId = userId
+        self.changedAt = changedAt
+    }
+
+    public var aggregateID: String { userId.uuidString.lowercased() }
+}
+
 /// `auth.user.onboarding-completed.v1`: the user finished the apps' onboarding flow.
 public struct OnboardingCompleted: DomainEvent {
     public static let type = "auth.user.onboarding-completed.v1"
