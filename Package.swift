@@ -5,6 +5,7 @@ import PackageDescription
 
 let hummingbird = Target.Dependency.product(name: "Hummingbird", package: "hummingbird")
 let mustache = Target.Dependency.product(name: "Mustache", package: "swift-mustache")
+let cryptoExtras = Target.Dependency.product(name: "_CryptoExtras", package: "swift-crypto")
 let httpTypes = Target.Dependency.product(name: "HTTPTypes", package: "swift-http-types")
 let postgresNIO = Target.Dependency.product(name: "PostgresNIO", package: "postgres-nio")
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
@@ -144,13 +145,13 @@ let services: [(product: Product, targets: [Target])] = [
         "auth",
         module: "Auth",
         dependencies: [
-            "ServiceAssembly", "Mail", "AsyncSignals",
-            "DataAPI", "Identity", "EventBus", "Kafka", "Contracts", bcrypt, crypto, mustache, nioPosix, hummingbird, httpTypes, postgresNIO, logging,
-            metrics, serviceLifecycle,
+            "ServiceAssembly", "Mail", "AsyncSignals", "KeySetClient",
+            "DataAPI", "Identity", "EventBus", "Kafka", "Contracts", asyncHTTPClient, bcrypt, crypto, cryptoExtras, mustache, nioCore, nioPosix,
+            hummingbird, httpTypes, postgresNIO, logging, metrics, serviceLifecycle,
         ],
         testDependencies: [
-            "Mail", "Identity", "EventBus", "Kafka", "Contracts", "ServiceKit", "Database", "LocalStack", asyncHTTPClient, httpTypes, postgresNIO,
-            logging, yams,
+            "Mail", "Identity", "EventBus", "Kafka", "Contracts", "ServiceKit", "Database", "LocalStack", asyncHTTPClient, crypto, cryptoExtras,
+            hummingbird, httpTypes, postgresNIO, logging, yams,
         ],
         testResources: [.copy("Fixtures")],
         extraResources: [.copy("MailTemplates")]

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import AsyncSignals
 import Contracts
 import DataAPI
@@ -8,6 +9,7 @@ import HTTPTypes
 import Hummingbird
 import Identity
 import Kafka
+import KeySetClient
 import Logging
 import Mail
 import PostgresNIO
@@ -44,7 +46,9 @@ func buildApplication(_ config: AuthConfiguration, runtime: ServiceRuntime) asyn
     }
     let mailOutbox = try MailOutbox(schema: authSchema, wakeup: Wakeup())
     parts.services.append(MailRelay(outbox: mailOutbox, client: client, destination: config.mail.destination, logger: logger))
-    let routes = try AuthRoutes(config: config, client: client, outbox: base.outbox, mailOutbox: mailOutbox, logger: logger)
+    let http = HTTPClient.standard(logger: logger)
+    parts.services.append(HTTPClientService(client: http))
+    let routes = try AuthRoutes(config: config, client: client, http: http, outbox: base.outbox, mailOutbox: mailOutbox, logger: logger)
     let verifier = AccessTokenVerifier(keys: config.verificationKeys, issuer: config.issuer)
     let data = DataController(tables: AuthDataTables.tables(client: client, logger: logger), logger: logger) { token throws(AccessTokenError) in
         try verifier.verify(token)
@@ -63,7 +67,7 @@ struct AuthRoutes: Sendable {
     let admin: AdminController
     let codes: CodesController
 
-    init(config: AuthConfiguration, client: PostgresClient, outbox: Outbox, mailOutbox: MailOutbox, logger: Logger) throws {
+    init(config: AuthConfiguration, client: PostgresClient, http: HTTPClient, outbox: Outbox, mailOutbox: MailOutbox, logger: Logger) throws {
         let sessions = Sessions(
             client: client,
             issuer: TokenIssuer(signer: AccessTokenSigner(key: config.signingKey), issuer: config.issuer, lifetime: config.accessTokenLifetime),
@@ -105,7 +109,7 @@ struct AuthRoutes: Sendable {
         let tokenRequests = RateLimiter(config.tokenRateLimit)
         codes = CodesController(
             flows: flows,
-            settings: AuthSettings(mailerAutoconfirm: !config.emailConfirm),
+            settings: AuthSettings(external: .init(apple: config.apple.isEnabled), mailerAutoconfirm: !config.emailConfirm),
             secureEmailChange: config.secureEmailChange,
             addresses: addresses,
             requests: tokenRequests
@@ -114,6 +118,14 @@ struct AuthRoutes: Sendable {
             accounts: accounts,
             sessions: sessions,
             flows: flows,
+            apple: AppleSignIn(
+                settings: config.apple,
+                keys: AppleKeySet(url: config.apple.keysURL, client: http, logger: logger),
+                client: client,
+                accounts: accounts,
+                sessions: sessions,
+                logger: logger
+            ),
             confirmsEmail: config.emailConfirm,
             addresses: addresses,
             tokenRequests: tokenRequests,

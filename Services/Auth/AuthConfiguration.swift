@@ -40,6 +40,8 @@ struct AuthConfiguration: ServiceConfiguration {
     var emailConfirm: Bool
     /// A changed address is confirmed from the current address as well as the new one.
     var secureEmailChange: Bool
+    /// Sign in with Apple: its keys, issuer and the apps' bundle ids.
+    var apple: AppleSettings
 
     init(from reader: ConfigurationReader) throws(ConfigurationError) {
         standard = try StandardSettings(from: reader, defaultPort: 8081)
@@ -78,6 +80,21 @@ struct AuthConfiguration: ServiceConfiguration {
         redirects = RedirectPolicy(siteURL: siteURL, allowed: patterns)
         emailConfirm = try reader.bool("AUTH_EMAIL_CONFIRM", default: false)
         secureEmailChange = try reader.bool("AUTH_SECURE_EMAIL_CHANGE", default: true)
+        apple = AppleSettings(
+            keysURL: try reader.value(
+                "AUTH_APPLE_JWKS_URL",
+                expected: "an https:// URL (http:// only to a loopback address)",
+                default: URL(string: "https://appleid.apple.com/auth/keys")!
+            ) { raw in
+                guard let url = URL(string: raw), let host = url.host, !host.isEmpty else { return nil }
+                let loopback = host == "localhost" || host == "::1" || host.hasPrefix("127.")
+                return url.scheme == "https" || (url.scheme == "http" && loopback) ? url : nil
+            },
+            issuer: try reader.string("AUTH_APPLE_ISSUER", default: "https://appleid.apple.com"),
+            clientIDs: try reader.value("AUTH_APPLE_CLIENT_IDS", expected: "comma-separated bundle ids", default: [String]()) { raw in
+                raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            }
+        )
         otpLifetime = try reader.duration("AUTH_OTP_TTL", default: .seconds(3_600), minimum: .seconds(60))
         mailTemplatesDirectory = try reader.optionalValue("AUTH_MAIL_TEMPLATES_DIR", expected: "a readable folder of .mustache files") { path in
             var isFolder: ObjCBool = false

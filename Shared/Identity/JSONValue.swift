@@ -49,4 +49,13 @@ package enum JSONValue: Sendable, Hashable, Codable {
     package var stringValue: String? {
         if case .string(let value) = self { value } else { nil }
     }
+
+    /// The number, when this is one.
+    package var numberValue: Double? {
+        switch self {
+        case .int(let value): Double(value)
+        case .double(let value): value
+        default: nil
+        }
+    }
 }

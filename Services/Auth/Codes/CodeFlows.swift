@@ -265,7 +265,7 @@ struct CodeFlows: Sendable {
         do {
             let rows = try await connection.query(
                 """
-                UPDATE users SET email = email_change, email_change = NULL, email_change_sent_at = NULL, updated_at = now()
+                UPDATE users SET email = email_change, email_change = NULL, email_change_sent_at = NULL, email_proven_at = now(), updated_at = now()
                 WHERE id = \(redeemed.userID) AND email_change IS NOT NULL
                 RETURNING email, updated_at
                 """,
@@ -297,8 +297,12 @@ struct CodeFlows: Sendable {
         return (try await sessions.start(for: user, userAgent: userAgent, on: connection), user)
     }
 
-    /// Marks the address proven; the first time, with `auth.user.email-confirmed.v1`.
+    /// Marks the address proven; the first time it is confirmed, with `auth.user.email-confirmed.v1`.
     private func confirm(_ userID: UUID, on connection: PostgresConnection) async throws {
+        try await connection.query(
+            "UPDATE users SET email_proven_at = now() WHERE id = \(userID) AND email_proven_at IS NULL",
+            logger: logger
+        )
         let rows = try await connection.query(
             """
             UPDATE users SET email_confirmed_at = now(), updated_at = now() WHERE id = \(userID) AND email_confirmed_at IS NULL

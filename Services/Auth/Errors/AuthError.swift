@@ -28,6 +28,8 @@ enum AuthError: Error, Equatable {
     case flowStateNotFound
     case badCodeVerifier
     case emailNotConfirmed
+    case badIDToken(String)
+    case providerDisabled
 
     enum WeakPasswordReason: String, Codable, Equatable {
         case length, characters, pwned
@@ -58,12 +60,15 @@ enum AuthError: Error, Equatable {
         case .flowStateNotFound: "flow_state_not_found"
         case .badCodeVerifier: "bad_code_verifier"
         case .emailNotConfirmed: "email_not_confirmed"
+        case .badIDToken: "bad_jwt"
+        case .providerDisabled: "provider_disabled"
         }
     }
 
     var status: HTTPResponse.Status {
         switch self {
-        case .validationFailed, .badJSON, .invalidCredentials, .refreshTokenNotFound, .refreshTokenAlreadyUsed, .badCodeVerifier, .emailNotConfirmed:
+        case .validationFailed, .badJSON, .invalidCredentials, .refreshTokenNotFound, .refreshTokenAlreadyUsed, .badCodeVerifier, .emailNotConfirmed,
+            .badIDToken, .providerDisabled:
             .badRequest
         case .noAuthorization:
             .unauthorized
@@ -106,6 +111,8 @@ enum AuthError: Error, Equatable {
         case .flowStateNotFound: "invalid flow state, no valid flow state found"
         case .badCodeVerifier: "code challenge does not match previously saved code verifier"
         case .emailNotConfirmed: "Email not confirmed"
+        case .badIDToken(let reason): "Bad ID token: \(reason)"
+        case .providerDisabled: "Provider (issuer \"https://appleid.apple.com\") is not enabled"
         }
     }
 }

@@ -11,6 +11,7 @@ struct TokenController: Sendable {
     let accounts: Accounts
     let sessions: Sessions
     let flows: CodeFlows
+    let apple: AppleSignIn
     /// `AUTH_EMAIL_CONFIRM`: sign-up answers the User only and mails a code to confirm the address.
     let confirmsEmail: Bool
     let addresses: ClientAddressResolver
@@ -35,12 +36,17 @@ struct TokenController: Sendable {
         var refreshToken: String?
         var authCode: String?
         var codeVerifier: String?
+        var provider: String?
+        var idToken: String?
+        var nonce: String?
 
         private enum CodingKeys: String, CodingKey {
             case email, password
             case refreshToken = "refresh_token"
             case authCode = "auth_code"
             case codeVerifier = "code_verifier"
+            case provider, nonce
+            case idToken = "id_token"
         }
     }
 
@@ -90,9 +96,15 @@ struct TokenController: Sendable {
             }
             let (tokens, user) = try await flows.exchange(authCode: code, verifier: verifier, userAgent: request.headers[.userAgent])
             return SessionResponse(tokens: tokens, user: user)
+        case "id_token":
+            let body = try await request.decodeJSON(as: TokenBody.self, context: context)
+            guard body.provider == "apple" else { throw AuthError.validationFailed("provider must be apple") }
+            guard let token = body.idToken, !token.isEmpty else { throw AuthError.validationFailed("id_token is required") }
+            let (tokens, user) = try await apple.signIn(idToken: token, nonce: body.nonce, userAgent: request.headers[.userAgent])
+            return SessionResponse(tokens: tokens, user: user)
         case let other:
             throw AuthError.validationFailed(
-                other == nil ? "grant_type is required" : "unsupported grant_type; use password, refresh_token or pkce"
+                other == nil ? "grant_type is required" : "unsupported grant_type; use password, refresh_token, pkce or id_token"
             )
         }
     }

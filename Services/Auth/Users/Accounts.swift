@@ -72,7 +72,14 @@ struct Accounts: Sendable {
             hasher: hasher
         )
         account.id = creation.id ?? account.id
-        return try await insert(account, role: creation.role, confirmed: creation.confirmed, signsIn: false, duplicateEmail: .emailExists) { _, _ in
+        return try await insert(
+            account,
+            role: creation.role,
+            confirmed: creation.confirmed,
+            proven: creation.confirmed,
+            signsIn: false,
+            duplicateEmail: .emailExists
+        ) { _, _ in
             ()
         }.1
     }
@@ -95,36 +102,70 @@ struct Accounts: Sendable {
         }
     }
 
-    /// Writes `account` with its email identity and its `auth.user.registered.v1` event, then
-    /// `then` in the same transaction (`signsIn`: the account is signed in as it is made).
+    /// An identity of another provider an account is made with (Sign in with Apple).
+    struct ProviderIdentity: Sendable {
+        var provider: String
+        var providerID: String
+        var data: [String: JSONValue]
+    }
+
+    /// Creates a confirmed account for `identity` (no password, its address proven by the
+    /// provider) and signs it in.
+    /// - Throws: `AuthError.emailExists` for a taken address.
+    func create(for identity: ProviderIdentity, email: String, userAgent: String?) async throws -> (IssuedTokens, UserRecord) {
+        let account = try await NewAccount(email: email, password: nil, metadata: [:], policy: passwordPolicy, hasher: hasher)
+        return try await insert(
+            account,
+            role: nil,
+            confirmed: true,
+            proven: true,
+            signsIn: true,
+            identity: identity,
+            duplicateEmail: .emailExists
+        ) { [sessions] user, connection in
+            try await sessions.start(for: user, userAgent: userAgent, on: connection)
+        }
+    }
+
+    /// Writes `account` with its identity (email, or `identity`) and its `auth.user.registered.v1`
+    /// event, then `then` in the same transaction (`signsIn`: the account is signed in as it is
+    /// made; `proven`: its address is known to be the person's, not only auto-confirmed).
     private func insert<Extra: Sendable>(
         _ account: NewAccount,
         role: UserRole?,
         confirmed: Bool,
+        proven: Bool = false,
         signsIn: Bool,
+        identity provided: ProviderIdentity? = nil,
         duplicateEmail: AuthError,
         then: @escaping @Sendable (UserRecord, PostgresConnection) async throws -> Extra
     ) async throws -> (Extra, UserRecord) {
         let id = account.id
-        let identity: [String: JSONValue] = [
-            "email": .string(account.email), "email_verified": .bool(confirmed), "phone_verified": .bool(false),
-            "sub": .string(id.uuidString.lowercased()),
-        ]
-        let identityJSON = try String(decoding: JSONEncoder().encode(identity), as: UTF8.self)
+        let identity =
+            provided
+            ?? ProviderIdentity(
+                provider: "email",
+                providerID: id.uuidString.lowercased(),
+                data: [
+                    "email": .string(account.email), "email_verified": .bool(confirmed), "phone_verified": .bool(false),
+                    "sub": .string(id.uuidString.lowercased()),
+                ]
+            )
+        let identityJSON = try String(decoding: JSONEncoder().encode(identity.data), as: UTF8.self)
         do {
             return try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
                 try await connection.query(
                     """
-                    INSERT INTO users (id, email, encrypted_password, user_metadata, role, email_confirmed_at, last_sign_in_at)
+                    INSERT INTO users (id, email, encrypted_password, user_metadata, role, email_confirmed_at, email_proven_at, last_sign_in_at)
                     VALUES (\(id), \(account.email), \(account.passwordHash), \(account.metadataJSON)::jsonb, \((role ?? .customer).rawValue),
-                            CASE WHEN \(confirmed) THEN now() END, CASE WHEN \(signsIn) THEN now() END)
+                            CASE WHEN \(confirmed) THEN now() END, CASE WHEN \(proven) THEN now() END, CASE WHEN \(signsIn) THEN now() END)
                     """,
                     logger: logger
                 )
                 try await connection.query(
                     """
                     INSERT INTO identities (id, user_id, provider, provider_id, identity_data, last_sign_in_at)
-                    VALUES (\(UUID()), \(id), 'email', \(id.uuidString.lowercased()), \(identityJSON)::jsonb, now())
+                    VALUES (\(UUID()), \(id), \(identity.provider), \(identity.providerID), \(identityJSON)::jsonb, now())
                     """,
                     logger: logger
                 )
@@ -154,7 +195,7 @@ struct Accounts: Sendable {
                 logger: logger
             )
             guard let row = try await rows.collect().first else { return nil }
-            return (try UserRecord(row: row), try row.makeRandomAccess()[17].decode(String?.self))
+            return (try UserRecord(row: row), try row.makeRandomAccess()[18].decode(String?.self))
         }
         guard try await hasher.verify(password, against: found?.1 ?? nil), let userID = found?.0.id else {
             throw AuthError.invalidCredentials

@@ -3,8 +3,28 @@ import Foundation
 import Identity
 import PostgresNIO
 
-/// A user as auth stores it, with its email identity.
+/// A user as auth stores it, with its email identity and any other (Apple's).
 struct UserRecord: Sendable {
+    /// An identity of another provider, as GoTrue lists it.
+    struct LinkedIdentity: Sendable, Decodable {
+        var id: UUID
+        var provider: String
+        var providerID: String
+        var identityData: [String: JSONValue]
+        var lastSignInAt: Double?
+        var createdAt: Double
+        var updatedAt: Double
+
+        private enum CodingKeys: String, CodingKey {
+            case id, provider
+            case providerID = "provider_id"
+            case identityData = "identity_data"
+            case lastSignInAt = "last_sign_in_at"
+            case createdAt = "created_at"
+            case updatedAt = "updated_at"
+        }
+    }
+
     struct EmailIdentity: Sendable {
         var id: UUID
         var identityData: [String: JSONValue]
@@ -28,15 +48,17 @@ struct UserRecord: Sendable {
     var createdAt: Date
     var updatedAt: Date
     var identity: EmailIdentity?
+    var linkedIdentities: [LinkedIdentity] = []
 
     var username: String? { userMetadata[UserMetadata.usernameKey]?.stringValue }
     var avatarURL: String? { userMetadata[UserMetadata.avatarURLKey]?.stringValue }
 
     /// `app_metadata`, as tokens and responses carry it. Set by auth only.
     var appMetadata: [String: JSONValue] {
-        [
-            "provider": .string("email"),
-            "providers": .array([.string("email")]),
+        let providers = (identity == nil ? [] : ["email"]) + linkedIdentities.map(\.provider)
+        return [
+            "provider": .string(providers.first ?? "email"),
+            "providers": .array(providers.map(JSONValue.string)),
             "role": .string(role.rawValue),
             "onboarded": .bool(onboarded),
         ]
@@ -46,7 +68,12 @@ struct UserRecord: Sendable {
     static let columns = """
         u.id, u.email, u.role, u.onboarded, u.user_metadata::text, u.email_confirmed_at, u.last_sign_in_at,
         u.created_at, u.updated_at, i.id, i.identity_data::text, i.last_sign_in_at, i.created_at, i.updated_at,
-        u.confirmation_sent_at, u.email_change, u.email_change_sent_at
+        u.confirmation_sent_at, u.email_change, u.email_change_sent_at,
+        (SELECT coalesce(json_agg(json_build_object(
+            'id', x.id, 'provider', x.provider, 'provider_id', x.provider_id, 'identity_data', x.identity_data,
+            'last_sign_in_at', extract(epoch FROM x.last_sign_in_at), 'created_at', extract(epoch FROM x.created_at),
+            'updated_at', extract(epoch FROM x.updated_at)) ORDER BY x.created_at), '[]')::text
+         FROM identities x WHERE x.user_id = u.id AND x.provider <> 'email')
         """
 
     /// `FROM` clause joining a user to its email identity.
@@ -68,6 +95,7 @@ struct UserRecord: Sendable {
         self.confirmationSentAt = try columns[14].decode(Date?.self)
         self.emailChange = try columns[15].decode(String?.self)
         self.emailChangeSentAt = try columns[16].decode(Date?.self)
+        self.linkedIdentities = try JSONDecoder().decode([LinkedIdentity].self, from: Data(try columns[17].decode(String.self).utf8))
         if let identityID = try columns[9].decode(UUID?.self) {
             let data = try columns[10].decode(String.self)
             identity = EmailIdentity(

@@ -63,6 +63,19 @@ struct UserResponse: ResponseEncodable {
             try entry.encode(GoTrueTimestamp.format(identity.createdAt), forKey: .createdAt)
             try entry.encode(GoTrueTimestamp.format(identity.updatedAt), forKey: .updatedAt)
         }
+        for linked in user.linkedIdentities {
+            var entry = identities.nestedContainer(keyedBy: IdentityKeys.self)
+            try entry.encode(linked.id.uuidString.lowercased(), forKey: .identityID)
+            try entry.encode(linked.providerID, forKey: .id)
+            try entry.encode(id, forKey: .userID)
+            try entry.encode(linked.identityData, forKey: .identityData)
+            try entry.encode(linked.provider, forKey: .provider)
+            try entry.encodeIfPresent(linked.identityData["email"]?.stringValue, forKey: .email)
+            let date = { (seconds: Double) in GoTrueTimestamp.format(Date(timeIntervalSince1970: seconds)) }
+            try entry.encodeIfPresent(linked.lastSignInAt.map(date), forKey: .lastSignInAt)
+            try entry.encode(date(linked.createdAt), forKey: .createdAt)
+            try entry.encode(date(linked.updatedAt), forKey: .updatedAt)
+        }
         try container.encode(GoTrueTimestamp.format(user.createdAt), forKey: .createdAt)
         try container.encode(GoTrueTimestamp.format(user.updatedAt), forKey: .updatedAt)
         try container.encodeIfPresent(user.emailConfirmedAt.map(GoTrueTimestamp.format), forKey: .emailConfirmedAt)
