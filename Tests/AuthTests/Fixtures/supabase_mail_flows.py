@@ -107,6 +107,19 @@ session = implicit.auth.set_session(fragment["access_token"], fragment["refresh_
 assert session.user.email == newcomer
 print("a magic link's implicit redirect signs in: ok")
 
+# A new address waits for both addresses' codes (the secure change, GoTrue's default).
+moved = address("py-moved")
+changed = implicit.auth.update_user({"email": moved})
+assert changed.user.email == newcomer and changed.user.new_email == moved, changed.user
+_, new_code, _ = newest_mail(moved)
+_, current_code, _ = newest_mail(newcomer, seen=2)
+first = httpx.post(f"{url}/auth/v1/verify", headers={"apikey": key},
+                   json={"type": "email_change", "email": moved, "token": new_code}, timeout=30)
+assert first.status_code == 200 and first.json()["msg"].startswith("Confirmation link accepted"), first.text
+applied = implicit.auth.verify_otp({"email": newcomer, "token": current_code, "type": "email_change"})
+assert applied.user.email == moved and applied.user.new_email is None, applied.user
+print("email change, confirmed from both addresses: ok")
+
 pkce = client("pkce")
 reader = address("py-pkce")
 pkce.auth.sign_up({"email": reader, "password": "correct horse battery"})
