@@ -144,7 +144,8 @@ struct AuthRoutes: Sendable {
             accounts: accounts,
             authenticator: authenticator,
             serviceToken: config.serviceToken,
-            mail: AdminController.CaughtMailReader(outbox: mailOutbox, client: client, logger: logger)
+            mail: AdminController.CaughtMailReader(outbox: mailOutbox, client: client, logger: logger),
+            flows: flows
         )
     }
 

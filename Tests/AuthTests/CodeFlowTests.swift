@@ -242,6 +242,35 @@ struct CodeFlowTests {
         }
     }
 
+    @Test func anAdminInvitesAndTheMailedCodeSignsTheInviteeIn() async throws {
+        try await AuthHarness.with(Self.settings) { auth in
+            let admin = try await auth.signUp()
+            try await auth.makeAdmin(admin.userID)
+            let someone = try await auth.signUp()
+            let invitee = AuthHarness.uniqueEmail("invited")
+            let refused = try await auth.call(.post, "/invite", json: ["email": invitee], bearer: someone.accessToken)
+            #expect(refused.status == 403 && refused.headers["x-sb-error-code"] == "not_admin")
+            let invited = try await auth.call(
+                .post,
+                "/invite",
+                json: ["email": invitee, "data": ["username": "newcomer"]],
+                bearer: admin.accessToken
+            )
+            #expect(invited.status == 200, "\(invited.text)")
+            #expect(try invited.json()["email_confirmed_at"] == nil)
+            let again = try await auth.call(.post, "/invite", json: ["email": invitee], bearer: admin.accessToken)
+            #expect(again.status == 422 && again.headers["x-sb-error-code"] == "email_exists")
+            let mail = try #require(try await auth.mail(to: invitee).first)
+            #expect(mail.subject == "You have been invited to Splash")
+            let session = try Session(
+                try await auth.call(.post, "/verify", json: ["type": "invite", "email": invitee, "token": try #require(mail.code)])
+            )
+            let user = try await auth.call(.get, "/user", bearer: session.accessToken).json()
+            #expect(user["email_confirmed_at"] is String)
+            #expect((user["user_metadata"] as? [String: Any])?["username"] as? String == "newcomer")
+        }
+    }
+
     @Test func theCatchersMailIsForAdminsOnly() async throws {
         try await AuthHarness.with { auth in
             let person = try await auth.signUp()

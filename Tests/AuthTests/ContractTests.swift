@@ -589,7 +589,7 @@ struct ContractTests {
             .deletingLastPathComponent().appendingPathComponent("Services/Auth/openapi.yaml")
         let document = try #require(try Yams.load(yaml: String(contentsOf: url, encoding: .utf8)) as? [String: Any])
         let paths = try #require(document["paths"] as? [String: [String: Any]])
-        #expect(paths.count == 17)
+        #expect(paths.count == 18)
         let operations = paths.flatMap { path, methods in methods.keys.map { (path, $0) } }
         try await AuthHarness.with { auth in
             for (path, method) in operations {

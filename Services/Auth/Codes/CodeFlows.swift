@@ -37,6 +37,20 @@ struct CodeFlows: Sendable {
         }
     }
 
+    /// `POST /invite` (an admin's): an account for `email`, unconfirmed and without a password, and
+    /// an invitation mail whose code or link signs it in (`/verify type=invite`).
+    /// - Throws: `AuthError.emailExists` for a taken address.
+    func invite(email raw: String, metadata: [String: JSONValue], redirectTo: String?) async throws -> UserRecord {
+        let address = try Self.address(raw)
+        let redirect = redirects.resolve(redirectTo)
+        let created = try await accounts.create(.init(id: nil, email: address, password: nil, confirmed: false, metadata: metadata, role: nil))
+        try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
+            try await codes.admitMail(AuthMailer.Kind.invite.rawValue, to: address, on: connection)
+            try await codes.mail(.invite, to: address, user: created.id, challenge: nil, redirectTo: redirect, on: connection)
+        }
+        return created
+    }
+
     /// `POST /recover`: mails a recovery code and link when `email` has an account, and does the
     /// same work and answers the same when it has not.
     func recover(email raw: String, challenge: OneTimeCodes.Challenge?, redirectTo: String?) async throws {

@@ -13,7 +13,8 @@ import ServiceKit
 /// its restaurants' owners this way); `GET /admin/users/{id}` reads one (an admin, or a service:
 /// notify looks up where a receipt goes); `GET /admin/users` lists every user, newest first, a page
 /// at a time (the console's Users page); `PUT /admin/users/{id}/role` sets a user's Splash role;
-/// `GET /admin/mail?to=` lists the mail the local stack's catcher kept (no `SMTP_URL`).
+/// `GET /admin/mail?to=` lists the mail the local stack's catcher kept (no `SMTP_URL`); `POST /invite`
+/// makes an account and mails it an invitation.
 struct AdminController: Sendable {
     /// The catcher's mail, read from auth's mail outbox.
     struct CaughtMailReader: Sendable {
@@ -26,6 +27,7 @@ struct AdminController: Sendable {
     let authenticator: BearerAuthenticator
     let serviceToken: ServiceToken?
     let mail: CaughtMailReader
+    let flows: CodeFlows
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.post("admin/users", use: create)
@@ -33,6 +35,21 @@ struct AdminController: Sendable {
         router.get("admin/users/:id", use: show)
         router.put("admin/users/:id/role", use: setRole)
         router.get("admin/mail", use: caughtMail)
+        router.post("invite", use: invite)
+    }
+
+    private struct InviteBody: Decodable {
+        var email: String?
+        var data: [String: JSONValue]?
+    }
+
+    /// `POST /invite` (GoTrue's, admins only): the invited account, mailed a code and link.
+    @Sendable func invite(_ request: Request, context: AppRequestContext) async throws -> UserResponse {
+        try await accounts.requireAdmin(try await authenticator.authenticate(request))
+        let body = try await request.decodeJSON(as: InviteBody.self, context: context)
+        guard let email = body.email, !email.isEmpty else { throw AuthError.validationFailed("An email address is required") }
+        let redirect = request.uri.queryParameters.get("redirect_to").map { String($0) }
+        return UserResponse(user: try await flows.invite(email: email, metadata: body.data ?? [:], redirectTo: redirect))
     }
 
     /// `{"items":[…]}`, newest first: every caught mail, or those to `to`; admins only.
