@@ -118,6 +118,9 @@ struct CodeFlowTests {
             #expect(policy.resolve("https://eu.splash.example/welcome") == "https://eu.splash.example/welcome")
             #expect(policy.resolve("https://a.b.splash.example/welcome") == "http://localhost:3000")
             #expect(policy.resolve("https://splash.example.evil.example/welcome") == "http://localhost:3000")
+            #expect(policy.resolve("https://evil?x=.splash.example/welcome") == "http://localhost:3000")
+            #expect(policy.resolve("https://evil.example#.splash.example/welcome") == "http://localhost:3000")
+            #expect(policy.resolve("https://me@evil.example/x.splash.example/welcome") == "http://localhost:3000")
             #expect(policy.resolve("http://localhost:3000/reset?x=1") == "http://localhost:3000/reset?x=1")
         }
     }

@@ -2,8 +2,10 @@ import Foundation
 
 /// Where a mailed link may send the browser: the site URL (`AUTH_SITE_URL`) and what lies under
 /// its origin, or a URL matching one of `AUTH_REDIRECT_URLS` — GoTrue's globs, where `*` is any run
-/// of characters without `.` or `/` and `**` any run at all (`splashedit://**`,
-/// `http://localhost:3000/**`). Anything else falls back to the site URL: never an open redirect.
+/// of characters within one part of a host or path (none of `. / ? # @ :`) and `**` any run at all
+/// (`splashedit://**`, `http://localhost:3000/**`). Anything else falls back to the site URL:
+/// never an open redirect (`https://*.splash.example/` does not let `https://evil?.splash.example/`
+/// through).
 struct RedirectPolicy: Sendable, Equatable {
     let siteURL: String
     let allowed: [String]
@@ -30,6 +32,9 @@ struct RedirectPolicy: Sendable, Equatable {
         glob(Array(pattern.unicodeScalars)[...], Array(text.unicodeScalars)[...])
     }
 
+    /// What a single `*` never crosses.
+    private static let partBoundaries: Set<Unicode.Scalar> = [".", "/", "?", "#", "@", ":"]
+
     private static func glob(_ pattern: ArraySlice<Unicode.Scalar>, _ text: ArraySlice<Unicode.Scalar>) -> Bool {
         guard let first = pattern.first else { return text.isEmpty }
         guard first == "*" else {
@@ -41,7 +46,7 @@ struct RedirectPolicy: Sendable, Equatable {
         var remaining = text
         while true {
             if glob(rest, remaining) { return true }
-            guard let next = remaining.first, anything || (next != "." && next != "/") else { return false }
+            guard let next = remaining.first, anything || !Self.partBoundaries.contains(next) else { return false }
             remaining = remaining.dropFirst()
         }
     }
