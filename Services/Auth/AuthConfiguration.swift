@@ -74,10 +74,10 @@ struct AuthConfiguration: ServiceConfiguration {
         mail = try MailSettings(from: reader)
         publicURL = try Self.httpURL(reader, "AUTH_PUBLIC_URL", default: "http://localhost:8080")
         let siteURL = try Self.httpURL(reader, "AUTH_SITE_URL", default: "http://localhost:8080")
-        let patterns = try reader.value("AUTH_REDIRECT_URLS", expected: "comma-separated URLs or globs (`*`, `**`)", default: [String]()) { raw in
-            raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        }
-        redirects = RedirectPolicy(siteURL: siteURL, allowed: patterns)
+        redirects = RedirectPolicy(
+            siteURL: siteURL,
+            allowed: try reader.list("AUTH_REDIRECT_URLS", expected: "comma-separated URLs or globs (`*`, `**`)")
+        )
         emailConfirm = try reader.bool("AUTH_EMAIL_CONFIRM", default: false)
         secureEmailChange = try reader.bool("AUTH_SECURE_EMAIL_CHANGE", default: true)
         apple = AppleSettings(
@@ -86,14 +86,11 @@ struct AuthConfiguration: ServiceConfiguration {
                 expected: "an https:// URL (http:// only to a loopback address)",
                 default: URL(string: "https://appleid.apple.com/auth/keys")!
             ) { raw in
-                guard let url = URL(string: raw), let host = url.host, !host.isEmpty else { return nil }
-                let loopback = host == "localhost" || host == "::1" || host.hasPrefix("127.")
-                return url.scheme == "https" || (url.scheme == "http" && loopback) ? url : nil
+                guard let url = URL(string: raw), url.host?.isEmpty == false else { return nil }
+                return url.scheme == "https" || (url.scheme == "http" && url.pointsToLoopback) ? url : nil
             },
             issuer: try reader.string("AUTH_APPLE_ISSUER", default: "https://appleid.apple.com"),
-            clientIDs: try reader.value("AUTH_APPLE_CLIENT_IDS", expected: "comma-separated bundle ids", default: [String]()) { raw in
-                raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            }
+            clientIDs: try reader.list("AUTH_APPLE_CLIENT_IDS", expected: "comma-separated bundle ids")
         )
         otpLifetime = try reader.duration("AUTH_OTP_TTL", default: .seconds(3_600), minimum: .seconds(60))
         mailTemplatesDirectory = try reader.optionalValue("AUTH_MAIL_TEMPLATES_DIR", expected: "a readable folder of .mustache files") { path in

@@ -1,6 +1,7 @@
 import CCurl
 import Foundation
 import NIOPosix
+import ServiceKit
 import Synchronization
 
 /// Where mail goes (`SMTP_URL`) and how: `smtp://[user:password@]host[:port]` upgraded with
@@ -17,13 +18,8 @@ package struct SMTPEndpoint: Sendable, Equatable {
     package init(url: URL, caFile: String?, requiresTLS: Bool? = nil) {
         self.url = url
         self.caFile = caFile
-        self.requiresTLS = requiresTLS ?? (url.scheme == "smtps" || !Self.isLoopback(url))
-    }
-
-    /// Whether the host is this machine: plain SMTP is allowed there.
-    package static func isLoopback(_ url: URL) -> Bool {
-        let host = (url.host ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        return host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        // Plain SMTP is allowed to this machine only.
+        self.requiresTLS = requiresTLS ?? (url.scheme == "smtps" || !url.pointsToLoopback)
     }
 }
 

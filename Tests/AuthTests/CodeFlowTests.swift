@@ -128,7 +128,7 @@ struct CodeFlowTests {
     @Test func aPKCELinkAnswersACodeThatOnlyItsVerifierExchangesOnce() async throws {
         try await AuthHarness.with(Self.settings) { auth in
             let person = try await auth.signUp()
-            let verifier = OneTimeCodes.newLinkToken() + OneTimeCodes.newLinkToken()
+            let verifier = OpaqueToken.random() + OpaqueToken.random()
             let challenge = Base64URL.encode(SHA256.hash(data: Data(verifier.utf8)))
             let asked = try await auth.call(
                 .post,
@@ -149,7 +149,7 @@ struct CodeFlowTests {
 
             // Another flow, exchanged right.
             let other = try await auth.signUp()
-            let plain = OneTimeCodes.newLinkToken() + "abcdefgh"
+            let plain = OpaqueToken.random() + "abcdefgh"
             _ = try await auth.call(.post, "/otp", json: ["email": other.email, "code_challenge": plain, "code_challenge_method": "plain"])
             let otherLink = try #require(try await auth.mail(to: other.email).first?.link)
             let otherCode = try #require(

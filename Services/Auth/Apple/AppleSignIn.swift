@@ -78,9 +78,8 @@ struct AppleSignIn: Sendable {
                 userID = id
             }
             guard let userID else { return nil }
-            try await connection.query("UPDATE users SET last_sign_in_at = now() WHERE id = \(userID)", logger: logger)
-            guard let user = try await connection.user(id: userID, logger: logger) else { throw AuthError.userNotFound }
-            return (try await sessions.start(for: user, userAgent: userAgent, on: connection), user)
+            guard let signedIn = try await sessions.signIn(userID, userAgent: userAgent, on: connection) else { throw AuthError.userNotFound }
+            return signedIn
         }
     }
 }

@@ -186,7 +186,7 @@ struct CodeFlows: Sendable {
                 try await connection.query(
                     """
                     INSERT INTO flow_states (auth_code_hash, user_id, code_challenge, code_challenge_method, authentication_method)
-                    VALUES (\(OneTimeCodes.digest(authCode)), \(redeemed.userID), \(challenge.value), \(challenge.method.rawValue), \(redeemed.kind.rawValue))
+                    VALUES (\(OpaqueToken.digest(authCode)), \(redeemed.userID), \(challenge.value), \(challenge.method.rawValue), \(redeemed.kind.rawValue))
                     """,
                     logger: logger
                 )
@@ -206,7 +206,7 @@ struct CodeFlows: Sendable {
             [self] connection in
             let rows = try await connection.query(
                 """
-                DELETE FROM flow_states WHERE auth_code_hash = \(OneTimeCodes.digest(authCode))
+                DELETE FROM flow_states WHERE auth_code_hash = \(OpaqueToken.digest(authCode))
                 RETURNING user_id, code_challenge, code_challenge_method, created_at > clock_timestamp() - \(window) * interval '1 second'
                 """,
                 logger: logger
@@ -306,32 +306,33 @@ struct CodeFlows: Sendable {
     /// Confirms the account (its address is proven) and starts a session.
     private func signIn(_ userID: UUID, userAgent: String?, on connection: PostgresConnection) async throws -> (IssuedTokens, UserRecord) {
         try await confirm(userID, on: connection)
-        try await connection.query("UPDATE users SET last_sign_in_at = now() WHERE id = \(userID)", logger: logger)
-        guard let user = try await connection.user(id: userID, logger: logger) else { throw AuthError.otpExpired }
-        return (try await sessions.start(for: user, userAgent: userAgent, on: connection), user)
+        guard let signedIn = try await sessions.signIn(userID, userAgent: userAgent, on: connection) else { throw AuthError.otpExpired }
+        return signedIn
     }
 
     /// Marks the address proven; the first time it is confirmed, with `auth.user.email-confirmed.v1`.
+    /// One statement: the address proven, the account confirmed and its email identity verified
+    /// (those two only the first time: then it answers when).
     private func confirm(_ userID: UUID, on connection: PostgresConnection) async throws {
-        try await connection.query(
-            "UPDATE users SET email_proven_at = now() WHERE id = \(userID) AND email_proven_at IS NULL",
-            logger: logger
-        )
         let rows = try await connection.query(
             """
-            UPDATE users SET email_confirmed_at = now(), updated_at = now() WHERE id = \(userID) AND email_confirmed_at IS NULL
-            RETURNING email_confirmed_at
+            WITH before AS (
+                SELECT email_confirmed_at IS NULL AS first FROM users WHERE id = \(userID) FOR UPDATE
+            ), marked AS (
+                UPDATE users u SET email_proven_at = coalesce(u.email_proven_at, now()),
+                    email_confirmed_at = coalesce(u.email_confirmed_at, now()),
+                    updated_at = CASE WHEN before.first THEN now() ELSE u.updated_at END
+                FROM before WHERE u.id = \(userID)
+                RETURNING before.first, u.email_confirmed_at
+            ), verified AS (
+                UPDATE identities SET identity_data = identity_data || '{"email_verified": true}'::jsonb, updated_at = now()
+                WHERE user_id = \(userID) AND provider = 'email' AND (SELECT first FROM marked)
+            )
+            SELECT email_confirmed_at FROM marked WHERE first
             """,
             logger: logger
         )
         guard let confirmedAt = try await rows.collect().first?.decode(Date.self) else { return }
-        try await connection.query(
-            """
-            UPDATE identities SET identity_data = identity_data || '{"email_verified": true}'::jsonb, updated_at = now()
-            WHERE user_id = \(userID) AND provider = 'email'
-            """,
-            logger: logger
-        )
         let event = EmailConfirmed(userId: userID, confirmedAt: confirmedAt)
         try await outbox.append(event, subject: event.aggregateID, on: connection, logger: logger)
     }

@@ -83,16 +83,19 @@ struct OneTimeCodes: Sendable {
         on connection: PostgresConnection
     ) async throws {
         let code = Self.newCode()
-        let linkToken = Self.newLinkToken()
+        let linkToken = OpaqueToken.random()
         let id = UUID()
         let real = user != nil
         let userID = user ?? UUID()
-        try await connection.query("DELETE FROM one_time_tokens WHERE user_id = \(userID) AND kind = \(kind.rawValue)", logger: logger)
+        // One statement: the codes of this kind mailed before voided, the new one stored (both see
+        // the statement's snapshot, so the new row is not among those voided).
         try await connection.query(
             """
-            WITH issued AS (
+            WITH voided AS (
+                DELETE FROM one_time_tokens WHERE user_id = \(userID) AND kind = \(kind.rawValue)
+            ), issued AS (
                 INSERT INTO one_time_tokens (id, user_id, kind, address, code_hash, link_hash, code_challenge, code_challenge_method, redirect_to, expires_at)
-                SELECT \(id), \(userID), \(kind.rawValue), \(address), \(Self.codeHash(code, address: address)), \(Self.digest(linkToken)),
+                SELECT \(id), \(userID), \(kind.rawValue), \(address), \(Self.codeHash(code, address: address)), \(OpaqueToken.digest(linkToken)),
                        \(challenge?.value), \(challenge?.method.rawValue), \(redirectTo),
                        clock_timestamp() + \(Double(lifetime.components.seconds)) * interval '1 second'
                 WHERE \(real)
@@ -137,7 +140,7 @@ struct OneTimeCodes: Sendable {
         let rows = try await connection.query(
             """
             DELETE FROM one_time_tokens
-            WHERE link_hash = \(Self.digest(token)) AND kind = ANY(\(kindNames)) AND expires_at > clock_timestamp()
+            WHERE link_hash = \(OpaqueToken.digest(token)) AND kind = ANY(\(kindNames)) AND expires_at > clock_timestamp()
             RETURNING \(unescaped: Self.spentColumns)
             """,
             logger: logger
@@ -182,16 +185,7 @@ struct OneTimeCodes: Sendable {
         return String(format: "%06d", Int.random(in: 0..<1_000_000, using: &generator))
     }
 
-    static func newLinkToken() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return Base64URL.encode((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
-    }
-
     static func codeHash(_ code: String, address: String) -> Data {
-        digest("\(address):\(code)")
-    }
-
-    static func digest(_ text: String) -> Data {
-        Data(SHA256.hash(data: Data(text.utf8)))
+        OpaqueToken.digest("\(address):\(code)")
     }
 }

@@ -72,14 +72,14 @@ struct CodesController: Sendable {
     struct Nothing: ResponseEncodable {}
 
     @Sendable func recover(_ request: Request, context: AppRequestContext) async throws -> Nothing {
-        try limit(request, context)
+        try requests.admit(request, context, addresses: addresses)
         let body = try await request.decodeJSON(as: FlowBody.self, context: context)
         try await flows.recover(email: try body.requireEmail(), challenge: try body.challenge(), redirectTo: redirectTo(request))
         return Nothing()
     }
 
     @Sendable func otp(_ request: Request, context: AppRequestContext) async throws -> Nothing {
-        try limit(request, context)
+        try requests.admit(request, context, addresses: addresses)
         let body = try await request.decodeJSON(as: FlowBody.self, context: context)
         try await flows.signInWithCode(
             email: try body.requireEmail(),
@@ -93,7 +93,7 @@ struct CodesController: Sendable {
 
     /// A Session, or GoTrue's message when one side of a secure email change is still to come.
     @Sendable func verify(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try limit(request, context)
+        try requests.admit(request, context, addresses: addresses)
         let body = try await request.decodeJSON(as: FlowBody.self, context: context)
         guard let type = body.type, !type.isEmpty else { throw AuthError.validationFailed("Verify requires a verification type") }
         let agent = request.headers[.userAgent]
@@ -126,7 +126,7 @@ struct CodesController: Sendable {
         let query = request.uri.queryParameters
         let requested = query.get("redirect_to")
         do {
-            try limit(request, context)
+            try requests.admit(request, context, addresses: addresses)
             guard let token = query.get("token"), !token.isEmpty, let type = query.get("type") else { throw AuthError.otpExpired }
             switch try await flows.verify(link: token, type: type, redirectTo: requested, userAgent: request.headers[.userAgent]) {
             case .session(let tokens, _, let redirect):
@@ -157,7 +157,7 @@ struct CodesController: Sendable {
     }
 
     @Sendable func resend(_ request: Request, context: AppRequestContext) async throws -> Nothing {
-        try limit(request, context)
+        try requests.admit(request, context, addresses: addresses)
         let body = try await request.decodeJSON(as: FlowBody.self, context: context)
         guard let type = body.type else { throw AuthError.validationFailed("Missing one of these types: signup, email_change") }
         try await flows.resend(type: type, email: try body.requireEmail(), secureEmailChange: secureEmailChange, redirectTo: redirectTo(request))
@@ -183,11 +183,6 @@ struct CodesController: Sendable {
 
     private func redirectTo(_ request: Request) -> String? {
         request.uri.queryParameters.get("redirect_to")
-    }
-
-    private func limit(_ request: Request, _ context: AppRequestContext) throws(AuthError) {
-        let key = addresses.resolve(peer: context.remoteAddress, forwardedFor: request.headers[.forwardedFor])
-        if let wait = requests.acquire(key) { throw .overRequestRateLimit(retryAfterSeconds: wait) }
     }
 }
 

@@ -52,7 +52,7 @@ struct TokenController: Sendable {
 
     /// A Session; with `AUTH_EMAIL_CONFIRM`, the User alone (GoTrue's answer before confirmation).
     @Sendable func signUp(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try limit(signUps, key: clientAddress(request, context))
+        try signUps.admit(request, context, addresses: addresses)
         let body = try await request.decodeJSON(as: SignUpBody.self, context: context)
         guard let email = body.email, !email.isEmpty else { throw AuthError.validationFailed("To signup, please provide your email") }
         guard let password = body.password, !password.isEmpty else { throw AuthError.validationFailed("Signup requires a valid password") }
@@ -75,7 +75,7 @@ struct TokenController: Sendable {
     }
 
     @Sendable func token(_ request: Request, context: AppRequestContext) async throws -> SessionResponse {
-        try limit(tokenRequests, key: clientAddress(request, context))
+        try tokenRequests.admit(request, context, addresses: addresses)
         switch request.uri.queryParameters.get("grant_type") {
         case "password":
             return try await signIn(request, context: context)
@@ -132,13 +132,4 @@ struct TokenController: Sendable {
         }
     }
 
-    private func clientAddress(_ request: Request, _ context: AppRequestContext) -> String {
-        addresses.resolve(peer: context.remoteAddress, forwardedFor: request.headers[.forwardedFor])
-    }
-
-    private func limit(_ limiter: RateLimiter, key: String) throws(AuthError) {
-        if let wait = limiter.acquire(key) {
-            throw .overRequestRateLimit(retryAfterSeconds: wait)
-        }
-    }
 }

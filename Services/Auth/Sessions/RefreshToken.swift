@@ -7,9 +7,7 @@ struct RefreshToken: Sendable, Equatable {
     let value: String
 
     static func generate() -> RefreshToken {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return RefreshToken(value: Base64URL.encode(bytes))
+        RefreshToken(value: OpaqueToken.random())
     }
 
     /// A token as a client presents it, or `nil` when it cannot be one of ours.
@@ -24,7 +22,7 @@ struct RefreshToken: Sendable, Equatable {
 
     /// What the database stores and looks the token up by.
     var hash: Data {
-        Data(SHA256.hash(data: Data(value.utf8)))
+        OpaqueToken.digest(value)
     }
 
     /// Seals `tokens` (what this token was exchanged for) under a key only this token's holder can

@@ -51,6 +51,14 @@ struct Sessions: Sendable {
         return try issuer.issue(for: user, sessionID: sessionID, authenticatedAt: createdAt, refreshToken: refreshToken)
     }
 
+    /// Signs `userID` in on `connection`, inside the caller's transaction: the account's
+    /// `last_sign_in_at`, then a new session. `nil` when the account is gone.
+    func signIn(_ userID: UUID, userAgent: String?, on connection: PostgresConnection) async throws -> (IssuedTokens, UserRecord)? {
+        try await connection.query("UPDATE users SET last_sign_in_at = now() WHERE id = \(userID)", logger: logger)
+        guard let user = try await connection.user(id: userID, logger: logger) else { return nil }
+        return (try await start(for: user, userAgent: userAgent, on: connection), user)
+    }
+
     /// Exchanges `presented` for a new pair.
     /// - Throws: `AuthError.refreshTokenNotFound` for a token that does not exist (or whose session
     ///   is gone), `.refreshTokenAlreadyUsed` for a token spent twice over presented after the reuse

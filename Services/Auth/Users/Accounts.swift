@@ -202,15 +202,16 @@ struct Accounts: Sendable {
         }
         if requiresConfirmation, found?.0.emailConfirmedAt == nil { throw AuthError.emailNotConfirmed }
         return try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
-            try await connection.query("UPDATE users SET last_sign_in_at = now() WHERE id = \(userID)", logger: logger)
             try await connection.query(
                 """
                 UPDATE identities SET last_sign_in_at = now() WHERE user_id = \(userID) AND provider = 'email'
                 """,
                 logger: logger
             )
-            guard let user = try await connection.user(id: userID, logger: logger) else { throw AuthError.invalidCredentials }
-            return (try await sessions.start(for: user, userAgent: userAgent, on: connection), user)
+            guard let signedIn = try await sessions.signIn(userID, userAgent: userAgent, on: connection) else {
+                throw AuthError.invalidCredentials
+            }
+            return signedIn
         }
     }
 

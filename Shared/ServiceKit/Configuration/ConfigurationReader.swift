@@ -62,6 +62,13 @@ package struct ConfigurationReader: Sendable {
         return try value(name, expected: expected, secret: secret, parse: parse)
     }
 
+    /// A comma-separated list, each item trimmed, empty items dropped; none when unset.
+    package func list(_ name: String, expected: String) throws(ConfigurationError) -> [String] {
+        try value(name, expected: expected, default: []) { raw in
+            raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+    }
+
     /// A non-empty string.
     package func string(_ name: String, default defaultValue: String? = nil, secret: Bool = false) throws(ConfigurationError) -> String {
         try value(name, expected: "a non-empty string", default: defaultValue, secret: secret) { $0 }
