@@ -40,7 +40,10 @@ package final class OneShot<Value: Sendable>: Sendable {
     }
 
     /// Whether the value has arrived.
-    package var isComplete: Bool { state.withLock { $0.value != nil } }
+    package var isComplete: Bool { current != nil }
+
+    /// The value if it has arrived, without waiting.
+    package var current: Value? { state.withLock { $0.value } }
 
     /// Waits for the value.
     package func value() async -> Value {

@@ -1,3 +1,5 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -49,4 +51,32 @@ private func bindWithoutListening(port: Int) -> (Int32, Int) {
         return (-1, 0)
     }
     return (socketDescriptor, Int(UInt16(bigEndian: address.sin_port)))
+}
+
+/// Whether process `pid` itself listens on TCP `port` (a socket of its own in LISTEN state, found
+/// through /proc), not merely whether something answers there: between `freePort()` and a
+/// server's bind another test's server may have taken the port, and would answer in its place.
+package func isListening(pid: Int32, port: Int) -> Bool {
+    let suffix = ":" + String(port, radix: 16, uppercase: true).leftPadded(to: 4)
+    var inodes = Set<String>()
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+        for line in text.split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            // sl, local_address, rem_address, st, tx:rx, tr:when, retrnsmt, uid, timeout, inode
+            guard fields.count > 9, fields[1].hasSuffix(suffix), fields[3] == "0A" else { continue }
+            inodes.insert(String(fields[9]))
+        }
+    }
+    guard !inodes.isEmpty, let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") else { return false }
+    return descriptors.contains { descriptor in
+        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(descriptor)") else { return false }
+        return target.hasPrefix("socket:[") && inodes.contains(String(target.dropFirst(8).dropLast()))
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        String(repeating: "0", count: max(0, width - count)) + self
+    }
 }

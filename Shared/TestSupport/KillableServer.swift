@@ -13,8 +13,10 @@ package final class KillableServer: @unchecked Sendable {
         process?.terminate()
     }
 
-    /// Runs `arguments` (through `/usr/bin/env`, its output discarded) and waits until `port`
-    /// takes connections.
+    /// Runs `arguments` (through `/usr/bin/env`, its output discarded) and waits until it
+    /// listens on `port`.
+    /// - Throws: `KillableServerExited` when the process ends first (as a server does when another
+    ///   took its port between `freePort()` and its bind: then someone else answers on the port).
     package func start(_ name: String, _ arguments: [String], port: Int, environment: [String: String]? = nil) async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -24,8 +26,17 @@ package final class KillableServer: @unchecked Sendable {
         if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new } }
         try process.run()
         lock.withLock { self.process = process }
-        try await waitUntilReady(name, timeout: .seconds(30)) { acceptsConnections(port: port) }
+        try await waitUntilReady(name, timeout: .seconds(30)) {
+            !process.isRunning || isListening(pid: process.processIdentifier, port: port)
+        }
+        guard process.isRunning else {
+            lock.withLock { self.process = nil }
+            throw KillableServerExited(name: name, port: port, status: process.terminationStatus)
+        }
     }
+
+    /// Whether the process is alive (started, and neither killed nor crashed).
+    package var isRunning: Bool { lock.withLock { process?.isRunning ?? false } }
 
     /// Kills the process and waits for it to end.
     package func kill() {
@@ -37,4 +48,13 @@ package final class KillableServer: @unchecked Sendable {
         Foundation.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
+}
+
+/// A test server that ended while starting, most likely because its port was taken.
+package struct KillableServerExited: Error, CustomStringConvertible {
+    package var name: String
+    package var port: Int
+    package var status: Int32
+
+    package var description: String { "\(name) exited with status \(status) while starting on port \(port)" }
 }

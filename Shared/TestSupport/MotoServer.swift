@@ -8,7 +8,7 @@ import S3Blobs
 /// installs), a server nobody here wrote. Each instance is its own process and port; `stop()` kills
 /// it at once (a server going away mid-request), `start()` brings it back on the same port, empty.
 package final class MotoServer: @unchecked Sendable {
-    package let port: Int
+    package private(set) var port: Int
     private let server = KillableServer()
 
     package var endpoint: URL { URL(string: "http://127.0.0.1:\(port)")! }
@@ -20,10 +20,21 @@ package final class MotoServer: @unchecked Sendable {
 
     /// - Parameter authenticating: whether requests must be signed with a user's real keys (moto's
     ///   IAM checks on); otherwise any keys are taken.
+    /// - Throws: `KillableServerExited` when moto could not start on three free ports in a row.
     package init(authenticating: Bool = false) async throws {
         port = freePort()
         self.authenticating = authenticating
-        try await start()
+        var attempt = 1
+        while true {
+            do {
+                try await start()
+                break
+            } catch is KillableServerExited where attempt < 3 {
+                // Another test's server took the port before moto bound it.
+                attempt += 1
+                port = freePort()
+            }
+        }
         if authenticating { try await makeUser() }
     }
 
@@ -56,6 +67,9 @@ package final class MotoServer: @unchecked Sendable {
             environment: authenticating ? ["INITIAL_NO_AUTH_ACTION_COUNT": "4"] : nil
         )
     }
+
+    /// Whether moto is up (not killed, not crashed).
+    package var isRunning: Bool { server.isRunning }
 
     /// Kills the server (SIGKILL: no goodbye to the connections it has).
     package func stop() {

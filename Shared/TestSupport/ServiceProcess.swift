@@ -84,7 +84,9 @@ package final class ServiceProcess: Sendable {
         do {
             try await waitUntilReady(binary.lastPathComponent, timeout: timeout) {
                 guard !exited.isComplete else { return true }
+                // Its own /readyz: not another test's service that took the port first.
                 return (try? await HTTPClient.shared.get(url: url).get().status.code) == 200
+                    && isListening(pid: process.processIdentifier, port: port)
             }
             if exited.isComplete {
                 let text = output.text
@@ -98,6 +100,9 @@ package final class ServiceProcess: Sendable {
         if case .ready = outcome {} else { await stop(process, exited: exited) }
         return (port, output, process, exited, outcome)
     }
+    /// Whether the process has ended (crashed, or stopped), with its exit status.
+    package var exitStatus: Int32? { exited.current }
+
     /// The process id, for /proc readings such as `ProcessCPU`.
     package var pid: pid_t { process.processIdentifier }
 
