@@ -21,7 +21,7 @@ let authSchema = "auth"
 
 /// Builds the auth service: applies its migrations (its own and the event bus's) and makes sure
 /// its topic exists, then assembles the HTTP routes under `/auth/v1`, the Postgres pool, the Kafka
-/// producer and the outbox relay.
+/// producer and the outbox relay, the mail relay, and the consumer of `tracking.restaurants`.
 /// - Throws: when a migration does not apply or Kafka refuses to create the topic.
 func buildApplication(_ config: AuthConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
     let logger = runtime.logger
@@ -29,7 +29,7 @@ func buildApplication(_ config: AuthConfiguration, runtime: ServiceRuntime) asyn
         "auth",
         schema: authSchema,
         migrations: try Migration.load(bundle: .module),
-        topics: [TopicCatalog.authUsers],
+        topics: [TopicCatalog.authUsers] + ConsumerGroupCatalog.auth.topics,
         settings: config.standard,
         logger: logger
     )
@@ -48,6 +48,14 @@ func buildApplication(_ config: AuthConfiguration, runtime: ServiceRuntime) asyn
     parts.services.append(MailRelay(outbox: mailOutbox, client: client, destination: config.mail.destination, logger: logger))
     let http = HTTPClient.standard(logger: logger)
     parts.services.append(HTTPClientService(client: http))
+    let owners = RestaurantOwners(logger: logger)
+    parts.services.append(
+        base.consumer(group: config.consumerGroup, topics: ConsumerGroupCatalog.auth.topics, registry: RestaurantOwners.registry) {
+            received,
+            connection in
+            try await owners.apply(received.event, on: connection)
+        }
+    )
     let routes = try AuthRoutes(config: config, client: client, http: http, outbox: base.outbox, mailOutbox: mailOutbox, logger: logger)
     let verifier = AccessTokenVerifier(keys: config.verificationKeys, issuer: config.issuer)
     let data = DataController(tables: AuthDataTables.tables(client: client, logger: logger), logger: logger) { token throws(AccessTokenError) in
@@ -96,10 +104,19 @@ struct AuthRoutes: Sendable {
             siteURL: config.redirects.siteURL,
             lifetime: config.otpLifetime
         )
+        let oneTimeCodes = OneTimeCodes(mailer: mailer, outbox: mailOutbox, lifetime: config.otpLifetime, logger: logger)
+        let deletion = AccountDeletion(
+            client: client,
+            outbox: outbox,
+            mailOutbox: mailOutbox,
+            hasher: PasswordHasher(cost: config.bcryptCost),
+            codes: oneTimeCodes,
+            logger: logger
+        )
         let flows = CodeFlows(
             client: client,
             outbox: outbox,
-            codes: OneTimeCodes(mailer: mailer, outbox: mailOutbox, lifetime: config.otpLifetime, logger: logger),
+            codes: oneTimeCodes,
             accounts: accounts,
             sessions: sessions,
             redirects: config.redirects,
@@ -137,6 +154,7 @@ struct AuthRoutes: Sendable {
             sessions: sessions,
             authenticator: authenticator,
             flows: flows,
+            deletion: deletion,
             secureEmailChange: config.secureEmailChange
         )
         publicRoutes = PublicController(accounts: accounts, keys: JSONWebKeySet(keys: config.verificationKeys.map(\.jwk)))
@@ -145,7 +163,8 @@ struct AuthRoutes: Sendable {
             authenticator: authenticator,
             serviceToken: config.serviceToken,
             mail: AdminController.CaughtMailReader(outbox: mailOutbox, client: client, logger: logger),
-            flows: flows
+            flows: flows,
+            deletion: deletion
         )
     }
 

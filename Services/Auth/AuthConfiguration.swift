@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import Identity
 import Mail
@@ -42,6 +43,8 @@ struct AuthConfiguration: ServiceConfiguration {
     var secureEmailChange: Bool
     /// Sign in with Apple: its keys, issuer and the apps' bundle ids.
     var apple: AppleSettings
+    /// The consumer group auth reads `tracking.restaurants` in (who owns restaurants).
+    var consumerGroup: String
 
     init(from reader: ConfigurationReader) throws(ConfigurationError) {
         standard = try StandardSettings(from: reader, defaultPort: 8081)
@@ -92,6 +95,7 @@ struct AuthConfiguration: ServiceConfiguration {
             issuer: try reader.string("AUTH_APPLE_ISSUER", default: "https://appleid.apple.com"),
             clientIDs: try reader.list("AUTH_APPLE_CLIENT_IDS", expected: "comma-separated bundle ids")
         )
+        consumerGroup = try reader.string("AUTH_CONSUMER_GROUP", default: ConsumerGroupCatalog.auth.name)
         otpLifetime = try reader.duration("AUTH_OTP_TTL", default: .seconds(3_600), minimum: .seconds(60))
         mailTemplatesDirectory = try reader.optionalValue("AUTH_MAIL_TEMPLATES_DIR", expected: "a readable folder of .mustache files") { path in
             var isFolder: ObjCBool = false

@@ -8,6 +8,10 @@ public enum ConsumerGroupCatalog {
         public var topics: [Topic]
     }
 
+    /// auth's projection of who owns restaurants (`AUTH_CONSUMER_GROUP`): an owner's account is
+    /// not deleted until they are handed over.
+    public static let auth = Group(name: "auth", service: "auth", topics: [TopicCatalog.trackingRestaurants])
+
     /// social's projections of profiles and renders (`SOCIAL_PROJECTION_GROUP`).
     public static let socialProjections = Group(
         name: "social-projections",
@@ -27,5 +31,5 @@ public enum ConsumerGroupCatalog {
         ]
     )
 
-    public static let all = [socialProjections, renderWorkers, notify]
+    public static let all = [auth, socialProjections, renderWorkers, notify]
 }

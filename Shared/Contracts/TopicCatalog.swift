@@ -3,7 +3,8 @@
 /// docker-compose, and `DeploymentTests` checks that the two agree.
 public enum TopicCatalog {
     /// Keyed by user id: `auth.user.registered.v1`, `auth.profile.updated.v1`,
-    /// `auth.user.onboarding-completed.v1`.
+    /// `auth.user.onboarding-completed.v1`, `auth.user.email-confirmed.v1`,
+    /// `auth.user.email-changed.v1`, `auth.user.deleted.v1`.
     public static let authUsers = Topic("auth.users", partitions: 6, retention: .days(30), cleanupPolicy: .compactAndDelete)
     /// Keyed by edit id: `render.edit.requested.v1`.
     public static let renderJobs = Topic("render.jobs", partitions: 12, retention: .days(1))
@@ -18,6 +19,14 @@ public enum TopicCatalog {
     /// Keyed by driver id: `tracking.driver.location-updated.v1`.
     public static let trackingLocations = Topic("tracking.locations", partitions: 12, retention: .hours(1))
 
+    /// Keyed by user id, one per erasing service: `<service>.user.erased.v1`, what the service
+    /// removed of a deleted user (`Erasures`). Kept as long as `auth.users`.
+    public static let socialErasures = Topic("social.erasures", partitions: 3, retention: .days(30))
+    public static let renderErasures = Topic("render.erasures", partitions: 3, retention: .days(30))
+    public static let catalogErasures = Topic("catalog.erasures", partitions: 3, retention: .days(30))
+    public static let trackingErasures = Topic("tracking.erasures", partitions: 3, retention: .days(30))
+    public static let notifyErasures = Topic("notify.erasures", partitions: 3, retention: .days(30))
+
     /// Keyed by channel topic: Supabase Realtime broadcasts between the gateway's replicas (a
     /// client's message to the others on its channel). Not domain events: JSON of the gateway's
     /// own, read by the gateways only.
@@ -26,6 +35,7 @@ public enum TopicCatalog {
     /// The topics events are published to.
     public static let eventTopics: [Topic] = [
         authUsers, renderJobs, renderResults, socialActivity, trackingOrders, trackingLocations, trackingRestaurants,
+        socialErasures, renderErasures, catalogErasures, trackingErasures, notifyErasures,
     ]
 
     /// Every topic, dead-letter topics included.

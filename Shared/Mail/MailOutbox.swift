@@ -81,6 +81,24 @@ package struct MailOutbox: Sendable {
 
     var table: String { "\"\(schema)\".mail_outbox" }
 
+    /// Removes every mail to `addresses` (any case) or to `user`, sent or not, on `connection`'s
+    /// transaction: a deleted account's mail, which may carry its address and codes.
+    /// - Returns: how many there were.
+    @discardableResult
+    package func erase(addresses: [String] = [], user: UUID?, on connection: PostgresConnection, logger: Logger) async throws -> Int {
+        let lowered = addresses.map { $0.lowercased() }
+        let rows = try await connection.query(
+            """
+            WITH gone AS (
+                DELETE FROM \(unescaped: table) WHERE lower(to_address) = ANY(\(lowered)) OR to_user = \(user) RETURNING 1
+            )
+            SELECT count(*) FROM gone
+            """,
+            logger: logger
+        )
+        return try await rows.collect().first?.decode(Int.self) ?? 0
+    }
+
     /// The mail the catcher kept, newest first: to `address` (any case) or to anyone.
     package func caught(to address: String?, limit: Int, client: PostgresClient, logger: Logger) async throws -> [CaughtMail] {
         let rows = try await client.query(

@@ -453,8 +453,13 @@ struct ContractTests {
                 ).status == 200
             )
             #expect(try await auth.call(.post, "/user/onboarding", bearer: session.accessToken).status == 200)
+            #expect(try await auth.call(.delete, "/user", json: ["password": "correct horse 1"], bearer: session.accessToken).status == 204)
             let events = try await auth.publishedEvents(of: session.userID)
-            #expect(Set(events.map(\.type)) == ["auth.user.registered.v1", "auth.profile.updated.v1", "auth.user.onboarding-completed.v1"])
+            #expect(
+                Set(events.map(\.type)) == [
+                    "auth.user.registered.v1", "auth.profile.updated.v1", "auth.user.onboarding-completed.v1", "auth.user.deleted.v1",
+                ]
+            )
             let report = try await EventSchemaCheck.validate(events)
             #expect(report.contains("validated \(events.count) payload(s), 0 failure(s)"), "\(report)")
         }
@@ -589,7 +594,7 @@ struct ContractTests {
             .deletingLastPathComponent().appendingPathComponent("Services/Auth/openapi.yaml")
         let document = try #require(try Yams.load(yaml: String(contentsOf: url, encoding: .utf8)) as? [String: Any])
         let paths = try #require(document["paths"] as? [String: [String: Any]])
-        #expect(paths.count == 18)
+        #expect(paths.count == 19)
         let operations = paths.flatMap { path, methods in methods.keys.map { (path, $0) } }
         try await AuthHarness.with { auth in
             for (path, method) in operations {

@@ -14,6 +14,9 @@ struct AuthMailer: Sendable {
         /// A changed address: the code to the new address, and (secure change) to the current one.
         case emailChange = "email_change"
         case emailChangeCurrent = "email_change_current"
+        /// The nonce `GET /reauthenticate` mails: spent by `DELETE /user` (and a password change
+        /// under `AUTH_SECURE_PASSWORD_CHANGE`), never by `/verify`.
+        case reauthentication
 
         /// The `type` a link carries and `/verify` takes: both sides of a change are `email_change`.
         var verifyType: String { self == .emailChangeCurrent ? Kind.emailChange.rawValue : rawValue }

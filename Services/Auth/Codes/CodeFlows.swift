@@ -359,10 +359,10 @@ struct CodeFlows: Sendable {
     /// The kinds of code a `/verify` type accepts: `email` is any code mailed to the address.
     static func kinds(_ type: String) throws(AuthError) -> [AuthMailer.Kind] {
         switch type {
-        case "email": return AuthMailer.Kind.allCases
+        case "email": return AuthMailer.Kind.allCases.filter { $0 != .reauthentication }
         case AuthMailer.Kind.emailChange.rawValue: return [.emailChange, .emailChangeCurrent]
         default:
-            guard let kind = AuthMailer.Kind(rawValue: type), kind != .emailChangeCurrent else {
+            guard let kind = AuthMailer.Kind(rawValue: type), kind != .emailChangeCurrent, kind != .reauthentication else {
                 throw .validationFailed("type must be one of signup, magiclink, recovery, invite, email_change, email")
             }
             return [kind]

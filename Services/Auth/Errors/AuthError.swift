@@ -30,6 +30,9 @@ enum AuthError: Error, Equatable {
     case emailNotConfirmed
     case badIDToken(String)
     case providerDisabled
+    case reauthenticationNeeded
+    case reauthenticationNotValid
+    case userOwnsRestaurants(Int)
 
     enum WeakPasswordReason: String, Codable, Equatable {
         case length, characters, pwned
@@ -62,14 +65,19 @@ enum AuthError: Error, Equatable {
         case .emailNotConfirmed: "email_not_confirmed"
         case .badIDToken: "bad_jwt"
         case .providerDisabled: "provider_disabled"
+        case .reauthenticationNeeded: "reauthentication_needed"
+        case .reauthenticationNotValid: "reauthentication_not_valid"
+        case .userOwnsRestaurants: "user_owns_restaurants"
         }
     }
 
     var status: HTTPResponse.Status {
         switch self {
         case .validationFailed, .badJSON, .invalidCredentials, .refreshTokenNotFound, .refreshTokenAlreadyUsed, .badCodeVerifier, .emailNotConfirmed,
-            .badIDToken, .providerDisabled:
+            .badIDToken, .providerDisabled, .reauthenticationNeeded, .reauthenticationNotValid:
             .badRequest
+        case .userOwnsRestaurants:
+            .conflict
         case .noAuthorization:
             .unauthorized
         case .badJWT, .sessionNotFound, .sessionExpired, .notAdmin, .otpExpired:
@@ -113,6 +121,10 @@ enum AuthError: Error, Equatable {
         case .emailNotConfirmed: "Email not confirmed"
         case .badIDToken(let reason): "Bad ID token: \(reason)"
         case .providerDisabled: "Provider (issuer \"https://appleid.apple.com\") is not enabled"
+        case .reauthenticationNeeded: "Deleting the account requires the password or a nonce from /reauthenticate"
+        case .reauthenticationNotValid: "Requires reauthentication"
+        case .userOwnsRestaurants(let count):
+            "The account owns \(count == 1 ? "a restaurant" : "\(count) restaurants"): an admin must hand \(count == 1 ? "it" : "them") over before it can be deleted"
         }
     }
 }

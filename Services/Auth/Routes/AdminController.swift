@@ -14,7 +14,8 @@ import ServiceKit
 /// notify looks up where a receipt goes); `GET /admin/users` lists every user, newest first, a page
 /// at a time (the console's Users page); `PUT /admin/users/{id}/role` sets a user's Splash role;
 /// `GET /admin/mail?to=` lists the mail the local stack's catcher kept (no `SMTP_URL`); `POST /invite`
-/// makes an account and mails it an invitation.
+/// makes an account and mails it an invitation; `DELETE /admin/users/{id}` deletes an account
+/// (an admin or a service), as `DELETE /user` does.
 struct AdminController: Sendable {
     /// The catcher's mail, read from auth's mail outbox.
     struct CaughtMailReader: Sendable {
@@ -28,11 +29,13 @@ struct AdminController: Sendable {
     let serviceToken: ServiceToken?
     let mail: CaughtMailReader
     let flows: CodeFlows
+    let deletion: AccountDeletion
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.post("admin/users", use: create)
         router.get("admin/users", use: list)
         router.get("admin/users/:id", use: show)
+        router.delete("admin/users/:id", use: delete)
         router.put("admin/users/:id/role", use: setRole)
         router.get("admin/mail", use: caughtMail)
         router.post("invite", use: invite)
@@ -157,6 +160,13 @@ struct AdminController: Sendable {
         try await requireAdminOrService(request)
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw AuthError.userNotFound }
         return UserResponse(user: try await accounts.user(id))
+    }
+
+    /// `DELETE /admin/users/{id}` (an admin, or a service): the deleted User, as it was.
+    @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> UserResponse {
+        try await requireAdminOrService(request)
+        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw AuthError.userNotFound }
+        return UserResponse(user: try await deletion.delete(id))
     }
 
     @Sendable func setRole(_ request: Request, context: AppRequestContext) async throws -> UserResponse {

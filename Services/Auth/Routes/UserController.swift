@@ -3,18 +3,22 @@ import Hummingbird
 import Identity
 import ServiceKit
 
-/// The signed-in user's own routes: `GET`/`PUT /user`, `POST /user/onboarding`, `POST /logout`.
+/// The signed-in user's own routes: `GET`/`PUT`/`DELETE /user`, `GET /reauthenticate`,
+/// `POST /user/onboarding`, `POST /logout`.
 struct UserController: Sendable {
     let accounts: Accounts
     let sessions: Sessions
     let authenticator: BearerAuthenticator
     let flows: CodeFlows
+    let deletion: AccountDeletion
     /// `AUTH_SECURE_EMAIL_CHANGE`: a new address is confirmed from the current one too.
     let secureEmailChange: Bool
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.get("user", use: user)
         router.put("user", use: update)
+        router.delete("user", use: delete)
+        router.get("reauthenticate", use: reauthenticate)
         router.post("user/onboarding", use: completeOnboarding)
         router.post("logout", use: logout)
     }
@@ -53,6 +57,27 @@ struct UserController: Sendable {
             user = try await accounts.user(session.userID)
         }
         return UserResponse(user: user)
+    }
+
+    /// `GET /reauthenticate`: `{}`, and a nonce mailed to the account's address.
+    @Sendable func reauthenticate(_ request: Request, context: AppRequestContext) async throws -> CodesController.Nothing {
+        try await deletion.reauthenticate(try await authenticator.authenticate(request))
+        return CodesController.Nothing()
+    }
+
+    private struct DeleteBody: Decodable {
+        var password: String?
+        var nonce: String?
+    }
+
+    /// `DELETE /user` with `{"password"}` or `{"nonce"}`: 204, the account gone.
+    @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let session = try await authenticator.authenticate(request)
+        let body = try await request.decodeJSON(as: DeleteBody.self, context: context)
+        let proof: AccountDeletion.Proof? =
+            if let password = body.password, !password.isEmpty { .password(password) } else { body.nonce.flatMap { $0.isEmpty ? nil : .nonce($0) } }
+        try await deletion.deleteOwn(session, proof: proof)
+        return Response(status: .noContent)
     }
 
     @Sendable func completeOnboarding(_ request: Request, context: AppRequestContext) async throws -> UserResponse {

@@ -97,3 +97,20 @@ public struct OnboardingCompleted: DomainEvent {
 
     public var aggregateID: String { userId.uuidString.lowercased() }
 }
+
+/// `auth.user.deleted.v1`: the account is gone (the person deleted it, or an admin did). Every
+/// service that keeps anything of the user erases it and acknowledges on its erasures topic
+/// (`ErasureAcknowledgement`). No address, no name.
+public struct UserDeleted: DomainEvent {
+    public static let type = "auth.user.deleted.v1"
+    public static let topic = TopicCatalog.authUsers
+    public var userId: UUID
+    public var deletedAt: Date
+
+    public init(userId: UUID, deletedAt: Date) {
+        self.userId = userId
+        self.deletedAt = deletedAt
+    }
+
+    public var aggregateID: String { userId.uuidString.lowercased() }
+}

@@ -59,6 +59,7 @@ struct AuthHarness: Sendable {
                 "AUTH_RATE_LIMIT_TOKEN": "100000/1m",
                 "AUTH_RATE_LIMIT_SIGNUP": "100000/1m",
                 "AUTH_RATE_LIMIT_FAILED_SIGN_INS": "100000/1m",
+                "AUTH_CONSUMER_GROUP": "auth-test-\(UUID().uuidString.prefix(8))",
             ],
             overrides: overrides
         )
