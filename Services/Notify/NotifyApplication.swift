@@ -21,7 +21,7 @@ enum NotifyEvents {
     static let registry = EventRegistry([
         OrderPlaced.self, OrderStatusChanged.self, DriverAssigned.self, OrderArriving.self, RestaurantChanged.self,
         PhotoLiked.self, PostCreated.self, PostDeleted.self, UserRegistered.self, ProfileUpdated.self, EditCompleted.self,
-        EditFailed.self,
+        EditFailed.self, UserDeleted.self,
     ])
 }
 
@@ -37,7 +37,7 @@ func buildApplication(_ config: NotifyConfiguration, runtime: ServiceRuntime) as
         "notify",
         schema: notifySchema,
         migrations: try Migration.load(bundle: .module),
-        topics: NotifyEvents.topics,
+        topics: NotifyEvents.topics + [TopicCatalog.notifyErasures],
         settings: config.standard,
         logger: logger
     )
@@ -74,6 +74,7 @@ func buildApplication(_ config: NotifyConfiguration, runtime: ServiceRuntime) as
         queue: queue,
         likes: likes,
         receipts: directory.map { _ in Receipts(outbox: mailOutbox, logger: logger) },
+        erasure: UserErasure(outbox: base.outbox, mailOutbox: mailOutbox, logger: logger),
         wakeup: wakeup,
         logger: logger
     )

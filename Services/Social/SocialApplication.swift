@@ -34,7 +34,7 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
         "social",
         schema: socialSchema,
         migrations: try Migration.load(bundle: .module),
-        topics: [TopicCatalog.socialActivity] + Projections.topics,
+        topics: [TopicCatalog.socialActivity, TopicCatalog.socialErasures] + Projections.topics,
         settings: config.standard,
         client: clientConfiguration,
         logger: logger
@@ -59,7 +59,7 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
     let likes = LikeStore(client: client, outbox: outbox, photos: photos, logger: logger)
     let collections = CollectionStore(client: client, outbox: outbox, photos: photos, logger: logger)
     let posts = PostStore(client: client, outbox: outbox, objects: objects, catalog: catalog, photos: photos, renderer: renderer, logger: logger)
-    let projections = Projections(logger: logger)
+    let projections = Projections(erasure: UserErasure(outbox: outbox, objects: objects, logger: logger), logger: logger)
     let data = DataController(
         tables: SocialDataTables(client: client, likes: likes, collections: collections, posts: posts, logger: logger).tables,
         logger: logger

@@ -23,6 +23,27 @@ extension TestDatabase {
     }
 }
 
+extension TestDatabase {
+    /// The ids of the events of `type` keyed `key` in `schema`'s outbox, oldest first: what this
+    /// service instance published, told apart from other instances' on a topic the tests share.
+    package func outboxEventIDs(schema: String, type: String, key: String) async throws -> [UUID] {
+        try await withClient { client in
+            try await client.query(
+                PostgresQuery(
+                    unsafeSQL: "SELECT event_id FROM \(schema).outbox WHERE type = $1 AND key = $2 ORDER BY id",
+                    binds: {
+                        var binds = PostgresBindings()
+                        binds.append(type)
+                        binds.append(key)
+                        return binds
+                    }()
+                )
+            )
+            .collect().map { try $0.decode(UUID.self) }
+        }
+    }
+}
+
 package enum PublishedEventsError: Error {
     case outboxNotPublished(String)
 }

@@ -14,10 +14,15 @@ struct EventIntake: Sendable {
     let likes: LikeWindows
     /// `nil` when receipts cannot be addressed (no service token for auth).
     let receipts: Receipts?
+    let erasure: UserErasure
     let wakeup: Wakeup
     let logger: Logger
 
     func apply(_ received: ReceivedEvent, on connection: PostgresConnection) async throws {
+        if let deleted = received.event as? UserDeleted {
+            try await erasure.erase(deleted, on: connection)
+            return
+        }
         try await projections.apply(received.event, on: connection)
         let occasion = Occasion(received.envelope)
         let due: Int

@@ -6,13 +6,14 @@ import PostgresNIO
 
 /// What social keeps of other services' data, from their events, each through the inbox (a
 /// redelivered event has its effect once): people's usernames and avatars from `auth.users`, and
-/// completed edits from `render.results`.
+/// completed edits from `render.results`; and a deleted user's erasure (`UserErasure`).
 struct Projections: Sendable {
     /// The projections' name in the inbox.
     static let consumer = "social-projections"
     static let topics = ConsumerGroupCatalog.socialProjections.topics
-    static let registry = EventRegistry([UserRegistered.self, ProfileUpdated.self, EditCompleted.self])
+    static let registry = EventRegistry([UserRegistered.self, ProfileUpdated.self, EditCompleted.self, UserDeleted.self])
 
+    let erasure: UserErasure
     let logger: Logger
 
     /// Applies one event on `connection`, inside the inbox's transaction (done for the service).
@@ -32,6 +33,8 @@ struct Projections: Sendable {
                 """,
                 logger: logger
             )
+        case let deleted as UserDeleted:
+            try await erasure.erase(deleted, on: connection)
         default:
             break
         }
