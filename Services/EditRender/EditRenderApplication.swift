@@ -87,6 +87,7 @@ func buildApplication(_ config: EditRenderConfiguration, runtime: ServiceRuntime
         // Fetched as the API starts and kept fresh, so no request waits for it; workers verify
         // no tokens.
         parts.services.append(keys)
+        base.refusingDeletedUsers(of: keys, in: &parts)
     }
     logger.info("edit-render starting", metadata: ["role": "\(config.role.rawValue)", "workers": "\(config.workers)"])
     return makeServiceApplication(parts, context: AppRequestContext.self) { router in

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import EventBus
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -53,12 +54,23 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
     let changes = ChangeHub(windowCapacity: config.realtime.replayEvents, windowAge: config.realtime.replayAge, metrics: hub.metrics)
     let producer = try KafkaProducer(configuration: config.realtime.events.producer(clientID: "gateway-\(config.realtime.replica)"), logger: logger)
     let broadcasts = BroadcastRelay(producer: producer, hub: changes, replica: config.realtime.replica, logger: logger)
+    let gate = RealtimeGate(keys: keys, orders: orders)
+    // A deleted account's tokens are refused and its live connections closed as soon as the
+    // deletion is read; a replica started later reads the last hour back before it is ready.
+    let deletions = DeletedUsersFeed(
+        events: config.realtime.events,
+        name: "gateway-\(config.realtime.replica)",
+        deletedUsers: keys.deletedUsers,
+        logger: logger
+    ) { [sessions = gate.sessions] user in
+        sessions.close(user: user.uuidString.lowercased())
+    }
     let realtime = RealtimeController(
         hub: hub,
         changes: changes,
         broadcasts: broadcasts,
         anonKey: config.anonKey,
-        gate: RealtimeGate(keys: keys, orders: orders),
+        gate: gate,
         settings: config.realtime,
         addresses: addresses,
         logger: logger
@@ -91,8 +103,8 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
 
     var parts = ServiceApplicationParts(name: "gateway", http: config.http, logger: logger, metrics: runtime.metrics)
     // Stopped in reverse order: the key set's refreshing before the client it fetches with.
-    parts.services = [HTTPClientService(client: client), keys, pools, producer, feed]
-    parts.readiness = [feed.readiness]
+    parts.services = [HTTPClientService(client: client), keys, pools, producer, feed, deletions]
+    parts.readiness = [feed.readiness, deletions.readiness]
     // The proxy reads each connection's bytes first; behind SwiftNIO's parser, the router's
     // answers are counted, so a proxied request pipelined after one waits for it.
     let webSocketResponder = realtime.webSocketRouter().buildResponder()

@@ -81,6 +81,7 @@ func buildApplication(_ config: NotifyConfiguration, runtime: ServiceRuntime) as
 
     var parts = base.applicationParts(metrics: runtime.metrics)
     parts.services += [HTTPClientService(client: http), keys]
+    base.refusingDeletedUsers(of: keys, in: &parts)
     if let apnsHTTP { parts.services.append(HTTPClientService(client: apnsHTTP)) }
     parts.services += [
         base.consumer(group: config.consumerGroup, topics: NotifyEvents.topics, registry: NotifyEvents.registry) { received, connection in

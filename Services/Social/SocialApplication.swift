@@ -77,6 +77,7 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
             },
             OrphanCollector(client: client, objects: objects, orphanTTL: config.orphanTTL, interval: config.collectorInterval, logger: logger),
         ] + (blobHTTP.map { [HTTPClientService(client: $0)] } ?? [])
+    base.refusingDeletedUsers(of: keys, in: &parts)
     parts.routePolicies = [
         // An upload: the image, plus a multipart envelope.
         RoutePolicy(pathPrefix: "/storage/v1", maxBodySize: config.maxUploadBytes + (1 << 20), timeout: .seconds(120)),

@@ -51,6 +51,7 @@ func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) 
         RepeatingTask("Writing drivers' latest positions", every: .seconds(1), logger: logger) { try await positions.flush() },
         RepeatingTask("Dispatching", every: config.dispatchInterval, logger: logger) { try await dispatcher.round() },
     ]
+    base.refusingDeletedUsers(of: keys, in: &parts)
     if config.seeds, let token = config.authServiceToken {
         // Before the first request: the app has restaurants to show from the start.
         let seeder = RestaurantSeeder(client: client, outbox: outbox, http: http, authURL: config.authURL, serviceToken: token, logger: logger)

@@ -16,6 +16,8 @@ package enum AccessTokenError: Error, Sendable, Equatable {
     /// There are no keys to verify with: auth's key set has not been fetched (auth unreachable).
     /// Says nothing about the token, so it is no reason to sign the user out.
     case keysUnavailable
+    /// The token is valid, but its user's account has been deleted since it was issued.
+    case userDeleted
 }
 
 /// Signs access tokens with the first configured key; the JWS is `header.claims.signature` with an

@@ -48,6 +48,8 @@ package final class KeySetCache: Service, Sendable {
     private let client: HTTPClient
     private let logger: Logger
     private let state: Mutex<State>
+    /// Users deleted lately, whose still-valid tokens are refused (`.userDeleted`).
+    package let deletedUsers: DeletedUsers
 
     /// - Parameter remembering: how many verified tokens are kept (up to twice as many at times).
     package init(
@@ -56,9 +58,11 @@ package final class KeySetCache: Service, Sendable {
         refreshInterval: Duration,
         maxAge: Duration = .seconds(3_600),
         remembering: Int = 4_096,
+        deletedUsers: DeletedUsers = DeletedUsers(),
         client: HTTPClient,
         logger: Logger
     ) {
+        self.deletedUsers = deletedUsers
         self.url = url
         self.issuer = issuer
         self.refreshInterval = refreshInterval
@@ -90,6 +94,12 @@ package final class KeySetCache: Service, Sendable {
     /// - Throws: `AccessTokenError`; `.keysUnavailable` for a well-formed ES256 token when no keys
     ///   were ever fetched and a fetch now fails.
     package func verify(_ token: String) async throws(AccessTokenError) -> AccessTokenClaims {
+        let claims = try await verifySignedToken(token)
+        if let user = claims.userID, deletedUsers.contains(user) { throw .userDeleted }
+        return claims
+    }
+
+    private func verifySignedToken(_ token: String) async throws(AccessTokenError) -> AccessTokenClaims {
         let (current, cached) = state.withLock { state in (self.current(&state, token), state.keys) }
         if let (keys, remembered) = current {
             if let remembered, keys.verifier.isCurrent(remembered) { return remembered }
@@ -111,12 +121,17 @@ package final class KeySetCache: Service, Sendable {
 
     /// The claims of `token` when the keys at hand verify it; `nil` when they do not or when
     /// verifying would take a fetch (no keys yet, keys past their age, an unknown key id).
+    /// A deleted user's token answers `nil` too (`verify` then says why).
     package func verifyWithoutFetching(_ token: String) -> AccessTokenClaims? {
         guard let (keys, remembered) = state.withLock({ state in self.current(&state, token) }) else { return nil }
+        let claims: AccessTokenClaims?
         if let remembered {
-            return keys.verifier.isCurrent(remembered) ? remembered : nil
+            claims = keys.verifier.isCurrent(remembered) ? remembered : nil
+        } else {
+            claims = try? verify(token, with: keys)
         }
-        return try? verify(token, with: keys)
+        guard let claims, !(claims.userID.map { deletedUsers.contains($0) } ?? false) else { return nil }
+        return claims
     }
 
     /// How many verified tokens are remembered now.

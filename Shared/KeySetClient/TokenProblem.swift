@@ -29,6 +29,7 @@ package enum TokenProblem {
         let reason =
             switch error {
             case .expired: "The access token has expired; refresh it."
+            case .userDeleted: "The account this access token was issued to has been deleted."
             case .unknownKey: "The access token was not signed by a key auth publishes."
             case .unsupportedAlgorithm(let alg): "Access tokens are signed with ES256, not \(alg)."
             default: "The access token is not valid."

@@ -2,6 +2,7 @@ import Contracts
 import Database
 import EventBus
 import Kafka
+import KeySetClient
 import Logging
 import PostgresNIO
 import ServiceKit
@@ -109,5 +110,15 @@ package struct EventedService: Sendable {
             logger: logger,
             handler: handler
         )
+    }
+}
+
+extension EventedService {
+    /// Makes `keys` refuse the tokens of accounts deleted lately (`DeletedUsersFeed`): the feed
+    /// joins the service's parts, and `/readyz` waits until it has read the last hour back.
+    package func refusingDeletedUsers(of keys: KeySetCache, in parts: inout ServiceApplicationParts) {
+        let feed = DeletedUsersFeed(events: settings.events, name: name, deletedUsers: keys.deletedUsers, logger: logger)
+        parts.services.append(feed)
+        parts.readiness.append(feed.readiness)
     }
 }

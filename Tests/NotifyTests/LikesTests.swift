@@ -9,7 +9,7 @@ import Testing
 /// A post's likes told to its author: the first at once, the rest of the window as one push.
 @Suite("Likes on a post") struct LikesTests {
     @Test func theFirstLikeIsPushedAtOnceAndTheRestOfTheWindowAsOne() async throws {
-        try await NotifyHarness.with(["NOTIFY_LIKE_WINDOW": "3s"]) { notify in
+        try await NotifyHarness.with(["NOTIFY_LIKE_WINDOW": "6s"]) { notify in
             let apns = try #require(notify.apns)
             let author = UUID()
             let post = UUID()
@@ -44,7 +44,7 @@ import Testing
             let firstFan = try #require(fans.indices.first { first.body.contains("fan\($0) liked your post") }, "\(first.body)")
             #expect(first.headers["apns-priority"] == "5")
             #expect(first.headers["apns-collapse-id"] == "post-likes-\(post.uuidString.lowercased())")
-            try await eventually("the window's likes are pushed as one when it closes", timeout: .seconds(20)) { apns.received.count >= 2 }
+            try await eventually("the window's likes are pushed as one when it closes", timeout: .seconds(30)) { apns.received.count >= 2 }
             try await Task.sleep(for: .seconds(1.5))
             let received = apns.received
             #expect(received.count == 2)

@@ -45,6 +45,10 @@ struct ErasureTests {
             ] {
                 #expect(try await social.count(table, where: "\(column) = '\(ana.lowercased)'") == 0, "\(table)")
             }
+            // Ana's still-valid token is refused now; Ben's works.
+            try await social.waitFor("ana's token refused") { try await social.call(.get, "/v1/likes", user: ana).status == 401 }
+            #expect(try await social.call(.put, "/v1/likes/unsplash:Aqua-2", user: ana).status == 401)
+            #expect(try await social.call(.get, "/v1/likes", user: ben).status == 200)
             // Ben's like of Aqua-1 is the one left; Ben's post lost Ana's like.
             #expect(try await social.count("like_counts", where: "photo_key = 'unsplash:Aqua-1' AND likes = 1") == 1)
             #expect(try await social.count("like_counts", where: "photo_key = 'post:\(bensPost)' AND likes = 0") == 1)

@@ -80,6 +80,7 @@ struct BearerAuthenticator: Sendable {
         case .badSignature: "invalid JWT: unable to parse or verify signature, signature is invalid"
         case .wrongAudience: "invalid JWT: token has invalid claims: audience is not authenticated"
         case .wrongIssuer: "invalid JWT: token has invalid claims: issuer is not this server"
+        case .userDeleted: "invalid JWT: token has invalid claims: the user has been deleted"
         }
     }
 }

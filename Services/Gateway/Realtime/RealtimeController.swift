@@ -191,7 +191,7 @@ struct RealtimeController: Sendable {
         await capSendBuffer(of: context.channel)
         let client = hub.connect(transport: .sse, queueCapacity: settings.clientBuffer, connection: context.channel)
         let resumption = hub.subscribe(client, to: channels, resumingAfter: lastEventID)
-        let stream = ServerSentEventStream(hub: hub, client: client, viewer: viewer, heartbeat: settings.heartbeat)
+        let stream = ServerSentEventStream(hub: hub, client: client, viewer: viewer, heartbeat: settings.heartbeat, sessions: gate.sessions)
         var headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache"]
         headers[.xAccelBuffering] = "no"
         return Response(

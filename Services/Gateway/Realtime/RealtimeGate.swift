@@ -40,6 +40,8 @@ struct SubscriptionRefusal: Error, Equatable {
 struct RealtimeGate: Sendable {
     let keys: KeySetCache
     let orders: OrderDirectory
+    /// Every session's user, to close a deleted account's at once.
+    let sessions = LiveSessions()
 
     func viewer(token: String) async throws(AccessTokenError) -> Viewer {
         Viewer(try await keys.verify(token))

@@ -8,13 +8,15 @@ import ServiceLifecycle
 /// Each event is `id:` (the CloudEvent id, for `Last-Event-ID`), `event:` (its type) and `data:`
 /// (the CloudEvent JSON). A comment line goes out every `heartbeat` so proxies keep the stream
 /// open. The stream ends with an `event: close` whose data says why: `token_expired` (reconnect
-/// with a fresh token and `Last-Event-ID`), `slow_client`, or `shutdown` (this gateway is going
-/// away: reconnect with `Last-Event-ID`).
+/// with a fresh token and `Last-Event-ID`), `slow_client`, `shutdown` (this gateway is going
+/// away: reconnect with `Last-Event-ID`), or `user_deleted` (the account is gone).
 struct ServerSentEventStream: Sendable {
     let hub: RealtimeHub
     let client: RealtimeHub.Client
     let viewer: Viewer
     let heartbeat: Duration
+    /// Where the stream registers, so that its user's deletion ends it (`user_deleted`).
+    let sessions: LiveSessions
 
     func write(to writer: inout any ResponseBodyWriter, resumption: RealtimeHub.Resumption?, lastEventID: String?) async throws {
         var reason = "client_closed"
@@ -33,6 +35,13 @@ struct ServerSentEventStream: Sendable {
         try await writer.write(ByteBuffer(string: preface))
 
         let queue = client.queue
+        let registration = sessions.register(user: viewer.user) {
+            _ = queue.offer(
+                .init(eventID: nil, text: Self.frame(event: "close", data: #"{"reason":"user_deleted"}"#), supersedingKey: nil, enqueuedAt: .now)
+            )
+            queue.close()
+        }
+        defer { sessions.unregister(registration) }
         let expiresAt = viewer.expiresAt
         let heartbeat = self.heartbeat
         let expired = try await withThrowingTaskGroup(of: Void.self, returning: Bool.self) { group in

@@ -43,6 +43,8 @@ struct WebSocketSession {
         /// `nil` until the client has authenticated.
         let viewer = Mutex<Viewer?>(nil)
         let ending = Mutex<Ending?>(nil)
+        /// The session's place in `LiveSessions`, once its user is known.
+        let registration = Mutex<LiveSessions.Registration?>(nil)
 
         /// Records the first ending; later ones are ignored.
         func end(_ ending: Ending) {
@@ -143,6 +145,7 @@ struct WebSocketSession {
                 group.cancelAll()
             }
         }
+        if let registration = shared.registration.withLock({ $0 }) { gate.sessions.unregister(registration) }
         // A client whose queue overflowed was too slow, however its session then ended: with the
         // writer stuck on a full socket, the hub closes the connection, and the reader or the
         // writer may notice that first.
@@ -155,6 +158,11 @@ struct WebSocketSession {
     /// The client proved who it is: greet it and subscribe the channels of its URL.
     private func authenticated(_ viewer: Viewer, channels query: String?, client: RealtimeHub.Client, shared: Shared) async {
         shared.viewer.withLock { $0 = viewer }
+        let registration = gate.sessions.register(user: viewer.user) {
+            shared.end(Ending(code: RealtimeCloseCode.unauthorized, reason: "the account has been deleted", metric: "user_deleted"))
+            client.queue.close()
+        }
+        shared.registration.withLock { $0 = registration }
         send(.ready(viewer), to: client)
         for name in RealtimeChannel.names(in: query) {
             await subscribe(name, ref: nil, client: client, viewer: viewer)

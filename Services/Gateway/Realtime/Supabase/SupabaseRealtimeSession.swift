@@ -63,11 +63,16 @@ struct SupabaseRealtimeSession {
                 }
             }
             group.addTask {
-                // Each join's token: an expired one ends that join, with a system message saying so.
+                // Each join's token: an expired one, or one of an account deleted since, ends that
+                // join, with a system message saying so.
+                let deletedUsers = endpoints.gate.keys.deletedUsers
                 while !Task.isCancelled {
                     for join in hub.joins(of: client) {
-                        guard let viewer = join.viewer, viewer.expiresAt.timeIntervalSinceNow <= 0 else { continue }
+                        guard let viewer = join.viewer else { continue }
+                        let deleted = UUID(uuidString: viewer.user).map { deletedUsers.contains($0) } ?? false
+                        guard deleted || viewer.expiresAt.timeIntervalSinceNow <= 0 else { continue }
                         let seconds = Int(-viewer.expiresAt.timeIntervalSinceNow)
+                        let message = deleted ? "The account has been deleted" : "Token has expired \(seconds) seconds ago"
                         hub.leave(
                             client,
                             topic: join.topic,
@@ -75,7 +80,7 @@ struct SupabaseRealtimeSession {
                                 frame(
                                     on: join,
                                     "system",
-                                    #"{"extension":"system","message":"Token has expired \#(seconds) seconds ago","status":"error"}"#,
+                                    #"{"extension":"system","message":"\#(message)","status":"error"}"#,
                                     version: client.version
                                 ),
                                 frame(on: join, "phx_close", "{}", version: client.version),
