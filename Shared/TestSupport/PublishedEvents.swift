@@ -44,6 +44,22 @@ extension TestDatabase {
     }
 }
 
+extension TestDatabase {
+    /// The erasure acknowledgements of `user` that the service on `schema` published: those of
+    /// its outbox, as read back from their topic (other tests' instances of the service read the
+    /// same deletions and acknowledge on the same topic), once the outbox is published.
+    package func erasureAcknowledgements<Acknowledgement: ErasureAcknowledgement>(
+        _ type: Acknowledgement.Type,
+        of user: UUID,
+        schema: String
+    ) async throws -> [EventEnvelope] {
+        try await waitUntilOutboxIsPublished(schema: schema)
+        let key = user.uuidString.lowercased()
+        let ids = try await outboxEventIDs(schema: schema, type: type.type, key: key)
+        return try await TestKafka.shared.events(on: type.topic.name, key: key).filter { ids.contains($0.id) }
+    }
+}
+
 package enum PublishedEventsError: Error {
     case outboxNotPublished(String)
 }

@@ -58,13 +58,8 @@ import Testing
             #expect(apns.received.count == 1)
             #expect(try await notify.database.count("notify.posts", where: "author_id = '\(author.lowercased)'") == 0)
 
-            try await notify.database.waitUntilOutboxIsPublished(schema: "notify")
-            // Other tests' notify instances read the same deletion: this one's acknowledgement is the one in its outbox.
-            let ids = try await notify.database.outboxEventIDs(schema: "notify", type: NotifyUserErased.type, key: author.lowercased)
-            let acknowledged = try await TestKafka.shared.events(on: TopicCatalog.notifyErasures.name, key: author.lowercased).filter {
-                ids.contains($0.id)
-            }
-            #expect(ids.count == 1 && acknowledged.map(\.type) == [NotifyUserErased.type])
+            let acknowledged = try await notify.database.erasureAcknowledgements(NotifyUserErased.self, of: author, schema: "notify")
+            #expect(acknowledged.map(\.type) == [NotifyUserErased.type])
             let erased = try EventJSON.decoder.decode(NotifyUserErased.self, from: Data(try #require(acknowledged.first).data))
             #expect(erased.counts["devices"] == 1 && erased.counts["deliveries"] == 1 && erased.counts["people"] == 1 && erased.counts["posts"] == 1)
             let report = try await EventSchemaCheck.validate(acknowledged)

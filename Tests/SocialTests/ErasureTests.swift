@@ -59,13 +59,8 @@ struct ErasureTests {
             try await social.waitFor("ana's blobs deleted") { social.blobFiles().count == blobsBefore - 3 }
             #expect(!social.blobFiles().contains { $0.contains("sand.jpg") || $0.contains("me.jpg") })
 
-            try await social.database.waitUntilOutboxIsPublished(schema: "social")
-            // Other tests' social instances read the same deletion: this one's acknowledgement is the one in its outbox.
-            let ids = try await social.database.outboxEventIDs(schema: "social", type: SocialUserErased.type, key: ana.lowercased)
-            let acknowledged = try await TestKafka.shared.events(on: TopicCatalog.socialErasures.name, key: ana.lowercased).filter {
-                ids.contains($0.id)
-            }
-            #expect(ids.count == 1 && acknowledged.map(\.type) == [SocialUserErased.type])
+            let acknowledged = try await social.database.erasureAcknowledgements(SocialUserErased.self, of: ana, schema: "social")
+            #expect(acknowledged.map(\.type) == [SocialUserErased.type])
             let erased = try EventJSON.decoder.decode(SocialUserErased.self, from: Data(try #require(acknowledged.first).data))
             #expect(erased.counts == ["likes": 2, "collections": 1, "posts": 1, "objects": 3, "edits": 1, "profiles": 1])
             let report = try await EventSchemaCheck.validate(acknowledged)

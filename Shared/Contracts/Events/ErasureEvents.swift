@@ -3,7 +3,7 @@ import Foundation
 /// `<service>.user.erased.v1`: a service has erased what it kept of a deleted user
 /// (`auth.user.deleted.v1`), in the transaction that recorded the deletion, and says how many of
 /// each thing it removed (`{"likes": 3, "posts": 1}`: names of the service's own). A deletion is
-/// complete when every service in `all` has acknowledged it.
+/// complete when every service in `Erasures.all` has acknowledged it.
 public protocol ErasureAcknowledgement: DomainEvent {
     /// The service that erased, as the console names it.
     static var service: String { get }
@@ -13,7 +13,28 @@ public protocol ErasureAcknowledgement: DomainEvent {
     init(userId: UUID, erasedAt: Date, counts: [String: Int])
 }
 
-extension ErasureAcknowledgement {
+/// A service that erases deleted users: its acknowledgement's type, topic and name.
+public protocol ErasingService: Sendable {
+    static var eventType: String { get }
+    static var topic: Topic { get }
+    static var name: String { get }
+}
+
+/// The acknowledgement of `Service`: one shape for every service, a type and topic of its own.
+public struct UserErased<Service: ErasingService>: ErasureAcknowledgement {
+    public static var type: String { Service.eventType }
+    public static var topic: Topic { Service.topic }
+    public static var service: String { Service.name }
+    public var userId: UUID
+    public var erasedAt: Date
+    public var counts: [String: Int]
+
+    public init(userId: UUID, erasedAt: Date, counts: [String: Int]) {
+        self.userId = userId
+        self.erasedAt = erasedAt
+        self.counts = counts
+    }
+
     public var aggregateID: String { userId.uuidString.lowercased() }
 }
 
@@ -26,82 +47,42 @@ public enum Erasures {
 
 /// `social.user.erased.v1` on `social.erasures`: likes, collections, posts and their objects,
 /// avatars and the profile projection.
-public struct SocialUserErased: ErasureAcknowledgement {
-    public static let type = "social.user.erased.v1"
+public typealias SocialUserErased = UserErased<SocialErasure>
+public enum SocialErasure: ErasingService {
+    public static let eventType = "social.user.erased.v1"
     public static let topic = TopicCatalog.socialErasures
-    public static let service = "social"
-    public var userId: UUID
-    public var erasedAt: Date
-    public var counts: [String: Int]
-
-    public init(userId: UUID, erasedAt: Date, counts: [String: Int]) {
-        self.userId = userId
-        self.erasedAt = erasedAt
-        self.counts = counts
-    }
+    public static let name = "social"
 }
 
 /// `render.user.erased.v1` on `render.erasures`: uploads, edits and their blobs.
-public struct RenderUserErased: ErasureAcknowledgement {
-    public static let type = "render.user.erased.v1"
+public typealias RenderUserErased = UserErased<RenderErasure>
+public enum RenderErasure: ErasingService {
+    public static let eventType = "render.user.erased.v1"
     public static let topic = TopicCatalog.renderErasures
-    public static let service = "edit-render"
-    public var userId: UUID
-    public var erasedAt: Date
-    public var counts: [String: Int]
-
-    public init(userId: UUID, erasedAt: Date, counts: [String: Int]) {
-        self.userId = userId
-        self.erasedAt = erasedAt
-        self.counts = counts
-    }
+    public static let name = "edit-render"
 }
 
 /// `catalog.user.erased.v1` on `catalog.erasures`: the user ids of download reports.
-public struct CatalogUserErased: ErasureAcknowledgement {
-    public static let type = "catalog.user.erased.v1"
+public typealias CatalogUserErased = UserErased<CatalogErasure>
+public enum CatalogErasure: ErasingService {
+    public static let eventType = "catalog.user.erased.v1"
     public static let topic = TopicCatalog.catalogErasures
-    public static let service = "photo-catalog"
-    public var userId: UUID
-    public var erasedAt: Date
-    public var counts: [String: Int]
-
-    public init(userId: UUID, erasedAt: Date, counts: [String: Int]) {
-        self.userId = userId
-        self.erasedAt = erasedAt
-        self.counts = counts
-    }
+    public static let name = "photo-catalog"
 }
 
 /// `tracking.user.erased.v1` on `tracking.erasures`: a customer's details on their orders, a
 /// driver's positions and held orders.
-public struct TrackingUserErased: ErasureAcknowledgement {
-    public static let type = "tracking.user.erased.v1"
+public typealias TrackingUserErased = UserErased<TrackingErasure>
+public enum TrackingErasure: ErasingService {
+    public static let eventType = "tracking.user.erased.v1"
     public static let topic = TopicCatalog.trackingErasures
-    public static let service = "tracking"
-    public var userId: UUID
-    public var erasedAt: Date
-    public var counts: [String: Int]
-
-    public init(userId: UUID, erasedAt: Date, counts: [String: Int]) {
-        self.userId = userId
-        self.erasedAt = erasedAt
-        self.counts = counts
-    }
+    public static let name = "tracking"
 }
 
 /// `notify.user.erased.v1` on `notify.erasures`: devices, settings, the delivery log and mail.
-public struct NotifyUserErased: ErasureAcknowledgement {
-    public static let type = "notify.user.erased.v1"
+public typealias NotifyUserErased = UserErased<NotifyErasure>
+public enum NotifyErasure: ErasingService {
+    public static let eventType = "notify.user.erased.v1"
     public static let topic = TopicCatalog.notifyErasures
-    public static let service = "notify"
-    public var userId: UUID
-    public var erasedAt: Date
-    public var counts: [String: Int]
-
-    public init(userId: UUID, erasedAt: Date, counts: [String: Int]) {
-        self.userId = userId
-        self.erasedAt = erasedAt
-        self.counts = counts
-    }
+    public static let name = "notify"
 }
