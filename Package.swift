@@ -316,7 +316,9 @@ let package = Package(
         ),
         .target(
             name: "EventBus",
-            dependencies: ["Kafka", "Contracts", "Database", "ServiceKit", "AsyncSignals", "Identity", postgresNIO, logging, metrics, serviceLifecycle],
+            dependencies: [
+                "Kafka", "Contracts", "Database", "ServiceKit", "AsyncSignals", "Identity", postgresNIO, logging, metrics, serviceLifecycle,
+            ],
             path: "Shared/EventBus",
             resources: [.copy("Migrations")]
         ),
