@@ -83,10 +83,11 @@ struct AuthRoutes: Sendable {
             inactivityTimeout: config.sessionInactivityTimeout,
             logger: logger
         )
+        let hasher = PasswordHasher(cost: config.bcryptCost)
         let accounts = Accounts(
             client: client,
             outbox: outbox,
-            hasher: PasswordHasher(cost: config.bcryptCost),
+            hasher: hasher,
             passwordPolicy: config.passwordPolicy,
             sessions: sessions,
             requiresConfirmation: config.emailConfirm,
@@ -109,7 +110,7 @@ struct AuthRoutes: Sendable {
             client: client,
             outbox: outbox,
             mailOutbox: mailOutbox,
-            hasher: PasswordHasher(cost: config.bcryptCost),
+            hasher: hasher,
             codes: oneTimeCodes,
             logger: logger
         )

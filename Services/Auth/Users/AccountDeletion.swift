@@ -49,9 +49,8 @@ struct AccountDeletion: Sendable {
         case nil:
             throw AuthError.reauthenticationNeeded
         case .password(let password)?:
-            let stored: String?? = try await client.withAuthFlowTransaction(logger: logger) { [logger] connection in
-                try await connection.query("SELECT encrypted_password FROM users WHERE id = \(userID)", logger: logger).collect().first?
-                    .decode(String?.self)
+            let stored = try await client.withAuthFlowTransaction(logger: logger) { [logger] connection in
+                try await connection.passwordHash(of: userID, logger: logger)
             }
             guard let stored else { throw AuthError.userNotFound }
             // An account without a password takes none: it proves itself with a nonce.

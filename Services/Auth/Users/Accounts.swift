@@ -228,9 +228,8 @@ struct Accounts: Sendable {
         if let password = changes.password {
             try passwordPolicy.check(password)
             // An account made by an admin may have no password yet: any first one is new.
-            let current: String?? = try await client.withUserTransaction(user: userID, logger: logger) { [logger] connection in
-                let rows = try await connection.query("SELECT encrypted_password FROM users WHERE id = \(userID)", logger: logger)
-                return try await rows.collect().first?.decode(String?.self)
+            let current = try await client.withUserTransaction(user: userID, logger: logger) { [logger] connection in
+                try await connection.passwordHash(of: userID, logger: logger)
             }
             guard let current else { throw AuthError.userNotFound }
             if current != nil, try await hasher.verify(password, against: current) { throw AuthError.samePassword }

@@ -124,4 +124,10 @@ extension PostgresConnection {
         }
         return nil
     }
+
+    /// User `id`'s bcrypt hash: `nil` when there is no such user (as the transaction sees it),
+    /// `.some(nil)` for an account without a password.
+    func passwordHash(of id: UUID, logger: Logger) async throws -> String?? {
+        try await query("SELECT encrypted_password FROM users WHERE id = \(id)", logger: logger).collect().first?.decode(String?.self)
+    }
 }

@@ -28,16 +28,11 @@ final class LiveSessions: Sendable {
         }
     }
 
-    /// Ends every session of `user`; answers how many there were.
-    @discardableResult
-    func close(user: String) -> Int {
+    /// Ends every session of `user`.
+    func close(user: String) {
         let closers = state.withLock { state in state.byUser.removeValue(forKey: user).map { Array($0.values) } ?? [] }
         for close in closers { close() }
-        return closers.count
     }
-
-    /// How many sessions are registered now.
-    var count: Int { state.withLock { $0.byUser.values.reduce(0) { $0 + $1.count } } }
 
     struct Registration: Sendable, Hashable {
         let user: String
