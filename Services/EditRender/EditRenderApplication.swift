@@ -20,7 +20,8 @@ let renderSchema = "render"
 
 /// Builds edit-render for its role: the API (filters, previews, edits, uploads, media), the render
 /// workers (a consumer of `render.jobs` in the group `RENDER_WORKER_GROUP`, `edit-render-workers` by default), or both. Either way it
-/// runs the outbox relay, and a renderer with `RENDER_WORKERS` threads.
+/// runs the outbox relay, and a renderer with `RENDER_WORKERS` threads; the API also erases
+/// deleted users (`auth.users` in `RENDER_ERASURE_GROUP`).
 /// - Throws: when a migration does not apply, Kafka refuses the topics, or libvips cannot start.
 func buildApplication(_ config: EditRenderConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
     let logger = runtime.logger
@@ -28,7 +29,7 @@ func buildApplication(_ config: EditRenderConfiguration, runtime: ServiceRuntime
         "edit-render",
         schema: renderSchema,
         migrations: try Migration.load(bundle: .module),
-        topics: [TopicCatalog.renderJobs, TopicCatalog.renderResults],
+        topics: [TopicCatalog.renderJobs, TopicCatalog.renderResults, TopicCatalog.renderErasures],
         settings: config.standard,
         logger: logger
     )
@@ -88,6 +89,16 @@ func buildApplication(_ config: EditRenderConfiguration, runtime: ServiceRuntime
         // no tokens.
         parts.services.append(keys)
         base.refusingDeletedUsers(of: keys, in: &parts)
+        // A deleted user is erased by the API's replicas (a deployment always has them; workers
+        // may scale to a handful or to none).
+        let erasure = UserErasure(outbox: outbox, blobs: blobs, logger: logger)
+        parts.services.append(
+            base.consumer(group: config.erasureGroup, topics: [TopicCatalog.authUsers], registry: UserErasure.registry, inboxName: UserErasure.consumer) {
+                received,
+                connection in
+                try await erasure.apply(received.event, on: connection)
+            }
+        )
     }
     logger.info("edit-render starting", metadata: ["role": "\(config.role.rawValue)", "workers": "\(config.workers)"])
     return makeServiceApplication(parts, context: AppRequestContext.self) { router in

@@ -40,6 +40,8 @@ struct EditRenderConfiguration: ServiceConfiguration {
     var maxUploadBytes: Int
     /// The consumer group render workers share; another group reads every job again.
     var workerGroup: String
+    /// The consumer group the API's replicas erase deleted users in.
+    var erasureGroup: String
 
     init(from reader: ConfigurationReader) throws(ConfigurationError) {
         standard = try StandardSettings(from: reader, defaultPort: 8083)
@@ -58,5 +60,6 @@ struct EditRenderConfiguration: ServiceConfiguration {
         allowsPrivateSources = try reader.bool("RENDER_ALLOW_PRIVATE_SOURCES", default: false)
         maxUploadBytes = try reader.byteCount("RENDER_MAX_UPLOAD", default: 25 << 20, in: 1_024...(100 << 20))
         workerGroup = try reader.string("RENDER_WORKER_GROUP", default: ConsumerGroupCatalog.renderWorkers.name)
+        erasureGroup = try reader.string("RENDER_ERASURE_GROUP", default: ConsumerGroupCatalog.renderErasure.name)
     }
 }

@@ -89,7 +89,12 @@ package struct FileBlobStore: BlobStore {
     }
 
     package func list(prefix: String) async throws -> [(key: String, size: Int)] {
-        guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey, .fileSizeKey]) else { return [] }
+        // Only the folder the prefix names is walked (all of the store for a prefix without `/`).
+        let folder = prefix.lastIndex(of: "/").map { String(prefix[..<$0]) }
+        let start = folder.flatMap { BlobKey($0) }.map { root.appendingPathComponent($0.path) } ?? root
+        guard FileManager.default.fileExists(atPath: start.path),
+            let walker = FileManager.default.enumerator(at: start, includingPropertiesForKeys: [.isRegularFileKey, .fileSizeKey])
+        else { return [] }
         let rootPath = root.standardizedFileURL.path + "/"
         var found: [(key: String, size: Int)] = []
         for case let file as URL in walker {

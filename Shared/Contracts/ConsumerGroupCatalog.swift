@@ -21,6 +21,9 @@ public enum ConsumerGroupCatalog {
     /// edit-render's workers (`RENDER_WORKER_GROUP`).
     public static let renderWorkers = Group(name: "edit-render-workers", service: "edit-render", topics: [TopicCatalog.renderJobs])
 
+    /// edit-render's erasure of deleted users (`RENDER_ERASURE_GROUP`), run by its API replicas.
+    public static let renderErasure = Group(name: "edit-render-erasure", service: "edit-render", topics: [TopicCatalog.authUsers])
+
     /// notify's consumers of the events it tells people of (`NOTIFY_CONSUMER_GROUP`).
     public static let notify = Group(
         name: "notify",
@@ -31,5 +34,5 @@ public enum ConsumerGroupCatalog {
         ]
     )
 
-    public static let all = [auth, socialProjections, renderWorkers, notify]
+    public static let all = [auth, socialProjections, renderWorkers, renderErasure, notify]
 }

@@ -8,7 +8,8 @@ import Synchronization
 
 /// photo-catalog as edit-render and social see it, over real HTTP: `/v1/photos/{id}` answers with `urls`
 /// pointing at this server's `/images/{file}` (real photos from the fixtures) — or, for ids
-/// starting with `elsewhere`, at a host that is not allowed; `/v1/photos/{id}/download` counts
+/// starting with `elsewhere`, at a host that is not allowed; those starting with `slow-` at an image
+/// that takes 3 s to come (`slow-Aqua`); `/v1/photos/{id}/download` counts
 /// reports; `/jwks.json` publishes the key test tokens are signed with.
 package final class FakePhotoCatalog: Sendable {
     package let key = SigningKey.generate()
@@ -32,9 +33,11 @@ package final class FakePhotoCatalog: Sendable {
         router.get("v1/photos/:id") { [self] _, context -> Response in
             let id = context.parameters.get("id") ?? ""
             if id.hasPrefix("missing") { return Response(status: .notFound) }
-            let file = id.split(separator: "-").first.map(String.init) ?? id
+            let slow = id.hasPrefix("slow-")
+            let file = (slow ? id.dropFirst(5) : id[...]).split(separator: "-").first.map(String.init) ?? id
             let base = id.hasPrefix("elsewhere") ? "https://evil.example" : baseURL
-            let urls = ["full": "\(base)/images/\(file).jpg?full", "regular": "\(base)/images/\(file).jpg?regular"]
+            let query = slow ? "slow" : "full"
+            let urls = ["full": "\(base)/images/\(file).jpg?\(query)", "regular": "\(base)/images/\(file).jpg?\(query)"]
             let body = try JSONSerialization.data(
                 withJSONObject: [
                     "id": id, "urls": urls, "width": 2560, "height": 1600, "description": "A test photo",
@@ -50,7 +53,8 @@ package final class FakePhotoCatalog: Sendable {
             state.withLock { $0.reports.append("\(id) \(user)") }
             return Response(status: .accepted)
         }
-        router.get("images/:file") { [images] _, context -> Response in
+        router.get("images/:file") { [images] request, context -> Response in
+            if request.uri.query == "slow" { try await Task.sleep(for: .seconds(3)) }
             guard let bytes = images[context.parameters.get("file") ?? ""] else { return Response(status: .notFound) }
             return Response(status: .ok, headers: [.contentType: "image/jpeg"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
         }

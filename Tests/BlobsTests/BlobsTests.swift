@@ -113,5 +113,10 @@ struct FileBlobStoreReadTests {
         #expect(try await store.open(BlobKey("posts/none.jpg")!) == nil)
         let listed = try await store.list(prefix: "posts/")
         #expect(listed.map(\.key) == ["posts/a/one.jpg", "posts/b/two.jpg"] && listed.map(\.size) == [1_000, 2])
+        // A prefix within a folder, and a folder that does not exist: only what starts with it.
+        #expect(try await store.list(prefix: "posts/a/").map(\.key) == ["posts/a/one.jpg"])
+        #expect(try await store.list(prefix: "posts/b/tw").map(\.key) == ["posts/b/two.jpg"])
+        #expect(try await store.list(prefix: "nobody/").isEmpty)
+        #expect(try await store.list(prefix: "../").isEmpty)
     }
 }

@@ -1,6 +1,7 @@
 import Blobs
 import CatalogClient
 import Contracts
+import Database
 import EventBus
 import Foundation
 import Imaging
@@ -99,7 +100,15 @@ struct RenderJob: Sendable {
                 """,
                 logger: logger
             ).collect()
-            guard let finished = try rows.first?.decode(Date.self) else { return false }
+            guard let finished = try rows.first?.decode(Date.self) else {
+                // Deleted meanwhile (by its user, or with their account): the blob has no row.
+                let exists = try await connection.query("SELECT 1 FROM edits WHERE id = \(job.editId)", logger: logger).collect()
+                if exists.isEmpty {
+                    logger.info("The edit was deleted while it rendered; its blob goes too", metadata: ["edit": "\(job.editId)"])
+                    CommitHooks.current?.afterCommit { [blobs] in Task { try? await blobs.delete(key) } }
+                }
+                return false
+            }
             let event = EditCompleted(
                 editId: job.editId,
                 userId: job.userId,
