@@ -93,7 +93,12 @@ func buildApplication(_ config: EditRenderConfiguration, runtime: ServiceRuntime
         // may scale to a handful or to none).
         let erasure = UserErasure(outbox: outbox, blobs: blobs, logger: logger)
         parts.services.append(
-            base.consumer(group: config.erasureGroup, topics: [TopicCatalog.authUsers], registry: UserErasure.registry, inboxName: UserErasure.consumer) {
+            base.consumer(
+                group: config.erasureGroup,
+                topics: [TopicCatalog.authUsers],
+                registry: UserErasure.registry,
+                inboxName: UserErasure.consumer
+            ) {
                 received,
                 connection in
                 try await erasure.apply(received.event, on: connection)
