@@ -26,7 +26,7 @@ package struct ProcessStack: Sendable {
         let common = [
             "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
             "OUTBOX_POLL_INTERVAL": "50ms", "LOG_LEVEL": "warning",
-        ]
+        ].merging(ServiceHarness.consumerGroups()) { own, _ in own }
         let auth = try await ServiceProcess(
             "auth",
             environment: common.merging([
@@ -48,7 +48,7 @@ package struct ProcessStack: Sendable {
         var notifySettings = [
             "DATABASE_URL": try await database.makeServiceRole(schema: "notify", password: "e2e-notify").url,
             "NOTIFY_JWKS_URL": "\(auth.baseURL)/auth/v1/.well-known/jwks.json", "NOTIFY_JWT_ISSUER": issuer,
-            "NOTIFY_CONSUMER_GROUP": "notify-e2e-\(UUID().uuidString.prefix(8))", "NOTIFY_AUTH_URL": auth.baseURL,
+            "NOTIFY_AUTH_URL": auth.baseURL,
             "AUTH_SERVICE_TOKEN": serviceToken,
         ]
         if let apns {

@@ -66,6 +66,7 @@ package struct ServiceHarness: Sendable {
             environment["KAFKA_CREATE_TOPICS"] = "false"
             environment["KAFKA_FETCH_MAX_WAIT"] = "10ms"
             environment["OUTBOX_POLL_INTERVAL"] = "100ms"
+            environment.merge(Self.consumerGroups()) { _, own in own }
         }
         if let (prefix, url) = needs.keys {
             environment["\(prefix)_JWKS_URL"] = url
@@ -74,6 +75,18 @@ package struct ServiceHarness: Sendable {
         environment.merge(settings) { _, own in own }
         environment.merge(overrides) { _, override in override }
         return ServiceHarness(database: database, databaseURL: databaseURL, databaseRole: databaseRole, environment: environment)
+    }
+
+    /// A consumer group of its own for each of the services' consumers: tests share one broker,
+    /// and two instances of a service with their own databases in one group would split the
+    /// partitions between them, each missing what the other read.
+    package static func consumerGroups() -> [String: String] {
+        let suffix = UUID().uuidString.prefix(8).lowercased()
+        let variables = [
+            "AUTH_CONSUMER_GROUP", "SOCIAL_PROJECTION_GROUP", "RENDER_WORKER_GROUP", "RENDER_ERASURE_GROUP", "CATALOG_ERASURE_GROUP",
+            "TRACKING_ERASURE_GROUP", "NOTIFY_CONSUMER_GROUP",
+        ]
+        return Dictionary(uniqueKeysWithValues: variables.map { ($0, "\($0.lowercased())-\(suffix)") })
     }
 
     /// The password of the role that owns `schema` in a test database.

@@ -81,6 +81,7 @@ import Testing
     /// What auth and the gateways share: the test cluster, topics made already.
     static func kafkaSettings() async throws -> [String: String] {
         ["KAFKA_BROKERS": try await TestKafka.shared.running().bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms"]
+            .merging(ServiceHarness.consumerGroups()) { own, _ in own }
     }
 
     /// auth as a process on a database of its own.

@@ -45,7 +45,7 @@ import Testing
             let common = [
                 "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
                 "OUTBOX_POLL_INTERVAL": "100ms", "LOG_LEVEL": "warning",
-            ].merging(blobSettings) { _, new in new }
+            ].merging(blobSettings) { _, new in new }.merging(ServiceHarness.consumerGroups()) { own, _ in own }
             func role(_ schema: String) async throws -> String { try await database.makeServiceRole(schema: schema, password: "e2e-\(schema)").url }
 
             let auth = try await ServiceProcess(

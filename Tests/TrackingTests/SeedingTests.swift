@@ -27,7 +27,7 @@ extension TrackingAsProcesses {
                 let common = [
                     "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "KAFKA_FETCH_MAX_WAIT": "10ms",
                     "OUTBOX_POLL_INTERVAL": "100ms", "LOG_LEVEL": "warning",
-                ]
+                ].merging(ServiceHarness.consumerGroups()) { own, _ in own }
                 let key = SigningKey.generate()
                 let auth = try await ServiceProcess(
                     "auth",
