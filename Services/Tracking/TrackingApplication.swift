@@ -19,8 +19,9 @@ import ServiceKit
 let trackingSchema = "tracking"
 
 /// Builds tracking: restaurants (seeded from the Helsinki fixture on an empty table), orders and
-/// their state machine with the outbox relay of `tracking.orders`, the dispatcher, and drivers'
-/// positions straight to `tracking.locations`.
+/// their state machine with the outbox relay of `tracking.orders`, the dispatcher, drivers'
+/// positions straight to `tracking.locations`, and the erasure of deleted users (`auth.users` in
+/// `TRACKING_ERASURE_GROUP`).
 /// - Throws: when a migration does not apply, Kafka refuses the topics, or the road graph cannot
 ///   be read.
 func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
@@ -29,7 +30,7 @@ func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) 
         "tracking",
         schema: trackingSchema,
         migrations: try Migration.load(bundle: .module),
-        topics: [TopicCatalog.trackingOrders, TopicCatalog.trackingLocations, TopicCatalog.trackingRestaurants],
+        topics: [TopicCatalog.trackingOrders, TopicCatalog.trackingLocations, TopicCatalog.trackingRestaurants, TopicCatalog.trackingErasures],
         settings: config.standard,
         logger: logger
     )
@@ -42,7 +43,16 @@ func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) 
     let restaurants = RestaurantStore(client: client, outbox: outbox, logger: logger)
     let orders = OrderStore(client: client, outbox: outbox, graph: graph, logger: logger)
     let serviceReads = PostgresClient(configuration: config.standard.database.serviceSessions(maximumConnections: 4), backgroundLogger: logger)
-    let positions = PositionIngest(client: client, serviceReads: serviceReads, producer: base.producer, outbox: outbox, graph: graph, logger: logger)
+    let positions = PositionIngest(
+        client: client,
+        serviceReads: serviceReads,
+        producer: base.producer,
+        outbox: outbox,
+        graph: graph,
+        deletedUsers: keys.deletedUsers,
+        logger: logger
+    )
+    let erasure = UserErasure(orders: orders, outbox: outbox, deletedUsers: keys.deletedUsers, logger: logger)
     let dispatcher = Dispatcher(client: client, orders: orders, graph: graph, early: config.dispatchEarly, logger: logger)
 
     var parts = base.applicationParts(metrics: runtime.metrics)
@@ -50,6 +60,11 @@ func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) 
         serviceReads, HTTPClientService(client: http), keys,
         RepeatingTask("Writing drivers' latest positions", every: .seconds(1), logger: logger) { try await positions.flush() },
         RepeatingTask("Dispatching", every: config.dispatchInterval, logger: logger) { try await dispatcher.round() },
+        base.consumer(group: config.erasureGroup, topics: [TopicCatalog.authUsers], registry: UserErasure.registry, inboxName: UserErasure.consumer) {
+            received,
+            connection in
+            try await erasure.apply(received.event, on: connection)
+        },
     ]
     base.refusingDeletedUsers(of: keys, in: &parts)
     if config.seeds, let token = config.authServiceToken {

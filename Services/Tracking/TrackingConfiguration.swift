@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import KeySetClient
 import ServiceAssembly
@@ -21,6 +22,8 @@ struct TrackingConfiguration: ServiceConfiguration {
     var dispatchInterval: Duration
     /// Reserves a driver for an order as soon as it is accepted, not once it is ready.
     var dispatchEarly: Bool
+    /// The consumer group the replicas read `auth.users` in, to erase deleted users.
+    var erasureGroup: String
 
     init(from reader: ConfigurationReader) throws(ConfigurationError) {
         standard = try StandardSettings(from: reader, defaultPort: 8085)
@@ -30,6 +33,7 @@ struct TrackingConfiguration: ServiceConfiguration {
         authServiceToken = try reader.optionalSecret("AUTH_SERVICE_TOKEN", expected: "auth's service token")
         dispatchInterval = try reader.duration("TRACKING_DISPATCH_INTERVAL", default: .milliseconds(500), minimum: .milliseconds(50))
         dispatchEarly = try reader.bool("TRACKING_DISPATCH_EARLY", default: false)
+        erasureGroup = try reader.string("TRACKING_ERASURE_GROUP", default: ConsumerGroupCatalog.trackingErasure.name)
         if seeds, authServiceToken == nil {
             throw ConfigurationError(
                 variable: "AUTH_SERVICE_TOKEN",

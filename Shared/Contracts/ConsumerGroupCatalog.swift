@@ -24,6 +24,12 @@ public enum ConsumerGroupCatalog {
     /// edit-render's erasure of deleted users (`RENDER_ERASURE_GROUP`), run by its API replicas.
     public static let renderErasure = Group(name: "edit-render-erasure", service: "edit-render", topics: [TopicCatalog.authUsers])
 
+    /// photo-catalog's erasure of deleted users (`CATALOG_ERASURE_GROUP`).
+    public static let catalogErasure = Group(name: "photo-catalog-erasure", service: "photo-catalog", topics: [TopicCatalog.authUsers])
+
+    /// tracking's erasure of deleted users (`TRACKING_ERASURE_GROUP`).
+    public static let trackingErasure = Group(name: "tracking-erasure", service: "tracking", topics: [TopicCatalog.authUsers])
+
     /// notify's consumers of the events it tells people of (`NOTIFY_CONSUMER_GROUP`).
     public static let notify = Group(
         name: "notify",
@@ -34,5 +40,5 @@ public enum ConsumerGroupCatalog {
         ]
     )
 
-    public static let all = [auth, socialProjections, renderWorkers, renderErasure, notify]
+    public static let all = [auth, socialProjections, renderWorkers, renderErasure, catalogErasure, trackingErasure, notify]
 }

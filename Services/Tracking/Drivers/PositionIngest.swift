@@ -2,6 +2,7 @@ import Contracts
 import Database
 import EventBus
 import Foundation
+import Identity
 import Kafka
 import Logging
 import PositionReports
@@ -30,6 +31,9 @@ final class PositionIngest: Sendable {
     /// Where `tracking.order.arriving.v1` goes, in the transaction that marks the order announced.
     let outbox: Outbox
     let graph: RoadGraph
+    /// Accounts deleted lately (every replica reads them): their points are never written back
+    /// after their erasure.
+    let deletedUsers: DeletedUsers
     let logger: Logger
     /// How old a point may be.
     static let maxAge: TimeInterval = 600
@@ -59,8 +63,17 @@ final class PositionIngest: Sendable {
 
     private let latest = Mutex(Latest())
 
-    init(client: PostgresClient, serviceReads: PostgresClient, producer: KafkaProducer, outbox: Outbox, graph: RoadGraph, logger: Logger) {
+    init(
+        client: PostgresClient,
+        serviceReads: PostgresClient,
+        producer: KafkaProducer,
+        outbox: Outbox,
+        graph: RoadGraph,
+        deletedUsers: DeletedUsers,
+        logger: Logger
+    ) {
         self.client = client
+        self.deletedUsers = deletedUsers
         activeOrders = ActiveOrderLookup(client: serviceReads, logger: logger)
         self.producer = producer
         self.outbox = outbox
@@ -240,17 +253,23 @@ final class PositionIngest: Sendable {
 
     /// What is left of an order's way: from its driver's latest point (through the restaurant
     /// until picked up), or from the restaurant while no driver is on it.
-    func remainingRoute(of order: Order, pickup: Coordinate) async throws -> Route {
+    /// `nil` when the order has no dropoff (its customer's account was deleted).
+    func remainingRoute(of order: Order, pickup: Coordinate) async throws -> Route? {
+        guard let dropoff = order.dropoff?.coordinate else { return nil }
         if let driver = order.driverId, OrderMachine.withDriver.contains(order.status), let position = try await latestPosition(of: driver) {
-            return graph.deliveryRoute(from: position, status: order.status, pickup: pickup, dropoff: order.dropoff.coordinate)
+            return graph.deliveryRoute(from: position, status: order.status, pickup: pickup, dropoff: dropoff)
         }
-        return graph.route(from: pickup, to: order.dropoff.coordinate)
+        return graph.route(from: pickup, to: dropoff)
     }
 
     /// Writes the latest point of every driver who moved since the last flush, in one statement.
     func flush() async throws {
         let now = Date()
         let points = latest.withLock { state in
+            for driver in state.points.keys where deletedUsers.contains(driver, now: now) {
+                state.points[driver] = nil
+                state.trips[driver] = nil
+            }
             let points = state.dirty.compactMap { driver in state.points[driver].map { (driver, $0) } }
             state.dirty.removeAll()
             state.trips = state.trips.filter { !$0.value.pace.isStale(at: now) }

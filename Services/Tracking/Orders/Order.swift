@@ -14,13 +14,15 @@ struct Order: Codable, Sendable, Equatable {
     }
 
     var id: UUID
-    var customerId: UUID
+    /// `nil` once the customer's account was deleted (`UserErasure`): the order stays in the
+    /// restaurant's books without them, and without its dropoff.
+    var customerId: UUID?
     var restaurantId: UUID
     var restaurantOwnerId: UUID
     var driverId: UUID?
     var items: [OrderItem]
     var totalCents: Int
-    var dropoff: Dropoff
+    var dropoff: Dropoff?
     var notes: String
     var status: OrderStatus
     var statusHistory: [Change]
@@ -61,7 +63,8 @@ struct Order: Codable, Sendable, Equatable {
         driverId = try next()
         items = try EventJSON.decoder.decode([OrderItem].self, from: Data(try next(String.self).utf8))
         totalCents = try next()
-        dropoff = Dropoff(address: try next(), lat: try next(), lng: try next())
+        let (address, lat, lng): (String, Double?, Double?) = (try next(), try next(), try next())
+        dropoff = lat.flatMap { lat in lng.map { Dropoff(address: address, lat: lat, lng: $0) } }
         notes = try next()
         let statusText: String = try next()
         guard let status = OrderStatus(rawValue: statusText) else { throw UnknownStatus(text: statusText) }
@@ -78,8 +81,15 @@ struct Order: Codable, Sendable, Equatable {
         var text: String
     }
 
+    /// Its parties, as its events carry them. An erased customer's order has ended and says no
+    /// more, so the nil UUID standing in for them is never published.
     var parties: OrderParties {
-        OrderParties(customerId: customerId, restaurantId: restaurantId, restaurantOwnerId: restaurantOwnerId, driverId: driverId)
+        OrderParties(
+            customerId: customerId ?? UserErasure.nobody,
+            restaurantId: restaurantId,
+            restaurantOwnerId: restaurantOwnerId,
+            driverId: driverId
+        )
     }
 
     /// The v1 status a v1 consumer last heard of (the last move of the history v1 can say).

@@ -200,7 +200,7 @@ struct OrderStore: Sendable {
 
     /// Numbers the change of `order` (and of `leaver`'s tombstone, when someone leaves it): the
     /// last step of a write, under a lock held to the commit, so numbers commit in order.
-    private func stamp(_ order: UUID, leaver: UUID? = nil, on connection: PostgresConnection) async throws {
+    func stamp(_ order: UUID, leaver: UUID? = nil, on connection: PostgresConnection) async throws {
         try await connection.query("SELECT pg_advisory_xact_lock(\(Self.changeLock))", logger: logger)
         try await connection.query("UPDATE orders SET change_seq = nextval('order_changes') WHERE id = \(order)", logger: logger)
         if let leaver {
@@ -357,10 +357,10 @@ struct OrderStore: Sendable {
     private func etaOfAssignment(_ order: Order, to driver: UUID, on connection: PostgresConnection) async throws -> Int? {
         let position = try await connection.query("SELECT lat, lng FROM drivers WHERE user_id = \(driver) AND lat IS NOT NULL", logger: logger)
             .collect().first?.decode((Double, Double).self)
-        guard let (lat, lng) = position else { return nil }
+        guard let (lat, lng) = position, let dropoff = order.dropoff else { return nil }
         let pickup = try await connection.restaurantLocation(order.restaurantId, logger: logger)
         return Int(
-            graph.deliveryRoute(from: Coordinate(lat: lat, lng: lng), status: .driverAssigned, pickup: pickup, dropoff: order.dropoff.coordinate)
+            graph.deliveryRoute(from: Coordinate(lat: lat, lng: lng), status: .driverAssigned, pickup: pickup, dropoff: dropoff.coordinate)
                 .seconds.rounded()
         )
     }

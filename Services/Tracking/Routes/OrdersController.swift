@@ -51,7 +51,14 @@ struct OrdersController: Sendable {
         let caller = try await keys.caller(request.headers)
         let order = try await orders.order(try context.parameters.uuid("id", orThrow: Self.notFound), caller: caller)
         let pickup = try await orders.pickup(of: order)
-        let route = try await positions.remainingRoute(of: order, pickup: pickup)
+        guard let route = try await positions.remainingRoute(of: order, pickup: pickup) else {
+            throw Problem(
+                status: .notFound,
+                type: "no-route",
+                title: "No route",
+                detail: "The order has no dropoff any more: its customer's account was deleted."
+            )
+        }
         return try JSONBody.response(.ok, RemainingRoute(route))
     }
 
