@@ -91,10 +91,14 @@ let services: [(product: Product, targets: [Target])] = [
         "photo-catalog",
         module: "PhotoCatalog",
         dependencies: [
-            "KeySetClient", "Identity", "Contracts", "AsyncSignals", "ResourceAPI", asyncHTTPClient, crypto, hummingbird, httpTypes, nioCore,
-            nioPosix, nioHTTP1, postgresNIO, logging, metrics, serviceLifecycle,
+            "ServiceAssembly",
+            "KeySetClient", "Identity", "EventBus", "Kafka", "Contracts", "AsyncSignals", "ResourceAPI", asyncHTTPClient, crypto, hummingbird,
+            httpTypes, nioCore, nioPosix, nioHTTP1, postgresNIO, logging, metrics, serviceLifecycle,
         ],
-        testDependencies: ["Identity", "ServiceKit", "Database", asyncHTTPClient, hummingbird, httpTypes, nioCore, postgresNIO, logging, yams],
+        testDependencies: [
+            "Identity", "ServiceKit", "Database", "EventBus", "Contracts", "LocalStack", asyncHTTPClient, hummingbird, httpTypes, nioCore,
+            postgresNIO, logging, yams,
+        ],
         extraResources: [.copy("Fixtures")]
     ),
     service(

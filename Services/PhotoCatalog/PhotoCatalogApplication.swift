@@ -1,5 +1,7 @@
 import AsyncHTTPClient
+import Contracts
 import Database
+import EventBus
 import Foundation
 import Hummingbird
 import KeySetClient
@@ -7,6 +9,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import PostgresNIO
+import ServiceAssembly
 import ServiceKit
 
 /// The schema photo-catalog owns.
@@ -14,15 +17,22 @@ let catalogSchema = "catalog"
 
 /// Builds photo-catalog: applies its migrations (before anything else touches the schema), then assembles the `/v1` routes over either
 /// Unsplash behind the shared cache (an access key is configured) or the bundled fixture set, the
-/// download tracker, and the HTTP client both Unsplash and auth's key set are reached with.
-/// - Throws: when a migration does not apply or the fixture set is missing from the bundle.
+/// download tracker, the HTTP client both Unsplash and auth's key set are reached with, and the
+/// erasure of deleted users (`auth.users` in `CATALOG_ERASURE_GROUP`, acknowledged on
+/// `catalog.erasures` through the outbox).
+/// - Throws: when a migration does not apply, Kafka refuses the topics, or the fixture set is
+///   missing from the bundle.
 func buildApplication(_ config: PhotoCatalogConfiguration, runtime: ServiceRuntime) async throws -> ServiceApplication<AppRequestContext> {
     let logger = runtime.logger
-    let migrations = try Migration.load(bundle: .module, subdirectory: "Migrations")
-    try await PostgresClient.withStartupClient(config.database.client, logger: logger) { client in
-        try await MigrationRunner(schema: catalogSchema, migrations: migrations).run(on: client, logger: logger)
-    }
-    let client = PostgresClient(configuration: config.database.client, backgroundLogger: logger)
+    let base = try await EventedService.prepare(
+        "photo-catalog",
+        schema: catalogSchema,
+        migrations: try Migration.load(bundle: .module, subdirectory: "Migrations"),
+        topics: [TopicCatalog.catalogErasures],
+        settings: config.standard,
+        logger: logger
+    )
+    let client = base.client
     let http = HTTPClient(
         eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
         configuration: httpClientConfiguration(config),
@@ -54,10 +64,19 @@ func buildApplication(_ config: PhotoCatalogConfiguration, runtime: ServiceRunti
         publicBase: config.publicBase
     )
 
-    var parts = ServiceApplicationParts(name: "photo-catalog", http: config.http, logger: logger, metrics: runtime.metrics)
-    parts.readiness = [.postgres(client)]
+    let erasure = UserErasure(outbox: base.outbox, logger: logger)
+
+    var parts = base.applicationParts(metrics: runtime.metrics)
     // The key set is fetched as the service starts and kept fresh, so no request waits for it.
-    parts.services = [client, HTTPClientService(client: http), keys, downloads]
+    parts.services += [
+        HTTPClientService(client: http), keys, downloads,
+        base.consumer(group: config.erasureGroup, topics: [TopicCatalog.authUsers], registry: UserErasure.registry, inboxName: UserErasure.consumer) {
+            received,
+            connection in
+            try await erasure.apply(received.event, on: connection)
+        },
+    ]
+    base.refusingDeletedUsers(of: keys, in: &parts)
     // Every request to the catalog is a GET or a bodiless POST.
     parts.routePolicies = [RoutePolicy(pathPrefix: "/v1", maxBodySize: 16 << 10, timeout: config.http.requestTimeout)]
     return makeServiceApplication(parts, context: AppRequestContext.self) { router in

@@ -1,13 +1,16 @@
+import Contracts
 import Database
 import Foundation
 import KeySetClient
+import ServiceAssembly
 import ServiceKit
 
 /// Everything `photo-catalog` reads from its environment; each variable is described in
 /// Services/PhotoCatalog/README.md, under "Configuration".
 struct PhotoCatalogConfiguration: ServiceConfiguration {
-    var http: HTTPServerSettings
-    var database: DatabaseSettings
+    /// Its HTTP server, database and event bus.
+    var standard: StandardSettings
+    var http: HTTPServerSettings { standard.http }
     /// Where Splash is reached from outside (the gateway), without a trailing slash: pagination
     /// links and fixture image URLs point there.
     var publicBase: String
@@ -19,10 +22,11 @@ struct PhotoCatalogConfiguration: ServiceConfiguration {
     /// Lets other Splash services report a photo's use for one of their users.
     var serviceToken: ServiceToken?
     var downloads: DownloadTracker.Settings
+    /// The consumer group the replicas read `auth.users` in, to erase deleted users.
+    var erasureGroup: String
 
     init(from reader: ConfigurationReader) throws(ConfigurationError) {
-        http = try HTTPServerSettings(from: reader, defaultPort: 8082)
-        database = try DatabaseSettings(from: reader)
+        standard = try StandardSettings(from: reader, defaultPort: 8082)
         publicBase = try reader.publicBase("CATALOG_PUBLIC_URL")
         unsplash = try UnsplashSettings(from: reader)
         cache = try CacheSettings(from: reader)
@@ -32,6 +36,7 @@ struct PhotoCatalogConfiguration: ServiceConfiguration {
             retryBase: try reader.duration("CATALOG_DOWNLOAD_RETRY_BASE", default: .seconds(5), minimum: .milliseconds(10)),
             maxAttempts: try reader.integer("CATALOG_DOWNLOAD_MAX_ATTEMPTS", default: 8, in: 1...50)
         )
+        erasureGroup = try reader.string("CATALOG_ERASURE_GROUP", default: ConsumerGroupCatalog.catalogErasure.name)
     }
 }
 

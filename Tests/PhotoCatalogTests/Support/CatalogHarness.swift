@@ -62,7 +62,7 @@ struct CatalogHarness: Sendable {
         ]
         if !offline { settings["UNSPLASH_ACCESS_KEY"] = FakeUnsplash.accessKey }
         let service = try await ServiceHarness.prepare(
-            .init(schema: "catalog", events: false, keys: ("CATALOG", "http://127.0.0.1:\(unsplash.port)/jwks.json")),
+            .init(schema: "catalog", keys: ("CATALOG", "http://127.0.0.1:\(unsplash.port)/jwks.json")),
             settings: settings,
             overrides: overrides
         )
