@@ -353,7 +353,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "Splash",
-            dependencies: ["LocalStack", "Kafka", "EventBus", "Contracts", "ServiceKit", "Identity", argumentParser, unixSignals, logging],
+            dependencies: [
+                "LocalStack", "Database", "Kafka", "EventBus", "Contracts", "ServiceKit", "Identity", argumentParser, unixSignals, logging,
+                postgresNIO,
+            ],
             path: "Tools/Splash"
         ),
         .target(

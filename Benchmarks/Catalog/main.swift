@@ -35,6 +35,7 @@ let catalog = try await ServiceProcess(
     "photo-catalog",
     environment: [
         "DATABASE_URL": databaseURL, "DATABASE_POOL_SIZE": "16", "LOG_LEVEL": "error",
+        "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false",
         "UNSPLASH_ACCESS_KEY": FakeUnsplash.accessKey, "UNSPLASH_API_URL": unsplash.baseURL,
         "CATALOG_JWKS_URL": "http://127.0.0.1:\(unsplash.port)/jwks.json",
     ]

@@ -92,18 +92,7 @@ func buildApplication(_ config: EditRenderConfiguration, runtime: ServiceRuntime
         // A deleted user is erased by the API's replicas (a deployment always has them; workers
         // may scale to a handful or to none).
         let erasure = UserErasure(outbox: outbox, blobs: blobs, logger: logger)
-        parts.services.append(
-            base.consumer(
-                group: config.erasureGroup,
-                topics: [TopicCatalog.authUsers],
-                registry: UserErasure.registry,
-                inboxName: UserErasure.consumer
-            ) {
-                received,
-                connection in
-                try await erasure.apply(received.event, on: connection)
-            }
-        )
+        parts.services.append(base.erasingDeletedUsers(group: config.erasureGroup, inboxName: UserErasure.consumer, keys: keys, erase: erasure.erase))
     }
     logger.info("edit-render starting", metadata: ["role": "\(config.role.rawValue)", "workers": "\(config.workers)"])
     return makeServiceApplication(parts, context: AppRequestContext.self) { router in

@@ -74,7 +74,7 @@ func buildApplication(_ config: NotifyConfiguration, runtime: ServiceRuntime) as
         queue: queue,
         likes: likes,
         receipts: directory.map { _ in Receipts(outbox: mailOutbox, logger: logger) },
-        erasure: UserErasure(outbox: base.outbox, mailOutbox: mailOutbox, logger: logger),
+        erasure: UserErasure(outbox: base.outbox, mailOutbox: mailOutbox, deletedUsers: keys.deletedUsers, logger: logger),
         wakeup: wakeup,
         logger: logger
     )

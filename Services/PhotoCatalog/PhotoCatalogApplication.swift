@@ -70,11 +70,7 @@ func buildApplication(_ config: PhotoCatalogConfiguration, runtime: ServiceRunti
     // The key set is fetched as the service starts and kept fresh, so no request waits for it.
     parts.services += [
         HTTPClientService(client: http), keys, downloads,
-        base.consumer(group: config.erasureGroup, topics: [TopicCatalog.authUsers], registry: UserErasure.registry, inboxName: UserErasure.consumer) {
-            received,
-            connection in
-            try await erasure.apply(received.event, on: connection)
-        },
+        base.erasingDeletedUsers(group: config.erasureGroup, inboxName: UserErasure.consumer, keys: keys, erase: erasure.erase),
     ]
     base.refusingDeletedUsers(of: keys, in: &parts)
     // Every request to the catalog is a GET or a bodiless POST.

@@ -59,7 +59,10 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
     let likes = LikeStore(client: client, outbox: outbox, photos: photos, logger: logger)
     let collections = CollectionStore(client: client, outbox: outbox, photos: photos, logger: logger)
     let posts = PostStore(client: client, outbox: outbox, objects: objects, catalog: catalog, photos: photos, renderer: renderer, logger: logger)
-    let projections = Projections(erasure: UserErasure(outbox: outbox, objects: objects, logger: logger), logger: logger)
+    let projections = Projections(
+        erasure: UserErasure(outbox: outbox, objects: objects, deletedUsers: keys.deletedUsers, logger: logger),
+        logger: logger
+    )
     let data = DataController(
         tables: SocialDataTables(client: client, likes: likes, collections: collections, posts: posts, logger: logger).tables,
         logger: logger

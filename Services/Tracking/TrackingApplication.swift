@@ -52,7 +52,7 @@ func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) 
         deletedUsers: keys.deletedUsers,
         logger: logger
     )
-    let erasure = UserErasure(orders: orders, outbox: outbox, deletedUsers: keys.deletedUsers, logger: logger)
+    let erasure = UserErasure(orders: orders, outbox: outbox, logger: logger)
     let dispatcher = Dispatcher(client: client, orders: orders, graph: graph, early: config.dispatchEarly, logger: logger)
 
     var parts = base.applicationParts(metrics: runtime.metrics)
@@ -60,11 +60,7 @@ func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) 
         serviceReads, HTTPClientService(client: http), keys,
         RepeatingTask("Writing drivers' latest positions", every: .seconds(1), logger: logger) { try await positions.flush() },
         RepeatingTask("Dispatching", every: config.dispatchInterval, logger: logger) { try await dispatcher.round() },
-        base.consumer(group: config.erasureGroup, topics: [TopicCatalog.authUsers], registry: UserErasure.registry, inboxName: UserErasure.consumer) {
-            received,
-            connection in
-            try await erasure.apply(received.event, on: connection)
-        },
+        base.erasingDeletedUsers(group: config.erasureGroup, inboxName: UserErasure.consumer, keys: keys, erase: erasure.erase),
     ]
     base.refusingDeletedUsers(of: keys, in: &parts)
     if config.seeds, let token = config.authServiceToken {

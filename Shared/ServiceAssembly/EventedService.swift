@@ -122,3 +122,23 @@ extension EventedService {
         parts.readiness.append(feed.readiness)
     }
 }
+
+extension EventedService {
+    /// The consumer of `auth.users` in `group` that erases each deleted user with `erase`, in the
+    /// inbox's transaction, once this replica refuses their tokens (`keys`), so no request of
+    /// theirs begins after their erasure has.
+    package func erasingDeletedUsers(
+        group: String,
+        inboxName: String,
+        keys: KeySetCache,
+        erase: @escaping @Sendable (UserDeleted, PostgresConnection) async throws -> Void
+    ) -> EventConsumer {
+        consumer(group: group, topics: [TopicCatalog.authUsers], registry: EventRegistry([UserDeleted.self]), inboxName: inboxName) {
+            received,
+            connection in
+            guard let deleted = received.event as? UserDeleted else { return }
+            keys.deletedUsers.record(deleted.userId, deletedAt: deleted.deletedAt)
+            try await erase(deleted, connection)
+        }
+    }
+}

@@ -7,7 +7,10 @@ struct Splash: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run Splash locally, without Docker.",
         discussion: "`make run` builds everything and runs `splash up`.",
-        subcommands: [UpCommand.self, PostgresCommand.self, KafkaCommand.self, DeadLetterCommand.self, EventsCommand.self, KeysCommand.self]
+        subcommands: [
+            UpCommand.self, PostgresCommand.self, KafkaCommand.self, DeadLetterCommand.self, EventsCommand.self, KeysCommand.self,
+            ErasureCheckCommand.self,
+        ]
     )
 }
 

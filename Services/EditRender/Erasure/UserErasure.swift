@@ -16,7 +16,6 @@ import PostgresNIO
 struct UserErasure: Sendable {
     /// The consumer's name in the inbox.
     static let consumer = "edit-render-erasure"
-    static let registry = EventRegistry([UserDeleted.self])
 
     let outbox: Outbox
     let blobs: any BlobStore
@@ -25,8 +24,7 @@ struct UserErasure: Sendable {
     /// The prefix every blob of `user` is stored under (`BlobKey.upload`, `BlobKey.edited`).
     static func blobPrefix(of user: UUID) -> String { "\(user.lowercased)/" }
 
-    func apply(_ event: any DomainEvent, on connection: PostgresConnection) async throws {
-        guard let deleted = event as? UserDeleted else { return }
+    func erase(_ deleted: UserDeleted, on connection: PostgresConnection) async throws {
         let user = deleted.userId
         var blobCount = 0
         for blob in try await blobs.list(prefix: Self.blobPrefix(of: user)) {

@@ -1,6 +1,7 @@
 import Contracts
 import EventBus
 import Foundation
+import Identity
 import Logging
 import Mail
 import PostgresNIO
@@ -16,10 +17,13 @@ struct UserErasure: Sendable {
 
     let outbox: Outbox
     let mailOutbox: MailOutbox
+    /// This replica's refusal of deleted users' tokens, begun before the erasure.
+    let deletedUsers: DeletedUsers
     let logger: Logger
 
     func erase(_ deleted: UserDeleted, on connection: PostgresConnection) async throws {
         let user = deleted.userId
+        deletedUsers.record(user, deletedAt: deleted.deletedAt)
         let rows = try await connection.query(
             """
             WITH devices AS (

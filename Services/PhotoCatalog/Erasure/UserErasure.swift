@@ -11,13 +11,11 @@ import PostgresNIO
 struct UserErasure: Sendable {
     /// The consumer's name in the inbox.
     static let consumer = "photo-catalog-erasure"
-    static let registry = EventRegistry([UserDeleted.self])
 
     let outbox: Outbox
     let logger: Logger
 
-    func apply(_ event: any DomainEvent, on connection: PostgresConnection) async throws {
-        guard let deleted = event as? UserDeleted else { return }
+    func erase(_ deleted: UserDeleted, on connection: PostgresConnection) async throws {
         let user = deleted.userId
         let rows = try await connection.query(
             """

@@ -3,6 +3,7 @@ import Contracts
 import Database
 import EventBus
 import Foundation
+import Identity
 import Logging
 import PostgresNIO
 
@@ -14,10 +15,13 @@ import PostgresNIO
 struct UserErasure: Sendable {
     let outbox: Outbox
     let objects: ObjectStore
+    /// This replica's refusal of deleted users' tokens, begun before the erasure.
+    let deletedUsers: DeletedUsers
     let logger: Logger
 
     func erase(_ deleted: UserDeleted, on connection: PostgresConnection) async throws {
         let user = deleted.userId
+        deletedUsers.record(user, deletedAt: deleted.deletedAt)
         let rows = try await connection.query(
             """
             WITH likes AS (

@@ -1,7 +1,6 @@
 import Contracts
 import EventBus
 import Foundation
-import Identity
 import Logging
 import PostgresNIO
 
@@ -25,18 +24,13 @@ struct UserErasure: Sendable {
     static let nobody = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
     /// The consumer's name in the inbox.
     static let consumer = "tracking-erasure"
-    static let registry = EventRegistry([UserDeleted.self])
 
     let orders: OrderStore
     let outbox: Outbox
-    /// The users whose positions this replica must not write back (`PositionIngest.flush`).
-    let deletedUsers: DeletedUsers
     let logger: Logger
 
-    func apply(_ event: any DomainEvent, on connection: PostgresConnection) async throws {
-        guard let deleted = event as? UserDeleted else { return }
+    func erase(_ deleted: UserDeleted, on connection: PostgresConnection) async throws {
         let user = deleted.userId
-        deletedUsers.record(user, deletedAt: deleted.deletedAt)
         var counts = ["orders": 0, "cancelled": 0, "released": 0, "deliveries": 0, "positions": 0, "tombstones": 0]
 
         let active = try await connection.query(
