@@ -196,16 +196,30 @@ final class SystemStack: Sendable {
     func startSocial(
         databaseURL: String,
         photoCatalog: String = "http://127.0.0.1:9",
+        blobs: URL = FileManager.default.temporaryDirectory.appendingPathComponent("system-social-\(UUID().uuidString.prefix(8))"),
         settings: [String: String] = [:]
     ) async throws -> ServiceProcess {
-        let blobs = FileManager.default.temporaryDirectory.appendingPathComponent("system-social-\(UUID().uuidString.prefix(8))")
-        return try await ServiceProcess(
+        try try await ServiceProcess(
             "social",
             environment: common.merging(
                 [
                     "DATABASE_URL": databaseURL, "SOCIAL_JWKS_URL": jwksURL, "SOCIAL_JWT_ISSUER": Self.issuer,
                     "SOCIAL_BLOB_DIR": blobs.path, "RENDER_MEDIA_KEY": Self.mediaKey, "CATALOG_SERVICE_TOKEN": Self.catalogServiceToken,
                     "SOCIAL_PHOTO_CATALOG_URL": photoCatalog, "SOCIAL_IMAGE_WORKERS": "1",
+                ].merging(settings) { _, new in new }
+            ) { _, new in new }
+        )
+    }
+
+    /// notify on `databaseURL` (`database.makeServiceRole(schema: "notify", …)`) and the stack's
+    /// cluster, without an APNs key (pushes go to its sink); the test stops it.
+    func startNotify(databaseURL: String, settings: [String: String] = [:]) async throws -> ServiceProcess {
+        try await ServiceProcess(
+            "notify",
+            environment: common.merging(
+                [
+                    "DATABASE_URL": databaseURL, "NOTIFY_JWKS_URL": jwksURL, "NOTIFY_JWT_ISSUER": Self.issuer,
+                    "NOTIFY_AUTH_URL": auth.baseURL, "AUTH_SERVICE_TOKEN": Self.serviceToken,
                 ].merging(settings) { _, new in new }
             ) { _, new in new }
         )

@@ -16,10 +16,14 @@ final class WholeStack: Sendable {
     private let renderDatabaseURL: String
     let social: ServiceProcess
     let tracking: ServiceProcess
+    /// Started when asked for (`start(on:notify:)`).
+    let notify: ServiceProcess?
     let gateway: ServiceProcess
     let simulator: SimulatorProcess
     /// edit-render's files.
     let blobs: URL
+    /// social's files.
+    let socialBlobs: URL
     let kitchen: (id: String, token: String)
     let restaurant: String
 
@@ -30,16 +34,18 @@ final class WholeStack: Sendable {
         renderDatabaseURL: String,
         social: ServiceProcess,
         tracking: ServiceProcess,
+        notify: ServiceProcess?,
         gateway: ServiceProcess,
         simulator: SimulatorProcess,
         blobs: URL,
+        socialBlobs: URL,
         kitchen: (id: String, token: String),
         restaurant: String
     ) {
         renderProcess = Mutex(render)
         (self.stack, self.catalog, self.renderDatabaseURL) = (stack, catalog, renderDatabaseURL)
-        (self.social, self.tracking, self.gateway, self.simulator) = (social, tracking, gateway, simulator)
-        (self.blobs, self.kitchen, self.restaurant) = (blobs, kitchen, restaurant)
+        (self.social, self.tracking, self.notify, self.gateway, self.simulator) = (social, tracking, notify, gateway, simulator)
+        (self.blobs, self.socialBlobs, self.kitchen, self.restaurant) = (blobs, socialBlobs, kitchen, restaurant)
     }
 
     static let deadline = ["HTTP_REQUEST_TIMEOUT": "5s"]
@@ -49,25 +55,35 @@ final class WholeStack: Sendable {
     /// The edit-render process now running.
     var render: ServiceProcess { renderProcess.withLock { $0 } }
 
-    static func start(on stack: SystemStack) async throws -> WholeStack {
+    /// - Parameter notify: whether notify runs too (behind the gateway).
+    static func start(on stack: SystemStack, notify withNotify: Bool = false) async throws -> WholeStack {
         let database = stack.database
         let catalog = try await stack.startPhotoCatalog(settings: deadline)
         let blobs = FileManager.default.temporaryDirectory.appendingPathComponent("system-render-\(UUID().uuidString.prefix(8))")
         let renderDatabaseURL = try await database.makeServiceRole(schema: "render", password: "system-render").url
         let render = try await stack.startEditRender(databaseURL: renderDatabaseURL, photoCatalog: catalog, blobs: blobs, settings: renderSettings)
+        let socialBlobs = FileManager.default.temporaryDirectory.appendingPathComponent("system-social-\(UUID().uuidString.prefix(8))")
         let social = try await stack.startSocial(
             databaseURL: try await database.makeServiceRole(schema: "social", password: "system-social").url,
             photoCatalog: catalog.baseURL,
+            blobs: socialBlobs,
             settings: deadline
         )
         let tracking = try await stack.startTracking(
             databaseURL: try await database.makeServiceRole(schema: "tracking", password: "system-tracking").url,
             settings: deadline.merging(["TRACKING_DISPATCH_INTERVAL": "100ms"]) { _, new in new }
         )
+        let notify =
+            withNotify
+            ? try await stack.startNotify(
+                databaseURL: try await database.makeServiceRole(schema: "notify", password: "system-notify").url,
+                settings: deadline
+            ) : nil
         var gatewaySettings = [
             "GATEWAY_PHOTO_CATALOG_URL": catalog.baseURL, "GATEWAY_EDIT_RENDER_URL": render.baseURL,
             "GATEWAY_SOCIAL_URL": social.baseURL, "GATEWAY_TRACKING_URL": tracking.baseURL, "GATEWAY_UPSTREAM_TIMEOUT": "8s",
         ]
+        if let notify { gatewaySettings["GATEWAY_NOTIFY_URL"] = notify.baseURL }
         for group in ["AUTH", "PHOTO_CATALOG", "EDIT_RENDER", "MEDIA", "SOCIAL", "STORAGE", "TRACKING", "DATA_AUTH", "DATA_SOCIAL", "DATA_TRACKING"] {
             gatewaySettings["GATEWAY_RATE_LIMIT_\(group)"] = "1000000/1m"
         }
@@ -92,9 +108,11 @@ final class WholeStack: Sendable {
             renderDatabaseURL: renderDatabaseURL,
             social: social,
             tracking: tracking,
+            notify: notify,
             gateway: gateway,
             simulator: simulator,
             blobs: blobs,
+            socialBlobs: socialBlobs,
             kitchen: kitchen,
             restaurant: restaurant
         )
@@ -119,7 +137,8 @@ final class WholeStack: Sendable {
     /// Stops everything but the stack itself, front first.
     func stop() async {
         simulator.stop()
-        for process in [gateway, tracking, social, render, catalog] { await process.stop() }
+        for process in [gateway] + (notify.map { [$0] } ?? []) + [tracking, social, render, catalog] { await process.stop() }
         try? FileManager.default.removeItem(at: blobs)
+        try? FileManager.default.removeItem(at: socialBlobs)
     }
 }
