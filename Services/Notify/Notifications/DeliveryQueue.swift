@@ -71,7 +71,9 @@ struct DeliveryQueue: Sendable {
 
     /// Addresses `notifications` to their recipients' devices, on `connection` (the inbox's
     /// transaction of the event they are about): one delivery per device whose owner has the
-    /// setting on, expiring an hour after the occasion. One older than `maxAge` is logged
+    /// setting on, expiring an hour after the occasion. The devices are read under a share lock,
+    /// so an erasure deleting them waits for this transaction and then deletes its deliveries too
+    /// (`UserErasure`), or has deleted them first and none is made. One older than `maxAge` is logged
     /// `expired`, not sent: a backlog after an outage is not replayed to lock screens.
     /// - Returns: how many deliveries are due now.
     @discardableResult
@@ -98,6 +100,7 @@ struct DeliveryQueue: Sendable {
                 FROM devices d LEFT JOIN settings s ON s.user_id = d.user_id
                 WHERE d.user_id = \(notification.recipient)
                   AND coalesce((to_jsonb(s) ->> \(column))::boolean, true)
+                FOR SHARE OF d
                 ON CONFLICT (apns_id) DO NOTHING
                 RETURNING status
                 """,

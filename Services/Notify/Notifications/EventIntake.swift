@@ -33,7 +33,11 @@ struct EventIntake: Sendable {
             due = try await likes.record(liked, occasion: occasion, on: connection)
         } else {
             let facts = try await projections.facts(for: received.event, on: connection)
-            let notifications = NotificationPlanner.notifications(for: received.event, facts: facts)
+            // No one whose account is gone is told anything (an order of theirs cancelled by
+            // their erasure, say).
+            let notifications = NotificationPlanner.notifications(for: received.event, facts: facts).filter {
+                !erasure.deletedUsers.contains($0.recipient)
+            }
             due =
                 notifications.isEmpty ? 0 : try await queue.enqueue(notifications, about: occasion, on: connection)
         }

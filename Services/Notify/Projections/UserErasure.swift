@@ -24,11 +24,13 @@ struct UserErasure: Sendable {
     func erase(_ deleted: UserDeleted, on connection: PostgresConnection) async throws {
         let user = deleted.userId
         deletedUsers.record(user, deletedAt: deleted.deletedAt)
+        // The devices first, in a statement of their own: an event's deliveries to them, being
+        // made now, hold them until their transaction commits, and the statement below then sees
+        // those deliveries.
+        let devices = try await connection.query("DELETE FROM devices WHERE user_id = \(user) RETURNING 1", logger: logger).collect().count
         let rows = try await connection.query(
             """
-            WITH devices AS (
-                DELETE FROM devices WHERE user_id = \(user) RETURNING 1
-            ), settings AS (
+            WITH settings AS (
                 DELETE FROM settings WHERE user_id = \(user) RETURNING 1
             ), deliveries AS (
                 DELETE FROM deliveries WHERE user_id = \(user) RETURNING 1
@@ -41,12 +43,12 @@ struct UserErasure: Sendable {
             ), posts AS (
                 UPDATE posts SET author_id = \(Self.nobody), deleted = true WHERE author_id = \(user) RETURNING 1
             )
-            SELECT (SELECT count(*) FROM devices), (SELECT count(*) FROM settings), (SELECT count(*) FROM deliveries),
+            SELECT (SELECT count(*) FROM settings), (SELECT count(*) FROM deliveries),
                    (SELECT count(*) FROM people), (SELECT count(*) FROM windows), (SELECT count(*) FROM posts)
             """,
             logger: logger
         )
-        let (devices, settings, deliveries, people, windows, posts) = try await rows.collect()[0].decode((Int, Int, Int, Int, Int, Int).self)
+        let (settings, deliveries, people, windows, posts) = try await rows.collect()[0].decode((Int, Int, Int, Int, Int).self)
         let mail = try await mailOutbox.erase(user: user, on: connection, logger: logger)
         let counts = [
             "devices": devices, "settings": settings, "deliveries": deliveries, "mail": mail, "people": people, "likeWindows": windows,
