@@ -212,8 +212,9 @@ final class SystemStack: Sendable {
     }
 
     /// notify on `databaseURL` (`database.makeServiceRole(schema: "notify", …)`) and the stack's
-    /// cluster, without an APNs key (pushes go to its sink); the test stops it.
-    func startNotify(databaseURL: String, settings: [String: String] = [:]) async throws -> ServiceProcess {
+    /// cluster, without an APNs key (pushes go to its sink), on `port` when given (one started
+    /// again where the gateway finds it); the test stops it.
+    func startNotify(databaseURL: String, settings: [String: String] = [:], port: Int? = nil) async throws -> ServiceProcess {
         try await ServiceProcess(
             "notify",
             environment: common.merging(
@@ -221,7 +222,8 @@ final class SystemStack: Sendable {
                     "DATABASE_URL": databaseURL, "NOTIFY_JWKS_URL": jwksURL, "NOTIFY_JWT_ISSUER": Self.issuer,
                     "NOTIFY_AUTH_URL": auth.baseURL, "AUTH_SERVICE_TOKEN": Self.serviceToken,
                 ].merging(settings) { _, new in new }
-            ) { _, new in new }
+            ) { _, new in new },
+            port: port
         )
     }
 

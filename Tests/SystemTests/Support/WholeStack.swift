@@ -16,8 +16,8 @@ final class WholeStack: Sendable {
     private let renderDatabaseURL: String
     let social: ServiceProcess
     let tracking: ServiceProcess
-    /// Started when asked for (`start(on:notify:)`).
-    let notify: ServiceProcess?
+    /// Started when asked for (`start(on:notify:)`), on its database.
+    private let notifyProcess: Mutex<(process: ServiceProcess, databaseURL: String)?>
     let gateway: ServiceProcess
     let simulator: SimulatorProcess
     /// edit-render's files.
@@ -34,7 +34,7 @@ final class WholeStack: Sendable {
         renderDatabaseURL: String,
         social: ServiceProcess,
         tracking: ServiceProcess,
-        notify: ServiceProcess?,
+        notify: (process: ServiceProcess, databaseURL: String)?,
         gateway: ServiceProcess,
         simulator: SimulatorProcess,
         blobs: URL,
@@ -44,13 +44,17 @@ final class WholeStack: Sendable {
     ) {
         renderProcess = Mutex(render)
         (self.stack, self.catalog, self.renderDatabaseURL) = (stack, catalog, renderDatabaseURL)
-        (self.social, self.tracking, self.notify, self.gateway, self.simulator) = (social, tracking, notify, gateway, simulator)
+        notifyProcess = Mutex(notify)
+        (self.social, self.tracking, self.gateway, self.simulator) = (social, tracking, gateway, simulator)
         (self.blobs, self.socialBlobs, self.kitchen, self.restaurant) = (blobs, socialBlobs, kitchen, restaurant)
     }
 
     static let deadline = ["HTTP_REQUEST_TIMEOUT": "5s"]
-    /// edit-render's: a render worker's group notices a dead member within 6 s.
-    static let renderSettings = deadline.merging(["KAFKA_SESSION_TIMEOUT": "6s"]) { _, new in new }
+    /// edit-render's and notify's: a consumer group notices a dead member within 6 s.
+    static let consumerSettings = deadline.merging(["KAFKA_SESSION_TIMEOUT": "6s"]) { _, new in new }
+
+    /// The notify process now running, if the stack has one.
+    var notify: ServiceProcess? { notifyProcess.withLock { $0?.process } }
 
     /// The edit-render process now running.
     var render: ServiceProcess { renderProcess.withLock { $0 } }
@@ -61,7 +65,7 @@ final class WholeStack: Sendable {
         let catalog = try await stack.startPhotoCatalog(settings: deadline)
         let blobs = FileManager.default.temporaryDirectory.appendingPathComponent("system-render-\(UUID().uuidString.prefix(8))")
         let renderDatabaseURL = try await database.makeServiceRole(schema: "render", password: "system-render").url
-        let render = try await stack.startEditRender(databaseURL: renderDatabaseURL, photoCatalog: catalog, blobs: blobs, settings: renderSettings)
+        let render = try await stack.startEditRender(databaseURL: renderDatabaseURL, photoCatalog: catalog, blobs: blobs, settings: consumerSettings)
         let socialBlobs = FileManager.default.temporaryDirectory.appendingPathComponent("system-social-\(UUID().uuidString.prefix(8))")
         let social = try await stack.startSocial(
             databaseURL: try await database.makeServiceRole(schema: "social", password: "system-social").url,
@@ -73,17 +77,16 @@ final class WholeStack: Sendable {
             databaseURL: try await database.makeServiceRole(schema: "tracking", password: "system-tracking").url,
             settings: deadline.merging(["TRACKING_DISPATCH_INTERVAL": "100ms"]) { _, new in new }
         )
-        let notify =
-            withNotify
-            ? try await stack.startNotify(
-                databaseURL: try await database.makeServiceRole(schema: "notify", password: "system-notify").url,
-                settings: deadline
-            ) : nil
+        var notify: (process: ServiceProcess, databaseURL: String)?
+        if withNotify {
+            let url = try await database.makeServiceRole(schema: "notify", password: "system-notify").url
+            notify = (try await stack.startNotify(databaseURL: url, settings: consumerSettings), url)
+        }
         var gatewaySettings = [
             "GATEWAY_PHOTO_CATALOG_URL": catalog.baseURL, "GATEWAY_EDIT_RENDER_URL": render.baseURL,
             "GATEWAY_SOCIAL_URL": social.baseURL, "GATEWAY_TRACKING_URL": tracking.baseURL, "GATEWAY_UPSTREAM_TIMEOUT": "8s",
         ]
-        if let notify { gatewaySettings["GATEWAY_NOTIFY_URL"] = notify.baseURL }
+        if let notify { gatewaySettings["GATEWAY_NOTIFY_URL"] = notify.process.baseURL }
         for group in ["AUTH", "PHOTO_CATALOG", "EDIT_RENDER", "MEDIA", "SOCIAL", "STORAGE", "TRACKING", "DATA_AUTH", "DATA_SOCIAL", "DATA_TRACKING"] {
             gatewaySettings["GATEWAY_RATE_LIMIT_\(group)"] = "1000000/1m"
         }
@@ -128,10 +131,20 @@ final class WholeStack: Sendable {
             databaseURL: renderDatabaseURL,
             photoCatalog: catalog,
             blobs: blobs,
-            settings: Self.renderSettings,
+            settings: Self.consumerSettings,
             port: dead.port
         )
         renderProcess.withLock { $0 = started }
+    }
+
+    /// SIGKILLs notify, and starts it again on the same port after `downtime`: what it had not
+    /// consumed waits on Kafka meanwhile.
+    func killAndRestartNotify(after downtime: Duration) async throws {
+        guard let (dead, databaseURL) = notifyProcess.withLock({ $0 }) else { return }
+        await dead.kill()
+        try await Task.sleep(for: downtime)
+        let started = try await stack.startNotify(databaseURL: databaseURL, settings: Self.consumerSettings, port: dead.port)
+        notifyProcess.withLock { $0 = (started, databaseURL) }
     }
 
     /// Stops everything but the stack itself, front first.
