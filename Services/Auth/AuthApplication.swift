@@ -156,7 +156,8 @@ struct AuthRoutes: Sendable {
             authenticator: authenticator,
             flows: flows,
             deletion: deletion,
-            secureEmailChange: config.secureEmailChange
+            secureEmailChange: config.secureEmailChange,
+            securePasswordChange: config.securePasswordChange
         )
         publicRoutes = PublicController(accounts: accounts, keys: JSONWebKeySet(keys: config.verificationKeys.map(\.jwk)))
         admin = AdminController(

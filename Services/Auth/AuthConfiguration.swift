@@ -41,6 +41,8 @@ struct AuthConfiguration: ServiceConfiguration {
     var emailConfirm: Bool
     /// A changed address is confirmed from the current address as well as the new one.
     var secureEmailChange: Bool
+    /// A session older than a day changes the password only with a reauthentication nonce.
+    var securePasswordChange: Bool
     /// Sign in with Apple: its keys, issuer and the apps' bundle ids.
     var apple: AppleSettings
     /// The consumer group auth reads `tracking.restaurants` in (who owns restaurants).
@@ -83,6 +85,7 @@ struct AuthConfiguration: ServiceConfiguration {
         )
         emailConfirm = try reader.bool("AUTH_EMAIL_CONFIRM", default: false)
         secureEmailChange = try reader.bool("AUTH_SECURE_EMAIL_CHANGE", default: true)
+        securePasswordChange = try reader.bool("AUTH_SECURE_PASSWORD_CHANGE", default: false)
         apple = AppleSettings(
             keysURL: try reader.value(
                 "AUTH_APPLE_JWKS_URL",

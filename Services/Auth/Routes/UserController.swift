@@ -13,6 +13,9 @@ struct UserController: Sendable {
     let deletion: AccountDeletion
     /// `AUTH_SECURE_EMAIL_CHANGE`: a new address is confirmed from the current one too.
     let secureEmailChange: Bool
+    /// `AUTH_SECURE_PASSWORD_CHANGE`: a session older than a day changes the password only with a
+    /// nonce from `/reauthenticate`.
+    let securePasswordChange: Bool
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.get("user", use: user)
@@ -26,11 +29,12 @@ struct UserController: Sendable {
     private struct UpdateBody: Decodable {
         var email: String?
         var password: String?
+        var nonce: String?
         var data: [String: JSONValue]?
         var appMetadata: JSONValue?
 
         private enum CodingKeys: String, CodingKey {
-            case email, password, data
+            case email, password, nonce, data
             case appMetadata = "app_metadata"
         }
     }
@@ -50,6 +54,11 @@ struct UserController: Sendable {
         }
         // A new address is checked before anything changes, and applied only once confirmed.
         if let email = body.email { _ = try CodeFlows.address(email) }
+        if let password = body.password, securePasswordChange, try await deletion.isOlderThanADay(session) {
+            try accounts.passwordPolicy.check(password)
+            guard let nonce = body.nonce, !nonce.isEmpty else { throw AuthError.reauthenticationNeeded }
+            try await deletion.prove(session, nonce: nonce)
+        }
         var user = try await accounts.update(session, Accounts.Changes(password: body.password, metadata: body.data))
         if let email = body.email {
             let redirect = request.uri.queryParameters.get("redirect_to").map { String($0) }

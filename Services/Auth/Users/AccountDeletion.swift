@@ -57,19 +57,54 @@ struct AccountDeletion: Sendable {
             guard try await hasher.verify(password, against: stored) else { throw AuthError.invalidCredentials }
             _ = try await delete(userID)
         case .nonce(let nonce)?:
-            do {
-                _ = try await delete(userID) { [codes] user, connection in
-                    let redeemed = try await codes.redeem(code: nonce, address: user.email.lowercased(), kinds: [.reauthentication], on: connection)
-                    guard redeemed?.userID == userID else { throw AuthError.reauthenticationNotValid }
-                }
-            } catch AuthError.reauthenticationNotValid {
-                // Counted on a transaction of its own: the deletion's rolled back.
-                try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
-                    guard let user = try await connection.user(id: userID, logger: logger) else { return }
-                    try await codes.recordFailure(for: user.email.lowercased(), on: connection)
-                }
-                throw AuthError.reauthenticationNotValid
+            try await countingFailure(of: userID) {
+                _ = try await delete(userID) { [self] user, connection in try await spend(nonce, of: user, on: connection) }
             }
+        }
+    }
+
+    /// Proves `session`'s user by `nonce` (`GET /reauthenticate`'s), spending it, on a transaction
+    /// of its own: a password change under `AUTH_SECURE_PASSWORD_CHANGE`.
+    /// - Throws: `AuthError.reauthenticationNotValid` for a wrong or spent nonce (counted toward
+    ///   the lock).
+    func prove(_ session: AuthenticatedSession, nonce: String) async throws {
+        try await countingFailure(of: session.userID) {
+            try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
+                guard let user = try await connection.user(id: session.userID, logger: logger) else { throw AuthError.userNotFound }
+                try await spend(nonce, of: user, on: connection)
+            }
+        }
+    }
+
+    /// Whether `session` began more than a day ago (a password change under
+    /// `AUTH_SECURE_PASSWORD_CHANGE` then needs a nonce; a session that a mailed code or link began
+    /// is new).
+    func isOlderThanADay(_ session: AuthenticatedSession) async throws -> Bool {
+        try await client.withAuthFlowTransaction(logger: logger) { [logger] connection in
+            let rows = try await connection.query(
+                "SELECT created_at < now() - interval '24 hours' FROM sessions WHERE id = \(session.sessionID)",
+                logger: logger
+            )
+            return try await rows.collect().first?.decode(Bool.self) ?? true
+        }
+    }
+
+    private func spend(_ nonce: String, of user: UserRecord, on connection: PostgresConnection) async throws {
+        let redeemed = try await codes.redeem(code: nonce, address: user.email.lowercased(), kinds: [.reauthentication], on: connection)
+        guard redeemed?.userID == user.id else { throw AuthError.reauthenticationNotValid }
+    }
+
+    /// Runs `body`; a wrong nonce in it is counted toward the lock, on a transaction of its own
+    /// (the body's rolled back).
+    private func countingFailure(of userID: UUID, _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch AuthError.reauthenticationNotValid {
+            try await client.withAuthFlowTransaction(logger: logger) { [self] connection in
+                guard let user = try await connection.user(id: userID, logger: logger) else { return }
+                try await codes.recordFailure(for: user.email.lowercased(), on: connection)
+            }
+            throw AuthError.reauthenticationNotValid
         }
     }
 
