@@ -84,6 +84,7 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
             editRenderURL: config.routes.groups.first { $0.name == "edit_render" }?.upstream,
             notifyURL: config.routes.groups.first { $0.name == "notify" }?.upstream,
             brokers: config.realtime.events.brokers,
+            deletedUsers: keys.deletedUsers,
             logger: logger
         ),
         realtime: realtime,

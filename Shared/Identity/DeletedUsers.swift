@@ -31,8 +31,13 @@ package final class DeletedUsers: Sendable {
 
     /// Whether `user` was deleted within the window.
     package func contains(_ user: UUID, now: Date = Date()) -> Bool {
-        guard let time = deleted.withLock({ $0[user] }) else { return false }
-        return time > now.addingTimeInterval(-Double(window.components.seconds))
+        deletedAt(user, now: now) != nil
+    }
+
+    /// When `user` was deleted, if within the window.
+    package func deletedAt(_ user: UUID, now: Date = Date()) -> Date? {
+        guard let time = deleted.withLock({ $0[user] }), time > now.addingTimeInterval(-Double(window.components.seconds)) else { return nil }
+        return time
     }
 
     /// How many deletions are remembered now.

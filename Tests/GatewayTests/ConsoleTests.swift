@@ -19,7 +19,8 @@ import Testing
         "/console/notifications", "/console/mail", "/console/assets/console.js",
     ]
     static let reads = [
-        "/console/api/events", "/console/api/consumers", "/console/api/dead-letters", "/console/api/users", "/console/api/restaurants",
+        "/console/api/events", "/console/api/consumers", "/console/api/dead-letters", "/console/api/users", "/console/api/deletions",
+        "/console/api/restaurants",
         "/console/api/orders/\(UUID())", "/console/api/roads", "/console/api/notifications", "/console/api/mail",
     ]
 
@@ -98,6 +99,33 @@ import Testing
                 source: "/splash/edit-render"
             )
 
+            // A deleted account: tracking and notify (running here) erase it, social's and
+            // edit-render's acknowledgements are published by the test, and photo-catalog's, the
+            // last, once the browser shows the first four (the script writes `signal`): it must
+            // appear live.
+            let gone = UUID()
+            let signal = FileManager.default.temporaryDirectory.appendingPathComponent("console-signal-\(UUID().uuidString.prefix(8))")
+            defer { try? FileManager.default.removeItem(at: signal) }
+            try await TestKafka.shared.publish([UserDeleted(userId: gone, deletedAt: Date())], source: "/splash/auth")
+            try await TestKafka.shared.publish(
+                [SocialUserErased(userId: gone, erasedAt: Date(), counts: ["likes": 2, "posts": 1, "collections": 0])],
+                source: "/splash/social"
+            )
+            try await TestKafka.shared.publish(
+                [RenderUserErased(userId: gone, erasedAt: Date(), counts: ["edits": 3])],
+                source: "/splash/edit-render"
+            )
+            let third = Task {
+                try await waitUntilReady("the browser showing the deletion", timeout: .seconds(120)) {
+                    FileManager.default.fileExists(atPath: signal.path)
+                }
+                try await TestKafka.shared.publish(
+                    [CatalogUserErased(userId: gone, erasedAt: Date(), counts: ["downloads": 1])],
+                    source: "/splash/photo-catalog"
+                )
+            }
+            defer { third.cancel() }
+
             let screenshots = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../.build/console-screenshots")
                 .standardized
             try FileManager.default.createDirectory(at: screenshots, withIntermediateDirectories: true)
@@ -106,6 +134,7 @@ import Testing
                 "admin": ["email": admin.email, "password": "correct horse 1"], "outsider": ["email": outsider.email, "password": "correct horse 1"],
                 "user": ["id": user.id, "token": user.token], "driver": ["id": driver.id, "token": driver.token],
                 "letter": ["deadLetterTopic": parked.topic, "partition": parked.partition, "offset": parked.offset],
+                "deleted": ["id": gone.uuidString.lowercased(), "signal": signal.path],
             ]
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("console_check.py")
             let output = try await ProcessCommand(
@@ -120,6 +149,12 @@ import Testing
                 "\(output)"
             )
             #expect(findings["passed"] as? Bool == true, "\(output)")
+            // The deletions the console read: the account, when, and the five acknowledgements.
+            let deletions = try await api.expect(200, .GET, "/console/api/deletions", token: admin.token)["deletions"] as? [[String: Any]]
+            let shown = try #require(deletions?.first { $0["userId"] as? String == gone.uuidString.lowercased() })
+            #expect(shown["complete"] as? Bool == true && shown["deletedAt"] is String, "\(shown)")
+            let erasedBy = (shown["services"] as? [[String: Any]] ?? []).filter { $0["erasedAt"] != nil }.compactMap { $0["service"] as? String }
+            #expect(erasedBy == ["social", "edit-render", "photo-catalog", "tracking", "notify"], "\(shown)")
             #expect((findings["eventSeconds"] as? Double ?? 99) <= 2, "\(findings)")
 
             // The replayed letter is on its topic again, once.

@@ -2,7 +2,8 @@
 
 Run by ConsoleTests with a running stack; everything it needs comes in CONSOLE_CHECK (JSON):
 base, chromium, screenshots, admin {email, password}, outsider {email, password},
-user {id, token}, driver {id, token}, letter {deadLetterTopic, partition, offset}.
+user {id, token}, driver {id, token}, letter {deadLetterTopic, partition, offset}, deleted {id,
+signal: a file the script writes when the test is to publish another acknowledgement}.
 Prints one JSON line of findings; exits 1 with the reason when a check fails.
 """
 import json
@@ -129,6 +130,15 @@ with sync_playwright() as playwright:
     page.wait_for_selector(select)
     if page.input_value(select) != "driver":
         fail("the list does not show the role just set")
+    # A deleted account and what the services erased: four of five, the last arriving live.
+    gone = settings["deleted"]
+    row = f"tr[data-deleted='{gone['id']}']"
+    step("the deleted account listed", lambda: page.wait_for_selector(f"{row}:has-text('4 of 5')", timeout=15_000))
+    if "likes 2" not in page.inner_text(row):
+        fail("the deleted account's row does not say what social erased")
+    with open(gone["signal"], "w") as signal:
+        signal.write("go")
+    step("the last acknowledgement shown live", lambda: page.wait_for_selector(f"{row}:has-text('complete')", timeout=10_000))
     page.screenshot(path=f"{shots}/users.png", full_page=True)
 
     # Deliveries: the driver's marker moves as their positions come.

@@ -37,6 +37,7 @@ struct ConsoleController: Sendable {
             .get("/console/api/dead-letters", use: deadLetters)
             .post("/console/api/dead-letters/:topic/replay", use: replay)
             .get("/console/api/users", use: users)
+            .get("/console/api/deletions", use: deletions)
             .put("/console/api/users/:id/role", use: setRole)
             .get("/console/api/restaurants", use: restaurants)
             .get("/console/api/orders/:id", use: order)
@@ -100,6 +101,11 @@ struct ConsoleController: Sendable {
     @Sendable func users(_ request: Request, context: AppRequestContext) async throws -> Response {
         let (_, token) = try await access.requireAdmin(request.headers)
         return passed(try await backends.users(token: token))
+    }
+
+    @Sendable func deletions(_ request: Request, context: AppRequestContext) async throws -> Response {
+        _ = try await access.requireAdmin(request.headers)
+        return try await json(["deletions": try await kafka { try await backends.deletions() }])
     }
 
     @Sendable func setRole(_ request: Request, context: AppRequestContext) async throws -> Response {

@@ -16,11 +16,14 @@ struct Audience: Equatable {
     }
 
     /// The topics whose events realtime clients may see (`tracking.restaurants` through Supabase
-    /// Realtime's `restaurants` changes only). `render.jobs` is the workers' queue and carries
-    /// nothing a client needs.
+    /// Realtime's `restaurants` changes only; the erasure acknowledgements on the `admin` channel
+    /// only, for the console). `render.jobs` is the workers' queue and carries nothing a client
+    /// needs.
     static let topics: [Topic] = [
         TopicCatalog.authUsers, TopicCatalog.renderResults, TopicCatalog.socialActivity,
         TopicCatalog.trackingOrders, TopicCatalog.trackingLocations, TopicCatalog.trackingRestaurants,
+        TopicCatalog.socialErasures, TopicCatalog.renderErasures, TopicCatalog.catalogErasures, TopicCatalog.trackingErasures,
+        TopicCatalog.notifyErasures,
     ]
 
     /// The audience of `envelope`; `nil` for a type the gateway does not push.

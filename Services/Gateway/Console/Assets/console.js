@@ -266,7 +266,26 @@ function usersPage() {
   const roles = ['customer', 'driver', 'restaurant', 'admin'];
   const summary = el('p', { id: 'user-count' }, 'Loading…');
   const list = el('div', { id: 'users' });
-  main.replaceChildren(el('h1', {}, 'Users'), summary, el('h2', {}, 'Newest sign-ups'), list);
+  const deleted = el('div', { id: 'deletions' }, 'Loading…');
+  main.replaceChildren(el('h1', {}, 'Users'), summary, el('h2', {}, 'Newest sign-ups'), list, el('h2', {}, 'Deleted accounts'), deleted);
+  const services = ['social', 'edit-render', 'photo-catalog', 'tracking', 'notify'];
+  const time = (text) => new Date(text).toLocaleTimeString([], { hour12: false });
+  function erased(entry) {
+    if (!entry.erasedAt) return el('td', { class: 'waiting' }, 'waiting');
+    const counts = Object.entries(entry.counts || {}).filter(([, count]) => count > 0).map(([name, count]) => `${name} ${count}`);
+    const after = entry.seconds === undefined ? '' : ` (+${entry.seconds.toFixed(2)} s)`;
+    return el('td', { title: entry.erasedAt }, `✓ ${time(entry.erasedAt)}${after}`, el('br'), counts.join(', ') || 'nothing kept');
+  }
+  async function refreshDeletions() {
+    try {
+      const { deletions } = await api('deletions');
+      deleted.replaceChildren(deletions.length === 0 ? el('p', {}, 'No account deleted in the last 30 days.')
+        : table(['Account', 'Deleted', 'Erased'].concat(services), deletions.map((deletion) => el('tr', { 'data-deleted': deletion.userId },
+          el('td', {}, el('code', {}, deletion.userId)), el('td', {}, deletion.deletedAt ? time(deletion.deletedAt) : '–'),
+          el('td', {}, deletion.complete ? 'complete' : `${deletion.services.filter((entry) => entry.erasedAt).length} of ${services.length}`),
+          deletion.services.map(erased))), 'Deleted accounts, newest first, and what each service erased'));
+    } catch (error) { say('Could not load the deletions: ' + error.message); }
+  }
   async function setRole(user, role) {
     if (!window.confirm(`Make ${user.email} a ${role}?`)) { await refresh(); return; }
     try {
@@ -290,7 +309,11 @@ function usersPage() {
     } catch (error) { say('Could not load: ' + error.message); }
   }
   refresh();
-  live((event) => { if (event.type.startsWith('auth.user.') || event.type === 'auth.profile.updated.v1') refresh(); });
+  refreshDeletions();
+  live((event) => {
+    if (event.type.startsWith('auth.user.') || event.type === 'auth.profile.updated.v1') refresh();
+    if (event.type === 'auth.user.deleted.v1' || event.type.endsWith('.user.erased.v1')) refreshDeletions();
+  });
 }
 
 // MARK: Deliveries
