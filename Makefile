@@ -23,7 +23,7 @@ PLAYWRIGHT := playwright==1.65.2
 AIOSMTPD := aiosmtpd==1.4.6
 MATPLOTLIB := matplotlib==3.11.2
 
-.PHONY: run test lint format test-system test-fuzz contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-notify bench-mail bench-data-api bench-s3 bench-routing bench-tracking bench-realtime bench-load
+.PHONY: run test lint format test-system test-fuzz contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-notify bench-erasure bench-mail bench-data-api bench-s3 bench-routing bench-tracking bench-realtime bench-load
 
 # $(call install-debian,packages): installs those of the Debian packages not installed yet.
 install-debian = missing=""; \
@@ -224,6 +224,19 @@ bench-notify: deps
 	$(SWIFT) build -c release --product notify
 	$(SWIFT) build -c release --product NotifyBenchmark
 	.build/release/NotifyBenchmark --seconds 20 --rate 500 --burst 10000
+
+# A deleted account's erasure: from DELETE /auth/v1/user to all five services' acknowledgements,
+# 40 deletions under a mixed load through the gateway, beside 10 with nobody else about.
+bench-erasure: deps
+	$(SWIFT) build -c release --product auth
+	$(SWIFT) build -c release --product photo-catalog
+	$(SWIFT) build -c release --product edit-render
+	$(SWIFT) build -c release --product social
+	$(SWIFT) build -c release --product tracking
+	$(SWIFT) build -c release --product notify
+	$(SWIFT) build -c release --product gateway
+	$(SWIFT) build -c release --product ErasureBenchmark
+	.build/release/ErasureBenchmark --people 40 --quiet 10 --others 8 --interval-ms 500
 
 # The mail relay's throughput to aiosmtpd (STARTTLS), beside curl --mail-rcpt sending the same
 # messages one process each.

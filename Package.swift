@@ -445,6 +445,13 @@ let package = Package(
             path: "Benchmarks/DataAPI"
         ),
         .executableTarget(
+            name: "ErasureBenchmark",
+            dependencies: [
+                "Contracts", "EventBus", "Identity", "Kafka", "LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, logging, nioCore, nioHTTP1,
+            ],
+            path: "Benchmarks/Erasure"
+        ),
+        .executableTarget(
             name: "NotifyBenchmark",
             dependencies: ["Contracts", "EventBus", "Kafka", "LocalStack", "ServiceKit", "TestSupport", postgresNIO, logging, serviceLifecycle],
             path: "Benchmarks/Notify"

@@ -28,10 +28,7 @@ let customers = max(burst, rate)
 
 func format(_ value: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", value) }
 func note(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
-func percentile(_ values: [Double], _ p: Double) -> Double {
-    let sorted = values.sorted()
-    return sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
-}
+func percentile(_ values: [Double], _ p: Double) -> Double { Percentiles.value(p, of: values) }
 
 var logger = Logger(label: "notify-bench")
 logger.logLevel = .warning
