@@ -58,6 +58,22 @@ extension TestDatabase {
         let ids = try await outboxEventIDs(schema: schema, type: type.type, key: key)
         return try await TestKafka.shared.events(on: type.topic.name, key: key).filter { ids.contains($0.id) }
     }
+
+    /// `erasureAcknowledgements`, once there is one: waits up to `timeout` for the service to have
+    /// erased `user`.
+    package func awaitErasureAcknowledgements<Acknowledgement: ErasureAcknowledgement>(
+        _ type: Acknowledgement.Type,
+        of user: UUID,
+        schema: String,
+        timeout: Duration = .seconds(30)
+    ) async throws -> [EventEnvelope] {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let acknowledged = try await erasureAcknowledgements(type, of: user, schema: schema)
+            if !acknowledged.isEmpty || ContinuousClock.now >= deadline { return acknowledged }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+    }
 }
 
 package enum PublishedEventsError: Error {

@@ -50,11 +50,11 @@ struct TrackingErasureTests {
             }
             var counts: [UUID: [String: Int]] = [:]
             for person in [ana, dan] {
-                try await waitUntilReady("the erasure acknowledged", timeout: .seconds(30)) {
-                    (try? await tracking.database.erasureAcknowledgements(TrackingUserErased.self, of: person.id, schema: "tracking"))?.isEmpty
-                        == false
-                }
-                let acknowledged = try await tracking.database.erasureAcknowledgements(TrackingUserErased.self, of: person.id, schema: "tracking")
+                let acknowledged = try await tracking.database.awaitErasureAcknowledgements(
+                    TrackingUserErased.self,
+                    of: person.id,
+                    schema: "tracking"
+                )
                 #expect(acknowledged.count == 1)
                 counts[person.id] = try EventJSON.decoder.decode(TrackingUserErased.self, from: Data(try #require(acknowledged.first).data)).counts
                 let report = try await EventSchemaCheck.validate(acknowledged)
