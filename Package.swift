@@ -340,7 +340,7 @@ let package = Package(
         // The local stack: Postgres clusters, the service catalog and the process supervisor.
         .target(
             name: "LocalStack",
-            dependencies: ["Database", "ServiceKit", "AsyncSignals", postgresNIO, crypto, logging],
+            dependencies: ["Database", "Blobs", "ServiceKit", "AsyncSignals", postgresNIO, crypto, logging],
             path: "Shared/LocalStack"
         ),
         .executableTarget(
@@ -354,8 +354,8 @@ let package = Package(
         .executableTarget(
             name: "Splash",
             dependencies: [
-                "LocalStack", "Database", "Kafka", "EventBus", "Contracts", "ServiceKit", "Identity", argumentParser, unixSignals, logging,
-                postgresNIO,
+                "LocalStack", "Database", "Blobs", "S3Blobs", "Kafka", "EventBus", "Contracts", "ServiceKit", "Identity", argumentParser,
+                unixSignals, logging, postgresNIO,
             ],
             path: "Tools/Splash"
         ),
@@ -536,8 +536,8 @@ let package = Package(
         .testTarget(
             name: "SplashTests",
             dependencies: [
-                "Splash", "LocalStack", "ServiceKit", "TestSupport", "Contracts", "EventBus", "Kafka", "AsyncSignals", "Identity", asyncHTTPClient,
-                postgresNIO, logging,
+                "Splash", "LocalStack", "ServiceKit", "TestSupport", "Contracts", "EventBus", "Kafka", "AsyncSignals", "Identity", "Blobs", "S3Blobs",
+                asyncHTTPClient, postgresNIO, logging,
             ],
             path: "Tests/SplashTests"
         ),

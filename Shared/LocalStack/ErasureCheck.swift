@@ -1,10 +1,12 @@
+import Blobs
 import Foundation
 import Logging
 import PostgresNIO
 
 /// Looks for anything left of a deleted user: every column of every table in the services'
 /// schemas that can hold an id (a `uuid`, text, JSON or an array of them) is searched for the
-/// user's id, in any letter case, and every file under the blob folders whose key names it.
+/// user's id, in any letter case, and every blob whose key names it, in each blob store (a folder,
+/// an S3 bucket).
 ///
 /// It passes over only the bookkeeping that holds no personal data and expires by itself: the
 /// event bus's `outbox` and `inbox` (the deletion's own events and acknowledgements among them)
@@ -12,7 +14,7 @@ import PostgresNIO
 package struct ErasureCheck: Sendable {
     /// Something of the user still stored.
     package struct Finding: Sendable, Equatable, CustomStringConvertible {
-        /// `schema.table.column`, or `blob <folder>/<key>`.
+        /// `schema.table.column`, or `blob <store>/<key>`.
         package var place: String
         /// Rows holding the id (1 for a blob).
         package var count: Int
@@ -25,18 +27,23 @@ package struct ErasureCheck: Sendable {
 
     /// The services' schemas (those `ServiceCatalog` provisions).
     package var schemas: [String]
-    /// Roots of the file blob stores.
-    package var blobFolders: [URL]
+    /// The blob stores, each with the name a finding gives it (its folder, its bucket).
+    package var blobStores: [(name: String, store: any BlobStore)]
 
-    package init(schemas: [String] = ServiceCatalog.all.compactMap(\.schema), blobFolders: [URL] = []) {
+    package init(schemas: [String] = ServiceCatalog.all.compactMap(\.schema), blobStores: [(name: String, store: any BlobStore)] = []) {
         self.schemas = schemas
-        self.blobFolders = blobFolders
+        self.blobStores = blobStores
+    }
+
+    /// The check of file blob stores rooted at `blobFolders`.
+    package init(schemas: [String] = ServiceCatalog.all.compactMap(\.schema), blobFolders: [URL]) throws {
+        self.init(schemas: schemas, blobStores: try blobFolders.map { ($0.path, try FileBlobStore(root: $0)) })
     }
 
     /// Every place `user` is still found, on a connection that may read every schema (the
     /// superuser's: row-level security is not in its way).
     package func findings(of user: UUID, on connection: PostgresConnection, logger: Logger) async throws -> [Finding] {
-        try await rows(of: user, on: connection, logger: logger) + blobs(of: user)
+        try await rows(of: user, on: connection, logger: logger) + (try await blobs(of: user))
     }
 
     private func rows(of user: UUID, on connection: PostgresConnection, logger: Logger) async throws -> [Finding] {
@@ -73,15 +80,12 @@ package struct ErasureCheck: Sendable {
         return findings
     }
 
-    private func blobs(of user: UUID) -> [Finding] {
+    private func blobs(of user: UUID) async throws -> [Finding] {
         let id = user.uuidString.lowercased()
         var findings: [Finding] = []
-        for folder in blobFolders {
-            let root = folder.standardizedFileURL.path + "/"
-            guard let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.isRegularFileKey]) else { continue }
-            for case let file as URL in walker where (try? file.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true {
-                let key = String(file.standardizedFileURL.path.dropFirst(root.count))
-                if key.lowercased().contains(id) { findings.append(Finding(place: "blob \(folder.path)/\(key)", count: 1)) }
+        for (name, store) in blobStores {
+            for blob in try await store.list(prefix: "") where blob.key.lowercased().contains(id) {
+                findings.append(Finding(place: "blob \(name)/\(blob.key)", count: 1))
             }
         }
         return findings.sorted { $0.place < $1.place }

@@ -156,14 +156,19 @@ package struct TestDatabase: Sendable {
 }
 
 extension TestDatabase {
-    /// What is left of `user` in this database's service schemas and under `blobFolders`
-    /// (`ErasureCheck`): empty once every service has erased them.
+    /// What is left of `user` in this database's service schemas and the file blob stores at
+    /// `blobFolders` (`ErasureCheck`): empty once every service has erased them.
     package func erasureFindings(of user: UUID, blobFolders: [URL] = []) async throws -> [ErasureCheck.Finding] {
+        try await erasureFindings(of: user, check: try ErasureCheck(blobFolders: blobFolders))
+    }
+
+    /// What `check` finds of `user` in this database and its blob stores.
+    package func erasureFindings(of user: UUID, check: ErasureCheck) async throws -> [ErasureCheck.Finding] {
         var logger = Logger(label: "erasure-check")
         logger.logLevel = .warning
         return try await PostgresCluster.withSuperuserConnection(host: host, port: port, password: nil, database: name, logger: logger) {
             connection in
-            try await ErasureCheck(blobFolders: blobFolders).findings(of: user, on: connection, logger: logger)
+            try await check.findings(of: user, on: connection, logger: logger)
         }
     }
 }

@@ -1,12 +1,17 @@
 import ArgumentParser
+import AsyncHTTPClient
+import Blobs
 import Database
 import Foundation
 import LocalStack
 import Logging
 import PostgresNIO
+import S3Blobs
+import ServiceKit
 
 /// `splash erasure-check <user-id>`: lists anything left of a deleted account in the services'
-/// schemas and blob folders (`ErasureCheck`); exits 1 when something is.
+/// schemas and blob stores (`ErasureCheck`): the folders given, and the S3 bucket the environment
+/// names as the services' (`BLOB_STORE=s3`, `S3_*`); exits 1 when something is.
 struct ErasureCheckCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "erasure-check",
@@ -24,15 +29,25 @@ struct ErasureCheckCommand: AsyncParsableCommand {
     @Option(help: "A postgres:// URL of a role that reads every schema, instead of the local stack's superuser.")
     var databaseURL: String?
 
-    @Option(name: .customLong("blob-dir"), help: "A file blob store's folder to walk (repeatable). Default: <data-dir>/blobs.")
+    @Option(
+        name: .customLong("blob-dir"),
+        help: "A file blob store's folder to walk (repeatable). Default: <data-dir>/blobs, unless BLOB_STORE=s3 names a bucket (S3_*) instead."
+    )
     var blobDirectories: [String] = []
 
     func run() async throws {
         guard let id = UUID(uuidString: user) else { throw ValidationError("\(user) is not a user id (a UUID)") }
         let root = URL(fileURLWithPath: data.dataDir, isDirectory: true).standardizedFileURL
-        let folders = (blobDirectories.isEmpty ? [root.appendingPathComponent("blobs").path] : blobDirectories).map {
-            URL(fileURLWithPath: $0, isDirectory: true)
+        let logger = cliLogger()
+        var stores: [(name: String, store: any BlobStore)] = []
+        var s3Client: HTTPClient?
+        if case .s3(let settings) = try BlobStoreChoice(from: ConfigurationReader(ProcessInfo.processInfo.environment), folder: root) {
+            let (store, http) = try BlobStoreChoice.s3(settings).make(logger: logger)
+            stores.append(("s3://\(settings.bucket)", store))
+            s3Client = http
         }
+        let folders = blobDirectories.isEmpty && stores.isEmpty ? [root.appendingPathComponent("blobs").path] : blobDirectories
+        for folder in folders { stores.append((folder, try FileBlobStore(root: URL(fileURLWithPath: folder, isDirectory: true)))) }
         let url: String
         if let databaseURL {
             url = databaseURL
@@ -40,17 +55,24 @@ struct ErasureCheckCommand: AsyncParsableCommand {
             let password = try SecretStore(directory: root.appendingPathComponent("secrets")).secret(PostgresCluster.superuser)
             url = LocalDatabase(port: postgresPort).url(role: PostgresCluster.superuser, password: password)
         }
-        let logger = cliLogger()
         let client = PostgresClient(configuration: try PostgresURL.parse(url), backgroundLogger: logger)
-        let findings = try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
-            return try await client.withConnection { connection in
-                try await ErasureCheck(blobFolders: folders).findings(of: id, on: connection, logger: logger)
+        let check = ErasureCheck(blobStores: stores)
+        let findings: [ErasureCheck.Finding]
+        do {
+            findings = try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await client.run() }
+                defer { group.cancelAll() }
+                return try await client.withConnection { connection in try await check.findings(of: id, on: connection, logger: logger) }
             }
+            try? await s3Client?.shutdown()
+        } catch {
+            try? await s3Client?.shutdown()
+            throw error
         }
         guard !findings.isEmpty else {
-            say("Nothing of \(id.uuidString.lowercased()) is left in \(ErasureCheck().schemas.joined(separator: ", ")) or the blob folders.")
+            say(
+                "Nothing of \(id.uuidString.lowercased()) is left in \(check.schemas.joined(separator: ", ")) or \(stores.map(\.name).joined(separator: ", "))."
+            )
             return
         }
         say("Left of \(id.uuidString.lowercased()):")
