@@ -110,7 +110,7 @@ import Testing
                 #expect(response.status == 401)
                 let body = try response.json()
                 #expect(
-                    body["code"] as? String == "PGRST301" && body["message"] is String
+                    body["code"] as? String == "PGRST301" && body["message"] is String && body["hint"] is NSNull
                         && body.keys.sorted() == ["code", "details", "hint", "message"],
                     "\(body)"
                 )
@@ -124,9 +124,15 @@ import Testing
                     headers: [("apikey", "the-anon-key"), ("Authorization", "Bearer \(try gateway.token())")]
                 ).status == 200
             )
-            let unknown = try await gateway.app.request(.get, "/rest/v1/secrets", headers: anonymous)
-            let code = try unknown.json()["code"] as? String
-            #expect(unknown.status == 404 && code == "PGRST205")
+            // As PostgREST words it: the table named, no hint (never a problem's type URI).
+            let unknown = try await gateway.app.request(.get, "/rest/v1/secrets?select=*", headers: anonymous)
+            let body = try unknown.json()
+            #expect(unknown.status == 404 && body["code"] as? String == "PGRST205")
+            #expect(body["message"] as? String == "Could not find the table 'public.secrets' in the schema cache")
+            #expect(body["hint"] is NSNull && body["details"] is NSNull, "\(body)")
+            let function = try await gateway.app.request(.post, "/rest/v1/rpc/launch_missiles", headers: anonymous)
+            #expect(try function.json()["code"] as? String == "PGRST202")
+            #expect(try function.json()["message"] as? String == "Could not find the function public.launch_missiles in the schema cache")
         }
     }
 

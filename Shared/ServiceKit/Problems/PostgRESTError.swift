@@ -17,8 +17,21 @@ package struct PostgRESTError: Encodable, Sendable {
         self.hint = hint
     }
 
-    /// A problem raised outside the data API's handlers, with a code for its status.
-    package init(_ problem: Problem) {
+    /// A problem raised outside the data API's handlers at `path`, with a code for its status.
+    /// PostgREST's `hint` is advice for a person, never a problem's type URI: none is given. A 404
+    /// names what was not found as PostgREST does: the table (`PGRST205`) or the function
+    /// (`PGRST202`) the path asked for.
+    package init(_ problem: Problem, path: String = "") {
+        let details = problem.errors.isEmpty ? nil : problem.errors.map(\.detail).joined(separator: "; ")
+        if problem.status.code == 404, let name = Self.resource(in: path) {
+            if name.hasPrefix("rpc/") {
+                let function = name.dropFirst(4)
+                self.init(code: "PGRST202", message: "Could not find the function public.\(function) in the schema cache", details: details)
+            } else {
+                self.init(code: "PGRST205", message: "Could not find the table 'public.\(name)' in the schema cache", details: details)
+            }
+            return
+        }
         let code =
             switch problem.status.code {
             case 401: "PGRST301"
@@ -27,12 +40,15 @@ package struct PostgRESTError: Encodable, Sendable {
             case 429: "PGRST429"
             default: "PGRST\(problem.status.code)"
             }
-        self.init(
-            code: code,
-            message: problem.detail ?? problem.title,
-            details: problem.errors.isEmpty ? nil : problem.errors.map(\.detail).joined(separator: "; "),
-            hint: problem.type
-        )
+        self.init(code: code, message: problem.detail ?? problem.title, details: details)
+    }
+
+    /// The table (`likes`) or function (`rpc/advance_order`) a data API path names, if any.
+    static func resource(in path: String) -> String? {
+        guard covers(path) else { return nil }
+        let name = path.dropFirst("/rest/v1".count).split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
+        let trimmed = name.split(separator: "/").joined(separator: "/")
+        return trimmed.isEmpty ? nil : trimmed
     }
 
     /// Whether `path` lies under the data API.

@@ -57,7 +57,7 @@ extension Problem {
         case .postgREST:
             var headers = self.headers
             headers[.contentType] = "application/json; charset=utf-8"
-            return (headers, ByteBuffer(bytes: PostgRESTError(self).json))
+            return (headers, ByteBuffer(bytes: PostgRESTError(self, path: path).json))
         case .goTrue(let apiVersion):
             return GoTrueError.document(for: self, apiVersion: apiVersion)
         case .storage:
