@@ -199,7 +199,7 @@ final class SystemStack: Sendable {
         blobs: URL = FileManager.default.temporaryDirectory.appendingPathComponent("system-social-\(UUID().uuidString.prefix(8))"),
         settings: [String: String] = [:]
     ) async throws -> ServiceProcess {
-        try try await ServiceProcess(
+        try await ServiceProcess(
             "social",
             environment: common.merging(
                 [
