@@ -36,8 +36,10 @@ package final class FakePhotoCatalog: Sendable {
             let slow = id.hasPrefix("slow-")
             let file = (slow ? id.dropFirst(5) : id[...]).split(separator: "-").first.map(String.init) ?? id
             let base = id.hasPrefix("elsewhere") ? "https://evil.example" : baseURL
-            let query = slow ? "slow" : "full"
-            let urls = ["full": "\(base)/images/\(file).jpg?\(query)", "regular": "\(base)/images/\(file).jpg?\(query)"]
+            let urls = [
+                "full": "\(base)/images/\(file).jpg?\(slow ? "slow" : "full")",
+                "regular": "\(base)/images/\(file).jpg?\(slow ? "slow" : "regular")",
+            ]
             let body = try JSONSerialization.data(
                 withJSONObject: [
                     "id": id, "urls": urls, "width": 2560, "height": 1600, "description": "A test photo",

@@ -57,7 +57,7 @@ extension FaultTests {
 
         let others = stayers
         let load = Task {
-            await staying.run(for: .seconds(35), people: others, photos: photos, restaurant: whole.restaurant, kitchen: whole.kitchen.token)
+            await staying.run(for: .seconds(25), people: others, photos: photos, restaurant: whole.restaurant, kitchen: whole.kitchen.token)
         }
         // The leavers use the apps for a while (edits, likes, posts, orders the kitchen readies),
         // then delete their accounts while the others carry on and notify is down.
