@@ -186,10 +186,7 @@ func delete(_ leaving: [Person]) async throws -> [String: Date] {
     return sent
 }
 
-let erasureTopics = [
-    TopicCatalog.socialErasures, TopicCatalog.renderErasures, TopicCatalog.catalogErasures, TopicCatalog.trackingErasures,
-    TopicCatalog.notifyErasures,
-]
+let erasureTopics = Erasures.services.map(\.topic)
 
 /// For each deletion in `sent`, the seconds from its `DELETE` until each service acknowledged it,
 /// by topic; waits until all five have for every one.

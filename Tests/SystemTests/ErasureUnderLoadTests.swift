@@ -84,10 +84,7 @@ extension FaultTests {
             .filter { $0.type == UserDeleted.type && ids.contains($0.key) }
             .map { try EventJSON.decoder.decode(UserDeleted.self, from: Data($0.data)) }
         #expect(deletions.count == 2)
-        let topics = [
-            TopicCatalog.socialErasures, TopicCatalog.renderErasures, TopicCatalog.catalogErasures, TopicCatalog.trackingErasures,
-            TopicCatalog.notifyErasures,
-        ].map(\.name)
+        let topics = Erasures.services.map(\.topic.name)
         let latest = Mutex<[(topic: String, user: String, erasedAt: Date, deletedAt: Date)]>([])
         try await waitUntilReady("five acknowledgements of each deletion", timeout: .seconds(60)) {
             var found: [(String, String, Date, Date)] = []

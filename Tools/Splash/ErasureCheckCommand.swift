@@ -41,8 +41,9 @@ struct ErasureCheckCommand: AsyncParsableCommand {
         let logger = cliLogger()
         var stores: [(name: String, store: any BlobStore)] = []
         var s3Client: HTTPClient?
-        if case .s3(let settings) = try BlobStoreChoice(from: ConfigurationReader(ProcessInfo.processInfo.environment), folder: root) {
-            let (store, http) = try BlobStoreChoice.s3(settings).make(logger: logger)
+        let choice = try BlobStoreChoice(from: ConfigurationReader(ProcessInfo.processInfo.environment), folder: root)
+        if case .s3(let settings) = choice {
+            let (store, http) = try choice.make(logger: logger)
             stores.append(("s3://\(settings.bucket)", store))
             s3Client = http
         }

@@ -205,22 +205,15 @@ struct ConsoleBackends: Sendable {
         return topics
     }
 
-    /// The services that erase a deleted user, in the console's order, by their acknowledgement's
-    /// topic.
-    static let erasingServices: [(service: String, topic: Topic)] = [
-        ("social", TopicCatalog.socialErasures), ("edit-render", TopicCatalog.renderErasures), ("photo-catalog", TopicCatalog.catalogErasures),
-        ("tracking", TopicCatalog.trackingErasures), ("notify", TopicCatalog.notifyErasures),
-    ]
-
     /// Each deleted account the services acknowledged erasing (their `*.user.erased.v1`, kept 30
     /// days), newest first, at most `limit`: when it was deleted (known for the last hour), and
     /// what each service removed and when. A deletion is complete when all five acknowledged it.
     func deletions(limit: Int = 100) async throws -> [[String: Any]] {
         let inspector = KafkaInspector(bootstrapServers: brokers, timeout: .seconds(5), logger: logger)
-        let records = try await inspector.records(in: Self.erasingServices.map(\.topic))
+        let records = try await inspector.records(in: Erasures.services.map(\.topic))
         var byUser: [UUID: [String: (erasedAt: Date, counts: [String: Int])]] = [:]
         for record in records {
-            guard let service = Self.erasingServices.first(where: { $0.topic.name == record.topic })?.service,
+            guard let service = Erasures.services.first(where: { $0.topic.name == record.topic })?.name,
                 let envelope = try? EventEnvelope(record),
                 let body = try? JSONSerialization.jsonObject(with: Data(envelope.data)) as? [String: Any],
                 let user = (body["userId"] as? String).flatMap(UUID.init(uuidString:)),
@@ -238,8 +231,8 @@ struct ConsoleBackends: Sendable {
             return [
                 "userId": user.lowercased,
                 "deletedAt": deletedAt.map { EventJSON.formatTimestamp($0) as Any } ?? NSNull(),
-                "complete": services.count == Self.erasingServices.count,
-                "services": Self.erasingServices.map { service, _ -> [String: Any] in
+                "complete": services.count == Erasures.services.count,
+                "services": Erasures.services.map { service, _ -> [String: Any] in
                     guard let erased = services[service] else { return ["service": service] }
                     var entry: [String: Any] = ["service": service, "erasedAt": EventJSON.formatTimestamp(erased.erasedAt), "counts": erased.counts]
                     if let deletedAt { entry["seconds"] = (erased.erasedAt.timeIntervalSince(deletedAt) * 1_000).rounded() / 1_000 }

@@ -19,12 +19,11 @@ struct Audience: Equatable {
     /// Realtime's `restaurants` changes only; the erasure acknowledgements on the `admin` channel
     /// only, for the console). `render.jobs` is the workers' queue and carries nothing a client
     /// needs.
-    static let topics: [Topic] = [
-        TopicCatalog.authUsers, TopicCatalog.renderResults, TopicCatalog.socialActivity,
-        TopicCatalog.trackingOrders, TopicCatalog.trackingLocations, TopicCatalog.trackingRestaurants,
-        TopicCatalog.socialErasures, TopicCatalog.renderErasures, TopicCatalog.catalogErasures, TopicCatalog.trackingErasures,
-        TopicCatalog.notifyErasures,
-    ]
+    static let topics: [Topic] =
+        [
+            TopicCatalog.authUsers, TopicCatalog.renderResults, TopicCatalog.socialActivity,
+            TopicCatalog.trackingOrders, TopicCatalog.trackingLocations, TopicCatalog.trackingRestaurants,
+        ] + Erasures.services.map(\.topic)
 
     /// The audience of `envelope`; `nil` for a type the gateway does not push.
     /// - Throws: `DecodingError` when the payload does not match its type.

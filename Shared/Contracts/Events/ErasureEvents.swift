@@ -43,6 +43,11 @@ public enum Erasures {
     public static let all: [any ErasureAcknowledgement.Type] = [
         SocialUserErased.self, RenderUserErased.self, CatalogUserErased.self, TrackingUserErased.self, NotifyUserErased.self,
     ]
+
+    /// Each erasing service's name and the topic it acknowledges on, in `all`'s order.
+    public static let services: [(name: String, topic: Topic)] = all.map { acknowledgement in
+        (acknowledgement.service, acknowledgement.topic)
+    }
 }
 
 /// `social.user.erased.v1` on `social.erasures`: likes, collections, posts and their objects,
