@@ -182,6 +182,33 @@ import Testing
 }
 
 extension DeliveryTests {
+    /// Each of a person's phones reads the push in its own locale's language: Finnish and Swedish
+    /// (Helsinki's two), English for a locale notify has no words for.
+    @Test func eachPhoneReadsThePushInItsLocalesLanguage() async throws {
+        try await NotifyHarness.with { notify in
+            let apns = try #require(notify.apns)
+            let order = Order()
+            let finnish = try await notify.registerDevice(for: order.customer, locale: "fi-FI")
+            let swedish = try await notify.registerDevice(for: order.customer, locale: "sv_FI")
+            let german = try await notify.registerDevice(for: order.customer, locale: "de-DE")
+            try await TestKafka.shared.publish([
+                try Self.envelope(order.moved(to: .accepted, from: .placed, by: OrderActor(userId: order.owner, role: .restaurant)))
+            ])
+            try await eventually("all three phones are told") { Set(apns.received.map(\.deviceToken)).count == 3 }
+            func alert(_ device: String) throws -> [String: Any]? {
+                let body = try #require(apns.received.first { $0.deviceToken == device }?.body)
+                let payload = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
+                return (payload?["aps"] as? [String: Any])?["alert"] as? [String: Any]
+            }
+            #expect(try alert(finnish)?["title"] as? String == "Tilauksesi")
+            #expect(try alert(finnish)?["body"] as? String == "Pizzeria Luna hyväksyi tilauksesi")
+            #expect(try alert(swedish)?["body"] as? String == "Pizzeria Luna har tagit emot din beställning")
+            #expect(try alert(german)?["body"] as? String == "Pizzeria Luna accepted your order")
+            // One notification, three devices: three apns-ids, one per device.
+            #expect(Set(apns.received.compactMap { $0.headers["apns-id"] }).count == 3)
+        }
+    }
+
     /// A slow APNs whose connection is cut while the request is in flight: the notification goes
     /// again on a new connection, under the same apns-id, and is delivered.
     @Test func aConnectionCutMidStreamIsOpenedAgainAndTheStreamRetriedUnderItsId() async throws {

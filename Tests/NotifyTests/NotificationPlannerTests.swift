@@ -30,9 +30,20 @@ import Testing
         )
         #expect(NotificationPlanner.notifications(for: byCustomer, facts: .init()).isEmpty)
         for quiet in [OrderStatus.preparing, .readyForPickup, .enrouteToPickup, .arrivedAtPickup, .enrouteToDropoff] {
-            #expect(NotificationPlanner.customerWords(quiet, restaurant: "Luna") == nil)
+            #expect(!Message.tellsCustomer(quiet))
+            let moved = OrderStatusChanged(
+                orderId: order,
+                parties: parties,
+                status: quiet,
+                previousStatus: .placed,
+                by: OrderActor(userId: parties.restaurantOwnerId, role: .restaurant),
+                reason: nil,
+                version: 2,
+                changedAt: Date()
+            )
+            #expect(NotificationPlanner.notifications(for: moved, facts: .init()).isEmpty)
         }
-        #expect(NotificationPlanner.customerWords(.accepted, restaurant: "Luna") == "Luna accepted your order")
+        #expect(Message.order(.accepted, restaurant: "Luna").words(in: .en).body == "Luna accepted your order")
     }
 
     @Test func anEditsOwnerHearsItIsReadyOrFailed() throws {
@@ -43,7 +54,7 @@ import Testing
         #expect(told.count == 1)
         #expect(told[0].recipient == owner && told[0].setting == .edits)
         #expect(told[0].body == "Your edit could not be rendered")
-        let json = try told[0].payload.json()
+        let json = try told[0].payload().json()
         #expect(json.contains(#""thread-id":"edit-\#(edit.uuidString.lowercased())""#))
         #expect(json.utf8.count < 4_096)
     }
@@ -58,5 +69,31 @@ extension NotificationPlannerTests {
         #expect(told.first?.collapseID == "order-\(order.uuidString.lowercased())")
         let close = OrderArriving(orderId: order, parties: parties, etaSeconds: 20, arrivingAt: Date())
         #expect(NotificationPlanner.notifications(for: close, facts: .init()).first?.body == "Your driver is about a minute away")
+    }
+}
+
+extension NotificationPlannerTests {
+    /// Every message has words in every language, and each language words a missing restaurant
+    /// name and plural counts its own way.
+    @Test func everyMessageIsWordedInEveryLanguage() {
+        let messages: [Message] =
+            [
+                .newOrder(shortID: "1a2b3c4d", items: 1), .newOrder(shortID: "1a2b3c4d", items: 3),
+                .offer(restaurant: "Luna", items: 2), .offer(restaurant: nil, items: nil),
+                .driverOnTheWay(restaurant: "Luna"), .driverOnTheWay(restaurant: nil),
+                .arriving(minutes: 1), .arriving(minutes: 3), .editReady, .editFailed,
+                .likes(liker: "aino", others: 0), .likes(liker: nil, others: 1), .likes(liker: "eero", others: 4),
+            ] + [OrderStatus.accepted, .rejected, .pickedUp, .delivered, .cancelled].map { .order($0, restaurant: nil) }
+        for language in Language.allCases {
+            let bodies = messages.map { $0.words(in: language).body }
+            #expect(bodies.allSatisfy { !$0.isEmpty }, "\(language)")
+            #expect(Set(bodies).count == bodies.count, "each message says something different in \(language)")
+        }
+        #expect(Message.newOrder(shortID: "1a2b3c4d", items: 1).words(in: .fi).body == "Uusi tilaus #1a2b3c4d: 1 tuote")
+        #expect(Message.offer(restaurant: "Luna", items: 3).words(in: .fi).body == "Uusi toimitus: 3 tuotetta ravintolasta Luna")
+        #expect(Message.offer(restaurant: nil, items: nil).words(in: .en).body == "New delivery: an order from the restaurant")
+        #expect(Message.arriving(minutes: 3).words(in: .sv).body == "Din förare är ungefär 3 minuter bort")
+        #expect(Message.likes(liker: "eero", others: 4).words(in: .fi).body == "eero ja 4 muuta tykkäsivät julkaisustasi")
+        #expect(Message.likes(liker: nil, others: 0).words(in: .sv).body == "Någon gillade ditt inlägg")
     }
 }

@@ -74,7 +74,8 @@ struct DeliveryQueue: Sendable {
     /// setting on, expiring an hour after the occasion. The devices are read under a share lock,
     /// so an erasure deleting them waits for this transaction and then deletes its deliveries too
     /// (`UserErasure`), or has deleted them first and none is made. One older than `maxAge` is logged
-    /// `expired`, not sent: a backlog after an outage is not replayed to lock screens.
+    /// `expired`, not sent: a backlog after an outage is not replayed to lock screens. Each device
+    /// gets the words in its locale's language (`Language`).
     /// - Returns: how many deliveries are due now.
     @discardableResult
     func enqueue(
@@ -87,14 +88,19 @@ struct DeliveryQueue: Sendable {
         let expiresAt = occasion.time.addingTimeInterval(3_600)
         var due = 0
         for notification in notifications {
-            let payload = try notification.payload.json()
+            // The payload in each language, the device's locale choosing (English when it names
+            // none notify speaks): one statement still addresses every device.
+            var payloads: [String: String] = [:]
+            for language in Language.allCases { payloads[language.rawValue] = try notification.payload(in: language).json() }
+            let byLanguage = String(decoding: try JSONEncoder().encode(payloads), as: UTF8.self)
             let column = notification.setting.rawValue
             let rows = try await connection.query(
                 """
                 INSERT INTO deliveries (apns_id, event_id, event_type, user_id, device_token, topic, environment, channel, kind,
                                         collapse_id, priority, payload, expires_at, status, finished_at)
                 SELECT notify_apns_id(\(occasion.id), d.token), \(occasion.id), \(occasion.type), d.user_id, d.token, d.topic, d.environment,
-                       \(channel.rawValue), \(notification.kind), \(notification.collapseID), \(notification.priority), \(payload),
+                       \(channel.rawValue), \(notification.kind), \(notification.collapseID), \(notification.priority),
+                       coalesce(\(byLanguage)::jsonb ->> lower(split_part(replace(d.locale, '_', '-'), '-', 1)), \(byLanguage)::jsonb ->> 'en'),
                        \(expiresAt), CASE WHEN \(stale) THEN 'expired' ELSE 'pending' END,
                        CASE WHEN \(stale) THEN clock_timestamp() END
                 FROM devices d LEFT JOIN settings s ON s.user_id = d.user_id

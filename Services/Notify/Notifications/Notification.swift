@@ -14,17 +14,23 @@ struct Notification: Sendable, Equatable {
     var kind: String
     /// The id the app opens (`splash.id`), lower-case.
     var subject: String
-    var title: String
-    var body: String
+    /// What it says, put into words in each device's language when it is addressed.
+    var message: Message
     /// `apns-collapse-id`: a newer notification with the same id replaces the older one.
     var collapseID: String?
     /// `apns-priority`: 10 to show at once, 5 when it may wait for the device's convenience.
     var priority: Int = 10
 
-    /// The APNs payload: the alert, its sound and thread, and what the app needs to open it.
-    var payload: Payload {
-        Payload(
-            aps: .init(alert: .init(title: title, body: body), sound: "default", threadID: "\(kind)-\(subject)"),
+    /// The lock screen's words in English.
+    var title: String { message.words(in: .en).title }
+    var body: String { message.words(in: .en).body }
+
+    /// The APNs payload in `language`: the alert, its sound and thread, and what the app needs to
+    /// open it.
+    func payload(in language: Language = .en) -> Payload {
+        let words = message.words(in: language)
+        return Payload(
+            aps: .init(alert: .init(title: words.title, body: words.body), sound: "default", threadID: "\(kind)-\(subject)"),
             splash: .init(type: kind, id: subject)
         )
     }

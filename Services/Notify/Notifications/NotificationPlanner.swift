@@ -21,7 +21,7 @@ enum NotificationPlanner {
 
     /// The notifications `event` makes; none for an event nobody is told of.
     static func notifications(for event: any DomainEvent, facts: Facts) -> [Notification] {
-        let restaurant = facts.restaurantName ?? "The restaurant"
+        let restaurant = facts.restaurantName
         switch event {
         case let placed as OrderPlaced:
             let count = placed.items.itemCount
@@ -31,40 +31,37 @@ enum NotificationPlanner {
                     setting: .orders,
                     kind: "new-order",
                     subject: placed.orderId.lowercased,
-                    title: "New order #\(placed.orderId.shortID)",
-                    body: "New order #\(placed.orderId.shortID): \(items(count))",
+                    message: .newOrder(shortID: placed.orderId.shortID, items: count),
                     collapseID: nil
                 )
             ].excluding(placed.parties.customerId)
         case let assigned as DriverAssigned:
             var told = [Notification]()
             if let driver = assigned.parties.driverId {
-                let what = facts.itemCount.map { "\(items($0)) from \(restaurant)" } ?? "an order from \(restaurant)"
                 told.append(
                     Notification(
                         recipient: driver,
                         setting: .orders,
                         kind: "offer",
                         subject: assigned.orderId.lowercased,
-                        title: "New delivery",
-                        body: "New delivery: \(what)",
+                        message: .offer(restaurant: restaurant, items: facts.itemCount),
                         collapseID: "offer-\(assigned.orderId.lowercased)"
                     )
                 )
             }
-            told.append(customer(assigned.parties, order: assigned.orderId, "A driver is on the way to \(restaurant)"))
+            told.append(customer(assigned.parties, order: assigned.orderId, .driverOnTheWay(restaurant: restaurant)))
             return told
         case let arriving as OrderArriving:
             let minutes = max(1, (arriving.etaSeconds + 59) / 60)
-            let away = minutes == 1 ? "about a minute away" : "about \(minutes) minutes away"
-            return [customer(arriving.parties, order: arriving.orderId, "Your driver is \(away)")]
+            return [customer(arriving.parties, order: arriving.orderId, .arriving(minutes: minutes))]
         case let changed as OrderStatusChanged:
-            guard let words = customerWords(changed.status, restaurant: restaurant) else { return [] }
-            return [customer(changed.parties, order: changed.orderId, words)].excluding(changed.by.userId)
+            guard Message.tellsCustomer(changed.status) else { return [] }
+            return [customer(changed.parties, order: changed.orderId, .order(changed.status, restaurant: restaurant))]
+                .excluding(changed.by.userId)
         case let completed as EditCompleted:
-            return [edit(completed.editId, owner: completed.userId, "Your edit is ready")]
+            return [edit(completed.editId, owner: completed.userId, .editReady)]
         case let failed as EditFailed:
-            return [edit(failed.editId, owner: failed.userId, "Your edit could not be rendered")]
+            return [edit(failed.editId, owner: failed.userId, .editFailed)]
         default:
             return []
         }
@@ -73,65 +70,37 @@ enum NotificationPlanner {
     /// What a post's author is told of its likes: `liker` (their username, when notify knows it)
     /// and `others` more.
     static func likes(on post: UUID, author: UUID, liker: String?, others: Int) -> Notification {
-        let who = liker ?? "Someone"
-        let words =
-            switch others {
-            case 0: "\(who) liked your post"
-            case 1: "\(who) and 1 other liked your post"
-            default: "\(who) and \(others) others liked your post"
-            }
-        return Notification(
+        Notification(
             recipient: author,
             setting: .likes,
             kind: "post",
             subject: post.lowercased,
-            title: "SplashEdit",
-            body: words,
+            message: .likes(liker: liker, others: others),
             collapseID: "post-likes-\(post.lowercased)",
             priority: 5
         )
     }
 
-    /// What an order's customer is told of a move to `status`; `nil` for the moves they are not
-    /// (the kitchen's and the driver's steps between).
-    static func customerWords(_ status: OrderStatus, restaurant: String) -> String? {
-        switch status {
-        case .accepted: "\(restaurant) accepted your order"
-        case .rejected: "\(restaurant) could not take your order"
-        case .pickedUp: "Your order is on its way"
-        case .delivered: "Your order was delivered. Enjoy!"
-        case .cancelled: "Your order was cancelled"
-        case .placed, .preparing, .readyForPickup, .driverAssigned, .enrouteToPickup, .arrivedAtPickup, .enrouteToDropoff, .arrivedAtDropoff:
-            nil
-        }
-    }
-
-    private static func customer(_ parties: OrderParties, order: UUID, _ words: String) -> Notification {
+    private static func customer(_ parties: OrderParties, order: UUID, _ message: Message) -> Notification {
         Notification(
             recipient: parties.customerId,
             setting: .orders,
             kind: "order",
             subject: order.lowercased,
-            title: "Your order",
-            body: words,
+            message: message,
             collapseID: "order-\(order.lowercased)"
         )
     }
 
-    private static func edit(_ edit: UUID, owner: UUID, _ words: String) -> Notification {
+    private static func edit(_ edit: UUID, owner: UUID, _ message: Message) -> Notification {
         Notification(
             recipient: owner,
             setting: .edits,
             kind: "edit",
             subject: edit.lowercased,
-            title: "SplashEdit",
-            body: words,
+            message: message,
             collapseID: "edit-\(edit.lowercased)"
         )
-    }
-
-    private static func items(_ count: Int) -> String {
-        count == 1 ? "1 item" : "\(count) items"
     }
 }
 

@@ -111,12 +111,17 @@ struct NotifyHarness: Sendable {
 
     /// Registers a new device for `user` and gives back its token.
     @discardableResult
-    func registerDevice(for user: UUID, token: String = NotifyHarness.newDeviceToken(), environment: String = "production") async throws -> String {
+    func registerDevice(
+        for user: UUID,
+        token: String = NotifyHarness.newDeviceToken(),
+        environment: String = "production",
+        locale: String = "en"
+    ) async throws -> String {
         let response = try await call(
             .put,
             "/v1/devices/\(token)",
             as: user,
-            json: #"{"platform":"ios","topic":"fi.splash.TrackBite","environment":"\#(environment)"}"#
+            json: #"{"platform":"ios","topic":"fi.splash.TrackBite","environment":"\#(environment)","locale":"\#(locale)"}"#
         )
         guard response.status == 200 else { throw HarnessError("registering a device answered \(response.status): \(response.text)") }
         return token
