@@ -300,23 +300,28 @@ package struct DataController: Sendable {
         )
     }
 
-    /// The fields of a body object, each a writable column of the table (`columns=` keeps only those).
+    /// The fields of a body object, each a writable column of the table (`columns=` keeps only
+    /// those), under the names the table's writes know (an alias's value is its column's), each
+    /// text value as the column stores it.
     private static func writableFields(
         _ object: [String: JSONValue],
         of table: TableDescription,
         only columns: [String]?
     ) throws(DataAPIError) -> [String: JSONValue] {
         var fields: [String: JSONValue] = [:]
-        if let columns {
-            for name in columns {
-                guard let column = table.column(name), column.writable else { throw .unknownBodyColumn(name, of: table.name) }
-                if let value = object[name] { fields[name] = value }
-            }
-            return fields
-        }
-        for (name, value) in object {
+        for name in columns ?? Array(object.keys) {
             guard let column = table.column(name), column.writable else { throw .unknownBodyColumn(name, of: table.name) }
-            fields[name] = value
+            guard var value = object[name] else { continue }
+            if case .string(let text) = value { value = .string(column.normalized(text)) }
+            if let earlier = fields[column.canonical], earlier != value {
+                throw DataAPIError(
+                    .badRequest,
+                    code: "42701",
+                    message: "column \"\(column.canonical)\" specified more than once",
+                    details: "\(name) names \(column.canonical), given another value in the same row."
+                )
+            }
+            fields[column.canonical] = value
         }
         return fields
     }
@@ -382,18 +387,19 @@ package struct DataController: Sendable {
         )
     }
 
-    /// A service's own error (its problem), as PostgREST would put it.
+    /// A service's own error (its problem), as PostgREST would put it: the problem's detail as the
+    /// message, its field errors as the details, and no hint (a problem's type is not one).
     static func translated(_ problem: Problem) -> DataAPIError {
         let message = problem.detail ?? problem.title
         let details = problem.errors.isEmpty ? problem.detail : problem.errors.map(\.detail).joined(separator: "; ")
         switch problem.status {
-        case .conflict: return DataAPIError(.conflict, code: "23505", message: message, details: details, hint: problem.type)
-        case .forbidden: return DataAPIError(.forbidden, code: "42501", message: message, details: details, hint: problem.type)
-        case .notFound: return DataAPIError(.conflict, code: "23503", message: message, details: details, hint: problem.type)
+        case .conflict: return DataAPIError(.conflict, code: "23505", message: message, details: details)
+        case .forbidden: return DataAPIError(.forbidden, code: "42501", message: message, details: details)
+        case .notFound: return DataAPIError(.conflict, code: "23503", message: message, details: details)
         case .badRequest, .unprocessableContent:
-            return DataAPIError(.badRequest, code: "22023", message: message, details: details, hint: problem.type)
-        case .unauthorized: return DataAPIError(.unauthorized, code: "PGRST301", message: message, details: details, hint: problem.type)
-        default: return DataAPIError(problem.status, code: "P0001", message: message, details: details, hint: problem.type)
+            return DataAPIError(.badRequest, code: "22023", message: message, details: details)
+        case .unauthorized: return DataAPIError(.unauthorized, code: "PGRST301", message: message, details: details)
+        default: return DataAPIError(problem.status, code: "P0001", message: message, details: details)
         }
     }
 

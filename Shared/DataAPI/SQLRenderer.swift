@@ -149,7 +149,7 @@ package struct SQLRenderer: Sendable {
             case (.in, .list(let values)):
                 sql.append(column.expression)
                 sql.append(" = ANY(")
-                sql.bind(values, cast: "::\(column.type.rawValue)[]")
+                sql.bind(values.map(column.normalized), cast: "::\(column.type.rawValue)[]")
                 sql.append(")")
             case (.like, .value(let pattern)), (.ilike, .value(let pattern)):
                 sql.append(column.expression)
@@ -168,7 +168,7 @@ package struct SQLRenderer: Sendable {
                     }
                 sql.append(column.expression)
                 sql.append(comparison)
-                sql.bind(value, cast: column.type.cast)
+                sql.bind(column.normalized(value), cast: column.type.cast)
             default:
                 throw .badQuery("\"failed to parse filter (\(filter.column))\" (line 1, column 1)")
             }

@@ -16,13 +16,48 @@ package struct TableDescription: Sendable {
         package let type: ColumnType
         /// Whether a request body may set the column.
         package let writable: Bool
+        /// The name the table's writes know the column by: its own, or for an alias the column it
+        /// stands for.
+        package let canonical: String
+        /// How a value given for the column (in a filter or a body) is written the way it is
+        /// stored, such as a key with or without its bucket's prefix; `nil` keeps it as it is.
+        package let normalize: (@Sendable (String) -> String)?
 
-        package init(_ name: String, _ type: ColumnType, expression: String? = nil, writable: Bool = false) {
+        package init(
+            _ name: String,
+            _ type: ColumnType,
+            expression: String? = nil,
+            writable: Bool = false,
+            normalize: (@Sendable (String) -> String)? = nil
+        ) {
             precondition(Identifier.isValid(name), "column names are identifiers: \(name)")
             self.name = name
             self.expression = expression ?? "\"\(name)\""
             self.type = type
             self.writable = writable
+            self.canonical = name
+            self.normalize = normalize
+        }
+
+        private init(alias name: String, of column: Column) {
+            precondition(Identifier.isValid(name), "column names are identifiers: \(name)")
+            self.name = name
+            self.expression = column.expression
+            self.type = column.type
+            self.writable = column.writable
+            self.canonical = column.canonical
+            self.normalize = column.normalize
+        }
+
+        /// Another name for `column`, as an app's own table calls it: the same SQL, type and
+        /// rules in filters, `select` and `order`; a body that names it writes `column`.
+        package static func alias(_ name: String, of column: Column) -> Column {
+            Column(alias: name, of: column)
+        }
+
+        /// `value` as the column stores it.
+        package func normalized(_ value: String) -> String {
+            normalize?(value) ?? value
         }
     }
 
