@@ -58,7 +58,8 @@ func buildApplication(_ config: AuthConfiguration, runtime: ServiceRuntime) asyn
     )
     let routes = try AuthRoutes(config: config, client: client, http: http, outbox: base.outbox, mailOutbox: mailOutbox, logger: logger)
     let verifier = AccessTokenVerifier(keys: config.verificationKeys, issuer: config.issuer)
-    let data = DataController(tables: AuthDataTables.tables(client: client, logger: logger), logger: logger) { token throws(AccessTokenError) in
+    let tables = AuthDataTables(client: client, accounts: routes.user.accounts, authenticator: routes.user.authenticator, logger: logger)
+    let data = DataController(tables: tables.tables, logger: logger) { token throws(AccessTokenError) in
         try verifier.verify(token)
     }
     return makeServiceApplication(parts, context: AppRequestContext.self) { router in

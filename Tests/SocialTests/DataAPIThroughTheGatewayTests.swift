@@ -21,6 +21,41 @@ import Testing
         }
     }
 
+    /// The apps' own tables (`liked_photos`, `posts` by the Upload System's names, `users`,
+    /// `profiles` written), each app's calls verbatim with Swift's upper-case UUIDs, and the
+    /// hostile cases; each write is the typed API's, with its event.
+    @Test func theAppsOwnTablesAnswerTheirCallsVerbatimAndRefuseTheHostileOnes() async throws {
+        try await WholeStackTurns.take {
+            let stack = try await ThroughTheGatewayTests.Stack()
+            do {
+                let tag = UUID().uuidString.prefix(6).lowercased()
+                let ana = try await stack.signUp("ana_\(tag)")
+                let ben = try await stack.signUp("ben_\(tag)")
+                let script = try #require(Bundle.module.url(forResource: "supabase_app_tables", withExtension: "py", subdirectory: "Fixtures"))
+                let image = SocialHarness.fixtures.appendingPathComponent("FreshFlower.jpg")
+                let output = try await ProcessCommand(
+                    URL(fileURLWithPath: "/usr/bin/env"),
+                    ["python3", script.path, stack.gateway.baseURL, "anon-key", "correct horse 1", ana.email, ben.email, image.path]
+                ).runToCompletion()
+                #expect(output.contains("all steps passed"), "\(output)")
+
+                // The writes were the typed API's: their events, as the typed routes publish them.
+                try await stack.database.waitUntilOutboxIsPublished(schema: "social")
+                try await stack.database.waitUntilOutboxIsPublished(schema: "auth")
+                let social = try await TestKafka.shared.events(on: "social.activity", key: ana.id).map(\.type)
+                #expect(social.filter { $0 == "social.photo.liked.v1" }.count == 2, "\(social)")
+                #expect(social.filter { $0 == "social.photo.unliked.v1" }.count == 2, "\(social)")
+                #expect(social.contains("social.post.created.v1"), "\(social)")
+                let auth = try await TestKafka.shared.events(on: "auth.users", key: ana.id).map(\.type)
+                #expect(auth.filter { $0 == "auth.user.onboarding-completed.v1" }.count == 1, "\(auth)")
+                #expect(auth.contains("auth.profile.updated.v1"), "\(auth)")
+            } catch {
+                Issue.record("\(error)")
+            }
+            await stack.stop()
+        }
+    }
+
     private func run(_ stack: ThroughTheGatewayTests.Stack) async throws {
         let tag = UUID().uuidString.prefix(6).lowercased()
         let ana = try await stack.signUp("ana_\(tag)")

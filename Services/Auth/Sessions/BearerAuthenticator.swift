@@ -36,7 +36,14 @@ struct BearerAuthenticator: Sendable {
         _ request: Request,
         _ body: @escaping @Sendable (AuthenticatedSession, PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        let session = try verifiedToken(request)
+        try await withSession(try verifiedToken(request), body)
+    }
+
+    /// As `withSession(_:_:)` for a token verified already (the data API's).
+    func withSession<Result: Sendable>(
+        _ session: AuthenticatedSession,
+        _ body: @escaping @Sendable (AuthenticatedSession, PostgresConnection) async throws -> Result
+    ) async throws -> Result {
         let idleSeconds = inactivityTimeout.milliseconds / 1_000
         return try await client.withUserTransaction(user: session.userID, logger: logger) { [logger] connection in
             let rows = try await connection.query(

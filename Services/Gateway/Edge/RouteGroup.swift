@@ -106,11 +106,15 @@ struct RouteTable: Sendable {
         // `/rest/v1/{table}`, each table to the service that owns it; any other name is the
         // router's 404, written in PostgREST's shape (PGRST205).
         (
-            "data_auth", "GATEWAY_AUTH_URL", ["/rest/v1/profiles", "/rest/v1/recent_signups"], .data, RateLimit(count: 600, window: .seconds(60)),
+            "data_auth", "GATEWAY_AUTH_URL", ["/rest/v1/profiles", "/rest/v1/recent_signups", "/rest/v1/users"], .data,
+            RateLimit(count: 600, window: .seconds(60)),
             64 << 10
         ),
         (
-            "data_social", "GATEWAY_SOCIAL_URL", ["/rest/v1/likes", "/rest/v1/collections", "/rest/v1/collection_photos", "/rest/v1/posts"], .data,
+            "data_social", "GATEWAY_SOCIAL_URL",
+            [
+                "/rest/v1/likes", "/rest/v1/liked_photos", "/rest/v1/collections", "/rest/v1/collection_photos", "/rest/v1/posts",
+            ], .data,
             RateLimit(count: 600, window: .seconds(60)), 1 << 20
         ),
         (

@@ -26,14 +26,17 @@ struct LikeStore: Sendable {
     /// One statement (`like_photo`, the schema's): the check, the row, its event and the count in
     /// one round trip; a post's like names its author in the event (`ownerId`, added by the
     /// statement, which finds the post). An Unsplash photo not described here yet is liked in a
-    /// transaction that first asks photo-catalog about it.
-    /// - Throws: 404 `photo-not-found` for a photo the user may not like.
-    func like(_ key: PhotoKey, user: UUID) async throws -> (changed: Bool, state: State) {
+    /// transaction that first asks photo-catalog about it. `id` and `originalURL` are what an
+    /// app's own table gives a new like (`liked_photos`): its id (else one is made) and the image
+    /// URL it was liked with.
+    /// - Throws: 404 `photo-not-found` for a photo the user may not like; a database 23505 for an
+    ///   `id` another like has.
+    func like(_ key: PhotoKey, user: UUID, id: UUID? = nil, originalURL: String? = nil) async throws -> (changed: Bool, state: State) {
         let at = Date()
         let (event, topic) = try outbox.row(PhotoLiked(userId: user, photoId: key.description, likedAt: at), subject: user.lowercased, time: at)
         let row = try await client.query(
             """
-            SELECT outcome, likes FROM like_photo(\(user), \(key.description), \(at), \(event.id), \(topic), \(event.key), \(event.type), \(event.source), \(event.subject), \(Data(event.data)))
+            SELECT outcome, likes FROM like_photo(\(user), \(key.description), \(at), \(event.id), \(topic), \(event.key), \(event.type), \(event.source), \(event.subject), \(Data(event.data)), \(id), \(originalURL))
             """,
             logger: logger
         ).collect().first("like_photo's outcome")
@@ -48,18 +51,18 @@ struct LikeStore: Sendable {
         case "not-found":
             throw PhotoResolver.notFound
         default:
-            return try await likeDescribingFirst(key, user: user)
+            return try await likeDescribingFirst(key, user: user, id: id, originalURL: originalURL)
         }
     }
 
     /// `like` for an Unsplash photo not described here yet: photo-catalog is asked about it within
     /// the like's transaction.
-    private func likeDescribingFirst(_ key: PhotoKey, user: UUID) async throws -> (changed: Bool, state: State) {
+    private func likeDescribingFirst(_ key: PhotoKey, user: UUID, id: UUID?, originalURL: String?) async throws -> (changed: Bool, state: State) {
         let liked: (changed: Bool, state: State) = try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
             let inserted = try await connection.query(
                 """
-                INSERT INTO likes (user_id, photo_key) VALUES (\(user), \(key.description))
-                ON CONFLICT DO NOTHING RETURNING created_at
+                INSERT INTO likes (user_id, photo_key, id, original_url) VALUES (\(user), \(key.description), \(id ?? UUID()), \(originalURL))
+                ON CONFLICT (user_id, photo_key) DO NOTHING RETURNING created_at
                 """,
                 logger: logger
             ).collect().first.map { try $0.decode(Date.self) }

@@ -62,6 +62,29 @@ struct PhotoResolver: Sendable {
         }
     }
 
+    /// Unsplash's image hosts: a liked photo's URL on one of them, over https, is taken as it is.
+    static let unsplashImageHosts: Set<String> = ["images.unsplash.com", "plus.unsplash.com"]
+
+    /// Whether `url` is an image of Unsplash photo `id` as an app may keep it with a like: an https
+    /// URL of Unsplash's image hosts, or one of the URLs photo-catalog gives for that photo (its
+    /// offline fixtures' included).
+    /// - Throws: 503 when photo-catalog cannot say just now.
+    func isImageURL(_ url: String, of id: String) async throws -> Bool {
+        guard let parts = URLComponents(string: url), let scheme = parts.scheme?.lowercased(), let host = parts.host?.lowercased() else {
+            return false
+        }
+        if scheme == "https", Self.unsplashImageHosts.contains(host) { return true }
+        do throws(PhotoCatalogClient.LookupError) {
+            return try await catalog.photo(id, timeout: .seconds(5)).urls.values.contains(url)
+        } catch {
+            switch error {
+            case .notFound: return false
+            case .unavailable(let detail):
+                throw Problem(status: .serviceUnavailable, type: "catalog-unavailable", title: "Service Unavailable", detail: detail)
+            }
+        }
+    }
+
     /// Keeps an Unsplash photo's data for the lists.
     static func keep(_ photo: CatalogPhoto, on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(

@@ -44,9 +44,18 @@ struct PostStore: Sendable {
         case object(path: ObjectPath, existing: UUID?, key: BlobKey, size: Int, mime: String, width: Int, height: Int, replaced: BlobKey?)
     }
 
-    func create(_ photo: PhotoRef, caption: String, user: UUID, idempotency: IdempotencyKey) async throws -> IdempotencyKey.Outcome<Post> {
+    /// Posts `photo` for `user`, once per idempotency key; `chosen` is the post's id when the app
+    /// picked it first (its upload's path names it), else one is made.
+    /// - Throws: a database 23505 when `chosen` is a post's id already.
+    func create(
+        _ photo: PhotoRef,
+        caption: String,
+        user: UUID,
+        idempotency: IdempotencyKey,
+        id chosen: UUID? = nil
+    ) async throws -> IdempotencyKey.Outcome<Post> {
         if let earlier = try await earlier(user: user, idempotency: idempotency) { return earlier }
-        let id = UUID()
+        let id = chosen ?? UUID()
         let photoKey: PhotoKey
         let media: Media
         switch photo {

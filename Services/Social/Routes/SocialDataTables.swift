@@ -6,9 +6,11 @@ import PostgresNIO
 import ResourceAPI
 import ServiceKit
 
-/// social's tables under `/rest/v1`: `likes`, `collections`, `collection_photos` and `posts`.
-/// Reads run as the caller under the schema's row-level security; every write is the typed API's
-/// domain function (its checks, its outbox events), row by row.
+/// social's tables under `/rest/v1`: `likes`, `collections`, `collection_photos` and `posts`,
+/// and SplashEdit's own `liked_photos` (a view of its likes of Unsplash photos). `posts` also
+/// answers to the Upload System's names (`author`, `media_key`). Reads run as the caller under the
+/// schema's row-level security; every write is the typed API's domain function (its checks, its
+/// outbox events), row by row.
 struct SocialDataTables {
     let likes: LikeStore
     let collections: CollectionStore
@@ -24,7 +26,7 @@ struct SocialDataTables {
         }
     }
 
-    var tables: [DataTable] { [likesTable, collectionsTable, collectionPhotosTable, postsTable] }
+    var tables: [DataTable] { [likesTable, likedPhotosTable, collectionsTable, collectionPhotosTable, postsTable] }
 
     // MARK: likes
 
@@ -72,6 +74,88 @@ struct SocialDataTables {
                 }
             )
         )
+    }
+
+    /// SplashEdit's `PhotoModel(id, user_id, unsplash_id, original_url, created_at)`: the caller's
+    /// likes of Unsplash photos, each with its own id and the image URL it was liked with.
+    private var likedPhotosTable: DataTable {
+        let description = TableDescription(
+            name: "liked_photos",
+            source:
+                "(SELECT id, user_id, substr(photo_key, 10) AS unsplash_id, original_url, created_at FROM likes WHERE photo_key LIKE 'unsplash:%') liked_photos",
+            columns: [
+                .init("id", .uuid, writable: true), .init("user_id", .uuid, writable: true), .init("unsplash_id", .text, writable: true),
+                .init("original_url", .text, writable: true),
+                // The app's model sends it back; the like keeps the time it was made.
+                .init("created_at", .timestamptz, writable: true),
+            ],
+            primaryKey: ["id"],
+            defaultOrder: [.init(column: "created_at", descending: true), .init(column: "id", descending: true)]
+        )
+        return DataTable(
+            description,
+            read: read,
+            writes: DataWrites(
+                insert: { [likes, read] rows, request in
+                    let user = try Self.user(request.caller)
+                    var drafts: [(id: UUID, photo: String, url: String?)] = []
+                    for row in rows {
+                        try Self.checkOwner(row["user_id"], is: user, table: "liked_photos")
+                        guard let photo = row["unsplash_id"]?.stringValue, case .unsplash? = PhotoKey("unsplash:" + photo) else {
+                            throw DataAPIError(.badRequest, code: "23502", message: "unsplash_id must be an Unsplash photo's id")
+                        }
+                        let id = try Self.uuid(row["id"], column: "id") ?? UUID()
+                        let url: String?
+                        switch row["original_url"] {
+                        case nil, .null?: url = nil
+                        case .string(let text)?: url = text
+                        default: throw DataAPIError(.badRequest, code: "22023", message: "original_url must be a URL")
+                        }
+                        drafts.append((id, photo, url))
+                    }
+                    for draft in drafts {
+                        if let url = draft.url, try await !likes.photos.isImageURL(url, of: draft.photo) {
+                            throw DataAPIError(
+                                .badRequest,
+                                code: "22023",
+                                message: "original_url must be an https URL of Unsplash's images or one photo-catalog gave for this photo",
+                                details: "\(url) is not an image of unsplash:\(draft.photo)"
+                            )
+                        }
+                    }
+                    var written: [[String: JSONValue]] = []
+                    for draft in drafts {
+                        let key = PhotoKey.unsplash(draft.photo)
+                        let (changed, _) = try await likes.like(key, user: user, id: draft.id, originalURL: draft.url)
+                        if changed {
+                            written.append(["id": .string(draft.id.lowercased)])
+                        } else if request.onConflict == nil {
+                            throw DataAPIError(
+                                .conflict,
+                                code: "23505",
+                                message: "duplicate key value violates unique constraint \"likes_pkey\"",
+                                details: "Key (user_id, photo_key)=(\(user.lowercased), \(key)) already exists."
+                            )
+                        } else if request.resolution == .mergeDuplicates, let id = try await Self.likeID(of: key, caller: request.caller, read: read)
+                        {
+                            written.append(["id": .string(id.lowercased)])
+                        }
+                    }
+                    return written
+                },
+                delete: { [likes, read] key, caller in
+                    guard let user = caller.userID, let id = try Self.uuid(key["id"], column: "id") else { return false }
+                    let rows = try await read(caller, ["SELECT photo_key FROM likes WHERE id = \(id)"])[0]
+                    guard let text = try rows.first?.decode(String.self), let photo = PhotoKey(text) else { return false }
+                    return try await likes.unlike(photo, user: user)
+                }
+            )
+        )
+    }
+
+    /// The id of the caller's like of `key`.
+    private static func likeID(of key: PhotoKey, caller: DataCaller, read: DataReader) async throws -> UUID? {
+        try await read(caller, ["SELECT id FROM likes WHERE photo_key = \(key.description)"])[0].first?.decode(UUID.self)
     }
 
     // MARK: collections
@@ -183,14 +267,18 @@ struct SocialDataTables {
     // MARK: posts
 
     private var postsTable: DataTable {
-        // A post's photo, for the apps: the object it is (`posts/<path>`), or null for an Unsplash photo.
+        // A post's photo, for the apps: the object it is (`posts/<path>`), or null for an Unsplash
+        // photo. The Upload System calls the author `author` and the object `media_key`, given
+        // with or without the bucket's prefix.
+        let author = TableDescription.Column("user_id", .uuid, writable: true)
+        let object = TableDescription.Column("object_key", .text, writable: true) { $0.hasPrefix("posts/") ? $0 : "posts/" + $0 }
         let description = TableDescription(
             name: "posts",
             source:
                 "(SELECT p.id, p.user_id, p.caption, 'posts/' || o.name AS object_key, p.photo_key, p.created_at FROM posts p LEFT JOIN objects o ON o.id = p.object_id) posts",
             columns: [
-                .init("id", .uuid), .init("user_id", .uuid, writable: true), .init("caption", .text, writable: true),
-                .init("object_key", .text, writable: true), .init("photo_key", .text), .init("created_at", .timestamptz),
+                .init("id", .uuid, writable: true), author, .alias("author", of: author), .init("caption", .text, writable: true),
+                object, .alias("media_key", of: object), .init("photo_key", .text), .init("created_at", .timestamptz),
             ],
             primaryKey: ["id"],
             defaultOrder: [.init(column: "created_at", descending: true), .init(column: "id", descending: true)]
@@ -201,23 +289,24 @@ struct SocialDataTables {
             writes: DataWrites(
                 insert: { [posts] rows, request in
                     let user = try Self.user(request.caller)
-                    let drafts = try rows.map { (row) throws -> (PhotoRef, String, [UInt8]) in
+                    let drafts = try rows.map { (row) throws -> (PhotoRef, String, [UInt8], UUID?) in
                         try Self.checkOwner(row["user_id"], is: user, table: "posts")
+                        let id = try Self.uuid(row["id"], column: "id")
                         var body = JSONObject(fields: row, at: "")
                         let caption = body.text("caption", required: false, maxCharacters: PostStore.maxCaption) ?? ""
                         let named = body.text("object_key", required: true, maxCharacters: 1_100, allowEmpty: false)
                         let objectKey = try body.validated(named)
-                        let key = objectKey.hasPrefix("posts/") ? objectKey : "posts/" + objectKey
-                        return (.object(key), caption, Array((try? JSONEncoder().encode(row)) ?? Data()))
+                        return (.object(objectKey), caption, Array((try? JSONEncoder().encode(row)) ?? Data()), id)
                     }
                     var written: [[String: JSONValue]] = []
-                    for (photo, caption, bytes) in drafts {
+                    for (photo, caption, bytes, id) in drafts {
                         // Each row is a post of its own: a fresh key, so no two rows are taken for a retry.
                         let outcome = try await posts.create(
                             photo,
                             caption: caption,
                             user: user,
-                            idempotency: IdempotencyKey(key: UUID().uuidString, body: bytes)
+                            idempotency: IdempotencyKey(key: UUID().uuidString, body: bytes),
+                            id: id
                         )
                         switch outcome {
                         case .created(let post), .replayed(let post): written.append(["id": .string(post.id.lowercased)])
@@ -242,6 +331,21 @@ struct SocialDataTables {
             throw DataAPIError(.unauthorized, code: "42501", message: "permission denied: sign in to write")
         }
         return user
+    }
+
+    /// A UUID column's value in a body: `nil` when absent or null.
+    /// - Throws: 400 22P02 for anything but a UUID.
+    private static func uuid(_ value: JSONValue?, column: String) throws(DataAPIError) -> UUID? {
+        guard let value, value != .null else { return nil }
+        guard let text = value.stringValue, let id = UUID(uuidString: text) else {
+            throw DataAPIError(
+                .badRequest,
+                code: "22P02",
+                message: "invalid input syntax for type uuid: \"\(SQLRenderer.text(value) ?? "")\"",
+                details: column
+            )
+        }
+        return id
     }
 
     /// A row's owner column, when given, must be the caller: 403 42501 otherwise, as row-level
