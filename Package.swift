@@ -79,11 +79,11 @@ let services: [(product: Product, targets: [Target])] = [
             httpTypes, nioCore, nioPosix, nioHTTP1, nioHTTPTypes, nioSSL, nioWebSocket, nioFoundation, logging, metrics, serviceLifecycle,
         ],
         testDependencies: [
-            "RealtimeWire", "HTTPEdge",
+            "RealtimeWire", "HTTPEdge", "PlainWebSocket",
             "Identity", "ServiceKit", "EventBus", "Kafka", "Contracts", "LocalStack", "RoadNetwork", asyncHTTPClient, hummingbird, httpTypes, crypto,
             nioCore, nioPosix, nioHTTP1, nioFoundation, serviceLifecycle, logging,
         ],
-        testExclude: ["console_check.py"],
+        testExclude: ["console_check.py", "presence_check.py"],
         extraResources: [.copy("Console/Assets")],
         ownsSchema: false
     ),
@@ -267,6 +267,8 @@ let package = Package(
         .target(name: "HTTPEdge", dependencies: [nioCore, nioPosix, httpTypes], path: "Shared/HTTPEdge"),
         // Supabase Realtime's frames (Phoenix messages, broadcasts) and a realtime client's queue.
         .target(name: "RealtimeWire", dependencies: ["Identity", nioCore], path: "Shared/RealtimeWire"),
+        // A small RFC 6455 client (tests, benchmarks, the tracking simulator's realtime presence).
+        .target(name: "PlainWebSocket", dependencies: [crypto, nioCore, nioPosix], path: "Shared/PlainWebSocket"),
         // `multipart/form-data` upload bodies (Storage's uploads).
         .target(name: "Multipart", path: "Shared/Multipart"),
         // A driver's batch of positions, read in one pass.
@@ -346,7 +348,9 @@ let package = Package(
         .executableTarget(
             name: "TrackingSimulator",
             dependencies: [
-                "RoadNetwork", "Contracts", "ServiceKit", argumentParser, asyncHTTPClient, crypto, nioCore, nioPosix, nioHTTP1, nioFoundation,
+                "RoadNetwork", "Contracts", "ServiceKit", "PlainWebSocket", "RealtimeWire", "Identity", argumentParser, asyncHTTPClient, crypto,
+                nioCore,
+                nioPosix, nioHTTP1, nioFoundation,
                 logging,
             ],
             path: "Tools/TrackingSimulator"
@@ -362,7 +366,8 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "Identity", "LocalStack", "S3Blobs", "Kafka", "EventBus", "Contracts", "Database", "ServiceKit", "AsyncSignals", hummingbird,
+                "Identity", "LocalStack", "S3Blobs", "Kafka", "EventBus", "Contracts", "Database", "ServiceKit", "AsyncSignals", "PlainWebSocket",
+                hummingbird,
                 hummingbirdCore, httpTypes, asyncHTTPClient, postgresNIO, serviceLifecycle, logging, crypto, nioCore, nioHTTP1, nioPosix, yams,
                 nioHTTP2, nioSSL, x509, asn1,
             ],
@@ -411,7 +416,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "GatewayBenchmark",
-            dependencies: ["EventBus", "Kafka", "Contracts", "Identity", "LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, logging],
+            dependencies: [
+                "EventBus", "Kafka", "Contracts", "Identity", "LocalStack", "ServiceKit", "TestSupport", "PlainWebSocket", asyncHTTPClient, logging,
+            ],
             path: "Benchmarks/Gateway"
         ),
         .executableTarget(

@@ -6,6 +6,7 @@ import Identity
 import Kafka
 import LocalStack
 import Logging
+import PlainWebSocket
 import ServiceKit
 import Synchronization
 import TestSupport
@@ -259,7 +260,7 @@ final class Arrivals: Sendable {
 let arrivals = Arrivals()
 let socketTasks = (0..<socketCount).map { _ in
     Task {
-        _ = try? await WebSocketTestClient.run(
+        _ = try? await PlainWebSocketClient.run(
             url: "ws://127.0.0.1:\(realtimeGateway.port)/v1/realtime?channels=profiles",
             headers: [("Authorization", "Bearer \(token)")]
         ) { text in

@@ -54,6 +54,15 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
     let changes = ChangeHub(windowCapacity: config.realtime.replayEvents, windowAge: config.realtime.replayAge, metrics: hub.metrics)
     let producer = try KafkaProducer(configuration: config.realtime.events.producer(clientID: "gateway-\(config.realtime.replica)"), logger: logger)
     let broadcasts = BroadcastRelay(producer: producer, hub: changes, replica: config.realtime.replica, logger: logger)
+    let presence = PresenceRelay(
+        producer: producer,
+        hub: changes,
+        replica: config.realtime.replica,
+        logger: logger,
+        heartbeat: config.realtime.presenceHeartbeat,
+        expiry: config.realtime.presenceExpiry
+    )
+    presence.relayLeaves()
     let gate = RealtimeGate(keys: keys, orders: orders)
     // A deleted account's tokens are refused and its live connections closed as soon as the
     // deletion is read; a replica started later reads the last hour back before it is ready.
@@ -69,6 +78,7 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
         hub: hub,
         changes: changes,
         broadcasts: broadcasts,
+        presence: presence,
         anonKey: config.anonKey,
         gate: gate,
         settings: config.realtime,
@@ -98,13 +108,15 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
         hub: hub,
         changes: changes,
         broadcasts: broadcasts,
+        presence: presence,
         orders: orders,
         logger: logger
     )
 
     var parts = ServiceApplicationParts(name: "gateway", http: config.http, logger: logger, metrics: runtime.metrics)
     // Stopped in reverse order: the key set's refreshing before the client it fetches with.
-    parts.services = [HTTPClientService(client: client), keys, pools, producer, feed, deletions]
+    let heartbeats = RepeatingTask("presence heartbeat", every: config.realtime.presenceHeartbeat, logger: logger) { await presence.beat() }
+    parts.services = [HTTPClientService(client: client), keys, pools, producer, feed, deletions, heartbeats]
     parts.readiness = [feed.readiness, deletions.readiness]
     // The proxy reads each connection's bytes first; behind SwiftNIO's parser, the router's
     // answers are counted, so a proxied request pipelined after one waits for it.

@@ -32,6 +32,12 @@ public enum TopicCatalog {
     /// own, read by the gateways only.
     public static let realtimeBroadcasts = Topic("realtime.broadcasts", partitions: 6, retention: .hours(1))
 
+    /// Supabase Realtime presence between the gateway's replicas: each replica's tracks, untracks
+    /// and heartbeats (every 10 s, of everything its clients track). One partition, so one
+    /// replica's records are read in the order it wrote them; kept briefly, as an entry is dropped
+    /// 30 s after its last heartbeat anyway (and a person's presence is their data).
+    public static let gatewayPresence = Topic("gateway.presence", partitions: 1, retention: .seconds(600))
+
     /// The topics events are published to.
     public static let eventTopics: [Topic] = [
         authUsers, renderJobs, renderResults, socialActivity, trackingOrders, trackingLocations, trackingRestaurants,
@@ -39,5 +45,5 @@ public enum TopicCatalog {
     ]
 
     /// Every topic, dead-letter topics included.
-    public static let all: [Topic] = eventTopics + eventTopics.map(\.deadLetter) + [realtimeBroadcasts]
+    public static let all: [Topic] = eventTopics + eventTopics.map(\.deadLetter) + [realtimeBroadcasts, gatewayPresence]
 }

@@ -125,6 +125,12 @@ extension TestKafka {
     /// Publishes each envelope on its topic as it is (its id and time kept: a redelivery, an old
     /// event), and waits for every delivery report.
     package func publish(_ envelopes: [(envelope: EventEnvelope, topic: String)]) async throws {
+        try await publish(records: envelopes.map { $0.envelope.record(topic: $0.topic) })
+    }
+
+    /// Publishes `records` as they are (a topic that carries no events, such as the gateways'
+    /// presence), and waits for every delivery report.
+    package func publish(records: [KafkaRecord]) async throws {
         var logger = Logger(label: "test-publisher")
         logger.logLevel = .warning
         let producer = try KafkaProducer(
@@ -132,8 +138,8 @@ extension TestKafka {
             logger: logger
         )
         try await withRunningServices([producer], logger: logger) {
-            for (envelope, topic) in envelopes {
-                _ = try await producer.send(envelope.record(topic: topic))
+            for record in records {
+                _ = try await producer.send(record)
             }
         }
     }

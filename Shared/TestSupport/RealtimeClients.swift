@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import PlainWebSocket
 import Synchronization
 
 /// A WebSocket client of `/v1/realtime` for tests: connects in the background, keeps every text
@@ -8,7 +9,7 @@ import Synchronization
 package final class RealtimeSocket: Sendable {
     private let received = Mutex<[String]>([])
     private let receivedBinary = Mutex<[[UInt8]]>([])
-    private let outbound = Mutex<WebSocketTestClient.Writer?>(nil)
+    private let outbound = Mutex<PlainWebSocketClient.Writer?>(nil)
     private let closed = Mutex<(code: UInt16?, reason: String?)?>(nil)
     private let task = Mutex<Task<Void, Never>?>(nil)
     /// When each message arrived.
@@ -20,7 +21,7 @@ package final class RealtimeSocket: Sendable {
         let headers = token.map { [("Authorization", "Bearer \($0)")] } ?? []
         let started = Task { [self] in
             do {
-                let frame = try await WebSocketTestClient.run(url: url, headers: headers, reads: reads) { writer in
+                let frame = try await PlainWebSocketClient.run(url: url, headers: headers, reads: reads) { writer in
                     self.outbound.withLock { $0 = writer }
                 } onBinary: { bytes in
                     self.arrivals.withLock { $0.append(.now) }
@@ -63,7 +64,7 @@ package final class RealtimeSocket: Sendable {
         }
     }
 
-    private func writer() async throws -> WebSocketTestClient.Writer {
+    private func writer() async throws -> PlainWebSocketClient.Writer {
         let deadline = ContinuousClock.now + .seconds(10)
         while outbound.withLock({ $0 }) == nil, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))

@@ -24,6 +24,28 @@ import Testing
         "/console/api/orders/\(UUID())", "/console/api/roads", "/console/api/notifications", "/console/api/mail",
     ]
 
+    /// A driver's app on shift: a Supabase Realtime socket joined to `realtime:drivers` under the
+    /// driver's id, tracking them as the simulator's drivers do.
+    static func onShift(driverID: String, token: String, gateway: String) async throws -> RealtimeSocket {
+        let socket = RealtimeSocket(url: gateway.replacingOccurrences(of: "http://", with: "ws://") + "/realtime/v1/websocket?apikey=anon&vsn=1.0.0")
+        try await socket.send(
+            try SupabaseRealtimeTests.join("realtime:drivers", ref: "1", token: token, config: ["presence": ["key": driverID]], version: "1.0.0")
+        )
+        try await socket.send(
+            try SupabaseRealtimeTests.frame(
+                join: "1",
+                ref: "2",
+                topic: "realtime:drivers",
+                event: "presence",
+                payload: ["type": "presence", "event": "track", "payload": ["driverId": driverID, "onShift": true]],
+                version: "1.0.0"
+            )
+        )
+        let tracked = try await socket.phoenix { $0["ref"] as? String == "2" }
+        #expect(SupabaseRealtimeTests.status(tracked) == "ok", "the driver's track: \(tracked)")
+        return socket
+    }
+
     /// Debian's chromium, driven by Playwright for Python (`console_check.py`): an admin signs in,
     /// sees a username change on the Events page within 2 s, replays a dead letter and sees it leave
     /// the list, sets a role, watches a driver's marker move on the map, sees a push arrive on the
@@ -40,6 +62,9 @@ import Testing
             let user = try await api.account("user", role: "customer")
             let driver = try await api.account("driver", role: "driver")
             _ = try await api.expect(200, .POST, "/v1/drivers/me/shift", token: driver.token, json: ["onShift": true])
+            // The driver's app on shift, as the simulator's drivers are: present on the drivers'
+            // channel under their id (the Deliveries page counts them and marks their marker).
+            let shiftSocket = try await Self.onShift(driverID: driver.id, token: driver.token, gateway: stack.gateway.baseURL)
 
             // A dead letter of social.activity, as a consumer that gave up would park it.
             let kafka = try await TestKafka.shared.running()
@@ -144,6 +169,7 @@ import Testing
                     "CONSOLE_CHECK": String(decoding: try JSONSerialization.data(withJSONObject: settings), as: UTF8.self)
                 ]
             ).runToCompletion()
+            await shiftSocket.disconnect()
             let findings = try #require(
                 output.split(separator: "\n").last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] },
                 "\(output)"

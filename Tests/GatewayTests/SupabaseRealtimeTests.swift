@@ -488,7 +488,9 @@ import Testing
     /// A client that stops reading is disconnected once its queue is full of changes (which are
     /// never dropped), its connection closed under a writer stuck on the full socket.
     @Test func aClientThatStopsReadingIsDisconnectedAsSlow() async throws {
-        try await GatewayHarness.with(["GATEWAY_REALTIME_BUFFER": "16", "GATEWAY_REALTIME_SOCKET_BUFFER": "4KiB"]) { gateway in
+        try await GatewayHarness.with([
+            "GATEWAY_REALTIME_BUFFER": "16", "GATEWAY_REALTIME_SOCKET_BUFFER": "4KiB", "GATEWAY_REALTIME_HEARTBEAT": "25s",
+        ]) { gateway in
             try await gateway.waitForEventFeed()
             let customer = UUID()
             let stuck = RealtimeSocket(url: Self.url(gateway), reads: false)

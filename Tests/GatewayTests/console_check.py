@@ -159,6 +159,10 @@ with sync_playwright() as playwright:
             fail("the driver's marker did not move")
         time.sleep(0.1)
     findings["marker"] = [first, page.get_attribute(marker, "transform")]
+    # On shift: the driver's presence on the drivers channel, counted and shown on their marker.
+    step("the driver on shift", lambda: page.wait_for_selector(f"{marker}.on-shift", timeout=10_000))
+    if "On shift: 1" not in page.inner_text("#on-shift"):
+        fail(f"the on-shift count: {page.inner_text('#on-shift')}")
     if "OpenStreetMap contributors" not in page.inner_text("main"):
         fail("the map does not show its attribution")
     page.screenshot(path=f"{shots}/deliveries.png", full_page=True)

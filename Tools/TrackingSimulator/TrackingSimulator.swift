@@ -42,6 +42,9 @@ struct TrackingSimulator: AsyncParsableCommand {
     @Option(help: "Seed of the random choices (start points, jitter, orders).")
     var seed: UInt64 = 24
 
+    @Option(help: "The apikey Supabase clients send (GATEWAY_ANON_KEY); any, in the local stack.")
+    var anonKey = "anon"
+
     func validate() throws {
         guard (0...200).contains(drivers), (0...200).contains(customers) else { throw ValidationError("--drivers and --customers: 0 to 200") }
         guard interval >= 0.05, speed > 0, speed <= 100, orderEvery >= 1 else {
@@ -82,6 +85,9 @@ struct TrackingSimulator: AsyncParsableCommand {
                     logger: logger
                 )
                 group.addTask { await driver.run() }
+                // On shift for as long as it runs: present on the drivers' channel.
+                let presence = DriverPresence(account: account, gateway: client.base, anonKey: anonKey, logger: logger)
+                group.addTask { await presence.run() }
             }
             if customers > 0 {
                 let people = SimulatedCustomers(

@@ -3,9 +3,11 @@ import EventBus
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Identity
 import Logging
 import NIOCore
 import NIOFoundationCompat
+import RealtimeWire
 import ServiceKit
 
 /// The console at `/console` (README, "Console"): pages for admins, the sign-in that sets its
@@ -42,6 +44,7 @@ struct ConsoleController: Sendable {
             .get("/console/api/restaurants", use: restaurants)
             .get("/console/api/orders/:id", use: order)
             .get("/console/api/roads", use: roads)
+            .get("/console/api/presence/:channel", use: presence)
             .get("/console/api/notifications", use: notifications)
             .get("/console/api/mail", use: mail)
     }
@@ -152,6 +155,21 @@ struct ConsoleController: Sendable {
             status: .ok,
             headers: [.contentType: "application/json", .cacheControl: "private, max-age=3600"],
             body: .init(byteBuffer: roads)
+        )
+    }
+
+    /// Who is present on a Supabase Realtime channel (`realtime:<channel>`), across the replicas:
+    /// the Deliveries page's drivers on shift.
+    @Sendable func presence(_ request: Request, context: AppRequestContext) async throws -> Response {
+        _ = try await access.requireAdmin(request.headers)
+        let channel = context.parameters.get("channel") ?? ""
+        let state = realtime.changes.presenceState(of: "realtime:\(channel)")
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: .init(
+                byteBuffer: ByteBuffer(string: PhoenixMessage.json(JSONValue.object(["topic": .string("realtime:\(channel)"), "state": state])))
+            )
         )
     }
 

@@ -21,6 +21,7 @@ struct EventFeed: Service {
     let hub: RealtimeHub
     let changes: ChangeHub
     let broadcasts: BroadcastRelay
+    let presence: PresenceRelay
     let orders: OrderDirectory
     let logger: Logger
     /// Completed once the live consumer holds every partition of the public topics.
@@ -104,11 +105,13 @@ struct EventFeed: Service {
         }
     }
 
-    /// What the live consumer reads: the public topics, and the replicas' Supabase broadcasts.
-    static let liveTopics = Audience.topics + [TopicCatalog.realtimeBroadcasts]
+    /// What the live consumer reads: the public topics, and the replicas' Supabase broadcasts and
+    /// presence.
+    static let liveTopics = Audience.topics + [TopicCatalog.realtimeBroadcasts, TopicCatalog.gatewayPresence]
 
     private func handle(_ message: KafkaMessage, push: Bool) {
         if message.topic == TopicCatalog.realtimeBroadcasts.name { return broadcasts.received(message) }
+        if message.topic == TopicCatalog.gatewayPresence.name { return presence.received(message) }
         let receivedAt = ContinuousClock.now
         do {
             let envelope = try EventEnvelope(message)

@@ -14,6 +14,7 @@ struct RealtimeController: Sendable {
     /// Supabase Realtime's clients (`/realtime/v1/websocket`).
     let changes: ChangeHub
     let broadcasts: BroadcastRelay
+    let presence: PresenceRelay
     /// `GATEWAY_ANON_KEY`: the `apikey` Supabase clients must send (any when unset).
     let anonKey: String?
     let gate: RealtimeGate
@@ -26,6 +27,7 @@ struct RealtimeController: Sendable {
         hub: RealtimeHub,
         changes: ChangeHub,
         broadcasts: BroadcastRelay,
+        presence: PresenceRelay,
         anonKey: String?,
         gate: RealtimeGate,
         settings: RealtimeSettings,
@@ -35,6 +37,7 @@ struct RealtimeController: Sendable {
         self.hub = hub
         self.changes = changes
         self.broadcasts = broadcasts
+        self.presence = presence
         self.anonKey = anonKey
         self.gate = gate
         self.settings = settings

@@ -344,18 +344,33 @@ async function deliveriesPage() {
   const driversLayer = svg('g', { id: 'drivers' });
   map.append(driversLayer);
   const list = el('ul', { class: 'drivers', id: 'driver-list', 'aria-label': 'Drivers' });
+  const shift = el('p', { id: 'on-shift' }, 'On shift: –');
   main.replaceChildren(el('h1', {}, 'Deliveries'),
-    el('p', {}, `Drivers move as their positions arrive. Squares are restaurants (${(restaurants.items || []).length}); a driver's label is the first letters of their id, and the list says what each is doing.`),
+    el('p', {}, `Drivers move as their positions arrive. Squares are restaurants (${(restaurants.items || []).length}); a driver's label is the first letters of their id, and the list says what each is doing. Who is on shift comes from the drivers' presence on the Realtime channel "drivers".`),
     el('div', { class: 'map-wrap' }, el('div', {}, map, el('p', { class: 'attribution' }, '© OpenStreetMap contributors (ODbL)')),
-      el('div', {}, el('h2', {}, 'Drivers'), list)));
+      el('div', {}, el('h2', {}, 'Drivers'), shift, list)));
 
   const drivers = new Map(); // driver id → {marker, item, order, eta}
   const orders = new Map(); // order id → status
+  let onShift = new Set(); // driver ids present on the drivers channel
   function describe(driver) {
     const order = driver.order ? `order ${shortID(driver.order)}: ${orders.get(driver.order) || 'assigned'}` : 'no order';
     const eta = typeof driver.eta === 'number' ? `, ETA ${Math.round(driver.eta / 60)} min` : '';
-    return `Driver ${shortID(driver.id)} — ${order}${eta}`;
+    const present = onShift.has(driver.id) ? ' (on shift)' : '';
+    return `Driver ${shortID(driver.id)}${present} — ${order}${eta}`;
   }
+  async function followShifts() {
+    while (document.body.contains(map)) {
+      try {
+        const presence = await api('presence/drivers');
+        onShift = new Set(Object.keys(presence.state || {}));
+        shift.textContent = `On shift: ${onShift.size}`;
+        for (const driver of drivers.values()) update(driver);
+      } catch (error) { /* the next look */ }
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+    }
+  }
+  followShifts();
   const asked = new Set(); // orders whose status was asked of tracking
   function learn(order) {
     if (!order || orders.has(order) || asked.has(order)) return;
@@ -368,7 +383,7 @@ async function deliveriesPage() {
   function update(driver) {
     driver.item.textContent = describe(driver);
     driver.title.textContent = describe(driver);
-    driver.marker.setAttribute('class', driver.order ? 'driver busy' : 'driver');
+    driver.marker.setAttribute('class', (driver.order ? 'driver busy' : 'driver') + (onShift.has(driver.id) ? ' on-shift' : ''));
   }
   live((event) => {
     const data = event.data || {};

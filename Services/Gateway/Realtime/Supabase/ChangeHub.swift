@@ -47,6 +47,10 @@ final class ChangeHub: Sendable {
         let receivesOwnBroadcasts: Bool
         /// `config.broadcast.ack`: each broadcast sent is answered with a reply.
         let acknowledgesBroadcasts: Bool
+        /// `config.presence.key`, or one made for the join: the key its tracks are filed under.
+        var presenceKey: String = UUID().uuidString.lowercased()
+        /// `config.presence.enabled`, or turned on by a track: the join is told who is present.
+        var presenceEnabled: Bool = false
     }
 
     final class Client: Sendable {
@@ -93,8 +97,18 @@ final class ChangeHub: Sendable {
         var byTopic: [String: Set<UInt64>] = [:]
         var nextID: UInt64 = 1
         var window: ReplayWindow<TableChange>
+        var presence = PresenceTable()
+        /// Each client's presence allowance: a bucket of `PresenceLimits.messagesPerSecond`
+        /// messages, refilled at that rate (a burst of one more is refused however it falls
+        /// across seconds).
+        var presenceMessages: [UInt64: (tokens: Double, at: ContinuousClock.Instant)] = [:]
 
-        mutating func remove(_ client: UInt64, topic: String) {
+        /// Removes `client`'s join of `topic`, and what it tracked there (appended to `untracked`).
+        mutating func remove(_ client: UInt64, topic: String, untracked: inout [PresenceTable.Entry]) {
+            if let ref = presence.ref(of: client, on: topic), let entry = presence.entry(topic: topic, ref: ref) {
+                sendPresenceDiff(presence.untrack(topic: topic, ref: ref), on: topic)
+                untracked.append(entry)
+            }
             guard let join = joins[client]?.removeValue(forKey: topic) else { return }
             byTopic[topic]?.remove(client)
             if byTopic[topic]?.isEmpty == true { byTopic[topic] = nil }
@@ -108,6 +122,18 @@ final class ChangeHub: Sendable {
                     byPinned[pin]?.remove(client)
                     if byPinned[pin]?.isEmpty == true { byPinned[pin] = nil }
                 }
+            }
+        }
+
+        /// Queues `diff` as `presence_diff` to every join of `topic` that is told of presence.
+        func sendPresenceDiff(_ diff: PresenceTable.Diff, on topic: String) {
+            guard !diff.isEmpty else { return }
+            let payload = PhoenixMessage.json(diff.payload)
+            for id in byTopic[topic] ?? [] {
+                guard let client = clients[id], let join = joins[id]?[topic], join.presenceEnabled else { continue }
+                _ = client.send(
+                    PhoenixMessage.text(client.version, joinRef: join.joinRef, ref: nil, topic: topic, event: "presence_diff", payloadJSON: payload)
+                )
             }
         }
 
@@ -138,6 +164,9 @@ final class ChangeHub: Sendable {
 
     private let state: Mutex<State>
     let metrics: RealtimeMetrics
+    /// Told of the entries this replica's clients stopped tracking by leaving or going (their
+    /// untracks, for the other replicas).
+    private let presenceGone = Mutex<(@Sendable ([PresenceTable.Entry]) -> Void)?>(nil)
 
     init(windowCapacity: Int, windowAge: Duration, metrics: RealtimeMetrics) {
         state = Mutex(State(window: ReplayWindow(capacity: windowCapacity, age: windowAge)))
@@ -158,13 +187,16 @@ final class ChangeHub: Sendable {
     }
 
     func disconnect(_ client: Client, reason: String) {
+        var untracked: [PresenceTable.Entry] = []
         let known = state.withLock { state in
-            for topic in state.joins[client.id]?.keys.map({ $0 }) ?? [] { state.remove(client.id, topic: topic) }
+            for topic in state.joins[client.id]?.keys.map({ $0 }) ?? [] { state.remove(client.id, topic: topic, untracked: &untracked) }
             state.joins[client.id] = nil
+            state.presenceMessages[client.id] = nil
             return state.clients.removeValue(forKey: client.id) != nil
         }
         client.queue.close()
         if known { metrics.disconnected(.supabase, reason: reason) }
+        tellGone(untracked)
     }
 
     var openConnections: Int { state.withLock { $0.clients.count } }
@@ -174,10 +206,13 @@ final class ChangeHub: Sendable {
     /// matches, then every change published after it.
     @discardableResult
     func join(_ client: Client, _ join: Join, greeting: [String], resumingAfter lastEventID: String?) -> Replay? {
-        state.withLock { state in
-            state.remove(client.id, topic: join.topic)
+        var untracked: [PresenceTable.Entry] = []
+        defer { tellGone(untracked) }
+        return state.withLock { state in
+            state.remove(client.id, topic: join.topic, untracked: &untracked)
             state.add(client.id, join)
             for text in greeting { _ = client.send(text) }
+            if join.presenceEnabled { Self.sendPresenceState(state.presence, to: client, on: join) }
             guard let lastEventID else { return nil }
             guard let missed = state.window.elements(after: { $0.eventID == lastEventID }) else { return .unavailable }
             var count = 0
@@ -194,10 +229,12 @@ final class ChangeHub: Sendable {
     /// Ends `client`'s join of `topic`, queueing `farewell` (the leave's reply, `phx_close`) after
     /// whatever was queued for it before.
     func leave(_ client: Client, topic: String, farewell: [String]) {
+        var untracked: [PresenceTable.Entry] = []
         state.withLock { state in
-            state.remove(client.id, topic: topic)
+            state.remove(client.id, topic: topic, untracked: &untracked)
             for text in farewell { _ = client.send(text) }
         }
+        tellGone(untracked)
     }
 
     func join(of client: Client, topic: String) -> Join? {
@@ -272,5 +309,150 @@ final class ChangeHub: Sendable {
             return overflowed
         }
         RealtimeHub.closeLater(overflowed)
+    }
+}
+
+// MARK: Presence
+
+extension ChangeHub {
+    /// Why a track or an untrack was refused: the reply's reason.
+    enum PresenceRefusal: Error, Equatable {
+        case notJoined
+        /// The socket tracks `PresenceLimits.keysPerSocket` entries already.
+        case tooManyKeys
+        /// More than `PresenceLimits.messagesPerSecond` presence messages this second.
+        case tooFast
+
+        var reason: String {
+            switch self {
+            case .notJoined: "join the channel first"
+            case .tooManyKeys: "a socket tracks at most \(PresenceLimits.keysPerSocket) presences"
+            case .tooFast: "at most \(PresenceLimits.messagesPerSecond) presence messages a second"
+            }
+        }
+    }
+
+    enum PresenceLimits {
+        static let keysPerSocket = 100
+        static let messagesPerSecond = 10
+    }
+
+    /// Who hears of the entries this replica's clients stop tracking when they leave or go.
+    func onPresenceGone(_ handler: @escaping @Sendable ([PresenceTable.Entry]) -> Void) {
+        presenceGone.withLock { $0 = handler }
+    }
+
+    private func tellGone(_ entries: [PresenceTable.Entry]) {
+        guard !entries.isEmpty, let handler = presenceGone.withLock({ $0 }) else { return }
+        handler(entries)
+    }
+
+    /// `client` tracks `state` on its join of `topic` (made from `origin`, this replica): the
+    /// join is told of presence from now on (`presence_state` first, when it was not), and every
+    /// join of the topic told of presence gets the diff.
+    /// - Returns: the entry, and the ref of the meta it replaced, for the other replicas.
+    func track(
+        _ client: Client,
+        topic: String,
+        state tracked: [String: JSONValue],
+        origin: String,
+        now: ContinuousClock.Instant = .now
+    ) -> Result<(entry: PresenceTable.Entry, replaced: String?), PresenceRefusal> {
+        state.withLock { state in
+            guard var join = state.joins[client.id]?[topic] else { return .failure(.notJoined) }
+            if let refusal = Self.countMessage(of: client.id, in: &state, now: now) { return .failure(refusal) }
+            if state.presence.ref(of: client.id, on: topic) == nil, state.presence.tracked(by: client.id) >= PresenceLimits.keysPerSocket {
+                return .failure(.tooManyKeys)
+            }
+            if !join.presenceEnabled {
+                join.presenceEnabled = true
+                state.joins[client.id]?[topic] = join
+                Self.sendPresenceState(state.presence, to: client, on: join)
+            }
+            let entry = PresenceTable.Entry(
+                topic: topic,
+                key: join.presenceKey,
+                ref: Self.makeRef(),
+                state: tracked,
+                origin: origin,
+                client: client.id,
+                refreshedAt: now
+            )
+            let (diff, replaced) = state.presence.track(entry)
+            state.sendPresenceDiff(diff, on: topic)
+            return .success((entry, replaced))
+        }
+    }
+
+    /// `client` stops tracking on `topic`.
+    /// - Returns: the entry it had, for the other replicas; nil when it tracked nothing there.
+    func untrack(_ client: Client, topic: String, now: ContinuousClock.Instant = .now) -> Result<PresenceTable.Entry?, PresenceRefusal> {
+        state.withLock { state in
+            guard state.joins[client.id]?[topic] != nil else { return .failure(.notJoined) }
+            if let refusal = Self.countMessage(of: client.id, in: &state, now: now) { return .failure(refusal) }
+            guard let ref = state.presence.ref(of: client.id, on: topic), let entry = state.presence.entry(topic: topic, ref: ref) else {
+                return .success(nil)
+            }
+            state.sendPresenceDiff(state.presence.untrack(topic: topic, ref: ref), on: topic)
+            return .success(entry)
+        }
+    }
+
+    /// Another replica's track (an update names the meta it replaces).
+    func applyRemoteTrack(_ entry: PresenceTable.Entry, replacing replaced: String?) {
+        state.withLock { state in
+            state.sendPresenceDiff(state.presence.track(entry, replacing: replaced).diff, on: entry.topic)
+        }
+    }
+
+    /// Another replica's untrack.
+    func applyRemoteUntrack(topic: String, ref: String) {
+        state.withLock { state in
+            state.sendPresenceDiff(state.presence.untrack(topic: topic, ref: ref), on: topic)
+        }
+    }
+
+    /// Drops the other replicas' entries not refreshed since `cutoff`, telling the joins.
+    func expirePresence(before cutoff: ContinuousClock.Instant) {
+        state.withLock { state in
+            for (topic, diff) in state.presence.expire(before: cutoff) { state.sendPresenceDiff(diff, on: topic) }
+        }
+    }
+
+    /// Who is present on `topic`, as `presence_state` says it (every replica's clients).
+    func presenceState(of topic: String) -> JSONValue {
+        state.withLock { $0.presence.state(of: topic) }
+    }
+
+    /// This replica's clients' entries, for its heartbeat.
+    func localPresence() -> [PresenceTable.Entry] {
+        state.withLock { $0.presence.local() }
+    }
+
+    private static func sendPresenceState(_ presence: PresenceTable, to client: Client, on join: Join) {
+        let payload = PhoenixMessage.json(presence.state(of: join.topic))
+        _ = client.send(
+            PhoenixMessage.text(client.version, joinRef: join.joinRef, ref: nil, topic: join.topic, event: "presence_state", payloadJSON: payload)
+        )
+    }
+
+    /// Takes one presence message of `client` from its allowance; the refusal when none is left.
+    private static func countMessage(of client: UInt64, in state: inout State, now: ContinuousClock.Instant) -> PresenceRefusal? {
+        let rate = Double(PresenceLimits.messagesPerSecond)
+        var bucket = state.presenceMessages[client] ?? (rate, now)
+        let elapsed = bucket.at.duration(to: now)
+        bucket = (min(rate, bucket.tokens + rate * (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)), now)
+        guard bucket.tokens >= 1 else {
+            state.presenceMessages[client] = bucket
+            return .tooFast
+        }
+        bucket.tokens -= 1
+        state.presenceMessages[client] = bucket
+        return nil
+    }
+
+    /// A new meta's `phx_ref`: unique across replicas.
+    private static func makeRef() -> String {
+        String(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(20))
     }
 }

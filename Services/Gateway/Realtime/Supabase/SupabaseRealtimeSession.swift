@@ -149,8 +149,7 @@ struct SupabaseRealtimeSession {
         case (_, "broadcast"):
             await send(.text(message.payload), as: message, from: client)
         case (_, "presence"):
-            // Presence is not offered; a client that tracks itself is told so rather than left waiting.
-            reply(message, .error("presence is not supported"), to: client)
+            await presence(message, client: client)
         default:
             reply(message, .error("unknown event \(message.event.prefix(60))"), to: client)
         }
@@ -194,6 +193,41 @@ struct SupabaseRealtimeSession {
         }
     }
 
+    /// The longest presence key, and the largest state one track may carry (as JSON).
+    static let maxPresenceKey = 256
+    static let maxPresenceState = 4_096
+
+    /// `{"type":"presence","event":"track"|"untrack","payload":{…}}` (realtime-py leaves out
+    /// `type`): the join's presence tracked, replaced or ended here and on the other replicas.
+    private func presence(_ message: PhoenixMessage, client: ChangeHub.Client) async {
+        switch message.payload["event"]?.stringValue {
+        case "track":
+            guard case .object(let state) = message.payload["payload"] ?? .object([:]) else {
+                return reply(message, .error("track takes an object: the state to share"), to: client)
+            }
+            guard PhoenixMessage.json(JSONValue.object(state)).utf8.count <= Self.maxPresenceState else {
+                return reply(message, .error("a presence state is at most \(Self.maxPresenceState) bytes of JSON"), to: client)
+            }
+            switch hub.track(client, topic: message.topic, state: state, origin: endpoints.presence.replica) {
+            case .success(let tracked):
+                reply(message, .ok([:]), to: client)
+                await endpoints.presence.tracked(tracked.entry, replacing: tracked.replaced)
+            case .failure(let refusal):
+                reply(message, .error(refusal.reason), to: client)
+            }
+        case "untrack":
+            switch hub.untrack(client, topic: message.topic) {
+            case .success(let entry):
+                reply(message, .ok([:]), to: client)
+                if let entry { await endpoints.presence.untracked([entry]) }
+            case .failure(let refusal):
+                reply(message, .error(refusal.reason), to: client)
+            }
+        default:
+            reply(message, .error("a presence message's event is track or untrack"), to: client)
+        }
+    }
+
     private func join(_ message: PhoenixMessage, client: ChangeHub.Client, apikey: String) async {
         guard message.topic.hasPrefix("realtime:"), message.topic.count > "realtime:".count else {
             reply(message, .error("a channel's topic is realtime:<name>"), to: client)
@@ -224,7 +258,7 @@ struct SupabaseRealtimeSession {
             }
         }
         let broadcast = config["broadcast"]
-        let join = ChangeHub.Join(
+        var join = ChangeHub.Join(
             topic: message.topic,
             joinRef: message.joinRef ?? message.ref,
             bindings: bindings,
@@ -232,6 +266,15 @@ struct SupabaseRealtimeSession {
             receivesOwnBroadcasts: broadcast?["self"]?.boolValue ?? false,
             acknowledgesBroadcasts: broadcast?["ack"]?.boolValue ?? false
         )
+        let presence = config["presence"]
+        if let key = presence?["key"]?.stringValue, !key.isEmpty {
+            guard key.utf8.count <= Self.maxPresenceKey else {
+                reply(message, .error("a presence key is at most \(Self.maxPresenceKey) bytes"), to: client)
+                return
+            }
+            join.presenceKey = key
+        }
+        join.presenceEnabled = presence?["enabled"]?.boolValue ?? false
         let name = String(message.topic.dropFirst("realtime:".count))
         var greeting = [Self.replyText(message, .ok(["postgres_changes": .array(echoed)]), version: client.version)]
         if !bindings.isEmpty {

@@ -3,14 +3,14 @@ import Foundation
 import NIOCore
 import NIOPosix
 
-/// A small RFC 6455 client for tests and benchmarks, over a plain NIO socket.
+/// A small RFC 6455 client (tests, benchmarks, the tracking simulator), over a plain NIO socket.
 ///
 /// Ours rather than swift-websocket's `WSClient`: that client loses the frames a server sends in
 /// the same TCP read as its `101` response, and then does not see the connection end either. The
 /// gateway greets (`ready`) and refuses (close 4001, 4002, 1013) right after the upgrade, so under
 /// load a test using it waited forever for a close the server had sent. This client keeps every
 /// byte after the handshake's blank line and parses it as frames.
-package enum WebSocketTestClient {
+package enum PlainWebSocketClient {
     /// The close frame the server sent: its status code (none when the frame had no body) and reason.
     package struct CloseFrame: Sendable, Equatable {
         package var code: UInt16?
@@ -168,7 +168,7 @@ package enum WebSocketTestClient {
             guard let status = lines.first, status.hasPrefix("HTTP/1.1 101") else {
                 throw Failure.handshake("status line \(lines.first ?? "")")
             }
-            let expected = WebSocketTestClient.acceptValue(for: key)
+            let expected = PlainWebSocketClient.acceptValue(for: key)
             let accept = lines.dropFirst().first { $0.lowercased().hasPrefix("sec-websocket-accept:") }
                 .map { $0.dropFirst("sec-websocket-accept:".count).trimmingCharacters(in: .whitespaces) }
             guard accept == expected else { throw Failure.handshake("Sec-WebSocket-Accept \(accept ?? "missing")") }

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import PlainWebSocket
 import Synchronization
 import TestSupport
 import Testing
@@ -8,7 +9,7 @@ import Testing
 /// The test client must see frames a server sends in the same TCP write as its `101` (the gateway
 /// does exactly that when it refuses a connection); the client it replaces lost them.
 @Suite("WebSocket test client")
-struct WebSocketTestClientTests {
+struct PlainWebSocketClientTests {
     @Test func framesInTheSameWriteAsTheUpgradeResponseAreReceived() async throws {
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .bind(host: "127.0.0.1", port: 0) { channel in
@@ -28,7 +29,7 @@ struct WebSocketTestClientTests {
                             request.components(separatedBy: "\r\n")
                             .first { $0.lowercased().hasPrefix("sec-websocket-key:") }?
                             .dropFirst("sec-websocket-key:".count).trimmingCharacters(in: .whitespaces) ?? ""
-                        let accept = WebSocketTestClient.acceptValue(for: key)
+                        let accept = PlainWebSocketClient.acceptValue(for: key)
                         var reply = ByteBuffer(
                             string:
                                 "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n\r\n"
@@ -48,7 +49,7 @@ struct WebSocketTestClientTests {
         defer { serving.cancel() }
 
         let texts = TextLog()
-        let close = try await WebSocketTestClient.run(url: "ws://127.0.0.1:\(port)/") { texts.append($0) }
+        let close = try await PlainWebSocketClient.run(url: "ws://127.0.0.1:\(port)/") { texts.append($0) }
         #expect(texts.all == [#"{"op":"ready"}"#])
         #expect(close == .init(code: 4001, reason: "bye"))
     }
