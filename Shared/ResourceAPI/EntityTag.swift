@@ -34,16 +34,17 @@ package enum EntityTag {
         }
     }
 
-    /// `body` with its `ETag`, or 304 with no body when the request's `If-None-Match` already
-    /// names it. `headers` go on either answer.
+    /// `body` with its `ETag` (`given`, or the body's own), or 304 with no body when the request's
+    /// `If-None-Match` already names it. `headers` go on either answer.
     package static func response(
         to request: Request,
         body: ByteBuffer,
         contentType: String = "application/json",
-        headers: HTTPFields = [:]
+        headers: HTTPFields = [:],
+        tag given: String? = nil
     ) -> Response {
         var headers = headers
-        let tag = of(body)
+        let tag = given ?? of(body)
         headers[.eTag] = tag
         if matches(request.headers[.ifNoneMatch], tag) {
             return Response(status: .notModified, headers: headers)

@@ -28,6 +28,16 @@ package enum JSONBody {
         EntityTag.response(to: request, body: try encode(body), headers: headers)
     }
 
+    /// A sync answer with its `ETag`, or 304: the tag is of what it lists, not of its token (nor
+    /// of the token its next page's cursor carries), which moves with every transaction of the
+    /// database. A phone answered 304 keeps the token it has: nothing of the list changed since it,
+    /// so it syncs from it as well as from a new one.
+    package static func tagged<Item: Encodable>(_ page: SyncPage<Item>, for request: Request, headers: HTTPFields = [:]) throws -> Response {
+        var listed = try encode(page.items)
+        listed.writeBytes(Array("|\(page.deleted.joined(separator: ","))|\(page.nextCursor?.prefix { $0 != "~" } ?? "")".utf8))
+        return EntityTag.response(to: request, body: try encode(page), headers: headers, tag: EntityTag.of(listed))
+    }
+
     /// `value` as JSON text, for a `jsonb` parameter.
     package static func text(_ value: some Encodable) throws -> String {
         String(decoding: try EventJSON.encoder.encode(value), as: UTF8.self)

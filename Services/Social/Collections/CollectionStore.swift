@@ -15,6 +15,7 @@ struct CollectionStore: Sendable {
     let outbox: Outbox
     let photos: PhotoResolver
     let logger: Logger
+    var sync: SyncReads { SyncReads(logger: logger) }
 
     struct Fields: Sendable {
         var title: String?
@@ -105,28 +106,49 @@ struct CollectionStore: Sendable {
         }
     }
 
-    /// The collections of `owner` that `user` may see, newest first.
-    func collections(of owner: UUID, user: UUID, page: PageRequest) async throws -> Page<PhotoCollection> {
+    /// The collections of `owner` that `user` may see, newest first; with `since`, the ones
+    /// created or changed after that answer (a photo added or taken out changes its collection)
+    /// and the ids of those deleted (`DeltaSync`). A sync is of one's own collections.
+    func collections(of owner: UUID, user: UUID, sync request: SyncRequest) async throws -> SyncPage<PhotoCollection> {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            let rows =
-                if let cursor = page.cursor, let id = cursor.id {
-                    try await connection.query(
-                        """
-                        SELECT \(unescaped: Self.columns) FROM collections WHERE owner_id = \(owner) AND (created_at, id) < (\(ExactTimestamp(microseconds: cursor.microseconds)), \(id))
-                        ORDER BY created_at DESC, id DESC LIMIT \(page.limit + 1)
-                        """,
-                        logger: logger
-                    ).collect()
-                } else {
-                    try await connection.query(
-                        """
-                        SELECT \(unescaped: Self.columns) FROM collections WHERE owner_id = \(owner) ORDER BY created_at DESC, id DESC LIMIT \(page.limit + 1)
-                        """,
-                        logger: logger
-                    ).collect()
-                }
-            let (items, next) = page.page(of: try rows.map(Self.collection)) { PageCursor(time: $0.createdAt, id: $0.id) }
-            return Page(items: Array(items), nextCursor: next)
+            let token = try await sync.token(list: "collections", owner: owner, request: request, on: connection)
+            let limit = request.limit + 1
+            let rows: [PostgresRow]
+            if let since = request.since {
+                let after = try request.cursor.map(SyncReads.after)
+                rows = try await connection.query(
+                    """
+                    SELECT \(unescaped: Self.columns), sync_xid::text FROM collections
+                    WHERE owner_id = \(owner)
+                      AND sync_xid >= pg_snapshot_xmin(\(since.snapshot)::pg_snapshot) AND NOT pg_visible_in_snapshot(sync_xid, \(since.snapshot)::pg_snapshot)
+                      AND (\(after == nil) OR (sync_xid, id::text) > (\(after?.xid ?? "0")::xid8, \(after?.key ?? "")))
+                    ORDER BY sync_xid, id::text LIMIT \(limit)
+                    """,
+                    logger: logger
+                ).collect()
+            } else if let cursor = request.cursor, let id = cursor.id {
+                rows = try await connection.query(
+                    """
+                    SELECT \(unescaped: Self.columns), sync_xid::text FROM collections WHERE owner_id = \(owner) AND (created_at, id) < (\(ExactTimestamp(microseconds: cursor.microseconds)), \(id))
+                    ORDER BY created_at DESC, id DESC LIMIT \(limit)
+                    """,
+                    logger: logger
+                ).collect()
+            } else {
+                rows = try await connection.query(
+                    """
+                    SELECT \(unescaped: Self.columns), sync_xid::text FROM collections WHERE owner_id = \(owner) ORDER BY created_at DESC, id DESC LIMIT \(limit)
+                    """,
+                    logger: logger
+                ).collect()
+            }
+            let found = try rows.map { row in (try Self.collection(row), try row.makeRandomAccess()[8].decode(String.self)) }
+            let (items, next) = request.page(of: found, token: token) { collection, xid in
+                request.since == nil
+                    ? PageCursor(time: collection.createdAt, id: collection.id) : SyncReads.position(xid: xid, key: collection.id.lowercased)
+            }
+            let deleted = try await sync.deleted(list: "collections", owner: owner, request: request, on: connection)
+            return SyncPage(items: items.map(\.0), deleted: deleted, nextCursor: next, syncToken: token)
         }
     }
 

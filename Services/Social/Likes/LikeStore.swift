@@ -14,6 +14,7 @@ struct LikeStore: Sendable {
     let outbox: Outbox
     let photos: PhotoResolver
     let logger: Logger
+    var sync: SyncReads { SyncReads(logger: logger) }
 
     struct State: Sendable, Equatable {
         var count: Int
@@ -110,33 +111,56 @@ struct LikeStore: Sendable {
             .collect().first.map { try $0.decode(Int.self) } ?? 0
     }
 
-    /// "My Collection": the user's likes, newest first, with each photo's data.
-    func liked(by user: UUID, page: PageRequest) async throws -> Page<LikedPhoto> {
+    /// "My Collection": the user's likes, newest first, with each photo's data; with `since`,
+    /// the likes made after that answer and the photo keys unliked (`DeltaSync`).
+    func liked(by user: UUID, sync request: SyncRequest) async throws -> SyncPage<LikedPhoto> {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            let rows =
-                if let cursor = page.cursor {
-                    try await connection.query(
-                        """
-                        SELECT photo_key, created_at FROM likes WHERE user_id = \(user) AND (created_at, photo_key) < (\(ExactTimestamp(microseconds: cursor.microseconds)), \(cursor.key))
-                        ORDER BY created_at DESC, photo_key DESC LIMIT \(page.limit + 1)
-                        """,
-                        logger: logger
-                    ).collect()
-                } else {
-                    try await connection.query(
-                        """
-                        SELECT photo_key, created_at FROM likes WHERE user_id = \(user) ORDER BY created_at DESC, photo_key DESC LIMIT \(page.limit + 1)
-                        """,
-                        logger: logger
-                    ).collect()
-                }
-            let likes = try rows.compactMap { row -> (PhotoKey, String, Date)? in
-                let (text, at) = try row.decode((String, Date).self)
-                return PhotoKey(text).map { ($0, text, at) }
+            let token = try await sync.token(list: "likes", owner: user, request: request, on: connection)
+            let limit = request.limit + 1
+            let rows: [PostgresRow]
+            if let since = request.since {
+                let after = try request.cursor.map(SyncReads.after)
+                rows = try await connection.query(
+                    """
+                    SELECT photo_key, created_at, sync_xid::text FROM likes
+                    WHERE user_id = \(user)
+                      AND sync_xid >= pg_snapshot_xmin(\(since.snapshot)::pg_snapshot) AND NOT pg_visible_in_snapshot(sync_xid, \(since.snapshot)::pg_snapshot)
+                      AND (\(after == nil) OR (sync_xid, photo_key) > (\(after?.xid ?? "0")::xid8, \(after?.key ?? "")))
+                    ORDER BY sync_xid, photo_key LIMIT \(limit)
+                    """,
+                    logger: logger
+                ).collect()
+            } else if let cursor = request.cursor {
+                rows = try await connection.query(
+                    """
+                    SELECT photo_key, created_at, sync_xid::text FROM likes WHERE user_id = \(user) AND (created_at, photo_key) < (\(ExactTimestamp(microseconds: cursor.microseconds)), \(cursor.key))
+                    ORDER BY created_at DESC, photo_key DESC LIMIT \(limit)
+                    """,
+                    logger: logger
+                ).collect()
+            } else {
+                rows = try await connection.query(
+                    """
+                    SELECT photo_key, created_at, sync_xid::text FROM likes WHERE user_id = \(user) ORDER BY created_at DESC, photo_key DESC LIMIT \(limit)
+                    """,
+                    logger: logger
+                ).collect()
             }
-            let (items, next) = page.page(of: likes) { PageCursor(time: $0.2, key: $0.1) }
+            let likes = try rows.compactMap { row -> (PhotoKey, String, Date, String)? in
+                let (text, at, xid) = try row.decode((String, Date, String).self)
+                return PhotoKey(text).map { ($0, text, at, xid) }
+            }
+            let (items, next) = request.page(of: likes, token: token) { like in
+                request.since == nil ? PageCursor(time: like.2, key: like.1) : SyncReads.position(xid: like.3, key: like.1)
+            }
             let shown = try await photos.shown(items.map(\.0), on: connection)
-            return Page(items: zip(items, shown).map { LikedPhoto(photo: $1, likedAt: $0.2) }, nextCursor: next)
+            let deleted = try await sync.deleted(list: "likes", owner: user, request: request, on: connection)
+            return SyncPage(
+                items: zip(items, shown).map { LikedPhoto(photo: $1, likedAt: $0.2) },
+                deleted: deleted,
+                nextCursor: next,
+                syncToken: token
+            )
         }
     }
 }

@@ -313,6 +313,36 @@ struct PostStore: Sendable {
         }
     }
 
+    /// The caller's own posts, newest first; with `since`, those made or changed after that
+    /// answer and the ids of those deleted (`DeltaSync`).
+    func authored(by user: UUID, sync request: SyncRequest) async throws -> SyncPage<Post> {
+        try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            let sync = SyncReads(logger: logger)
+            let token = try await sync.token(list: "posts", owner: user, request: request, on: connection)
+            guard let since = request.since else {
+                let rows = try await posts(.author(user, after: request.cursor), viewer: user, limit: request.limit + 1, on: connection)
+                let (items, next) = request.page(of: rows, token: token) { PageCursor(time: $0.createdAt, id: $0.id) }
+                return SyncPage(items: Array(items), deleted: [], nextCursor: next, syncToken: token)
+            }
+            let after = try request.cursor.map(SyncReads.after)
+            let changed = try await connection.query(
+                """
+                SELECT id, sync_xid::text FROM posts
+                WHERE user_id = \(user)
+                  AND sync_xid >= pg_snapshot_xmin(\(since.snapshot)::pg_snapshot) AND NOT pg_visible_in_snapshot(sync_xid, \(since.snapshot)::pg_snapshot)
+                  AND (\(after == nil) OR (sync_xid, id::text) > (\(after?.xid ?? "0")::xid8, \(after?.key ?? "")))
+                ORDER BY sync_xid, id::text LIMIT \(request.limit + 1)
+                """,
+                logger: logger
+            ).collect().map { try $0.decode((UUID, String).self) }
+            let (ids, next) = request.page(of: changed, token: token) { SyncReads.position(xid: $0.1, key: $0.0.lowercased) }
+            var items: [Post] = []
+            for (id, _) in ids { items += try await posts(.one(id), viewer: user, limit: 1, on: connection) }
+            let deleted = try await sync.deleted(list: "posts", owner: user, request: request, on: connection)
+            return SyncPage(items: items, deleted: deleted, nextCursor: next, syncToken: token)
+        }
+    }
+
     /// The photo a post was made from, known from its photo key (an Unsplash photo, an edit) or its
     /// object (an upload: the object the post attached, under the name it was uploaded as).
     static func photoRef(key: String, objectName: String?, id: UUID) throws -> PhotoRef {

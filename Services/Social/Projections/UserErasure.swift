@@ -45,6 +45,8 @@ struct UserErasure: Sendable {
         let blobKeys = try await connection.query("DELETE FROM objects WHERE owner_id = \(user) RETURNING blob_key", logger: logger).collect()
             .compactMap { BlobKey(try $0.decode(String.self)) }
         for key in blobKeys { try await ObjectStore.intend(.delete, key, on: connection, logger: logger) }
+        // The tombstones their lists' deletions (these included) left for their devices' sync.
+        try await connection.query("DELETE FROM sync_tombstones WHERE owner_id = \(user)", logger: logger)
         let counts = [
             "likes": likes, "collections": collections, "posts": posts, "objects": blobKeys.count, "edits": edits, "profiles": profiles,
         ]

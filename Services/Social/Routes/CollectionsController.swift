@@ -39,7 +39,11 @@ struct CollectionsController: Sendable {
             }
             owner = id
         }
-        let page = try await collections.collections(of: owner, user: caller.id, page: try PageRequest(request))
+        let sync = try SyncRequest(request, list: "collections", owner: owner.lowercased)
+        if sync.since != nil, owner != caller.id {
+            throw Problem.validation([FieldError(.parameter("since"), "since: only your own collections sync")])
+        }
+        let page = try await collections.collections(of: owner, user: caller.id, sync: sync)
         return try JSONBody.tagged(page.map(CollectionBody.init), for: request)
     }
 

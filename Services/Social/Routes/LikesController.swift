@@ -39,7 +39,7 @@ struct LikesController: Sendable {
 
     @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
         let caller = try await keys.caller(request.headers)
-        let page = try await likes.liked(by: caller.id, page: try PageRequest(request))
+        let page = try await likes.liked(by: caller.id, sync: try SyncRequest(request, list: "likes", owner: caller.id.lowercased))
         return try JSONBody.tagged(page.map(LikedPhotoBody.init), for: request)
     }
 }

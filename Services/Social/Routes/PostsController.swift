@@ -43,10 +43,19 @@ struct PostsController: Sendable {
 
     @Sendable func byAuthor(_ request: Request, context: AppRequestContext) async throws -> Response {
         let caller = try await keys.caller(request.headers)
-        guard let author = request.uri.queryParameters.get("author").flatMap(UUID.init(uuidString:)) else {
-            throw Problem.validation([FieldError(.parameter("author"), "author: the user id whose posts to list")])
+        let named = request.uri.queryParameters.get("author")
+        guard let author = named == "me" ? caller.id : named.flatMap(UUID.init(uuidString:)) else {
+            throw Problem.validation([FieldError(.parameter("author"), "author: me, or the user id whose posts to list")])
         }
-        return try await page(request, viewer: caller.id) { .author(author, after: $0) }
+        guard author == caller.id else {
+            if request.uri.queryParameters.get("since") != nil {
+                throw Problem.validation([FieldError(.parameter("since"), "since: only your own posts (author=me) sync")])
+            }
+            return try await page(request, viewer: caller.id) { .author(author, after: $0) }
+        }
+        // One's own posts: the list an app keeps offline, with its sync token.
+        let sync = try SyncRequest(request, list: "posts", owner: caller.id.lowercased)
+        return try JSONBody.tagged(try await posts.authored(by: caller.id, sync: sync).map(PostBody.init), for: request)
     }
 
     @Sendable func feed(_ request: Request, context: AppRequestContext) async throws -> Response {
