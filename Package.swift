@@ -334,8 +334,8 @@ let package = Package(
         .target(
             name: "ServiceAssembly",
             dependencies: [
-                "ServiceKit", "Database", "EventBus", "Kafka", "Contracts", "KeySetClient", asyncHTTPClient, nioPosix, postgresNIO, logging,
-                serviceLifecycle,
+                "ServiceKit", "Database", "EventBus", "Kafka", "Contracts", "KeySetClient", "ResourceAPI", asyncHTTPClient, nioPosix, postgresNIO,
+                logging, serviceLifecycle,
             ],
             path: "Shared/ServiceAssembly"
         ),

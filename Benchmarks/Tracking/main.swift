@@ -16,8 +16,8 @@ import TestSupport
 //     an active order posts a point every 50 ms, its customer's socket notes when each arrives;
 //  3. order transitions with their outbox events: 32 clients walking orders through the kitchen's
 //     moves (accepted, preparing, ready_for_pickup) through the gateway; the baseline, the same
-//     transaction written by hand (lock the order, the move and its history, both events, the
-//     change number under its lock) by pgbench at 32 connections as tracking's role, the services
+//     transaction written by hand (lock the order, the move and its history, both events; the
+//     order's sync_xid is its trigger's) by pgbench at 32 connections as tracking's role, the services
 //     stopped: the database alone. Once more with the NOTIFY each writing transaction sent before
 //     relays were woken in their process.
 // tracking and the gateway run as their own processes (release builds) against the test support's
@@ -293,8 +293,6 @@ func transitionScript(notifying: Bool) -> String {
         \(event("tracking.order.status-changed.v2"))
         \(event("tracking.order.status-changed.v1"))
         \(notifying ? "SELECT pg_notify('tracking_outbox', '');" : "")
-        SELECT pg_advisory_xact_lock(\(0x7472_6163_6B69_6E67 as Int64));
-        UPDATE tracking.orders SET change_seq = nextval('tracking.order_changes') WHERE id = \(order);
         END;
 
         """

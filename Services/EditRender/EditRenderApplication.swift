@@ -53,7 +53,9 @@ func buildApplication(_ config: EditRenderConfiguration, runtime: ServiceRuntime
     )
 
     var parts = base.applicationParts(metrics: runtime.metrics)
-    parts.services += [renderer, HTTPClientService(client: http)] + (blobHTTP.map { [HTTPClientService(client: $0)] } ?? [])
+    parts.services +=
+        [renderer, HTTPClientService(client: http), base.collectingTombstones(of: "edit_tombstones")]
+        + (blobHTTP.map { [HTTPClientService(client: $0)] } ?? [])
     if config.role.runsWorkers {
         let job = RenderJob(
             client: client,

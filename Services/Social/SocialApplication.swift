@@ -14,7 +14,6 @@ import KeySetClient
 import Logging
 import NIOPosix
 import PostgresNIO
-import ResourceAPI
 import ServiceAssembly
 import ServiceKit
 
@@ -80,15 +79,7 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
                 try await projections.apply(received.event, on: connection)
             },
             OrphanCollector(client: client, objects: objects, orphanTTL: config.orphanTTL, interval: config.collectorInterval, logger: logger),
-            // Tombstones outlive no token that could ask for them (DeltaSync: 30 days).
-            RepeatingTask("sync tombstone collector", every: .seconds(3_600), logger: logger) {
-                try await client.withServiceTransaction(logger: logger) { connection in
-                    _ = try await connection.query(
-                        "DELETE FROM sync_tombstones WHERE deleted_at < now() - make_interval(secs => \(DeltaSync.tombstoneLifetime))",
-                        logger: logger
-                    )
-                }
-            },
+            base.collectingTombstones(of: "sync_tombstones"),
         ] + (blobHTTP.map { [HTTPClientService(client: $0)] } ?? [])
     base.refusingDeletedUsers(of: keys, in: &parts)
     parts.routePolicies = [

@@ -59,6 +59,7 @@ func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) 
     parts.services += [
         serviceReads, HTTPClientService(client: http), keys,
         RepeatingTask("Writing drivers' latest positions", every: .seconds(1), logger: logger) { try await positions.flush() },
+        base.collectingTombstones(of: "order_tombstones"),
         RepeatingTask("Dispatching", every: config.dispatchInterval, logger: logger) { try await dispatcher.round() },
         base.erasingDeletedUsers(group: config.erasureGroup, inboxName: UserErasure.consumer, keys: keys, erase: erasure.erase),
     ]

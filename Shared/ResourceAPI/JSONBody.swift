@@ -33,9 +33,19 @@ package enum JSONBody {
     /// database. A phone answered 304 keeps the token it has: nothing of the list changed since it,
     /// so it syncs from it as well as from a new one.
     package static func tagged<Item: Encodable>(_ page: SyncPage<Item>, for request: Request, headers: HTTPFields = [:]) throws -> Response {
+        try tagged(page, as: page, for: request, headers: headers)
+    }
+
+    /// `body`, a sync answer written in a shape of its own, tagged as `page` is.
+    package static func tagged<Item: Encodable>(
+        _ body: some Encodable,
+        as page: SyncPage<Item>,
+        for request: Request,
+        headers: HTTPFields = [:]
+    ) throws -> Response {
         var listed = try encode(page.items)
         listed.writeBytes(Array("|\(page.deleted.joined(separator: ","))|\(page.nextCursor?.prefix { $0 != "~" } ?? "")".utf8))
-        return EntityTag.response(to: request, body: try encode(page), headers: headers, tag: EntityTag.of(listed))
+        return EntityTag.response(to: request, body: try encode(body), headers: headers, tag: EntityTag.of(listed))
     }
 
     /// `value` as JSON text, for a `jsonb` parameter.

@@ -64,6 +64,17 @@ extension Request {
         let key = try IdempotencyKey(self, body: bytes, what: what)
         return (try JSONObject.decode(Body.self, from: bytes), key)
     }
+
+    /// As `decodeCreation`, where the `Idempotency-Key` may be left out (`nil` then).
+    package mutating func decodeCreation<Body: JSONObjectBody>(
+        as type: Body.Type,
+        optionalKeyFor what: String,
+        context: some ServiceRequestContext
+    ) async throws -> (body: Body, key: IdempotencyKey?) {
+        let bytes = Array(buffer: try await collectBody(upTo: context.maxUploadSize))
+        let key = headers[.idempotencyKey] == nil ? nil : try IdempotencyKey(self, body: bytes, what: what)
+        return (try JSONObject.decode(Body.self, from: bytes), key)
+    }
 }
 
 extension Parameters {

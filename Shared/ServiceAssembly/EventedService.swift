@@ -5,6 +5,7 @@ import Kafka
 import KeySetClient
 import Logging
 import PostgresNIO
+import ResourceAPI
 import ServiceKit
 import ServiceLifecycle
 
@@ -139,6 +140,24 @@ extension EventedService {
             guard let deleted = received.event as? UserDeleted else { return }
             keys.deletedUsers.record(deleted.userId, deletedAt: deleted.deletedAt)
             try await erase(deleted, connection)
+        }
+    }
+}
+
+extension EventedService {
+    /// Collects, every hour, the delta-sync tombstones of `table` older than any token still
+    /// answered (`DeltaSync`'s 30 days, by their `deleted_at`).
+    package func collectingTombstones(of table: String) -> RepeatingTask {
+        precondition(table.allSatisfy { $0.isLetter || $0 == "_" }, "a table's name")
+        return RepeatingTask("\(table) collector", every: .seconds(3_600), logger: logger) { [client, logger] in
+            try await client.withServiceTransaction(logger: logger) { connection in
+                var bindings = PostgresBindings()
+                bindings.append(DeltaSync.tombstoneLifetime)
+                _ = try await connection.query(
+                    PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE deleted_at < now() - make_interval(secs => $1)", binds: bindings),
+                    logger: logger
+                )
+            }
         }
     }
 }

@@ -112,6 +112,31 @@ import Testing
         }
     }
 
+    /// A phone offline while the other deletes one edit and makes another gets exactly those on
+    /// its next sync (the list keeps its `edits` name beside the shared `items`).
+    @Test func anOfflinePhoneSyncsExactlyTheEditsMadeAndDeleted() async throws {
+        try await RenderHarness.with(["RENDER_ROLE": "api"]) { render in
+            let user = UUID()
+            var ids: [String] = []
+            for index in 0..<3 {
+                let created = try await render.createEdit(#"{"source":{"unsplashPhotoId":"Sync-\#(index)"},"filters":[]}"#, user: user)
+                ids.append(try #require(try created.json()["id"] as? String))
+            }
+            let first = try await render.call(.get, "/v1/edits", user: user).json()
+            #expect((first["items"] as? [[String: Any]])?.count == 3 && (first["edits"] as? [[String: Any]])?.count == 3)
+            let token = try #require(first["syncToken"] as? String)
+            #expect(try await render.call(.delete, "/v1/edits/\(ids[0])", user: user).status == 204)
+            let made = try await render.createEdit(#"{"source":{"unsplashPhotoId":"Sync-9"},"filters":[]}"#, user: user)
+            let madeID = try #require(try made.json()["id"] as? String)
+            let synced = try await render.call(.get, "/v1/edits?since=\(token)", user: user).json()
+            #expect((synced["items"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [madeID])
+            #expect(synced["deleted"] as? [String] == [ids[0]])
+            let quiet = try await render.call(.get, "/v1/edits?since=\(try #require(synced["syncToken"] as? String))", user: user).json()
+            #expect((quiet["items"] as? [Any])?.isEmpty == true && (quiet["deleted"] as? [Any])?.isEmpty == true)
+            #expect(try await render.call(.get, "/v1/edits?since=\(token)", user: UUID()).status == 422)
+        }
+    }
+
     @Test func uploadsAreCheckedFromTheirHeader() async throws {
         try await RenderHarness.with(["RENDER_ROLE": "api", "RENDER_MAX_UPLOAD": "2MiB"]) { render in
             let user = UUID()

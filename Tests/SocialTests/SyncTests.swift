@@ -95,6 +95,57 @@ import Testing
         }
     }
 
+    /// Writes a phone queued offline replay safely: a collection made twice under one key is made
+    /// once, and a change made from a stale read is 412 rather than lost work.
+    @Test func queuedWritesReplayOnceAndAStaleChangeIsRefused() async throws {
+        try await SocialHarness.with { social in
+            let ana = UUID()
+            let body = #"{"title":"Trips","private":true}"#
+            let first = try await social.call(.post, "/v1/collections", user: ana, headers: [("Idempotency-Key", "queued-1")], json: body)
+            #expect(first.status == 201 && first.headers["etag"] == "\"1\"")
+            let id = try #require(try first.json()["id"] as? String)
+            let replay = try await social.call(.post, "/v1/collections", user: ana, headers: [("Idempotency-Key", "queued-1")], json: body)
+            #expect(try replay.json()["id"] as? String == id)
+            #expect(replay.headers["idempotent-replayed"] == "true")
+            let reused = try await social.call(
+                .post,
+                "/v1/collections",
+                user: ana,
+                headers: [("Idempotency-Key", "queued-1")],
+                json: #"{"title":"Other","private":true}"#
+            )
+            #expect(reused.status == 422 && reused.text.contains("idempotency-key-reused"))
+            // Without a key, every create is its own (as before).
+            #expect(try await social.call(.post, "/v1/collections", user: ana, json: body).status == 201)
+            #expect(try await social.count("collections", where: "owner_id = '\(ana.lowercased)'") == 2)
+
+            let renamed = try await social.call(
+                .patch,
+                "/v1/collections/\(id)",
+                user: ana,
+                headers: [("If-Match", "\"1\"")],
+                json: #"{"title":"Summer"}"#
+            )
+            #expect(renamed.status == 200 && renamed.headers["etag"] == "\"2\"")
+            #expect(try renamed.json()["version"] as? Int == 2)
+            let stale = try await social.call(
+                .patch,
+                "/v1/collections/\(id)",
+                user: ana,
+                headers: [("If-Match", "\"1\"")],
+                json: #"{"title":"Winter"}"#
+            )
+            #expect(stale.status == 412 && stale.text.contains("version 2"), "\(stale.text)")
+            // A photo added changes the collection too: its version goes up.
+            #expect(try await social.call(.put, "/v1/collections/\(id)/photos/unsplash:Aqua-1", user: ana).status == 201)
+            let shown = try await social.call(.get, "/v1/collections/\(id)", user: ana)
+            #expect(shown.headers["etag"] == "\"3\"")
+            #expect(try shown.json()["title"] as? String == "Summer")
+            // If-Match is optional here (PostgREST and GoTrue clients never send it).
+            #expect(try await social.call(.patch, "/v1/collections/\(id)", user: ana, json: #"{"title":"Any"}"#).status == 200)
+        }
+    }
+
     @Test func aForgedExpiredOrSomeoneElsesTokenIsRefused() async throws {
         try await SocialHarness.with { social in
             let (ana, ben) = (UUID(), UUID())

@@ -245,6 +245,11 @@ import Testing
                 .json()
             #expect((quiet["items"] as? [Any])?.isEmpty == true)
             #expect(try await tracking.call(.get, "/v1/orders?since=nonsense", as: owner).status == 422)
+            // A token of the numbered kind orders gave before the shared mechanism: start over.
+            let numbered = try await tracking.call(.get, "/v1/orders?since=s42", as: owner)
+            #expect(numbered.status == 410 && numbered.text.contains("sync_token_expired"))
+            // Another user's token is not theirs to use.
+            #expect(try await tracking.call(.get, "/v1/orders?since=\(token)", as: customer).status == 422)
         }
     }
 

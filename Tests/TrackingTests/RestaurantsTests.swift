@@ -48,6 +48,44 @@ import Testing
         }
     }
 
+    /// The list a phone keeps offline: a restaurant edited or its menu replaced, and one opened,
+    /// are what a sync from the earlier answer gets; nothing the second time.
+    @Test func aSyncGetsTheRestaurantsChangedAndOpenedSinceItsToken() async throws {
+        try await TrackingHarness.with { tracking in
+            let owner = Person(role: .restaurant)
+            let customer = Person(role: .customer)
+            let edited = try #require(try await tracking.restaurant(owner: owner)["id"] as? String)
+            let menu = try #require(try await tracking.restaurant(owner: owner)["id"] as? String)
+            let quiet = try #require(try await tracking.restaurant(owner: owner)["id"] as? String)
+            let first = try await tracking.call(.get, "/v1/restaurants?limit=2", as: customer).json()
+            let token = try #require(first["syncToken"] as? String)
+            // The next page gives the first page's token.
+            let cursor = try #require(first["nextCursor"] as? String)
+            #expect(try await tracking.call(.get, "/v1/restaurants?limit=2&cursor=\(cursor)", as: customer).json()["syncToken"] as? String == token)
+            #expect(
+                try await tracking.call(.patch, "/v1/restaurants/\(edited)", as: owner, headers: [("If-Match", "\"1\"")], json: #"{"isOpen":false}"#)
+                    .status == 200
+            )
+            let replaced = try await tracking.call(
+                .put,
+                "/v1/restaurants/\(menu)/menu",
+                as: owner,
+                headers: [("If-Match", "\"1\"")],
+                json: #"[{"id":"m9","name":"Soup","priceCents":900,"available":true}]"#
+            )
+            #expect(replaced.status == 200, "\(replaced.text)")
+            let opened = try #require(try await tracking.restaurant(owner: owner)["id"] as? String)
+            let synced = try await tracking.call(.get, "/v1/restaurants?since=\(token)", as: customer).json()
+            let changed = Set((synced["items"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String })
+            #expect(changed == [edited, menu, opened] && !changed.contains(quiet), "\(synced)")
+            #expect((synced["deleted"] as? [Any])?.isEmpty == true)
+            let again = try await tracking.call(.get, "/v1/restaurants?since=\(try #require(synced["syncToken"] as? String))", as: customer).json()
+            #expect((again["items"] as? [Any])?.isEmpty == true)
+            let filtered = try await tracking.call(.get, "/v1/restaurants?open=true&since=\(token)", as: customer)
+            #expect(filtered.status == 422 && filtered.text.contains("since"))
+        }
+    }
+
     @Test func onlyTheOwnerOrAnAdminChangesARestaurantAtTheVersionTheyRead() async throws {
         try await TrackingHarness.with { tracking in
             let owner = Person(role: .restaurant)

@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import ResourceAPI
+import ServiceAssembly
 import ServiceKit
 
 /// The `render` schema's uploads and edits. Every query runs in a transaction whose `app.user_id`
@@ -63,8 +64,8 @@ struct EditStore: Sendable {
     }
 
     /// The user's edits, newest first, `limit` after `cursor`.
-    func edits(of user: UUID, limit: Int, after cursor: PageCursor?) async throws -> [Edit] {
-        try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+    private func edits(of user: UUID, limit: Int, after cursor: PageCursor?, on connection: PostgresConnection) async throws -> [Edit] {
+        do {
             let rows =
                 if let cursor, let id = cursor.id {
                     try await connection.query(
@@ -78,6 +79,60 @@ struct EditStore: Sendable {
                     ).collect()
                 }
             return try rows.map(Self.decode)
+        }
+    }
+
+    /// The user's edits, newest first; with `since`, those made or changed (rendered, failed)
+    /// after that answer, and the ids of those deleted (`DeltaSync`).
+    func edits(of user: UUID, sync request: SyncRequest) async throws -> SyncPage<Edit> {
+        try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            let token = try await connection.syncToken(request.pinned, list: "edits", owner: user.lowercased, logger: logger)
+            let limit = request.limit + 1
+            guard let since = request.since else {
+                let edits = try await edits(of: user, limit: limit, after: request.cursor, on: connection)
+                let (items, next) = request.page(of: edits, token: token) { PageCursor(time: $0.createdAt, id: $0.id) }
+                return SyncPage(items: Array(items), deleted: [], nextCursor: next, syncToken: token)
+            }
+            let after = try request.cursor.map { cursor -> (String, UUID) in
+                let parts = cursor.key.split(separator: " ", maxSplits: 1)
+                guard parts.count == 2, UInt64(parts[0]) != nil, let id = UUID(uuidString: String(parts[1])) else {
+                    throw Problem.validation([FieldError(.parameter("cursor"), "cursor: pass back the nextCursor of this sync")])
+                }
+                return (String(parts[0]), id)
+            }
+            let changed = try await connection.query(
+                """
+                SELECT id, sync_xid::text FROM edits
+                WHERE user_id = \(user)
+                  AND sync_xid >= pg_snapshot_xmin(\(since.snapshot)::pg_snapshot) AND NOT pg_visible_in_snapshot(sync_xid, \(since.snapshot)::pg_snapshot)
+                  AND (\(after == nil) OR (sync_xid, id) > (\(after?.0 ?? "0")::xid8, \(after?.1 ?? UUID())))
+                ORDER BY sync_xid, id LIMIT \(limit)
+                """,
+                logger: logger
+            ).collect().map { try $0.decode((UUID, String).self) }
+            let (page, next) = request.page(of: changed, token: token) {
+                PageCursor(time: Date(timeIntervalSince1970: 0), key: "\($0.1) \($0.0.lowercased)")
+            }
+            let ids = page.map(\.0)
+            var byID: [UUID: Edit] = [:]
+            for row in try await connection.query("SELECT \(unescaped: Self.columns) FROM edits WHERE id = ANY(\(ids))", logger: logger).collect() {
+                let edit = try Self.decode(row)
+                byID[edit.id] = edit
+            }
+            let items = ids.compactMap { byID[$0] }
+            var deleted: [String] = []
+            if request.cursor == nil {
+                let gone = try await connection.query(
+                    """
+                    SELECT edit_id FROM edit_tombstones
+                    WHERE user_id = \(user)
+                      AND sync_xid >= pg_snapshot_xmin(\(since.snapshot)::pg_snapshot) AND NOT pg_visible_in_snapshot(sync_xid, \(since.snapshot)::pg_snapshot)
+                    """,
+                    logger: logger
+                )
+                for try await id in gone.decode(UUID.self) { deleted.append(id.lowercased) }
+            }
+            return SyncPage(items: items, deleted: deleted, nextCursor: next, syncToken: token)
         }
     }
 

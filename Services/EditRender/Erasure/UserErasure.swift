@@ -44,6 +44,8 @@ struct UserErasure: Sendable {
             logger: logger
         )
         let (uploads, edits) = try await rows.collect()[0].decode((Int, Int).self)
+        // The tombstones the deletions (these included) left for their devices' sync.
+        try await connection.query("DELETE FROM edit_tombstones WHERE user_id = \(user)", logger: logger)
         let counts = ["uploads": uploads, "edits": edits, "blobs": blobCount]
         let event = RenderUserErased(userId: user, erasedAt: Date(), counts: counts)
         try await outbox.append(event, subject: event.aggregateID, on: connection, logger: logger)

@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import Imaging
 import NIOCore
+import ResourceAPI
 
 /// `GET /v1/filters`.
 struct FiltersBody: Encodable {
@@ -110,9 +111,21 @@ struct EditBody: Encodable {
 }
 
 /// `GET /v1/edits`: newest first; `nextCursor` is absent on the last page.
+/// `GET /v1/edits`: a sync answer (`items`, `deleted`, `nextCursor`, `syncToken`), its items also
+/// under `edits`, the name this list had before every list an app keeps offline shared one shape.
 struct EditPage: Encodable {
-    var edits: [EditBody]
-    var nextCursor: String?
+    var page: SyncPage<EditBody>
+
+    private enum CodingKeys: String, CodingKey { case items, edits, deleted, nextCursor, syncToken }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(page.items, forKey: .items)
+        try container.encode(page.items, forKey: .edits)
+        try container.encode(page.deleted, forKey: .deleted)
+        try container.encode(page.nextCursor, forKey: .nextCursor)
+        try container.encode(page.syncToken.description, forKey: .syncToken)
+    }
 }
 
 /// `POST /v1/uploads`: the new upload, with a signed link to the stored original.

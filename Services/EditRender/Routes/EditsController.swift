@@ -167,10 +167,9 @@ struct EditsController: Sendable {
 
     @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
         let user = try await keys.caller(request.headers).id
-        let page = try PageRequest(request)
-        let edits = try await store.edits(of: user, limit: page.limit + 1, after: page.cursor)
-        let (items, next) = page.page(of: edits) { PageCursor(time: $0.createdAt, id: $0.id) }
-        return try JSONBody.tagged(EditPage(edits: items.map { EditBody($0, links: links) }, nextCursor: next?.description), for: request)
+        let page = try await store.edits(of: user, sync: try SyncRequest(request, list: "edits", owner: user.lowercased))
+        let listed = page.map { EditBody($0, links: links) }
+        return try JSONBody.tagged(EditPage(page: listed), as: listed, for: request)
     }
 }
 

@@ -27,11 +27,11 @@ struct CollectionStore: Sendable {
     static let notYours = Problem(status: .forbidden, type: "forbidden", title: "Forbidden", detail: "Only the collection's owner may change it.")
 
     private static let columns =
-        "id, owner_id, title, description, private, created_at, updated_at, (SELECT count(*) FROM collection_photos p WHERE p.collection_id = collections.id)"
+        "id, owner_id, title, description, private, created_at, updated_at, (SELECT count(*) FROM collection_photos p WHERE p.collection_id = collections.id), version"
 
     private static func collection(_ row: PostgresRow) throws -> PhotoCollection {
-        let (id, owner, title, description, isPrivate, created, updated, count) = try row.decode(
-            (UUID, UUID, String, String, Bool, Date, Date, Int).self
+        let (id, owner, title, description, isPrivate, created, updated, count, version) = try row.decode(
+            (UUID, UUID, String, String, Bool, Date, Date, Int, Int).self
         )
         return PhotoCollection(
             id: id,
@@ -41,22 +41,47 @@ struct CollectionStore: Sendable {
             isPrivate: isPrivate,
             photoCount: count,
             createdAt: created,
-            updatedAt: updated
+            updatedAt: updated,
+            version: version
         )
     }
 
-    func create(user: UUID, title: String, description: String, isPrivate: Bool) async throws -> PhotoCollection {
+    /// Makes a collection of `user`'s; with `idempotency`, once per key (a retry gets the
+    /// collection the first request made).
+    func create(
+        user: UUID,
+        title: String,
+        description: String,
+        isPrivate: Bool,
+        idempotency: IdempotencyKey? = nil
+    ) async throws -> IdempotencyKey.Outcome<PhotoCollection> {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            if let idempotency {
+                // Two requests with one key take turns here; the second finds the first's.
+                try await connection.query(
+                    "SELECT pg_advisory_xact_lock(hashtextextended(\(user.lowercased + "\ncollection\n" + idempotency.key), 0))",
+                    logger: logger
+                )
+                let earlier = try await connection.query(
+                    "SELECT \(unescaped: Self.columns), request_hash FROM collections WHERE owner_id = \(user) AND idempotency_key = \(idempotency.key)",
+                    logger: logger
+                ).collect().first
+                if let earlier {
+                    let hash = try earlier.makeRandomAccess()[9].decode(String.self)
+                    return hash == idempotency.requestHash ? .replayed(try Self.collection(earlier)) : .keyReused
+                }
+            }
             let row = try await connection.query(
                 """
-                INSERT INTO collections (id, owner_id, title, description, private) VALUES (\(UUID()), \(user), \(title), \(description), \(isPrivate))
+                INSERT INTO collections (id, owner_id, title, description, private, idempotency_key, request_hash)
+                VALUES (\(UUID()), \(user), \(title), \(description), \(isPrivate), \(idempotency?.key), \(idempotency?.requestHash))
                 RETURNING \(unescaped: Self.columns)
                 """,
                 logger: logger
             ).collect()[0]
             let created = try Self.collection(row)
             try await changed(created, .created, user: user, on: connection)
-            return created
+            return .created(created)
         }
     }
 
@@ -81,17 +106,21 @@ struct CollectionStore: Sendable {
         return collection
     }
 
-    func update(_ id: UUID, user: UUID, fields: Fields) async throws -> PhotoCollection {
+    /// Changes the collection's fields; with `version`, only if it is still at that version.
+    /// - Throws: 412 `version-mismatch` when it is not.
+    func update(_ id: UUID, user: UUID, fields: Fields, expecting version: Int? = nil) async throws -> PhotoCollection {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
             _ = try await owned(id, user: user, on: connection)
-            let row = try await connection.query(
+            // The version checked by the change itself, so no other change comes in between.
+            let rows = try await connection.query(
                 """
                 UPDATE collections SET title = coalesce(\(fields.title), title), description = coalesce(\(fields.description), description),
-                    private = coalesce(\(fields.isPrivate), private), updated_at = clock_timestamp()
-                WHERE id = \(id) RETURNING \(unescaped: Self.columns)
+                    private = coalesce(\(fields.isPrivate), private), version = version + 1, updated_at = clock_timestamp()
+                WHERE id = \(id) AND (\(version == nil) OR version = \(version ?? 0)) RETURNING \(unescaped: Self.columns)
                 """,
                 logger: logger
-            ).collect()[0]
+            ).collect()
+            guard let row = rows.first else { throw Problem.stale(current: try await owned(id, user: user, on: connection).version) }
             let updated = try Self.collection(row)
             try await changed(updated, .updated, user: user, on: connection)
             return updated
@@ -142,7 +171,7 @@ struct CollectionStore: Sendable {
                     logger: logger
                 ).collect()
             }
-            let found = try rows.map { row in (try Self.collection(row), try row.makeRandomAccess()[8].decode(String.self)) }
+            let found = try rows.map { row in (try Self.collection(row), try row.makeRandomAccess()[9].decode(String.self)) }
             let (items, next) = request.page(of: found, token: token) { collection, xid in
                 request.since == nil
                     ? PageCursor(time: collection.createdAt, id: collection.id) : SyncReads.position(xid: xid, key: collection.id.lowercased)

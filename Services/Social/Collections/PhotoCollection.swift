@@ -10,6 +10,8 @@ struct PhotoCollection: Sendable {
     var photoCount: Int
     var createdAt: Date
     var updatedAt: Date
+    /// Goes up with each change of its title, description or privacy: what `If-Match` names.
+    var version: Int
 }
 
 /// A photo in a collection, in the order photos were added.

@@ -55,6 +55,8 @@ struct CollectionBody: Encodable, Sendable {
     var photoCount: Int
     var createdAt: Date
     var updatedAt: Date
+    /// Its ETag's version: what `If-Match` names to change it only as it was read.
+    var version: Int
 }
 
 /// An entry of `GET /v1/collections/{id}/photos`, in the order added.
@@ -192,6 +194,7 @@ extension CollectionBody {
         photoCount = collection.photoCount
         createdAt = collection.createdAt
         updatedAt = collection.updatedAt
+        version = collection.version
     }
 }
 

@@ -23,9 +23,22 @@ struct CollectionsController: Sendable {
     @Sendable func create(_ request: Request, context: AppRequestContext) async throws -> Response {
         let caller = try await keys.caller(request.headers)
         var request = request
-        let new = try await request.decodeBody(as: NewCollection.self, context: context)
-        let created = try await collections.create(user: caller.id, title: new.title, description: new.description, isPrivate: new.isPrivate)
-        return try JSONBody.response(.created, CollectionBody(created), headers: [.location: "/v1/collections/\(created.id.lowercased)"])
+        let (new, key) = try await request.decodeCreation(as: NewCollection.self, optionalKeyFor: "collection", context: context)
+        let outcome = try await collections.create(
+            user: caller.id,
+            title: new.title,
+            description: new.description,
+            isPrivate: new.isPrivate,
+            idempotency: key
+        )
+        return try IdempotencyKey.response(outcome) { created in
+            try VersionTag.response(
+                CollectionBody(created),
+                status: .created,
+                version: created.version,
+                headers: [.location: "/v1/collections/\(created.id.lowercased)"]
+            )
+        }
     }
 
     @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -50,15 +63,17 @@ struct CollectionsController: Sendable {
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
         let caller = try await keys.caller(request.headers)
         guard let collection = try await collections.collection(try Self.id(context), user: caller.id) else { throw CollectionStore.notFound }
-        return try JSONBody.tagged(CollectionBody(collection), for: request)
+        return try VersionTag.response(CollectionBody(collection), version: collection.version, request: request)
     }
 
     @Sendable func update(_ request: Request, context: AppRequestContext) async throws -> Response {
         let caller = try await keys.caller(request.headers)
         let id = try Self.id(context)
         var request = request
+        let version = try VersionTag.optional(request)
         let change = try await request.decodeBody(as: CollectionChange.self, context: context)
-        return try JSONBody.response(.ok, CollectionBody(try await collections.update(id, user: caller.id, fields: change.fields)))
+        let updated = try await collections.update(id, user: caller.id, fields: change.fields, expecting: version)
+        return try VersionTag.response(CollectionBody(updated), version: updated.version)
     }
 
     @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> Response {

@@ -185,13 +185,13 @@ struct SocialDataTables {
                     }
                     var written: [[String: JSONValue]] = []
                     for new in fields {
-                        let created = try await collections.create(
+                        let outcome = try await collections.create(
                             user: user,
                             title: new.title,
                             description: new.description,
                             isPrivate: new.isPrivate
                         )
-                        written.append(["id": .string(created.id.lowercased)])
+                        if case .created(let created) = outcome { written.append(["id": .string(created.id.lowercased)]) }
                     }
                     return written
                 },

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import ResourceAPI
+import ServiceAssembly
 import ServiceKit
 
 /// What every delta-synced list of social reads besides its rows (`DeltaSync`): the answer's
@@ -14,10 +15,7 @@ struct SyncReads: Sendable {
     /// rows, in a statement of its own: a change committed while they are read comes again next
     /// time, never missed).
     func token(list: String, owner: UUID, request: SyncRequest, on connection: PostgresConnection) async throws -> SyncToken {
-        if let pinned = request.pinned { return pinned }
-        let snapshot = try await connection.query(PostgresQuery(unsafeSQL: DeltaSync.snapshotQuery), logger: logger).collect()
-            .first("the snapshot").decode(String.self)
-        return SyncToken(list: list, owner: owner.lowercased, snapshot: snapshot)
+        try await connection.syncToken(request.pinned, list: list, owner: owner.lowercased, logger: logger)
     }
 
     /// The keys of `list` gone for `owner` since the request's token: on a sync's first page only.

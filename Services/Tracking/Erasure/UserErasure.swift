@@ -64,7 +64,6 @@ struct UserErasure: Sendable {
                     "UPDATE orders SET driver_id = NULL, version = version + 1, updated_at = clock_timestamp() WHERE id = \(order.id)",
                     logger: logger
                 )
-                try await orders.stamp(order.id, on: connection)
                 counts["released", default: 0] += 1
             }
         }
@@ -97,9 +96,8 @@ struct UserErasure: Sendable {
             """,
             logger: logger
         ).collect().map { try $0.decode(UUID.self) }
-        for order in Set(forgotten.map(\.0) + renamed).sorted(by: { $0.uuidString < $1.uuidString }) {
-            try await orders.stamp(order, on: connection)
-        }
+        // Each changed order's row keeps this transaction (sync_xid): its parties' next sync has it.
+        _ = renamed
         let removed = try await connection.query(
             """
             WITH positions AS (

@@ -7,6 +7,7 @@ import Logging
 import PostgresNIO
 import ResourceAPI
 import RoadNetwork
+import ServiceAssembly
 import ServiceKit
 
 /// Orders: placing (priced from the menu, idempotent), reading and listing (with delta sync),
@@ -101,7 +102,6 @@ struct OrderStore: Sendable {
                 logger: logger
             ).collect().first("the order placed")
             let order = try Order(row: row)
-            try await stamp(id, on: connection)
             var placed = OrderPlaced(
                 orderId: id,
                 parties: order.parties,
@@ -152,80 +152,29 @@ struct OrderStore: Sendable {
         /// Whose orders: as customer, as restaurant owner, as driver; `nil` for an admin's all.
         var role: UserRole?
         var status: OrderStatus?
-        var since: SyncToken?
-        var limit: Int
-        var cursor: PageCursor?
+        /// `since`, the page and its first page's token (`DeltaSync`).
+        var sync: SyncRequest
     }
 
-    /// A list's answer: a page, or with `since` the orders changed after the token and the ids of
-    /// those the caller no longer sees.
-    struct Listing: Encodable, Sendable {
-        var items: [Order]
-        var deleted: [UUID]
-        var nextCursor: String?
-        /// Give it back as `since` to get only what changed after this answer.
-        var syncToken: String
-
-        private enum CodingKeys: String, CodingKey { case items, deleted, nextCursor, syncToken }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(items, forKey: .items)
-            try container.encode(deleted.map(\.lowercased), forKey: .deleted)
-            try container.encode(nextCursor, forKey: .nextCursor)
-            try container.encode(syncToken, forKey: .syncToken)
-        }
+    /// Records that `leaver` no longer sees `order` (a driver given another's, or unassigned): a
+    /// tombstone their next sync hands them. The order's own change needs nothing: its row keeps
+    /// the transaction that wrote it (`sync_xid`, a trigger), and no lock orders the writers.
+    func forget(_ order: UUID, by leaver: UUID, on connection: PostgresConnection) async throws {
+        try await connection.query(
+            """
+            INSERT INTO order_tombstones (user_id, order_id) VALUES (\(leaver), \(order))
+            ON CONFLICT (user_id, order_id) DO UPDATE SET sync_xid = pg_current_xact_id(), deleted_at = now()
+            """,
+            logger: logger
+        )
     }
 
-    /// A sync token: the number of the last change an answer could see (`change_seq`). Changes
-    /// are numbered as they commit (`stamp`), so every later one has a greater number: none is
-    /// missed, none repeats.
-    struct SyncToken: Sendable, Equatable, CustomStringConvertible {
-        var change: Int64
-
-        init(change: Int64) {
-            self.change = change
-        }
-
-        init?(_ text: String) {
-            guard text.hasPrefix("s"), let change = Int64(text.dropFirst()), change >= 0 else { return nil }
-            self.change = change
-        }
-
-        var description: String { "s\(change)" }
-    }
-
-    /// The one lock order changes are numbered under (`pg_advisory_xact_lock`).
-    private static let changeLock: Int64 = 0x7472_6163_6B69_6E67
-
-    /// Numbers the change of `order` (and of `leaver`'s tombstone, when someone leaves it): the
-    /// last step of a write, under a lock held to the commit, so numbers commit in order.
-    func stamp(_ order: UUID, leaver: UUID? = nil, on connection: PostgresConnection) async throws {
-        try await connection.query("SELECT pg_advisory_xact_lock(\(Self.changeLock))", logger: logger)
-        try await connection.query("UPDATE orders SET change_seq = nextval('order_changes') WHERE id = \(order)", logger: logger)
-        if let leaver {
-            try await connection.query(
-                """
-                INSERT INTO order_tombstones (user_id, order_id, change_seq) VALUES (\(leaver), \(order), currval('order_changes'))
-                ON CONFLICT (user_id, order_id) DO UPDATE SET change_seq = excluded.change_seq
-                """,
-                logger: logger
-            )
-        }
-    }
-
-    func list(_ query: ListQuery, caller: Caller) async throws -> Listing {
+    /// A page of the caller's orders, newest first; with `since`, the orders changed after that
+    /// answer and the ids of those the caller no longer sees (`DeltaSync`).
+    func list(_ query: ListQuery, caller: Caller) async throws -> SyncPage<Order> {
         try await client.withTransaction(settings: caller.settings, logger: logger) { [logger] connection in
-            // Read before the list (each statement sees its own snapshot): a change committed in
-            // between is listed and comes again next time, never missed.
-            let token = SyncToken(
-                change: try await connection.query(
-                    """
-                    SELECT greatest((SELECT coalesce(max(change_seq), 0) FROM orders), (SELECT coalesce(max(change_seq), 0) FROM order_tombstones))
-                    """,
-                    logger: logger
-                ).collect().first("the latest change number").decode(Int64.self)
-            )
+            let request = query.sync
+            let token = try await connection.syncToken(request.pinned, list: "orders", owner: caller.id.lowercased, logger: logger)
             var bindings = PostgresBindings()
             var conditions: [String] = []
             switch query.role {
@@ -246,18 +195,21 @@ struct OrderStore: Sendable {
                 conditions.append("status = $\(bindings.count)")
             }
             let order: String
-            if let since = query.since {
-                bindings.append(since.change)
-                conditions.append("change_seq > $\(bindings.count)")
-                if let cursor = query.cursor {
-                    // A page of changes ends at a change number.
-                    guard let change = Int64(cursor.key) else { throw Self.badCursor }
-                    bindings.append(change)
-                    conditions.append("change_seq > $\(bindings.count)")
+            if let since = request.since {
+                bindings.append(since.snapshot)
+                let snapshot = "$\(bindings.count)::pg_snapshot"
+                conditions.append("sync_xid >= pg_snapshot_xmin(\(snapshot)) AND NOT pg_visible_in_snapshot(sync_xid, \(snapshot))")
+                if let cursor = request.cursor {
+                    // A page of changes ends at a writer's transaction and an order.
+                    let parts = cursor.key.split(separator: " ", maxSplits: 1)
+                    guard parts.count == 2, UInt64(parts[0]) != nil, let id = UUID(uuidString: String(parts[1])) else { throw Self.badCursor }
+                    bindings.append(String(parts[0]))
+                    bindings.append(id)
+                    conditions.append("(sync_xid, id) > ($\(bindings.count - 1)::xid8, $\(bindings.count))")
                 }
-                order = "change_seq"
+                order = "sync_xid, id"
             } else {
-                if let cursor = query.cursor {
+                if let cursor = request.cursor {
                     guard let id = cursor.id else { throw Self.badCursor }
                     try bindings.append(ExactTimestamp(microseconds: cursor.microseconds))
                     bindings.append(id)
@@ -265,35 +217,34 @@ struct OrderStore: Sendable {
                 }
                 order = "created_at DESC, id DESC"
             }
-            bindings.append(query.limit + 1)
+            bindings.append(request.limit + 1)
             let sql = """
-                SELECT \(Order.columns), change_seq FROM orders
+                SELECT \(Order.columns), sync_xid::text FROM orders
                 \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
                 ORDER BY \(order) LIMIT $\(bindings.count)
                 """
-            var items: [(Order, Int64)] = []
+            var rows: [(Order, String)] = []
             for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger) {
-                items.append((try Order(row: row), try row.makeRandomAccess()[18].decode(Int64.self)))
+                rows.append((try Order(row: row), try row.makeRandomAccess()[18].decode(String.self)))
             }
-            var next: PageCursor?
-            if items.count > query.limit {
-                items.removeLast()
-                let last = items[items.count - 1]
-                next =
-                    query.since == nil
-                    ? PageCursor(time: last.0.createdAt, id: last.0.id) : PageCursor(time: Date(timeIntervalSince1970: 0), key: "\(last.1)")
+            let (items, next) = request.page(of: rows, token: token) { order, xid in
+                request.since == nil
+                    ? PageCursor(time: order.createdAt, id: order.id)
+                    : PageCursor(time: Date(timeIntervalSince1970: 0), key: "\(xid) \(order.id.lowercased)")
             }
-            var deleted: [UUID] = []
-            if let since = query.since, query.cursor == nil {
+            var deleted: [String] = []
+            if let since = request.since, request.cursor == nil {
                 let rows = try await connection.query(
                     """
-                    SELECT order_id FROM order_tombstones WHERE user_id = \(caller.id) AND change_seq > \(since.change)
+                    SELECT order_id FROM order_tombstones
+                    WHERE user_id = \(caller.id)
+                      AND sync_xid >= pg_snapshot_xmin(\(since.snapshot)::pg_snapshot) AND NOT pg_visible_in_snapshot(sync_xid, \(since.snapshot)::pg_snapshot)
                     """,
                     logger: logger
                 )
-                for try await id in rows.decode(UUID.self) { deleted.append(id) }
+                for try await id in rows.decode(UUID.self) { deleted.append(id.lowercased) }
             }
-            return Listing(items: items.map(\.0), deleted: deleted, nextCursor: next?.description, syncToken: token.description)
+            return SyncPage(items: items.map(\.0), deleted: deleted, nextCursor: next, syncToken: token)
         }
     }
 
@@ -347,7 +298,6 @@ struct OrderStore: Sendable {
             ).collect().first("the order changed")
             return try Order.withRestaurantName(row)
         }
-        try await stamp(order.id, on: connection)
         try await announceAssignment(of: updated, restaurantName: restaurantName, eta: eta, on: connection)
         return updated
     }
@@ -412,7 +362,6 @@ struct OrderStore: Sendable {
                 """,
                 logger: logger
             ).collect().first("the order edited")
-            try await stamp(id, on: connection)
             return try Order(row: row)
         }
     }
@@ -473,7 +422,7 @@ struct OrderStore: Sendable {
         if let twin = changed.v1(after: order.lastV1Status) {
             try await outbox.append(twin, subject: changed.aggregateID, on: connection, logger: logger)
         }
-        try await stamp(order.id, leaver: leaver, on: connection)
+        if let leaver { try await forget(order.id, by: leaver, on: connection) }
         return (updated, restaurantName)
     }
 

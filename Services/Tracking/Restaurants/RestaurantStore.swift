@@ -7,6 +7,7 @@ import KeySetClient
 import Logging
 import PostgresNIO
 import ResourceAPI
+import ServiceAssembly
 import ServiceKit
 
 /// Restaurants and their menus.
@@ -59,8 +60,11 @@ struct RestaurantStore: Sendable {
         6371008.8 * 2 * asin(least(1, sqrt(power(sin(radians(lat - $1) / 2), 2) + cos(radians($1)) * cos(radians(lat)) * power(sin(radians(lng - $2) / 2), 2))))
         """
 
-    func list(_ query: Query, caller: Caller) async throws -> (items: [Restaurant], next: ListCursor?) {
+    /// A page of restaurants: nearest first with `near`, else oldest first; every answer with the
+    /// token of its first page (`pinned`, else the snapshot now: `DeltaSync`).
+    func list(_ query: Query, pinned: SyncToken?, caller: Caller) async throws -> (items: [Restaurant], next: ListCursor?, token: SyncToken) {
         try await client.withTransaction(settings: caller.settings, logger: logger) { [logger] connection in
+            let token = try await Self.token(pinned, on: connection, logger: logger)
             var bindings = PostgresBindings()
             var conditions: [String] = []
             let order: String
@@ -101,10 +105,46 @@ struct RestaurantStore: Sendable {
                 items.append(try Restaurant(row: row, distance: query.near == nil ? nil : ordering))
                 orders.append(ordering)
             }
-            guard items.count > query.limit else { return (items, nil) }
+            guard items.count > query.limit else { return (items, nil, token) }
             items.removeLast()
-            return (items, ListCursor(order: orders[query.limit - 1], id: items[query.limit - 1].id))
+            return (items, ListCursor(order: orders[query.limit - 1], id: items[query.limit - 1].id), token)
         }
+    }
+
+    /// The restaurants changed (created, edited, their menus replaced) after `request`'s token, in
+    /// the order of their writers; restaurants are never deleted, so nothing is gone.
+    func changes(_ request: SyncRequest, caller: Caller) async throws -> SyncPage<Restaurant> {
+        try await client.withTransaction(settings: caller.settings, logger: logger) { [logger] connection in
+            let token = try await Self.token(request.pinned, on: connection, logger: logger)
+            guard let since = request.since else { return SyncPage(items: [], deleted: [], nextCursor: nil, syncToken: token) }
+            let after = request.cursor.flatMap { cursor -> (String, UUID)? in
+                let parts = cursor.key.split(separator: " ", maxSplits: 1)
+                guard parts.count == 2, UInt64(parts[0]) != nil, let id = UUID(uuidString: String(parts[1])) else { return nil }
+                return (String(parts[0]), id)
+            }
+            if request.cursor != nil, after == nil {
+                throw Problem.validation([FieldError(.parameter("cursor"), "cursor: pass back the nextCursor of this sync")])
+            }
+            let rows = try await connection.query(
+                """
+                SELECT \(unescaped: Restaurant.columns), sync_xid::text FROM restaurants
+                WHERE sync_xid >= pg_snapshot_xmin(\(since.snapshot)::pg_snapshot) AND NOT pg_visible_in_snapshot(sync_xid, \(since.snapshot)::pg_snapshot)
+                  AND (\(after == nil) OR (sync_xid, id) > (\(after?.0 ?? "0")::xid8, \(after?.1 ?? UUID())))
+                ORDER BY sync_xid, id LIMIT \(request.limit + 1)
+                """,
+                logger: logger
+            ).collect()
+            let found = try rows.map { (try Restaurant(row: $0), try $0.makeRandomAccess()[14].decode(String.self)) }
+            let (items, next) = request.page(of: found, token: token) {
+                PageCursor(time: Date(timeIntervalSince1970: 0), key: "\($0.1) \($0.0.id.lowercased)")
+            }
+            return SyncPage(items: items.map(\.0), deleted: [], nextCursor: next, syncToken: token)
+        }
+    }
+
+    /// The answer's token: the one its first page gave, or one of the public list taken now.
+    private static func token(_ pinned: SyncToken?, on connection: PostgresConnection, logger: Logger) async throws -> SyncToken {
+        try await connection.syncToken(pinned, list: "restaurants", owner: "*", logger: logger)
     }
 
     func restaurant(_ id: UUID, caller: Caller) async throws -> Restaurant {
@@ -213,27 +253,5 @@ struct RestaurantStore: Sendable {
             changedAt: restaurant.updatedAt
         )
         try await outbox.append(event, subject: event.aggregateID, on: connection, logger: logger)
-    }
-}
-
-extension Problem {
-    /// 412: the resource changed since the version the request names.
-    static func stale(current: Int) -> Problem {
-        Problem(
-            status: .preconditionFailed,
-            type: "version-mismatch",
-            title: "Changed meanwhile",
-            detail: "It is at version \(current) now; read it again and retry with If-Match: \"\(current)\"."
-        )
-    }
-
-    /// 428: a change without `If-Match`.
-    static var versionRequired: Problem {
-        Problem(
-            status: .preconditionRequired,
-            type: "if-match-required",
-            title: "If-Match required",
-            detail: "Send If-Match with the ETag you read, so that changes made meanwhile are not lost."
-        )
     }
 }

@@ -26,10 +26,29 @@ struct RestaurantsController: Sendable {
             .put("restaurants/:id/menu", use: replaceMenu)
     }
 
+    /// The list a phone keeps offline: every answer with a `syncToken`; with `since` (a sync is
+    /// of the whole list: no `near`, `cuisine` or `open`), the restaurants changed after it.
     @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
         let caller = try await keys.caller(request.headers)
-        let (items, next) = try await restaurants.list(try Self.query(request), caller: caller)
-        return try JSONBody.tagged(RestaurantPage(items: items, nextCursor: next?.description), for: request)
+        let parameters = request.uri.queryParameters
+        if parameters.get("since") != nil {
+            if ["near", "radius", "cuisine", "open"].contains(where: { parameters.get($0) != nil }) {
+                throw Problem.validation([FieldError(.parameter("since"), "since: a sync is of the whole list, without near, cuisine or open")])
+            }
+            let sync = try SyncRequest(request, list: "restaurants", owner: "*")
+            return try JSONBody.tagged(try await restaurants.changes(sync, caller: caller), for: request)
+        }
+        // A first listing's page: its cursor carries the first page's token.
+        var pinned: SyncToken?
+        if let cursor = parameters.get("cursor"), let tilde = cursor.firstIndex(of: "~") {
+            pinned = SyncToken(String(cursor[cursor.index(after: tilde)...]))
+            guard pinned?.list == "restaurants" else {
+                throw Problem.validation([FieldError(.parameter("cursor"), "cursor: pass back the nextCursor of a previous page")])
+            }
+        }
+        let (items, next, token) = try await restaurants.list(try Self.query(request), pinned: pinned, caller: caller)
+        let page = SyncPage(items: items, deleted: [], nextCursor: next.map { "\($0.description)~\(token.description)" }, syncToken: token)
+        return try JSONBody.tagged(page, for: request)
     }
 
     @Sendable func create(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -103,7 +122,8 @@ struct RestaurantsController: Sendable {
             }
         }
         if let cursor = parameters.get("cursor"), !cursor.isEmpty {
-            query.cursor = RestaurantStore.ListCursor(cursor)
+            // The position; after `~`, the first page's token (read by `list`).
+            query.cursor = RestaurantStore.ListCursor(String(cursor.prefix { $0 != "~" }))
             if query.cursor == nil { errors.append(FieldError(.parameter("cursor"), "cursor: pass back the nextCursor of a previous page")) }
         }
         if !errors.isEmpty { throw Problem.validation(errors) }
@@ -199,19 +219,6 @@ struct RestaurantsController: Sendable {
 }
 
 /// A page of restaurants.
-struct RestaurantPage: Encodable, Sendable {
-    var items: [Restaurant]
-    var nextCursor: String?
-
-    private enum CodingKeys: String, CodingKey { case items, nextCursor }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(items, forKey: .items)
-        try container.encode(nextCursor, forKey: .nextCursor)
-    }
-}
-
 /// A new restaurant, with its owner (`POST /v1/restaurants`, by an admin).
 struct NewRestaurant: JSONObjectBody {
     var fields: RestaurantStore.Fields
