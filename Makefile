@@ -23,7 +23,7 @@ PLAYWRIGHT := playwright==1.65.2
 AIOSMTPD := aiosmtpd==1.4.6
 MATPLOTLIB := matplotlib==3.11.2
 
-.PHONY: run test lint format test-system test-fuzz contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-notify bench-erasure bench-mail bench-data-api bench-s3 bench-routing bench-tracking bench-realtime bench-load
+.PHONY: run test lint format test-system test-fuzz contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-notify bench-erasure bench-mail bench-data-api bench-s3 bench-routing bench-tracking bench-realtime bench-presence bench-load
 
 # $(call install-debian,packages): installs those of the Debian packages not installed yet.
 install-debian = missing=""; \
@@ -179,6 +179,13 @@ bench-load: deps
 	deploy/bench/load.sh
 
 REALTIME_BENCH_ARGS ?= --clients 2000 --seconds 20 --rounds 2 --slices 20
+# Supabase Realtime presence: 1,000 clients on one topic, a join's diff to all of them, beside a
+# broadcast to the same sockets.
+bench-presence: deps
+	$(SWIFT) build -c release --product gateway
+	$(SWIFT) build -c release --product PresenceBenchmark
+	.build/release/PresenceBenchmark --clients 1000 --rounds 10 --runs 3
+
 bench-realtime: deps
 	$(SWIFT) build -c release --product auth
 	$(SWIFT) build -c release --product gateway

@@ -422,6 +422,11 @@ let package = Package(
             path: "Benchmarks/Gateway"
         ),
         .executableTarget(
+            name: "PresenceBenchmark",
+            dependencies: ["Kafka", "LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, logging],
+            path: "Benchmarks/Presence"
+        ),
+        .executableTarget(
             name: "RealtimeBenchmark",
             dependencies: ["EventBus", "Kafka", "Contracts", "Identity", "LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, logging],
             path: "Benchmarks/Realtime"

@@ -6,7 +6,8 @@ import PostgresNIO
 import ServiceKit
 import TestSupport
 
-// social's figures (`make bench-social`), each beside its baseline in the same run:
+// social's figures (`make bench-social`), each beside its baseline in the same run (SplashEdit's
+// liked_photos beside /v1/likes, a delta sync's server time alone):
 //  1. the feed's first page (20 posts with their authors, like counts, likedByMe and signed media
 //     links) with 100,000 posts and 1,000,000 likes in the database: wrk at 32 connections through
 //     the gateway and straight to social, against the same query written by hand and run by
@@ -212,6 +213,39 @@ for _ in 0..<3 {
     rounds.append((feed, rest))
 }
 
+// MARK: 1c. SplashEdit's liked_photos against /v1/likes
+
+/// The viewer's likes of 100 Unsplash photos (their data kept, as a like keeps it), newest first:
+/// a page of `/rest/v1/liked_photos` as SplashEdit reads it against the typed `/v1/likes`, rounds
+/// alternating.
+try await database.withClient { client in
+    try await client.query(
+        """
+        INSERT INTO social.unsplash_photos (photo_id, photo)
+        SELECT 'bench-' || n, jsonb_build_object('id', 'bench-' || n, 'width', 1080, 'height', 720,
+               'urls', jsonb_build_object('regular', 'https://images.unsplash.com/photo-' || n || '?w=1080'))
+        FROM generate_series(1, 100) n
+        """
+    )
+    try await client.query(
+        """
+        INSERT INTO social.likes (user_id, photo_key, original_url, created_at)
+        SELECT '\(unescaped: viewer)'::uuid, 'unsplash:bench-' || n, 'https://images.unsplash.com/photo-' || n || '?w=1080',
+               now() + n * interval '1 millisecond'
+        FROM generate_series(1, 100) n
+        """
+    )
+}
+let likedPath = "/v1/likes?limit=20"
+let likedRestPath = "/rest/v1/liked_photos?select=*&order=created_at.desc&limit=20"
+var likedRounds: [(typed: Wrk.Result, rest: Wrk.Result)] = []
+_ = try await Wrk.run(gateway.baseURL + likedRestPath, seconds: 2, connections: connections, headers: headers)  // warm-up
+for _ in 0..<3 {
+    let typed = try await Wrk.run(gateway.baseURL + likedPath, seconds: seconds, connections: connections, headers: headers)
+    let rest = try await Wrk.run(gateway.baseURL + likedRestPath, seconds: seconds, connections: connections, headers: headers)
+    likedRounds.append((typed, rest))
+}
+
 // MARK: 2. Like toggles
 
 /// 200 people, each toggling likes on the newest 2,000 posts: a PUT when the person does not like
@@ -249,6 +283,64 @@ let likedEvents = try await database.count("social.outbox", where: "type = 'soci
 let unlikedEvents = try await database.count("social.outbox", where: "type = 'social.photo.unliked.v1' AND key IN (\(togglers))")
 precondition(heldLikes == likedEvents - unlikedEvents, "\(heldLikes) likes held, \(likedEvents) liked and \(unlikedEvents) unliked events")
 
+// MARK: 3. A delta sync's query
+
+/// One person with 10,000 likes; 20 changes (10 unliked, 10 liked) after a token; the server time
+/// of the sync's two statements (the changed rows, the tombstones), as `LikeStore` writes them,
+/// by EXPLAIN ANALYZE as social's role with the person set, 100 times.
+let syncer = UUID().uuidString.lowercased()
+try await database.withClient { client in
+    try await client.query(
+        "INSERT INTO social.likes (user_id, photo_key) SELECT '\(unescaped: syncer)'::uuid, 'unsplash:sync-' || n FROM generate_series(1, 10000) n"
+    )
+}
+let snapshot = try await database.withClient { client in
+    try await client.query("SELECT pg_current_snapshot()::text").collect()[0].decode(String.self)
+}
+try await database.withClient { client in
+    try await client.query(
+        "DELETE FROM social.likes WHERE user_id = '\(unescaped: syncer)' AND photo_key IN (SELECT 'unsplash:sync-' || n FROM generate_series(1, 10) n)"
+    )
+    try await client.query(
+        "INSERT INTO social.likes (user_id, photo_key) SELECT '\(unescaped: syncer)'::uuid, 'unsplash:new-' || n FROM generate_series(1, 10) n"
+    )
+}
+let changedSQL = """
+    SELECT photo_key, created_at, sync_xid::text FROM social.likes WHERE user_id = '\(syncer)'
+      AND sync_xid >= pg_snapshot_xmin('\(snapshot)'::pg_snapshot) AND NOT pg_visible_in_snapshot(sync_xid, '\(snapshot)'::pg_snapshot)
+    ORDER BY sync_xid, photo_key LIMIT 101
+    """
+let goneSQL = """
+    SELECT key FROM social.sync_tombstones WHERE owner_id = '\(syncer)' AND list = 'likes'
+      AND sync_xid >= pg_snapshot_xmin('\(snapshot)'::pg_snapshot) AND NOT pg_visible_in_snapshot(sync_xid, '\(snapshot)'::pg_snapshot) ORDER BY key
+    """
+let counted = try await database.withClient { client in
+    (
+        try await client.query(PostgresQuery(unsafeSQL: changedSQL)).collect().count,
+        try await client.query(PostgresQuery(unsafeSQL: goneSQL)).collect().count
+    )
+}
+precondition(counted == (10, 10), "the sync found \(counted) changed and gone, not 10 and 10")
+let syncScript = FileManager.default.temporaryDirectory.appendingPathComponent("sync-\(getpid()).sql")
+try
+    (["BEGIN;", "SET LOCAL app.user_id = '\(syncer)';"]
+    + Array(repeating: "EXPLAIN (ANALYZE, SUMMARY ON, TIMING OFF) \(changedSQL);\nEXPLAIN (ANALYZE, SUMMARY ON, TIMING OFF) \(goneSQL);", count: 100)
+    + ["COMMIT;"]).joined(separator: "\n").write(to: syncScript, atomically: true, encoding: .utf8)
+let syncPlans = try await ProcessCommand(
+    postgresBin.appendingPathComponent("psql"),
+    psqlArguments + ["-f", syncScript.path],
+    environment: environment
+)
+.runToCompletion()
+try? FileManager.default.removeItem(at: syncScript)
+let executions = syncPlans.split(separator: "\n").compactMap { line -> Double? in
+    guard let range = line.range(of: "Execution Time: ") else { return nil }
+    return Double(line[range.upperBound...].split(separator: " ").first ?? "")
+}
+precondition(executions.count == 200, "read \(executions.count) execution times")
+let syncTimes = stride(from: 0, to: executions.count, by: 2).map { executions[$0] + executions[$0 + 1] }.sorted()
+func syncPercentile(_ q: Double) -> Double { syncTimes[min(syncTimes.count - 1, Int(Double(syncTimes.count - 1) * q))] }
+
 // MARK: Report
 
 note(
@@ -268,12 +360,22 @@ note(
     \(rounds.enumerated().map { index, round in
         "  round \(index + 1): /rest/v1 \(format(round.rest.requestsPerSecond, 0)) req/s p99 \(format(round.rest.p99)) ms\(round.rest.errors.map { " \($0)" } ?? "")   /v1/feed \(format(round.feed.requestsPerSecond, 0)) req/s p99 \(format(round.feed.p99)) ms   ratio of p99s \(format(round.rest.p99 / round.feed.p99))"
     }.joined(separator: "\n"))
-    goal: /rest/v1's p99 ≤ 1.2 × /v1/feed's
+    goal: /rest/v1's p99 ≤ 1.1 × /v1/feed's
+
+    == SplashEdit's liked_photos (\(likedRestPath)) against /v1/likes?limit=20, through the gateway, rounds alternating ==
+    \(likedRounds.enumerated().map { index, round in
+        "  round \(index + 1): /rest/v1 \(format(round.rest.requestsPerSecond, 0)) req/s p99 \(format(round.rest.p99)) ms\(round.rest.errors.map { " \($0)" } ?? "")   /v1/likes \(format(round.typed.requestsPerSecond, 0)) req/s p99 \(format(round.typed.p99)) ms   ratio of p99s \(format(round.rest.p99 / round.typed.p99))"
+    }.joined(separator: "\n"))
+    goal: /rest/v1's p99 ≤ 1.1 × /v1/likes'
 
     == social: like toggles, 200 people on the newest 2,000 posts, through the gateway ==
     wrk -t2 -c\(connections) -d\(seconds)s: \(format(toggled.requestsPerSecond, 0)) toggles/s   p50 \(format(toggled.p50)) ms   p99 \(format(toggled.p99)) ms\(toggled.errors.map { "  \($0)" } ?? "")
       outbox events written meanwhile: \(eventsAfter - eventsBefore) (one per change: \(toggled.latency.count) toggles answered); likes held \(heldLikes) = \(likedEvents) liked − \(unlikedEvents) unliked events
     goal: ≥ 2,000 toggles/s, each with its event
+
+    == a delta sync of 20 changes (10 liked, 10 unliked) among one person's 10,000 likes: server time of its two statements ==
+      \(syncTimes.count) syncs: p50 \(format(syncPercentile(0.5), 3)) ms   p99 \(format(syncPercentile(0.99), 3)) ms   max \(format(syncTimes.last ?? 0, 3)) ms
+    goal: ≤ 2 ms
     """
 )
 

@@ -17,8 +17,9 @@ BEGIN
 END
 $$;
 
--- The sync triggers name social's tables unqualified: they find them whatever the writer's
--- search_path (a superuser's bulk load, an operator's session), not only the service's.
+-- The triggers name social's tables unqualified: they find them whatever the writer's search_path
+-- (a superuser's bulk load, an operator's session), not only the service's.
+ALTER FUNCTION count_likes() SET search_path FROM CURRENT;
 ALTER FUNCTION sync_forget() SET search_path FROM CURRENT;
 ALTER FUNCTION sync_revive() SET search_path FROM CURRENT;
 ALTER FUNCTION sync_touch_collection() SET search_path FROM CURRENT;
