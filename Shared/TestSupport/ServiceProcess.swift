@@ -30,7 +30,9 @@ package final class ServiceProcess: Sendable {
     /// - Parameter port: the port to serve on (a free one when `nil`), for a service whose
     ///   configuration names its own address. A free port may be taken by another test before the
     ///   service binds it: then the service is started again on another, up to three times.
-    package init(_ executable: String, environment: [String: String], port: Int? = nil, readyWithin timeout: Duration = .seconds(60)) async throws {
+    /// - Parameter timeout: how long `/readyz` may take: two minutes, as under make test's parallel
+    ///   phase a replica's consumers took over one to be given their partitions.
+    package init(_ executable: String, environment: [String: String], port: Int? = nil, readyWithin timeout: Duration = .seconds(120)) async throws {
         let binary = builtExecutable(executable)
         guard FileManager.default.isExecutableFile(atPath: binary.path) else { throw ServiceProcessError.notBuilt(binary.path) }
         name = executable
