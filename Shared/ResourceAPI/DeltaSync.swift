@@ -23,6 +23,13 @@ package enum DeltaSync {
     /// missed, at most repeated).
     package static let snapshotQuery = "SELECT pg_current_snapshot()::text"
 
+    /// The condition of a row (or tombstone) whose `sync_xid` the snapshot `snapshot` (an SQL
+    /// expression of type `pg_snapshot`, such as `$3::pg_snapshot`) did not see: written after it.
+    /// The first half is what an index on `sync_xid` serves; the second, the exact answer.
+    package static func changedAfter(_ snapshot: String) -> String {
+        "sync_xid >= pg_snapshot_xmin(\(snapshot)) AND NOT pg_visible_in_snapshot(sync_xid, \(snapshot))"
+    }
+
     /// 410 `sync_token_expired`: the token is older than the tombstones kept.
     package static let expired = Problem(
         status: .gone,
@@ -122,6 +129,32 @@ package struct SyncRequest: Sendable {
         self.cursor = cursor
         self.pinned = pinned
     }
+
+    /// The position after a row of a sync's answer: its writer's transaction and its key.
+    package static func position(xid: String, key: String) -> PageCursor {
+        PageCursor(time: Date(timeIntervalSince1970: 0), key: "\(xid) \(key)")
+    }
+
+    /// Where a sync's page starts: after the previous page's last row, its writer's transaction
+    /// and key (`nil` on a first page).
+    /// - Throws: 422 naming `cursor` for a cursor that is not one of a sync's pages.
+    package func syncPosition() throws -> (xid: String, key: String)? {
+        guard let cursor else { return nil }
+        let parts = cursor.key.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, UInt64(parts[0]) != nil else { throw Self.notASyncCursor }
+        return (String(parts[0]), String(parts[1]))
+    }
+
+    /// `syncPosition` of a list keyed by id.
+    package func syncPositionByID() throws -> (xid: String, id: UUID)? {
+        guard let (xid, key) = try syncPosition() else { return nil }
+        guard let id = UUID(uuidString: key) else { throw Self.notASyncCursor }
+        return (xid, id)
+    }
+
+    private static let notASyncCursor = Problem.validation([
+        FieldError(.parameter("cursor"), "cursor: pass back the nextCursor of a previous page of this sync")
+    ])
 
     /// The page of `rows` (fetched with `limit + 1`) and the next page's cursor, which carries
     /// `token`.

@@ -36,16 +36,18 @@ package enum JSONBody {
         try tagged(page, as: page, for: request, headers: headers)
     }
 
-    /// `body`, a sync answer written in a shape of its own, tagged as `page` is.
+    /// `body`, a sync answer written in a shape of its own, tagged as `page` is: the tag of the
+    /// body as written, less every mention of its token (its `syncToken`, the end of its
+    /// `nextCursor`), so the body is encoded once.
     package static func tagged<Item: Encodable>(
         _ body: some Encodable,
         as page: SyncPage<Item>,
         for request: Request,
         headers: HTTPFields = [:]
     ) throws -> Response {
-        var listed = try encode(page.items)
-        listed.writeBytes(Array("|\(page.deleted.joined(separator: ","))|\(page.nextCursor?.prefix { $0 != "~" } ?? "")".utf8))
-        return EntityTag.response(to: request, body: try encode(body), headers: headers, tag: EntityTag.of(listed))
+        let encoded = try encode(body)
+        let listed = String(buffer: encoded).replacingOccurrences(of: page.syncToken.description, with: "")
+        return EntityTag.response(to: request, body: encoded, headers: headers, tag: EntityTag.of(Array(listed.utf8)))
     }
 
     /// `value` as JSON text, for a `jsonb` parameter.

@@ -14,3 +14,14 @@ extension PostgresConnection {
         return SyncToken(list: list, owner: owner, snapshot: snapshot)
     }
 }
+
+extension PostgresQuery.StringInterpolation {
+    /// `DeltaSync.changedAfter` of `token`'s snapshot, bound as a parameter.
+    package mutating func appendInterpolation(changedAfter token: SyncToken) {
+        appendLiteral("sync_xid >= pg_snapshot_xmin(")
+        appendInterpolation(token.snapshot)
+        appendLiteral("::pg_snapshot) AND NOT pg_visible_in_snapshot(sync_xid, ")
+        appendInterpolation(token.snapshot)
+        appendLiteral("::pg_snapshot)")
+    }
+}

@@ -65,21 +65,19 @@ struct EditStore: Sendable {
 
     /// The user's edits, newest first, `limit` after `cursor`.
     private func edits(of user: UUID, limit: Int, after cursor: PageCursor?, on connection: PostgresConnection) async throws -> [Edit] {
-        do {
-            let rows =
-                if let cursor, let id = cursor.id {
-                    try await connection.query(
-                        "SELECT \(unescaped: Self.columns) FROM edits WHERE (created_at, id) < (\(ExactTimestamp(microseconds: cursor.microseconds)), \(id)) ORDER BY created_at DESC, id DESC LIMIT \(limit)",
-                        logger: logger
-                    ).collect()
-                } else {
-                    try await connection.query(
-                        "SELECT \(unescaped: Self.columns) FROM edits ORDER BY created_at DESC, id DESC LIMIT \(limit)",
-                        logger: logger
-                    ).collect()
-                }
-            return try rows.map(Self.decode)
-        }
+        let rows =
+            if let cursor, let id = cursor.id {
+                try await connection.query(
+                    "SELECT \(unescaped: Self.columns) FROM edits WHERE (created_at, id) < (\(ExactTimestamp(microseconds: cursor.microseconds)), \(id)) ORDER BY created_at DESC, id DESC LIMIT \(limit)",
+                    logger: logger
+                ).collect()
+            } else {
+                try await connection.query(
+                    "SELECT \(unescaped: Self.columns) FROM edits ORDER BY created_at DESC, id DESC LIMIT \(limit)",
+                    logger: logger
+                ).collect()
+            }
+        return try rows.map(Self.decode)
     }
 
     /// The user's edits, newest first; with `since`, those made or changed (rendered, failed)
@@ -93,25 +91,19 @@ struct EditStore: Sendable {
                 let (items, next) = request.page(of: edits, token: token) { PageCursor(time: $0.createdAt, id: $0.id) }
                 return SyncPage(items: Array(items), deleted: [], nextCursor: next, syncToken: token)
             }
-            let after = try request.cursor.map { cursor -> (String, UUID) in
-                let parts = cursor.key.split(separator: " ", maxSplits: 1)
-                guard parts.count == 2, UInt64(parts[0]) != nil, let id = UUID(uuidString: String(parts[1])) else {
-                    throw Problem.validation([FieldError(.parameter("cursor"), "cursor: pass back the nextCursor of this sync")])
-                }
-                return (String(parts[0]), id)
-            }
+            let after = try request.syncPositionByID()
             let changed = try await connection.query(
                 """
                 SELECT id, sync_xid::text FROM edits
                 WHERE user_id = \(user)
-                  AND sync_xid >= pg_snapshot_xmin(\(since.snapshot)::pg_snapshot) AND NOT pg_visible_in_snapshot(sync_xid, \(since.snapshot)::pg_snapshot)
+                  AND \(changedAfter: since)
                   AND (\(after == nil) OR (sync_xid, id) > (\(after?.0 ?? "0")::xid8, \(after?.1 ?? UUID())))
                 ORDER BY sync_xid, id LIMIT \(limit)
                 """,
                 logger: logger
             ).collect().map { try $0.decode((UUID, String).self) }
             let (page, next) = request.page(of: changed, token: token) {
-                PageCursor(time: Date(timeIntervalSince1970: 0), key: "\($0.1) \($0.0.lowercased)")
+                SyncRequest.position(xid: $0.1, key: $0.0.lowercased)
             }
             let ids = page.map(\.0)
             var byID: [UUID: Edit] = [:]
@@ -126,7 +118,7 @@ struct EditStore: Sendable {
                     """
                     SELECT edit_id FROM edit_tombstones
                     WHERE user_id = \(user)
-                      AND sync_xid >= pg_snapshot_xmin(\(since.snapshot)::pg_snapshot) AND NOT pg_visible_in_snapshot(sync_xid, \(since.snapshot)::pg_snapshot)
+                      AND \(changedAfter: since)
                     """,
                     logger: logger
                 )

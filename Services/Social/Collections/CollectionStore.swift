@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import ResourceAPI
+import ServiceAssembly
 import ServiceKit
 
 /// Named collections and their photos. A private collection is its owner's alone (404 to anyone
@@ -15,7 +16,6 @@ struct CollectionStore: Sendable {
     let outbox: Outbox
     let photos: PhotoResolver
     let logger: Logger
-    var sync: SyncReads { SyncReads(logger: logger) }
 
     struct Fields: Sendable {
         var title: String?
@@ -140,16 +140,16 @@ struct CollectionStore: Sendable {
     /// and the ids of those deleted (`DeltaSync`). A sync is of one's own collections.
     func collections(of owner: UUID, user: UUID, sync request: SyncRequest) async throws -> SyncPage<PhotoCollection> {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            let token = try await sync.token(list: "collections", owner: owner, request: request, on: connection)
+            let token = try await connection.syncToken(request.pinned, list: "collections", owner: owner.lowercased, logger: logger)
             let limit = request.limit + 1
             let rows: [PostgresRow]
             if let since = request.since {
-                let after = try request.cursor.map(SyncReads.after)
+                let after = try request.syncPosition()
                 rows = try await connection.query(
                     """
                     SELECT \(unescaped: Self.columns), sync_xid::text FROM collections
                     WHERE owner_id = \(owner)
-                      AND sync_xid >= pg_snapshot_xmin(\(since.snapshot)::pg_snapshot) AND NOT pg_visible_in_snapshot(sync_xid, \(since.snapshot)::pg_snapshot)
+                      AND \(changedAfter: since)
                       AND (\(after == nil) OR (sync_xid, id::text) > (\(after?.xid ?? "0")::xid8, \(after?.key ?? "")))
                     ORDER BY sync_xid, id::text LIMIT \(limit)
                     """,
@@ -174,9 +174,9 @@ struct CollectionStore: Sendable {
             let found = try rows.map { row in (try Self.collection(row), try row.makeRandomAccess()[9].decode(String.self)) }
             let (items, next) = request.page(of: found, token: token) { collection, xid in
                 request.since == nil
-                    ? PageCursor(time: collection.createdAt, id: collection.id) : SyncReads.position(xid: xid, key: collection.id.lowercased)
+                    ? PageCursor(time: collection.createdAt, id: collection.id) : SyncRequest.position(xid: xid, key: collection.id.lowercased)
             }
-            let deleted = try await sync.deleted(list: "collections", owner: owner, request: request, on: connection)
+            let deleted = try await connection.syncDeleted(list: "collections", owner: owner, request: request, logger: logger)
             return SyncPage(items: items.map(\.0), deleted: deleted, nextCursor: next, syncToken: token)
         }
     }

@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import ResourceAPI
+import ServiceAssembly
 
 /// Likes and their counts. A like and its event are one transaction; the count is kept by the
 /// `likes_counted` trigger in it, so concurrent toggles of one photo end with the exact count and
@@ -14,7 +15,6 @@ struct LikeStore: Sendable {
     let outbox: Outbox
     let photos: PhotoResolver
     let logger: Logger
-    var sync: SyncReads { SyncReads(logger: logger) }
 
     struct State: Sendable, Equatable {
         var count: Int
@@ -115,16 +115,16 @@ struct LikeStore: Sendable {
     /// the likes made after that answer and the photo keys unliked (`DeltaSync`).
     func liked(by user: UUID, sync request: SyncRequest) async throws -> SyncPage<LikedPhoto> {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            let token = try await sync.token(list: "likes", owner: user, request: request, on: connection)
+            let token = try await connection.syncToken(request.pinned, list: "likes", owner: user.lowercased, logger: logger)
             let limit = request.limit + 1
             let rows: [PostgresRow]
             if let since = request.since {
-                let after = try request.cursor.map(SyncReads.after)
+                let after = try request.syncPosition()
                 rows = try await connection.query(
                     """
                     SELECT photo_key, created_at, sync_xid::text FROM likes
                     WHERE user_id = \(user)
-                      AND sync_xid >= pg_snapshot_xmin(\(since.snapshot)::pg_snapshot) AND NOT pg_visible_in_snapshot(sync_xid, \(since.snapshot)::pg_snapshot)
+                      AND \(changedAfter: since)
                       AND (\(after == nil) OR (sync_xid, photo_key) > (\(after?.xid ?? "0")::xid8, \(after?.key ?? "")))
                     ORDER BY sync_xid, photo_key LIMIT \(limit)
                     """,
@@ -151,10 +151,10 @@ struct LikeStore: Sendable {
                 return PhotoKey(text).map { ($0, text, at, xid) }
             }
             let (items, next) = request.page(of: likes, token: token) { like in
-                request.since == nil ? PageCursor(time: like.2, key: like.1) : SyncReads.position(xid: like.3, key: like.1)
+                request.since == nil ? PageCursor(time: like.2, key: like.1) : SyncRequest.position(xid: like.3, key: like.1)
             }
             let shown = try await photos.shown(items.map(\.0), on: connection)
-            let deleted = try await sync.deleted(list: "likes", owner: user, request: request, on: connection)
+            let deleted = try await connection.syncDeleted(list: "likes", owner: user, request: request, logger: logger)
             return SyncPage(
                 items: zip(items, shown).map { LikedPhoto(photo: $1, likedAt: $0.2) },
                 deleted: deleted,

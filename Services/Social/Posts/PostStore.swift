@@ -8,6 +8,7 @@ import Imaging
 import Logging
 import PostgresNIO
 import ResourceAPI
+import ServiceAssembly
 import ServiceKit
 
 /// Posts: creating one (with its image made to fit), reading the feed and an author's posts,
@@ -317,28 +318,27 @@ struct PostStore: Sendable {
     /// answer and the ids of those deleted (`DeltaSync`).
     func authored(by user: UUID, sync request: SyncRequest) async throws -> SyncPage<Post> {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            let sync = SyncReads(logger: logger)
-            let token = try await sync.token(list: "posts", owner: user, request: request, on: connection)
+            let token = try await connection.syncToken(request.pinned, list: "posts", owner: user.lowercased, logger: logger)
             guard let since = request.since else {
                 let rows = try await posts(.author(user, after: request.cursor), viewer: user, limit: request.limit + 1, on: connection)
                 let (items, next) = request.page(of: rows, token: token) { PageCursor(time: $0.createdAt, id: $0.id) }
                 return SyncPage(items: Array(items), deleted: [], nextCursor: next, syncToken: token)
             }
-            let after = try request.cursor.map(SyncReads.after)
+            let after = try request.syncPosition()
             let changed = try await connection.query(
                 """
                 SELECT id, sync_xid::text FROM posts
                 WHERE user_id = \(user)
-                  AND sync_xid >= pg_snapshot_xmin(\(since.snapshot)::pg_snapshot) AND NOT pg_visible_in_snapshot(sync_xid, \(since.snapshot)::pg_snapshot)
+                  AND \(changedAfter: since)
                   AND (\(after == nil) OR (sync_xid, id::text) > (\(after?.xid ?? "0")::xid8, \(after?.key ?? "")))
                 ORDER BY sync_xid, id::text LIMIT \(request.limit + 1)
                 """,
                 logger: logger
             ).collect().map { try $0.decode((UUID, String).self) }
-            let (ids, next) = request.page(of: changed, token: token) { SyncReads.position(xid: $0.1, key: $0.0.lowercased) }
+            let (ids, next) = request.page(of: changed, token: token) { SyncRequest.position(xid: $0.1, key: $0.0.lowercased) }
             var items: [Post] = []
             for (id, _) in ids { items += try await posts(.one(id), viewer: user, limit: 1, on: connection) }
-            let deleted = try await sync.deleted(list: "posts", owner: user, request: request, on: connection)
+            let deleted = try await connection.syncDeleted(list: "posts", owner: user, request: request, logger: logger)
             return SyncPage(items: items, deleted: deleted, nextCursor: next, syncToken: token)
         }
     }

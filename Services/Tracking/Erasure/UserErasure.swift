@@ -84,7 +84,8 @@ struct UserErasure: Sendable {
         ).collect().map { try $0.decode((UUID, String).self) }
         for (_, what) in forgotten { counts[what, default: 0] += 1 }
         // Their name in histories (placing, moving, an admin's hand), on any order.
-        let renamed = try await connection.query(
+        // Each changed order's row keeps this transaction (sync_xid): its parties' next sync has it.
+        try await connection.query(
             """
             UPDATE orders SET status_history = (
                 SELECT jsonb_agg(CASE WHEN lower(entry #>> '{by,userId}') = \(user.lowercased)
@@ -92,12 +93,9 @@ struct UserErasure: Sendable {
                 FROM jsonb_array_elements(status_history) WITH ORDINALITY AS history(entry, position)
             ), version = version + 1, updated_at = clock_timestamp()
             WHERE EXISTS (SELECT 1 FROM jsonb_array_elements(status_history) AS history(entry) WHERE lower(entry #>> '{by,userId}') = \(user.lowercased))
-            RETURNING id
             """,
             logger: logger
-        ).collect().map { try $0.decode(UUID.self) }
-        // Each changed order's row keeps this transaction (sync_xid): its parties' next sync has it.
-        _ = renamed
+        )
         let removed = try await connection.query(
             """
             WITH positions AS (

@@ -197,13 +197,10 @@ struct OrderStore: Sendable {
             let order: String
             if let since = request.since {
                 bindings.append(since.snapshot)
-                let snapshot = "$\(bindings.count)::pg_snapshot"
-                conditions.append("sync_xid >= pg_snapshot_xmin(\(snapshot)) AND NOT pg_visible_in_snapshot(sync_xid, \(snapshot))")
-                if let cursor = request.cursor {
+                conditions.append(DeltaSync.changedAfter("$\(bindings.count)::pg_snapshot"))
+                if let (xid, id) = try request.syncPositionByID() {
                     // A page of changes ends at a writer's transaction and an order.
-                    let parts = cursor.key.split(separator: " ", maxSplits: 1)
-                    guard parts.count == 2, UInt64(parts[0]) != nil, let id = UUID(uuidString: String(parts[1])) else { throw Self.badCursor }
-                    bindings.append(String(parts[0]))
+                    bindings.append(xid)
                     bindings.append(id)
                     conditions.append("(sync_xid, id) > ($\(bindings.count - 1)::xid8, $\(bindings.count))")
                 }
@@ -230,7 +227,7 @@ struct OrderStore: Sendable {
             let (items, next) = request.page(of: rows, token: token) { order, xid in
                 request.since == nil
                     ? PageCursor(time: order.createdAt, id: order.id)
-                    : PageCursor(time: Date(timeIntervalSince1970: 0), key: "\(xid) \(order.id.lowercased)")
+                    : SyncRequest.position(xid: xid, key: order.id.lowercased)
             }
             var deleted: [String] = []
             if let since = request.since, request.cursor == nil {
@@ -238,7 +235,7 @@ struct OrderStore: Sendable {
                     """
                     SELECT order_id FROM order_tombstones
                     WHERE user_id = \(caller.id)
-                      AND sync_xid >= pg_snapshot_xmin(\(since.snapshot)::pg_snapshot) AND NOT pg_visible_in_snapshot(sync_xid, \(since.snapshot)::pg_snapshot)
+                      AND \(changedAfter: since)
                     """,
                     logger: logger
                 )

@@ -117,18 +117,11 @@ struct RestaurantStore: Sendable {
         try await client.withTransaction(settings: caller.settings, logger: logger) { [logger] connection in
             let token = try await Self.token(request.pinned, on: connection, logger: logger)
             guard let since = request.since else { return SyncPage(items: [], deleted: [], nextCursor: nil, syncToken: token) }
-            let after = request.cursor.flatMap { cursor -> (String, UUID)? in
-                let parts = cursor.key.split(separator: " ", maxSplits: 1)
-                guard parts.count == 2, UInt64(parts[0]) != nil, let id = UUID(uuidString: String(parts[1])) else { return nil }
-                return (String(parts[0]), id)
-            }
-            if request.cursor != nil, after == nil {
-                throw Problem.validation([FieldError(.parameter("cursor"), "cursor: pass back the nextCursor of this sync")])
-            }
+            let after = try request.syncPositionByID()
             let rows = try await connection.query(
                 """
                 SELECT \(unescaped: Restaurant.columns), sync_xid::text FROM restaurants
-                WHERE sync_xid >= pg_snapshot_xmin(\(since.snapshot)::pg_snapshot) AND NOT pg_visible_in_snapshot(sync_xid, \(since.snapshot)::pg_snapshot)
+                WHERE \(changedAfter: since)
                   AND (\(after == nil) OR (sync_xid, id) > (\(after?.0 ?? "0")::xid8, \(after?.1 ?? UUID())))
                 ORDER BY sync_xid, id LIMIT \(request.limit + 1)
                 """,
@@ -136,7 +129,7 @@ struct RestaurantStore: Sendable {
             ).collect()
             let found = try rows.map { (try Restaurant(row: $0), try $0.makeRandomAccess()[14].decode(String.self)) }
             let (items, next) = request.page(of: found, token: token) {
-                PageCursor(time: Date(timeIntervalSince1970: 0), key: "\($0.1) \($0.0.id.lowercased)")
+                SyncRequest.position(xid: $0.1, key: $0.0.id.lowercased)
             }
             return SyncPage(items: items.map(\.0), deleted: [], nextCursor: next, syncToken: token)
         }

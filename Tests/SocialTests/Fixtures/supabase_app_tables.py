@@ -12,32 +12,17 @@ import sys
 import uuid
 
 import httpx
-from postgrest.exceptions import APIError
 from supabase import create_client
+
+import supabase_checks as checks
+from supabase_checks import expect, expect_error
 
 url, anon, password, ana_email, ben_email, image = sys.argv[1:7]
 jpeg = open(image, "rb").read()
 
 
 def signed_in(email):
-    client = create_client(url, anon)
-    client.auth.sign_in_with_password({"email": email, "password": password})
-    return client
-
-
-def expect(condition, what):
-    if not condition:
-        print("FAILED:", what)
-        sys.exit(1)
-
-
-def expect_error(call, code, what):
-    try:
-        result = call()
-    except APIError as error:
-        expect(error.code == code and error.message, f"{what}: {error.code} {error.message!r}, expected {code}")
-        return error
-    expect(False, f"{what}: answered {result!r}, expected the error {code}")
+    return checks.signed_in(url, anon, email, password)
 
 
 def swift(value):

@@ -5,33 +5,18 @@ Prints "all steps passed", or the first step that failed (and exits 1).
 """
 import sys
 
-from postgrest.exceptions import APIError
 from postgrest.types import ReturnMethod
 from supabase import create_client
+
+import supabase_checks as checks
+from supabase_checks import expect, expect_error
 
 url, anon, password, ana_email, ben_email, owner_email, restaurant_id = sys.argv[1:8]
 A, B, C = "unsplash:mate-aqua-01", "unsplash:mate-blinds-02", "unsplash:mate-dune-03"
 
 
 def signed_in(email):
-    client = create_client(url, anon)
-    client.auth.sign_in_with_password({"email": email, "password": password})
-    return client
-
-
-def expect(condition, what):
-    if not condition:
-        print("FAILED:", what)
-        sys.exit(1)
-
-
-def expect_error(call, code, what):
-    try:
-        result = call()
-    except APIError as error:
-        expect(error.code == code and error.message, f"{what}: {error.code} {error.message!r}, expected {code}")
-        return error
-    expect(False, f"{what}: answered {result!r}, expected the error {code}")
+    return checks.signed_in(url, anon, email, password)
 
 
 ana, ben, owner, nobody = signed_in(ana_email), signed_in(ben_email), signed_in(owner_email), create_client(url, anon)
