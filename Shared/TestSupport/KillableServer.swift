@@ -14,7 +14,8 @@ package final class KillableServer: @unchecked Sendable {
     }
 
     /// Runs `arguments` (through `/usr/bin/env`, its output discarded) and waits until it
-    /// listens on `port`.
+    /// listens on `port`: up to two minutes, as `ServiceProcess` waits (moto, a Python server,
+    /// once took over 30 s to start under make test's parallel phase).
     /// - Throws: `KillableServerExited` when the process ends first (as a server does when another
     ///   took its port between `freePort()` and its bind: then someone else answers on the port).
     package func start(_ name: String, _ arguments: [String], port: Int, environment: [String: String]? = nil) async throws {
@@ -26,7 +27,7 @@ package final class KillableServer: @unchecked Sendable {
         if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new } }
         try process.run()
         lock.withLock { self.process = process }
-        try await waitUntilReady(name, timeout: .seconds(30)) {
+        try await waitUntilReady(name, timeout: .seconds(120)) {
             !process.isRunning || isListening(pid: process.processIdentifier, port: port)
         }
         guard process.isRunning else {
