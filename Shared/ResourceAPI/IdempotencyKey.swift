@@ -14,19 +14,35 @@ package struct IdempotencyKey: Sendable, Equatable {
     package var requestHash: String
 
     package init(key: String, body: some Sequence<UInt8>) {
+        self.init(key: key, requestHash: SHA256.hash(data: Array(body)).hexEncoded)
+    }
+
+    /// A key whose request was hashed as it streamed (`KeyedUploadBody`).
+    package init(key: String, requestHash: String) {
         self.key = key
-        requestHash = SHA256.hash(data: Array(body)).hexEncoded
+        self.requestHash = requestHash
     }
 
     /// The request's key and its body's hash.
     /// - Throws: 422 naming `Idempotency-Key` when the header is missing or not 1–255 characters.
     package init(_ request: Request, body: some Sequence<UInt8>, what: String) throws {
-        guard let key = request.headers[.idempotencyKey]?.trimmingCharacters(in: .whitespaces), (1...255).contains(key.count) else {
+        self.init(key: try Self.key(of: request, what: what), body: body)
+    }
+
+    /// The request's `Idempotency-Key`, checked.
+    /// - Throws: 422 naming `Idempotency-Key` when the header is missing or not 1–255 characters.
+    package static func key(of request: Request, what: String) throws -> String {
+        guard let key = request.headers[.idempotencyKey]?.trimmingCharacters(in: .whitespaces), (1...255).contains(key.unicodeScalars.count) else {
             throw Problem.validation([
                 FieldError(.header("Idempotency-Key"), "send a unique key (1–255 characters) with every new \(what); resend it to retry")
             ])
         }
-        self.init(key: key, body: body)
+        return key
+    }
+
+    /// As `key(of:what:)` where the key may be left out (`nil` then).
+    package static func optionalKey(of request: Request, what: String) throws -> String? {
+        request.headers[.idempotencyKey] == nil ? nil : try key(of: request, what: what)
     }
 
     /// What the store found for the key.
@@ -36,6 +52,11 @@ package struct IdempotencyKey: Sendable, Equatable {
         case replayed(Resource)
         /// The same key with a different body.
         case keyReused
+
+        /// Whether this request made the resource (rather than finding an earlier request's).
+        package var isCreated: Bool {
+            if case .created = self { true } else { false }
+        }
     }
 
     /// The answer to `outcome`: the resource's response, marked when replayed.

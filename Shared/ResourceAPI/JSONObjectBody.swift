@@ -72,7 +72,7 @@ extension Request {
         context: some ServiceRequestContext
     ) async throws -> (body: Body, key: IdempotencyKey?) {
         let bytes = Array(buffer: try await collectBody(upTo: context.maxUploadSize))
-        let key = headers[.idempotencyKey] == nil ? nil : try IdempotencyKey(self, body: bytes, what: what)
+        let key = try IdempotencyKey.optionalKey(of: self, what: what).map { IdempotencyKey(key: $0, body: bytes) }
         return (try JSONObject.decode(Body.self, from: bytes), key)
     }
 }

@@ -152,6 +152,39 @@ import Testing
         }
     }
 
+    @Test func anUploadRetriedWithItsIdempotencyKeyIsStoredOnce() async throws {
+        try await RenderHarness.with(["RENDER_ROLE": "api"]) { render in
+            let (user, other) = (UUID(), UUID())
+            let flower = try RenderHarness.photo("FreshFlower")
+            let upload = { (bytes: [UInt8], user: UUID, key: String?) in
+                try await render.call(
+                    .post,
+                    "/v1/uploads",
+                    user: user,
+                    headers: [("Content-Type", "image/jpeg")] + (key.map { [("Idempotency-Key", $0)] } ?? []),
+                    bytes: bytes
+                )
+            }
+            let first = try await upload(flower, user, "photo-1")
+            #expect(first.status == 201 && first.headers["idempotent-replayed"] == nil)
+            let retry = try await upload(flower, user, "photo-1")
+            #expect(retry.status == 201 && retry.headers["idempotent-replayed"] == "true")
+            let id = try #require(try first.json()["uploadId"] as? String)
+            #expect(try retry.json()["uploadId"] as? String == id)
+            #expect(try retry.json()["width"] as? Int == first.json()["width"] as? Int)
+            // The same key with other bytes is refused; another user's key is theirs; no key is
+            // a new upload each time.
+            let storm = try await upload(try RenderHarness.photo("Storm"), user, "photo-1")
+            #expect(storm.status == 422 && storm.text.contains("idempotency-key-reused"))
+            #expect(try await upload(flower, other, "photo-1").status == 201)
+            #expect(try await upload(flower, user, nil).status == 201)
+            #expect(try await upload(flower, user, nil).status == 201)
+            #expect(try await render.count("uploads", where: "user_id = '\(user.uuidString)'") == 3)
+            let files = try FileManager.default.subpathsOfDirectory(atPath: render.blobs.path).filter { $0.contains(".") }
+            #expect(files.count == 4, "\(files)")
+        }
+    }
+
     @Test func mediaLinksThatAreExpiredOrTamperedAreRefused() async throws {
         try await RenderHarness.with(["RENDER_MEDIA_URL_TTL": "2s"]) { render in
             let user = UUID()

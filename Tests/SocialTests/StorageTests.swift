@@ -172,6 +172,54 @@ import Testing
         }
     }
 
+    @Test func anUploadRetriedWithItsIdempotencyKeyGetsItsFirstAnswer() async throws {
+        try await SocialHarness.with { social in
+            let ana = UUID()
+            let aqua = try SocialHarness.photo("Aqua")
+            let flower = try SocialHarness.photo("FreshFlower")
+            let name = "\(ana.uuidString)/queued.jpg"
+            let key = [("Idempotency-Key", "upload-1")]
+            let first = try await social.upload(aqua, name: name, user: ana, headers: key)
+            #expect(first.status == 200 && first.headers["idempotent-replayed"] == nil)
+            // The app never saw the answer and sends the same upload again: the first answer, not
+            // 409 Duplicate, and nothing stored twice.
+            let retry = try await social.upload(aqua, name: name, user: ana, headers: key)
+            #expect(retry.status == 200 && retry.headers["idempotent-replayed"] == "true")
+            #expect(try retry.json()["Id"] as? String == first.json()["Id"] as? String)
+            #expect(try await social.count("objects") == 1)
+            #expect(social.blobFiles().count == 1)
+
+            // The same key with other bytes, or for another name, is refused in Storage's shape
+            // and changes nothing.
+            let otherBytes = try await social.upload(flower, name: name, user: ana, headers: key)
+            #expect(otherBytes.status == 422)
+            #expect(try otherBytes.json()["error"] as? String == "idempotency-key-reused")
+            let otherName = try await social.upload(aqua, name: "\(ana.uuidString)/elsewhere.jpg", user: ana, headers: key)
+            #expect(otherName.status == 422)
+            #expect(Array(try await social.call(.get, "/storage/v1/object/posts/\(name)", user: ana).body) == aqua)
+            // Another key, or none, for a name in use is still a duplicate; someone else's key of
+            // the same spelling is theirs.
+            #expect(try await social.upload(aqua, name: name, user: ana, headers: [("Idempotency-Key", "upload-2")]).status == 409)
+            #expect(try await social.upload(aqua, name: name, user: ana).status == 409)
+            let ben = UUID()
+            #expect(try await social.upload(flower, name: "\(ben.uuidString)/queued.jpg", user: ben, headers: key).status == 200)
+
+            // A replacement retried (x-upsert) replays too, and leaves the one blob it wrote.
+            let upsert = [("Idempotency-Key", "upload-3"), ("x-upsert", "true")]
+            let replaced = try await social.upload(flower, name: name, user: ana, headers: upsert)
+            #expect(replaced.status == 200 && replaced.headers["idempotent-replayed"] == nil)
+            #expect(try await social.upload(flower, name: name, user: ana, headers: upsert).headers["idempotent-replayed"] == "true")
+            #expect(Array(try await social.call(.get, "/storage/v1/object/posts/\(name)", user: ana).body) == flower)
+            #expect(try await social.count("objects") == 2)
+            #expect(social.blobFiles().count == 2)
+            #expect(try await social.count("blob_intents") == 0)
+            // A key that is not one is refused before a byte is stored.
+            let blank = try await social.upload(aqua, name: "\(ana.uuidString)/blank.jpg", user: ana, headers: [("Idempotency-Key", " ")])
+            #expect(blank.status == 422)
+            #expect(try await social.count("objects") == 2)
+        }
+    }
+
     /// A JPEG whose header declares `width`×`height` over a small picture.
     static func bomb(width: Int, height: Int) throws -> [UInt8] {
         var bytes = try SocialHarness.photo("FreshFlower")

@@ -149,29 +149,44 @@ struct EditStore: Sendable {
         var bytes: Int
     }
 
-    func insert(_ upload: Upload) async throws {
+    /// Records the upload — or, when an earlier upload was sent with the same `Idempotency-Key`,
+    /// finds it (the caller then deletes the bytes it stored again).
+    func insert(_ upload: Upload, idempotency: IdempotencyKey?) async throws -> IdempotencyKey.Outcome<Upload> {
         try await client.withUserTransaction(userID: upload.userID.lowercased, logger: logger) { connection in
-            try await connection.query(
+            let inserted = try await connection.query(
                 """
-                INSERT INTO uploads (id, user_id, blob_key, format, width, height, bytes)
-                VALUES (\(upload.id), \(upload.userID), \(upload.key), \(upload.format), \(upload.width), \(upload.height), \(upload.bytes))
+                INSERT INTO uploads (id, user_id, blob_key, format, width, height, bytes, idempotency_key, request_hash)
+                VALUES (\(upload.id), \(upload.userID), \(upload.key), \(upload.format), \(upload.width), \(upload.height), \(upload.bytes),
+                        \(idempotency?.key), \(idempotency?.requestHash))
+                ON CONFLICT (user_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+                RETURNING id
                 """,
                 logger: logger
-            )
+            ).collect()
+            guard inserted.isEmpty, let idempotency else { return .created(upload) }
+            let earlier = try await connection.query(
+                """
+                SELECT \(unescaped: Self.uploadColumns) FROM uploads
+                WHERE user_id = \(upload.userID) AND idempotency_key = \(idempotency.key) AND request_hash = \(idempotency.requestHash)
+                """,
+                logger: logger
+            ).collect().first
+            return try earlier.map { .replayed(try Self.upload($0)) } ?? .keyReused
         }
     }
 
     func upload(_ id: UUID, user: UUID) async throws -> Upload? {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            let rows = try await connection.query(
-                "SELECT id, user_id, blob_key, format, width, height, bytes FROM uploads WHERE id = \(id)",
-                logger: logger
-            ).collect()
-            return try rows.first.map { row in
-                let (id, user, key, format, width, height, bytes) = try row.decode((UUID, UUID, String, String, Int, Int, Int).self)
-                return Upload(id: id, userID: user, key: key, format: format, width: width, height: height, bytes: bytes)
-            }
+            try await connection.query("SELECT \(unescaped: Self.uploadColumns) FROM uploads WHERE id = \(id)", logger: logger)
+                .collect().first.map(Self.upload)
         }
+    }
+
+    private static let uploadColumns = "id, user_id, blob_key, format, width, height, bytes"
+
+    private static func upload(_ row: PostgresRow) throws -> Upload {
+        let (id, user, key, format, width, height, bytes) = try row.decode((UUID, UUID, String, String, Int, Int, Int).self)
+        return Upload(id: id, userID: user, key: key, format: format, width: width, height: height, bytes: bytes)
     }
 
     // MARK: Rows

@@ -12,7 +12,7 @@ import ServiceKit
 /// `/storage/v1/object/…`: the Supabase Storage calls the apps' clients make, for the buckets
 /// `posts` and `avatars` — upload (raw or multipart, `x-upsert`), replace, download (with a token,
 /// through a signed link, or from the public bucket), info, signed links (one or many), list and
-/// remove. Names are `{owner id}/…`; writing under another user's id is 403. Errors are Storage's
+/// remove; an upload may carry an `Idempotency-Key`, so an app's queued retry is not 409. Names are `{owner id}/…`; writing under another user's id is 403. Errors are Storage's
 /// (`StorageErrorBody`).
 ///
 /// Paths are read from the raw request target, segment by segment, so an encoded slash or dot
@@ -94,8 +94,17 @@ struct StorageController: Sendable {
         } else {
             body = .stream(request.body)
         }
-        let stored = try await objects.upload(path, user: user, mode: mode, body: body, cacheControl: cacheControl)
-        return try JSONBody.response(.ok, ["Id": stored.id.uuidString.lowercased(), "Key": path.description])
+        let outcome = try await objects.upload(
+            path,
+            user: user,
+            mode: mode,
+            body: body,
+            idempotencyKey: try IdempotencyKey.optionalKey(of: request, what: "upload"),
+            cacheControl: cacheControl
+        )
+        return try IdempotencyKey.response(outcome) { stored in
+            try JSONBody.response(.ok, ["Id": stored.id.uuidString.lowercased(), "Key": path.description])
+        }
     }
 
     /// `max-age=<seconds>` from what clients send: a bare number of seconds (storage3's form field)

@@ -4,6 +4,7 @@ import Imaging
 import Logging
 import NIOCore
 import PostgresNIO
+import ResourceAPI
 import ServiceKit
 
 /// Storage objects: their rows in `objects` and their bytes in the blob store, kept so that no row
@@ -36,15 +37,28 @@ struct ObjectStore: Sendable {
 
     /// Stores an upload under `path`, checked to be a JPEG, PNG or WebP of at most `maxBytes` and
     /// 50 megapixels; nothing is kept of a refused one, and an object it would replace is untouched.
+    /// With an `Idempotency-Key`, the retry of an upload that was stored under that key finds it
+    /// (same name and bytes) or is refused (`keyReused`: another name or other bytes).
     /// - Throws: `StorageError`s: 409 `Duplicate` (a `create` without upsert of a name in use) or
     ///   `object-attached`, 404 (a `replace` of nothing), 413, 415.
-    func upload(_ path: ObjectPath, user: UUID, mode: Mode, body: Body, cacheControl: String) async throws -> StoredObject {
+    func upload(
+        _ path: ObjectPath,
+        user: UUID,
+        mode: Mode,
+        body: Body,
+        idempotencyKey: String?,
+        cacheControl: String
+    ) async throws -> IdempotencyKey.Outcome<StoredObject> {
         // Refuse early what is sure to be refused, before reading a byte of the body.
         let existing = try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            try await connection.query("SELECT state FROM objects WHERE bucket = \(path.bucket.rawValue) AND name = \(path.name)", logger: logger)
-                .collect().first.map { try $0.decode(String.self) }
+            try await connection.query(
+                "SELECT state, idempotency_key FROM objects WHERE bucket = \(path.bucket.rawValue) AND name = \(path.name)",
+                logger: logger
+            ).collect().first.map { try $0.decode((String, String?).self) }
         }
-        try Self.check(existing: existing, mode: mode)
+        if existing == nil || idempotencyKey == nil || existing?.1 != idempotencyKey {
+            try Self.check(existing: existing?.0, mode: mode)
+        }
 
         let version = UUID()
         let key = BlobKey(segments: [path.bucket.rawValue, path.owner.lowercased, version.lowercased])!
@@ -52,9 +66,10 @@ struct ObjectStore: Sendable {
         do {
             let header: SourceHeader
             let size: Int
+            let idempotency: IdempotencyKey?
             switch body {
             case .stream(let stream):
-                size = try await blobs.put(key, streaming: stream, limit: maxBytes)
+                (size, idempotency) = try await put(key, streaming: stream, idempotencyKey: idempotencyKey)
                 do {
                     header = try await SourceInspection.inspect(key, in: blobs, limits: SourceLimits(maxBytes: maxBytes))
                 } catch let error as ImagingError {
@@ -65,15 +80,39 @@ struct ObjectStore: Sendable {
                 header = try inspect { () throws(ImagingError) in try SourceInspection.inspect(bytes, limits: SourceLimits(maxBytes: maxBytes)) }
                 try await blobs.put(key, bytes: bytes)
                 size = bytes.count
+                idempotency = idempotencyKey.map { IdempotencyKey(key: $0, body: bytes) }
             }
-            let (stored, released) = try await record(path, user: user, mode: mode, key: key, size: size, header: header, cacheControl: cacheControl)
+            let blob = NewBlob(key: key, size: size, header: header, cacheControl: cacheControl, idempotency: idempotency)
+            let (outcome, released) = try await record(path, user: user, mode: mode, blob: blob)
+            if !outcome.isCreated { await deleteBlob(key) }
             if let released { await deleteBlob(released) }
-            return stored
+            return outcome
         } catch {
             await deleteBlob(key)
             if case BlobError.tooLarge(let limit) = error { throw StorageError.tooLarge(limit: limit) }
+            if let error = error as? PSQLError, error.serverInfo?[.constraintName] == "objects_idempotency" { return .keyReused }
             throw error
         }
+    }
+
+    /// Streams the body to `key`, hashing it on the way when there is an idempotency key.
+    private func put(
+        _ key: BlobKey,
+        streaming stream: some AsyncSequence<ByteBuffer, any Error> & Sendable,
+        idempotencyKey: String?
+    ) async throws -> (Int, IdempotencyKey?) {
+        let body = KeyedUploadBody(stream, key: idempotencyKey)
+        let size = try await blobs.put(key, streaming: body, limit: maxBytes)
+        return (size, body.idempotency)
+    }
+
+    /// A whole, checked blob an upload wrote, and what its row is to say.
+    private struct NewBlob {
+        var key: BlobKey
+        var size: Int
+        var header: SourceHeader
+        var cacheControl: String
+        var idempotency: IdempotencyKey?
     }
 
     private static func check(existing state: String?, mode: Mode) throws {
@@ -97,50 +136,54 @@ struct ObjectStore: Sendable {
         StorageError.notAnImage("Only JPEG, PNG and WebP images up to 50 megapixels can be stored: \(error.description)")
     }
 
-    /// Points the row at the new blob (inserting or replacing it) and returns the blob it let go of.
-    private func record(
-        _ path: ObjectPath,
-        user: UUID,
-        mode: Mode,
-        key: BlobKey,
-        size: Int,
-        header: SourceHeader,
-        cacheControl: String
-    ) async throws -> (StoredObject, BlobKey?) {
-        let mime = "image/\(header.format.rawValue)"
+    /// Points the row at the new blob (inserting or replacing it) and returns the blob it let go of
+    /// — or, for the retry of the upload that wrote the row, the row as it is.
+    private func record(_ path: ObjectPath, user: UUID, mode: Mode, blob: NewBlob) async throws -> (IdempotencyKey.Outcome<StoredObject>, BlobKey?) {
+        let mime = "image/\(blob.header.format.rawValue)"
+        let (key, header, idempotency) = (blob.key, blob.header, blob.idempotency)
         return try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
             let current = try await connection.query(
                 """
-                SELECT id, state, blob_key FROM objects WHERE bucket = \(path.bucket.rawValue) AND name = \(path.name) FOR UPDATE
+                SELECT \(unescaped: StoredObject.columns), idempotency_key, request_hash
+                FROM objects WHERE bucket = \(path.bucket.rawValue) AND name = \(path.name) FOR UPDATE
                 """,
                 logger: logger
-            ).collect().first.map { try $0.decode((UUID, String, String).self) }
-            try Self.check(existing: current?.1, mode: mode)
+            ).collect().first
+            let stored = try current.map(StoredObject.init)
+            if let current, let idempotency {
+                let columns = current.makeRandomAccess()
+                let (earlierKey, earlierHash) = (try columns[12].decode(String?.self), try columns[13].decode(String?.self))
+                if earlierKey == idempotency.key, let stored {
+                    return (earlierHash == idempotency.requestHash ? .replayed(stored) : .keyReused, nil)
+                }
+            }
+            try Self.check(existing: stored?.state.rawValue, mode: mode)
             let row: PostgresRow
-            if let (id, _, oldKey) = current {
+            if let stored {
                 row = try await connection.query(
                     """
-                    UPDATE objects SET blob_key = \(key.path), size = \(size), mime_type = \(mime), width = \(header.width), height = \(header.height),
-                        cache_control = \(cacheControl), updated_at = clock_timestamp()
-                    WHERE id = \(id) RETURNING \(unescaped: StoredObject.columns)
+                    UPDATE objects SET blob_key = \(key.path), size = \(blob.size), mime_type = \(mime), width = \(header.width), height = \(header.height),
+                        cache_control = \(blob.cacheControl), idempotency_key = \(idempotency?.key), request_hash = \(idempotency?.requestHash),
+                        updated_at = clock_timestamp()
+                    WHERE id = \(stored.id) RETURNING \(unescaped: StoredObject.columns)
                     """,
                     logger: logger
                 ).collect()[0]
-                try await Self.intend(.delete, BlobKey(oldKey), on: connection, logger: logger)
+                try await Self.intend(.delete, stored.blobKey, on: connection, logger: logger)
             } else {
                 let state: StoredObject.State = path.bucket == .posts ? .pending : .stored
                 row = try await connection.query(
                     """
-                    INSERT INTO objects (id, bucket, name, owner_id, state, blob_key, size, mime_type, width, height, cache_control)
-                    VALUES (\(UUID()), \(path.bucket.rawValue), \(path.name), \(user), \(state.rawValue), \(key.path), \(size), \(mime),
-                            \(header.width), \(header.height), \(cacheControl))
+                    INSERT INTO objects (id, bucket, name, owner_id, state, blob_key, size, mime_type, width, height, cache_control, idempotency_key, request_hash)
+                    VALUES (\(UUID()), \(path.bucket.rawValue), \(path.name), \(user), \(state.rawValue), \(key.path), \(blob.size), \(mime),
+                            \(header.width), \(header.height), \(blob.cacheControl), \(idempotency?.key), \(idempotency?.requestHash))
                     RETURNING \(unescaped: StoredObject.columns)
                     """,
                     logger: logger
                 ).collect()[0]
             }
             try await connection.query("DELETE FROM blob_intents WHERE blob_key = \(key.path)", logger: logger)
-            return (try StoredObject(row), current.flatMap { BlobKey($0.2) })
+            return (.created(try StoredObject(row)), stored?.blobKey)
         }
     }
 
