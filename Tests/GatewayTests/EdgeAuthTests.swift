@@ -87,6 +87,17 @@ import Testing
             #expect(
                 try await gateway.get("/storage/v1/object/public/avatars/someone/me.png", bearer: try gateway.token(key: .generate())).status == 401
             )
+            // A signed upload URL is its own credential: the bearer beside it (a background
+            // upload's session may have expired) is not read; making one needs a user.
+            for bearer in ["not-a-token", try gateway.token(key: .generate())] {
+                let upload = try await gateway.app.request(
+                    .put,
+                    "/storage/v1/object/upload/sign/posts/someone/a.jpg?token=t",
+                    headers: [("apikey", anonKey), ("Authorization", "Bearer \(bearer)")]
+                )
+                #expect(upload.status == 200)
+            }
+            #expect(try await gateway.app.request(.post, "/storage/v1/object/upload/sign/posts/someone/a.jpg", headers: anonymous).status == 401)
         }
     }
 

@@ -1,6 +1,9 @@
+import Contracts
 import Foundation
 import TestSupport
 import Testing
+
+@testable import Social
 
 @Suite("Storage") struct StorageTests {
     @Test func rawAndMultipartUploadsAreStoredReadAndReplacedOnlyWhenAsked() async throws {
@@ -217,6 +220,88 @@ import Testing
             let blank = try await social.upload(aqua, name: "\(ana.uuidString)/blank.jpg", user: ana, headers: [("Idempotency-Key", " ")])
             #expect(blank.status == 422)
             #expect(try await social.count("objects") == 2)
+        }
+    }
+
+    @Test func aSignedUploadURLWritesItsOneObjectWithoutASessionUntilItExpires() async throws {
+        try await SocialHarness.with { social in
+            let (ana, ben) = (UUID(), UUID())
+            try await social.register(ana, username: "ana_\(ana.uuidString.prefix(6).lowercased())")
+            let aqua = try SocialHarness.photo("Aqua")
+            let flower = try SocialHarness.photo("FreshFlower")
+            let sign = { (name: String, user: UUID, upsert: Bool) in
+                try await social.call(
+                    .post,
+                    "/storage/v1/object/upload/sign/posts/\(name)",
+                    user: user,
+                    headers: upsert ? [("x-upsert", "true")] : []
+                )
+            }
+            let put = { (url: String, bytes: [UInt8]) in
+                try await social.call(.put, "/storage/v1\(url)", user: nil, headers: [("Content-Type", "image/jpeg")], bytes: bytes)
+            }
+            let signed = try await sign("\(ana.uuidString)/later.jpg", ana, false)
+            #expect(signed.status == 200, "\(signed.text)")
+            let url = try #require(try signed.json()["url"] as? String)
+            #expect(url.hasPrefix("/object/upload/sign/posts/\(ana.uuidString)/later.jpg?token="))
+            let token = String(url[url.range(of: "token=")!.upperBound...])
+
+            // Used without a session: the object is Ana's, checked as any upload.
+            #expect(try await put(url, Array("not a photo".utf8)).status == 415)
+            let stored = try await put(url, aqua)
+            #expect(stored.status == 200, "\(stored.text)")
+            #expect(try stored.json()["Key"] as? String == "posts/\(ana.uuidString)/later.jpg")
+            #expect(Array(try await social.call(.get, "/storage/v1/object/posts/\(ana.uuidString)/later.jpg", user: ana).body) == aqua)
+            // Made without x-upsert, it does not replace; nor is it good for another name, or
+            // with its upsert flag or expiry changed.
+            #expect(try await put(url, flower).status == 409)
+            let parts = token.split(separator: ".")
+            for forged in [
+                "/object/upload/sign/posts/\(ana.uuidString)/other.jpg?token=\(token)",
+                "/object/upload/sign/posts/\(ana.uuidString)/later.jpg?token=\(parts[0]).1.\(parts[2])",
+                "/object/upload/sign/posts/\(ana.uuidString)/later.jpg?token=\(Int(parts[0])! + 60).0.\(parts[2])",
+                "/object/upload/sign/posts/\(ana.uuidString)/later.jpg?token=nonsense",
+                "/object/upload/sign/posts/\(ana.uuidString)/later.jpg",
+            ] {
+                let refused = try await put(forged, flower)
+                #expect(refused.status == 400, "\(forged): \(refused.status)")
+                #expect((try? refused.json())?["error"] as? String == "InvalidSignature", "\(forged)")
+            }
+            #expect(Array(try await social.call(.get, "/storage/v1/object/posts/\(ana.uuidString)/later.jpg", user: ana).body) == aqua)
+
+            // A name in use is signed only to be replaced; nobody signs under another's id.
+            #expect(try await sign("\(ana.uuidString)/later.jpg", ana, false).status == 409)
+            let replacing = try #require(try await sign("\(ana.uuidString)/later.jpg", ana, true).json()["url"] as? String)
+            #expect(try await put(replacing, flower).status == 200)
+            #expect(Array(try await social.call(.get, "/storage/v1/object/posts/\(ana.uuidString)/later.jpg", user: ana).body) == flower)
+            #expect(try await sign("\(ana.uuidString)/mine.jpg", ben, false).status == 403)
+            #expect(try await social.call(.post, "/storage/v1/object/upload/sign/posts/\(ana.uuidString)/x.jpg", user: nil).status == 401)
+
+            // Two hours; one made 90 minutes ago still works for a known account, not for an
+            // account social no longer knows (erased after its tokens' hour of refusal).
+            let links = StorageLinks(secret: Array(SocialHarness.mediaKey.utf8), bucket: .seconds(60), publicBase: "")
+            let expired = links.signUpload(try ObjectPath(bucket: .posts, name: "\(ana.uuidString)/old.jpg"), upsert: false, now: Date() - 7_300)
+            let expiredAnswer = try await put(expired.url, aqua)
+            #expect(expiredAnswer.status == 400 && expiredAnswer.text.contains("expired"), "\(expiredAnswer.text)")
+            let old = links.signUpload(try ObjectPath(bucket: .posts, name: "\(ana.uuidString)/old.jpg"), upsert: false, now: Date() - 5_400)
+            #expect(try await put(old.url, aqua).status == 200)
+            let stranger = UUID()
+            let orphaned = links.signUpload(
+                try ObjectPath(bucket: .posts, name: "\(stranger.uuidString)/old.jpg"),
+                upsert: false,
+                now: Date() - 5_400
+            )
+            #expect(try await put(orphaned.url, aqua).status == 403)
+
+            // An account deleted after signing: its URL is refused at once.
+            try await social.register(ben, username: "ben_\(ben.uuidString.prefix(6).lowercased())")
+            let bens = try #require(try await sign("\(ben.uuidString)/later.jpg", ben, false).json()["url"] as? String)
+            try await TestKafka.shared.publish([UserDeleted(userId: ben, deletedAt: Date())], source: "/splash/auth")
+            try await social.waitFor("ben's profile erased") { try await social.count("profiles", where: "user_id = '\(ben.lowercased)'") == 0 }
+            #expect(try await put(bens, aqua).status == 403)
+            #expect(try await social.count("objects", where: "owner_id = '\(ben.lowercased)'") == 0)
+            #expect(try await social.count("objects") == 2)
+            #expect(try await social.count("blob_intents") == 0)
         }
     }
 

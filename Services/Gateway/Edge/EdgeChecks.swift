@@ -51,6 +51,7 @@ struct EdgeChecks: Sendable {
                 )
             )
         }
+        if group.access == .storage, EdgeAccess.isSignedStorageUpload(method: method, path: path) { return .user(nil) }
         var bearer = HTTPFields.bearerToken(in: authorization)
         // A Supabase client sends its anonymous key as a bearer before sign-in.
         if supabase, let apiKey, bearer == apiKey { bearer = nil }

@@ -13,7 +13,9 @@ enum EdgeAccess: String, Sendable {
     case user
     /// Supabase Storage: a valid access token is required, except to download through a signed
     /// link (`GET|HEAD /storage/v1/object/sign/…`, the link's token is the credential) or from a
-    /// public bucket (`…/object/public/…`). A bearer equal to the request's `apikey` is the
+    /// public bucket (`…/object/public/…`), and to upload through a signed upload URL
+    /// (`PUT …/object/upload/sign/…`, whose bearer is not read at all: a background upload may
+    /// outlive the session that made the URL). A bearer equal to the request's `apikey` is the
     /// client's anonymous key, not a user's token (Supabase clients send it before sign-in).
     case storage
     /// The PostgREST data API: anyone, as there: without a bearer token, or with the client's
@@ -25,6 +27,12 @@ enum EdgeAccess: String, Sendable {
     static func isAnonymousStorageDownload(method: HTTPRequest.Method, path: String) -> Bool {
         (method == .get || method == .head)
             && (path.hasPrefix("/storage/v1/object/sign/") || path.hasPrefix("/storage/v1/object/public/"))
+    }
+
+    /// Whether `method` and `path` are an upload through a signed upload URL, which `.storage`
+    /// lets through whatever its bearer.
+    static func isSignedStorageUpload(method: HTTPRequest.Method, path: String) -> Bool {
+        method == .put && path.hasPrefix("/storage/v1/object/upload/sign/")
     }
 }
 

@@ -10,9 +10,9 @@ import ResourceAPI
 import ServiceKit
 
 /// `/storage/v1/object/…`: the Supabase Storage calls the apps' clients make, for the buckets
-/// `posts` and `avatars` — upload (raw or multipart, `x-upsert`), replace, download (with a token,
-/// through a signed link, or from the public bucket), info, signed links (one or many), list and
-/// remove; an upload may carry an `Idempotency-Key`, so an app's queued retry is not 409. Names are `{owner id}/…`; writing under another user's id is 403. Errors are Storage's
+/// `posts` and `avatars` — upload (raw or multipart, `x-upsert`, or through a signed upload URL),
+/// replace, download (with a token, through a signed link, or from the public bucket), info,
+/// signed links (one or many), list and remove; an upload may carry an `Idempotency-Key`, so an app's queued retry is not 409. Names are `{owner id}/…`; writing under another user's id is 403. Errors are Storage's
 /// (`StorageErrorBody`).
 ///
 /// Paths are read from the raw request target, segment by segment, so an encoded slash or dot
@@ -67,11 +67,16 @@ struct StorageController: Sendable {
                 throw StorageError.notFound
             }
             return try await download(stored, request: request)
+        case (.post, "upload") where parts.count > 3 && parts[1] == "sign":
+            return try await signUpload(request, path: try ObjectPath(bucket: parts[2], rawName: Array(parts.dropFirst(3))))
+        case (.put, "upload") where parts.count > 3 && parts[1] == "sign":
+            return try await signedUpload(request, context: context, path: try ObjectPath(bucket: parts[2], rawName: Array(parts.dropFirst(3))))
         case (.post, _?), (.put, _?):
             guard parts.count > 1 else { throw StorageError.invalidKey("Name the object: /object/{bucket}/{your user id}/{file name}") }
             let user = try await keys.caller(request.headers).id
             let object = try ObjectPath(bucket: parts[0], rawName: Array(parts.dropFirst())).ownedBy(user)
-            return try await upload(request, context: context, path: object, user: user)
+            let mode: ObjectStore.Mode = method == .put ? .replace : .create(upsert: request.headers[.xUpsert]?.lowercased() == "true")
+            return try await upload(request, context: context, path: object, user: user, mode: mode)
         default:
             throw StorageError.notFound
         }
@@ -79,8 +84,8 @@ struct StorageController: Sendable {
 
     // MARK: Upload
 
-    private func upload(_ request: Request, context: AppRequestContext, path: ObjectPath, user: UUID) async throws -> Response {
-        let mode: ObjectStore.Mode = request.method == .put ? .replace : .create(upsert: request.headers[.xUpsert]?.lowercased() == "true")
+    private func upload(_ request: Request, context: AppRequestContext, path: ObjectPath, user: UUID, mode: ObjectStore.Mode) async throws -> Response
+    {
         var cacheControl = Self.cacheControl(request.headers[.cacheControl])
         let body: ObjectStore.Body
         if let boundary = MultipartForm.boundary(of: request.headers[.contentType]) {
@@ -105,6 +110,36 @@ struct StorageController: Sendable {
         return try IdempotencyKey.response(outcome) { stored in
             try JSONBody.response(.ok, ["Id": stored.id.uuidString.lowercased(), "Key": path.description])
         }
+    }
+
+    /// `POST /object/upload/sign/{bucket}/{name}`: a URL that uploads this one object of the
+    /// caller's for two hours without a session (a background upload outlives its access token).
+    private func signUpload(_ request: Request, path: ObjectPath) async throws -> Response {
+        let user = try await keys.caller(request.headers).id
+        let object = try path.ownedBy(user)
+        let upsert = request.headers[.xUpsert]?.lowercased() == "true"
+        if !upsert, try await objects.object(object, user: user) != nil { throw StorageError.duplicate }
+        return try JSONBody.response(.ok, ["url": links.signUpload(object, upsert: upsert).url])
+    }
+
+    /// `PUT /object/upload/sign/{bucket}/{name}?token=…`: the upload a signed upload URL allows,
+    /// as its owner, by the rules of any upload (raw or multipart, checked by its bytes).
+    private func signedUpload(_ request: Request, context: AppRequestContext, path: ObjectPath) async throws -> Response {
+        let grant: StorageLinks.UploadGrant
+        do throws(LinkRefusal) {
+            grant = try links.verifyUpload(path, token: request.uri.queryParameters.get("token"))
+        } catch {
+            throw error == .expired ? StorageError.expiredSignature : StorageError.invalidSignature
+        }
+        // A URL outlives the hour in which a deleted account's tokens are refused by name: past
+        // it, the owner must still be known (an erased account's profile is gone).
+        let signedAgo = Int(Date().timeIntervalSince1970) - (grant.expires - StorageLinks.uploadLifetime)
+        var ownerGone = keys.deletedUsers.contains(path.owner)
+        if !ownerGone, signedAgo > Int(DeletedUsers.window.components.seconds) {
+            ownerGone = try await !objects.ownerIsKnown(path.owner)
+        }
+        if ownerGone { throw StorageError.unauthorized("The account this upload URL was made for no longer exists") }
+        return try await upload(request, context: context, path: path, user: path.owner, mode: .create(upsert: grant.upsert))
     }
 
     /// `max-age=<seconds>` from what clients send: a bare number of seconds (storage3's form field)

@@ -210,6 +210,14 @@ struct ObjectStore: Sendable {
         ).collect().first.map(StoredObject.init)
     }
 
+    /// Whether `user` has an account social knows of (a profile, projected from auth's users).
+    func ownerIsKnown(_ user: UUID) async throws -> Bool {
+        try await client.withServiceTransaction(logger: logger) { connection in
+            try await connection.query("SELECT EXISTS (SELECT 1 FROM profiles WHERE user_id = \(user))", logger: logger)
+                .collect()[0].decode(Bool.self)
+        }
+    }
+
     /// The bytes of `object`, or `nil` when its blob is gone (it was deleted meanwhile).
     func bytes(of object: StoredObject) async throws -> [UInt8]? {
         try await blobs.get(object.blobKey)

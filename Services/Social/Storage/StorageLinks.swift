@@ -57,6 +57,40 @@ struct StorageLinks: Sendable {
 
     private static func name(_ object: ObjectPath) -> String { "storage:\(object.description)" }
 
+    // MARK: Signed uploads
+
+    /// How long a signed upload URL lasts, as Supabase's: long enough for a background upload.
+    static let uploadLifetime = 2 * 3_600
+
+    /// What a signed upload token lets its holder do: write one object, replacing it or not.
+    struct UploadGrant: Sendable, Equatable {
+        var upsert: Bool
+        var expires: Int
+    }
+
+    /// `/object/upload/sign/{bucket}/{name}?token=<expires>.<0|1>.<signature>`: a token that lets
+    /// anyone holding it write `object` (replacing it when `upsert`) until it expires, without a
+    /// session. The signature covers the object and the upsert flag, so it is worth nothing for
+    /// another name or to replace what it was not signed to replace.
+    func signUpload(_ object: ObjectPath, upsert: Bool, now: Date = Date()) -> (url: String, token: String) {
+        let expires = Int(now.timeIntervalSince1970) + Self.uploadLifetime
+        let token = "\(expires).\(upsert ? 1 : 0).\(signer.signature(Self.uploadName(object, upsert: upsert), expires: expires))"
+        return ("/object/upload/sign/\(object.bucket.rawValue)/\(Self.encoded(object.name))?token=\(token)", token)
+    }
+
+    /// - Throws: `LinkRefusal` unless `token` is a live signed upload token for `object`.
+    func verifyUpload(_ object: ObjectPath, token: String?, now: Date = Date()) throws(LinkRefusal) -> UploadGrant {
+        let parts = token?.split(separator: ".", omittingEmptySubsequences: false) ?? []
+        guard parts.count == 3, let expires = Int(parts[0]), parts[1] == "0" || parts[1] == "1" else { throw .malformed }
+        let upsert = parts[1] == "1"
+        try signer.verify(Self.uploadName(object, upsert: upsert), expires: expires, signature: String(parts[2]), now: now)
+        return UploadGrant(upsert: upsert, expires: expires)
+    }
+
+    private static func uploadName(_ object: ObjectPath, upsert: Bool) -> String {
+        "storage-upload:\(upsert ? "upsert" : "create"):\(object.description)"
+    }
+
     /// The name as a URL path: each segment percent-encoded (most names need none).
     static func encoded(_ name: String) -> String {
         let plain = name.utf8.allSatisfy { byte in

@@ -1,4 +1,5 @@
-"""supabase-py's storage client against Splash's gateway, unchanged: sign in, upload, sign, download.
+"""supabase-py's storage client against Splash's gateway, unchanged: sign in, upload, sign, download,
+upload through a signed upload URL.
 
 Usage: supabase_storage_flow.py <gateway URL> <anon key> <email> <password> <image file>
 Prints "all steps passed" when every step did what Supabase Storage does.
@@ -36,6 +37,24 @@ assert many[1]["error"] and many[1]["signedURL"] is None, many
 listed = [entry["name"] for entry in bucket.list(uid)]
 assert "from-python.jpg" in listed and listed == sorted(listed), listed
 
-removed = bucket.remove([f"{uid}/from-python.jpg"])
-assert len(removed) == 1, removed
+# A signed upload URL: made with the session, used without one (a background upload), for one
+# object only.
+later = bucket.create_signed_upload_url(f"{uid}/later.jpg")
+assert later["signed_url"].startswith(f"{url}/storage/v1/object/upload/sign/posts/{uid}/later.jpg?token="), later
+anonymous = create_client(url, key).storage.from_("posts")
+stored = anonymous.upload_to_signed_url(f"{uid}/later.jpg", later["token"], original, {"content-type": "image/jpeg"})
+assert stored.full_path == f"posts/{uid}/later.jpg", stored.full_path
+assert bucket.download(f"{uid}/later.jpg") == original
+raw = httpx.put(later["signed_url"], content=original, headers={"apikey": key, "Content-Type": "image/jpeg"})
+assert raw.status_code == 409 and raw.json()["error"] == "Duplicate", (raw.status_code, raw.text)
+elsewhere = httpx.put(
+    f"{url}/storage/v1/object/upload/sign/posts/{uid}/elsewhere.jpg?token={later['token']}",
+    content=original,
+    headers={"apikey": key, "Content-Type": "image/jpeg"},
+)
+assert elsewhere.status_code == 400 and elsewhere.json()["error"] == "InvalidSignature", (elsewhere.status_code, elsewhere.text)
+print("uploaded through a signed upload URL, without a session, to its one object")
+
+removed = bucket.remove([f"{uid}/from-python.jpg", f"{uid}/later.jpg"])
+assert len(removed) == 2, removed
 print("all steps passed")
