@@ -22,6 +22,8 @@ PLAYWRIGHT := playwright==1.65.2
 # A real SMTP server (STARTTLS, AUTH) the mail tests and the mail benchmark send to.
 AIOSMTPD := aiosmtpd==1.4.6
 MATPLOTLIB := matplotlib==3.11.2
+# Reads the sizes of Storage's transformed images in the supabase-py test; makes HEIC files.
+PILLOW_HEIF := pillow-heif==1.8.1
 
 .PHONY: run test lint format test-system test-fuzz contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-notify bench-erasure bench-mail bench-data-api bench-s3 bench-routing bench-tracking bench-realtime bench-presence bench-load
 
@@ -52,6 +54,7 @@ deps:
 	@$(call install-pypi,schemathesis,$(SCHEMATHESIS))
 	@$(call install-pypi,playwright,$(PLAYWRIGHT))
 	@$(call install-pypi,aiosmtpd,$(AIOSMTPD))
+	@$(call install-pypi,pillow_heif,$(PILLOW_HEIF))
 
 build: deps
 	$(SWIFT) build

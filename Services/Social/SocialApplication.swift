@@ -56,6 +56,7 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
         logger: logger
     )
     let objects = ObjectStore(client: client, blobs: blobs, logger: logger, maxBytes: config.maxUploadBytes)
+    let variants = ImageVariants(blobs: blobs, renderer: renderer, maxBytes: config.maxUploadBytes, metrics: runtime.metrics.factory)
     let likes = LikeStore(client: client, outbox: outbox, photos: photos, logger: logger)
     let collections = CollectionStore(client: client, outbox: outbox, photos: photos, logger: logger)
     let posts = PostStore(client: client, outbox: outbox, objects: objects, catalog: catalog, photos: photos, renderer: renderer, logger: logger)
@@ -96,6 +97,7 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
         CollectionsController(collections: collections, keys: keys).addRoutes(to: group)
         PostsController(posts: posts, keys: keys).addRoutes(to: group)
         StorageController(objects: objects, links: storageLinks, keys: keys).addRoutes(to: router)
+        ImageRenderController(objects: objects, variants: variants, links: storageLinks, keys: keys).addRoutes(to: router)
         data.addRoutes(to: router)
     }
 }

@@ -41,6 +41,21 @@ static inline int splash_vips_thumbnail_buffer(void *data, size_t length, VipsIm
                                  "option_string", "fail_on=warning", NULL);
 }
 
+/// Decodes with shrink-on-load to exactly `width`×`height` or within it: `crop` fills the box and
+/// cuts the overflow from the centre, `force` stretches to it; neither enlarges unless `force`.
+/// Orientation, ICC profile and damaged files as `splash_vips_thumbnail_buffer`.
+static inline int splash_vips_thumbnail_box(void *data, size_t length, VipsImage **out, int width, int height, int crop, int force,
+                                            int has_profile) {
+    VipsSize size = force ? VIPS_SIZE_FORCE : VIPS_SIZE_DOWN;
+    VipsInteresting interesting = crop ? VIPS_INTERESTING_CENTRE : VIPS_INTERESTING_NONE;
+    if (has_profile) {
+        return vips_thumbnail_buffer(data, length, out, width, "height", height, "size", size, "crop", interesting,
+                                     "export_profile", "srgb", "option_string", "fail_on=warning", NULL);
+    }
+    return vips_thumbnail_buffer(data, length, out, width, "height", height, "size", size, "crop", interesting,
+                                 "option_string", "fail_on=warning", NULL);
+}
+
 /// Decodes a JPEG at 1/`shrink` of its size (the DCT scaling of libjpeg: 1, 2, 4 or 8), refusing
 /// a truncated or corrupt file (any decoder warning).
 static inline int splash_vips_jpegload_shrunk(void *data, size_t length, VipsImage **out, int shrink) {

@@ -30,6 +30,14 @@ package final class Renderer: Service, Sendable {
         }
     }
 
+    /// `RenderPipeline.transform` on one of the pool's threads.
+    package func transform(_ source: [UInt8], _ transform: ImageTransform, limits: SourceLimits = SourceLimits()) async throws -> TransformedImage {
+        try await pool.runIfActive {
+            defer { VipsRuntime.releaseThreadState() }
+            return try RenderPipeline.transform(source, transform, limits: limits)
+        }
+    }
+
     package func run() async throws {
         try? await gracefulShutdown()
         try await shutdown()

@@ -208,9 +208,33 @@ struct StorageController: Sendable {
     private func signOne(_ request: Request, context: AppRequestContext, path: ObjectPath) async throws -> Response {
         let user = try await keys.caller(request.headers).id
         var request = request
-        let lifetime = try Self.lifetime(try JSONObject(Array(buffer: try await request.collectBody(upTo: context.maxUploadSize))))
-        guard try await objects.object(path, user: user) != nil else { throw StorageError.notFound }
-        return try JSONBody.response(.ok, ["signedURL": links.sign(path, lifetime: lifetime).path])
+        let body = try JSONObject(Array(buffer: try await request.collectBody(upTo: context.maxUploadSize)))
+        let (lifetime, transform) = (try Self.lifetime(body), try Self.transform(body))
+        guard let object = try await objects.object(path, user: user) else { throw StorageError.notFound }
+        return try JSONBody.response(.ok, ["signedURL": signed(object, transform, lifetime: lifetime)])
+    }
+
+    /// A link to the object, or with a transform to its sized copy (pinned to this version).
+    private func signed(_ object: StoredObject, _ transform: RenderRequest?, lifetime: Int) -> String {
+        guard let transform else { return links.sign(object.path, lifetime: lifetime).path }
+        return links.signRender(object, transform, lifetime: lifetime).path
+    }
+
+    /// A sign request's `transform` (`width`, `height`, `resize`, `quality`, `format`), if any.
+    private static func transform(_ body: JSONObject) throws -> RenderRequest? {
+        guard let value = body.fields["transform"], value != .null else { return nil }
+        guard case .object(let fields) = value else {
+            throw StorageError.invalidRequest("transform: an object of width, height, resize, quality, format")
+        }
+        return try RenderRequest { name in
+            switch fields[name] {
+            case .int(let number)?: String(number)
+            case .double(let number)?: Int(exactly: number).map(String.init) ?? String(number)
+            case .string(let text)?: text
+            case nil, .null?: nil
+            default: "?"
+            }
+        }
     }
 
     private func signMany(_ request: Request, context: AppRequestContext, bucket: Substring) async throws -> Response {
@@ -218,15 +242,15 @@ struct StorageController: Sendable {
         let bucket = try Bucket.named(bucket)
         var request = request
         let body = try JSONObject(Array(buffer: try await request.collectBody(upTo: context.maxUploadSize)))
-        let lifetime = try Self.lifetime(body)
+        let (lifetime, transform) = (try Self.lifetime(body), try Self.transform(body))
         guard case .array(let values)? = body.fields["paths"], values.count <= 1_000 else {
             throw StorageError.invalidRequest("paths: a list of at most 1,000 object names")
         }
         var items: [SignedItemBody] = []
         for value in values {
             guard case .string(let name) = value else { throw StorageError.invalidRequest("paths: names are strings") }
-            if let path = try? ObjectPath(bucket: bucket, name: name), try await objects.object(path, user: user) != nil {
-                items.append(SignedItemBody(error: nil, path: name, signedURL: links.sign(path, lifetime: lifetime).path))
+            if let path = try? ObjectPath(bucket: bucket, name: name), let object = try await objects.object(path, user: user) {
+                items.append(SignedItemBody(error: nil, path: name, signedURL: signed(object, transform, lifetime: lifetime)))
             } else {
                 items.append(SignedItemBody(error: "Either the object does not exist or you do not have access to it", path: name, signedURL: nil))
             }

@@ -57,6 +57,40 @@ struct StorageLinks: Sendable {
 
     private static func name(_ object: ObjectPath) -> String { "storage:\(object.description)" }
 
+    // MARK: Signed render links
+
+    /// What a signed render link shows: one version of the object, transformed one way.
+    struct RenderGrant: Sendable, Equatable {
+        var version: String
+        var asked: RenderRequest
+    }
+
+    /// `/render/image/sign/{bucket}/{name}?token=<expires>.<version>.<transform>.<signature>`: a
+    /// link to a sized copy of one version of `object`; what it shows never changes, so it may be
+    /// cached for good. The expiry is rounded up to the bucket, as other links'.
+    func signRender(_ object: StoredObject, _ asked: RenderRequest, lifetime seconds: Int, now: Date = Date()) -> Signed {
+        let expires = expiry(lifetime: seconds, now: now)
+        let named = Self.renderName(object.path, version: object.version, asked.signed)
+        let token = "\(expires).\(object.version).\(asked.signed).\(signer.signature(named, expires: expires))"
+        return Signed(
+            path: "/render/image/sign/\(object.path.bucket.rawValue)/\(Self.encoded(object.path.name))?token=\(token)",
+            expiresAt: Date(timeIntervalSince1970: TimeInterval(expires))
+        )
+    }
+
+    /// - Throws: `LinkRefusal` unless `token` is a live signed render token for `object`.
+    func verifyRender(_ object: ObjectPath, token: String?, now: Date = Date()) throws(LinkRefusal) -> RenderGrant {
+        let parts = token?.split(separator: ".", omittingEmptySubsequences: false) ?? []
+        guard parts.count == 4, let expires = Int(parts[0]), let asked = RenderRequest(signed: parts[2]) else { throw .malformed }
+        let version = String(parts[1])
+        try signer.verify(Self.renderName(object, version: version, String(parts[2])), expires: expires, signature: String(parts[3]), now: now)
+        return RenderGrant(version: version, asked: asked)
+    }
+
+    private static func renderName(_ object: ObjectPath, version: String, _ transform: String) -> String {
+        "storage-render:\(object.description):\(version):\(transform)"
+    }
+
     // MARK: Signed uploads
 
     /// How long a signed upload URL lasts, as Supabase's: long enough for a background upload.

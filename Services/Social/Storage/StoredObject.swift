@@ -69,7 +69,9 @@ struct StoredObject: Sendable, Equatable {
     }
 
     /// Its strong entity tag: its id and the version of its bytes.
-    var etag: String { "\"\(blobKey.segments.last ?? "")\"" }
+    /// The version of the object's bytes: its blob's own id, new with every upload.
+    var version: String { blobKey.segments.last.map(String.init) ?? "" }
+    var etag: String { "\"\(version)\"" }
 }
 
 /// A row the service cannot have written (a constraint would have refused it): reported, not

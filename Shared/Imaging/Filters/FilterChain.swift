@@ -33,6 +33,14 @@ package struct FilterChain: Sendable, Equatable {
     package let steps: [FilterStep]
     package let stages: [FilterStage]
 
+    /// No filter: the pixels as decoded.
+    package static let none = FilterChain(steps: [], stages: [])
+
+    private init(steps: [FilterStep], stages: [FilterStage]) {
+        self.steps = steps
+        self.stages = stages
+    }
+
     /// - Throws: `FilterValidationError` naming the first offending field.
     package init(_ requested: [FilterStep]) throws(FilterValidationError) {
         guard requested.count <= Self.maxSteps else {

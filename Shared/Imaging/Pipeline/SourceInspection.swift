@@ -13,6 +13,11 @@ package struct SourceHeader: Sendable, Equatable {
     package var height: Int
     /// The file embeds an ICC profile (its pixels are converted to sRGB when decoded).
     package var hasICCProfile: Bool
+    /// The EXIF orientation (1–8; 1 when none), applied when decoded.
+    package var orientation: Int = 1
+
+    /// The size as the photo is seen, its orientation applied (5–8 turn it a quarter).
+    package var upright: (width: Int, height: Int) { orientation >= 5 ? (height, width) : (width, height) }
 }
 
 /// The limits a source is checked against (Services/EditRender/README.md, "Pipeline").
@@ -87,6 +92,12 @@ package enum SourceInspection {
         guard image.width * image.height <= limits.maxPixels else {
             throw .tooManyPixels(width: image.width, height: image.height, limit: limits.maxPixels)
         }
-        return SourceHeader(format: format, width: image.width, height: image.height, hasICCProfile: image.hasICCProfile)
+        return SourceHeader(
+            format: format,
+            width: image.width,
+            height: image.height,
+            hasICCProfile: image.hasICCProfile,
+            orientation: Int(splash_vips_orientation(image.pointer))
+        )
     }
 }

@@ -1,5 +1,5 @@
 """supabase-py's storage client against Splash's gateway, unchanged: sign in, upload, sign, download,
-upload through a signed upload URL.
+transform, upload through a signed upload URL.
 
 Usage: supabase_storage_flow.py <gateway URL> <anon key> <email> <password> <image file>
 Prints "all steps passed" when every step did what Supabase Storage does.
@@ -29,6 +29,29 @@ assert link.startswith(f"{url}/storage/v1/object/sign/posts/{uid}/from-python.jp
 answer = httpx.get(link)
 assert answer.status_code == 200 and answer.content == original, (answer.status_code, answer.text[:200])
 print("downloaded through the signed link, without a token")
+
+# Image transformations, each form storage3 has: a signed link carrying the transform, a download
+# through the object's read rules, and a public bucket's URL.
+from PIL import Image
+import io
+
+def size(data):
+    return Image.open(io.BytesIO(data)).size
+
+tile = bucket.create_signed_url(f"{uid}/from-python.jpg", 600, {"transform": {"width": 100, "height": 100}})
+assert "/storage/v1/render/image/sign/posts/" in tile["signedURL"], tile
+answer = httpx.get(tile["signedURL"])
+assert answer.status_code == 200 and size(answer.content) == (100, 100), (answer.status_code, answer.text[:200])
+small = bucket.download(f"{uid}/from-python.jpg", {"transform": {"width": 64, "height": 48, "resize": "fill"}})
+assert size(small) == (64, 48), size(small)
+avatars = client.storage.from_("avatars")
+avatars.upload(f"{uid}/me.jpg", original, {"content-type": "image/jpeg"})
+public = avatars.get_public_url(f"{uid}/me.jpg", {"transform": {"width": 32, "height": 32, "quality": 60}})
+assert "/storage/v1/render/image/public/avatars/" in public, public
+answer = httpx.get(public, headers={"Accept": "image/webp"})
+assert answer.status_code == 200 and answer.headers["content-type"] == "image/webp" and size(answer.content) == (32, 32), answer.headers
+avatars.remove([f"{uid}/me.jpg"])
+print("transformed through a signed link, a download and a public URL")
 
 many = bucket.create_signed_urls([f"{uid}/from-python.jpg", f"{uid}/missing.jpg"], 600)
 assert many[0]["error"] is None and many[0]["signedURL"], many

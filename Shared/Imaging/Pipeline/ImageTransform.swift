@@ -1,0 +1,121 @@
+import CVips
+
+/// A sized copy of a stored image, as Supabase Storage's image transformations ask for one:
+/// a box (`width`, `height`, either may be left out to keep the aspect ratio), how the image meets
+/// it, a quality and a format. A transform never enlarges past the original.
+package struct ImageTransform: Sendable, Hashable {
+    package enum Resize: String, Sendable, CaseIterable {
+        /// Fills the box, cutting what overflows from the centre (the default).
+        case cover
+        /// Fits inside the box.
+        case contain
+        /// Stretches to the box.
+        case fill
+    }
+
+    package enum Format: String, Sendable {
+        case jpeg, webp, png
+
+        package var mediaType: String { "image/\(rawValue)" }
+    }
+
+    package static let sides = 1...2500
+    package static let qualities = 20...100
+
+    package var width: Int?
+    package var height: Int?
+    package var resize: Resize
+    package var quality: Int
+    package var format: Format
+
+    package init(width: Int? = nil, height: Int? = nil, resize: Resize = .cover, quality: Int = 80, format: Format) {
+        self.width = width
+        self.height = height
+        self.resize = resize
+        self.quality = quality
+        self.format = format
+    }
+
+    /// The size of the answer for an upright source of `width`×`height`.
+    package func size(ofUpright source: (width: Int, height: Int)) -> (width: Int, height: Int) {
+        let (sourceWidth, sourceHeight) = (Double(source.width), Double(source.height))
+        func scaled(_ value: Double, _ factor: Double) -> Int { max(1, Int((value * factor).rounded())) }
+        switch (width, height) {
+        case (nil, nil):
+            return source
+        case (let box?, nil):
+            let factor = min(1, Double(box) / sourceWidth)
+            return (scaled(sourceWidth, factor), scaled(sourceHeight, factor))
+        case (nil, let box?):
+            let factor = min(1, Double(box) / sourceHeight)
+            return (scaled(sourceWidth, factor), scaled(sourceHeight, factor))
+        case (let boxWidth?, let boxHeight?):
+            switch resize {
+            case .fill:
+                return (min(boxWidth, source.width), min(boxHeight, source.height))
+            case .contain:
+                let factor = min(1, Double(boxWidth) / sourceWidth, Double(boxHeight) / sourceHeight)
+                return (scaled(sourceWidth, factor), scaled(sourceHeight, factor))
+            case .cover:
+                // Scaled to fill the box (never up), then cut to it.
+                let factor = min(1, max(Double(boxWidth) / sourceWidth, Double(boxHeight) / sourceHeight))
+                return (min(boxWidth, scaled(sourceWidth, factor)), min(boxHeight, scaled(sourceHeight, factor)))
+            }
+        }
+    }
+}
+
+/// What `RenderPipeline.transform` made.
+package struct TransformedImage: Sendable, Equatable {
+    package var bytes: [UInt8]
+    package var format: ImageTransform.Format
+    package var width: Int
+    package var height: Int
+}
+
+extension RenderPipeline {
+    /// `source` sized and encoded as `transform` says: decoded with shrink-on-load, orientation
+    /// applied, an ICC profile turned into sRGB, 8-bit sRGB with all metadata stripped (alpha kept
+    /// for WebP and PNG, flattened on white for JPEG).
+    /// - Throws: `ImagingError` when the source is not an image Splash reads, or over `limits`.
+    package static func transform(
+        _ source: [UInt8],
+        _ transform: ImageTransform,
+        limits: SourceLimits = SourceLimits()
+    ) throws(ImagingError) -> TransformedImage {
+        let header = try SourceInspection.inspect(source, limits: limits)
+        let (width, height) = transform.size(ofUpright: header.upright)
+        let crop = transform.resize == .cover && transform.width != nil && transform.height != nil
+        let force = transform.resize == .fill && transform.width != nil && transform.height != nil
+        let decoded = source.withUnsafeBytes { bytes in
+            Result { () throws(VipsFailure) -> VImage in
+                let data = UnsafeMutableRawPointer(mutating: bytes.baseAddress)
+                return try VImage.make {
+                    splash_vips_thumbnail_box(
+                        data,
+                        bytes.count,
+                        $0,
+                        Int32(width),
+                        Int32(height),
+                        crop ? 1 : 0,
+                        force ? 1 : 0,
+                        header.hasICCProfile ? 1 : 0
+                    )
+                }
+                .materialized()
+            }
+        }
+        do {
+            let image = try applyFilters(FilterChain.none, to: try decoded.get(), keepAlpha: transform.format != .jpeg)
+            let bytes: [UInt8] =
+                switch transform.format {
+                case .jpeg: try image.encode { splash_vips_jpegsave_buffer($0, $1, $2, Int32(transform.quality)) }
+                case .webp: try image.encode { splash_vips_webpsave_buffer($0, $1, $2, Int32(transform.quality)) }
+                case .png: try image.encode { splash_vips_pngsave_buffer($0, $1, $2) }
+                }
+            return TransformedImage(bytes: bytes, format: transform.format, width: image.width, height: image.height)
+        } catch {
+            throw .renderFailed(error.message)
+        }
+    }
+}

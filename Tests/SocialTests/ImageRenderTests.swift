@@ -1,0 +1,175 @@
+import Foundation
+import Imaging
+import TestSupport
+import Testing
+
+/// Storage's image transformations: `/storage/v1/render/image/{authenticated,public,sign}/…`.
+@Suite("Image transformations") struct ImageRenderTests {
+    /// The size and format of an answer's image, read from its header.
+    static func header(_ bytes: some Collection<UInt8>) throws -> SourceHeader {
+        try SourceInspection.inspect(Array(bytes), limits: SourceLimits())
+    }
+
+    @Test func aTransformIsSizedNegotiatedKeptAndDroppedWithItsObject() async throws {
+        try await SocialHarness.with { social in
+            let (ana, ben) = (UUID(), UUID())
+            let name = "\(ana.uuidString)/beach.jpg"
+            let aqua = try SocialHarness.photo("Aqua")
+            let original = try Self.header(aqua)
+            #expect(try await social.upload(aqua, name: name, user: ana).status == 200)
+            let render = { (query: String, accept: String?) in
+                try await social.call(
+                    .get,
+                    "/storage/v1/render/image/authenticated/posts/\(name)?\(query)",
+                    user: ana,
+                    headers: accept.map { [("Accept", $0)] } ?? []
+                )
+            }
+
+            // A square tile, WebP for a client that takes it, JPEG for one that does not.
+            let tile = try await render("width=200&height=200", "image/webp,image/*")
+            #expect(tile.status == 200, "\(tile.text)")
+            #expect(tile.headers["content-type"] == "image/webp" && tile.headers["vary"] == "Accept")
+            let tileHeader = try Self.header(tile.body)
+            #expect(tileHeader.format == .webp && tileHeader.width == 200 && tileHeader.height == 200)
+            let jpeg = try await render("width=200&height=200", nil)
+            #expect(try jpeg.headers["content-type"] == "image/jpeg" && Self.header(jpeg.body).format == .jpeg)
+            let origin = try await render("width=200&height=200&format=origin", "image/webp")
+            #expect(origin.headers["content-type"] == "image/jpeg" && origin.headers["vary"] == nil)
+            // contain fits inside the box, fill stretches to it, one side keeps the aspect ratio.
+            let contained = try Self.header(try await render("width=200&height=200&resize=contain", nil).body)
+            #expect(max(contained.width, contained.height) == 200 && contained.width != contained.height)
+            let filled = try Self.header(try await render("width=300&height=100&resize=fill", nil).body)
+            #expect(filled.width == 300 && filled.height == 100)
+            let narrow = try Self.header(try await render("width=100", nil).body)
+            #expect(narrow.width == 100 && abs(narrow.height - original.height * 100 / original.width) <= 1)
+            // Never larger than the original (a 200 px square stored as WebP), whatever the resize.
+            let square = "\(ana.uuidString)/square.webp"
+            #expect(try await social.upload(Array(tile.body), name: square, user: ana).status == 200)
+            for resize in ["cover", "contain", "fill"] {
+                let answer = try await social.call(
+                    .get,
+                    "/storage/v1/render/image/authenticated/posts/\(square)?width=1000&height=800&resize=\(resize)",
+                    user: ana
+                )
+                let header = try Self.header(answer.body)
+                #expect(header.format == .webp && header.width <= 200 && header.height <= 200, "\(resize): \(header)")
+            }
+            _ = try await social.call(.delete, "/storage/v1/object/posts", user: ana, json: #"{"prefixes":["\#(square)"]}"#)
+
+            // The same variant again is the kept one: its ETag answers 304.
+            let again = try await render("width=200&height=200", "image/webp")
+            #expect(again.body == tile.body && again.headers["etag"] == tile.headers["etag"])
+            let etag = try #require(tile.headers["etag"])
+            let cached = try await social.call(
+                .get,
+                "/storage/v1/render/image/authenticated/posts/\(name)?width=200&height=200",
+                user: ana,
+                headers: [("Accept", "image/webp"), ("If-None-Match", etag)]
+            )
+            #expect(cached.status == 304 && cached.body.isEmpty)
+
+            // Out of range or unknown: 400 in Storage's shape; someone else's pending upload: 404.
+            for query in ["width=0", "width=2501", "height=abc", "quality=19", "quality=101", "resize=zoom", "format=gif"] {
+                let refused = try await render(query, nil)
+                #expect(refused.status == 400 && (try? refused.json())?["error"] as? String == "InvalidRequest", "\(query): \(refused.status)")
+            }
+            let foreign = try await social.call(.get, "/storage/v1/render/image/authenticated/posts/\(name)?width=10", user: ben)
+            #expect(foreign.status == 404)
+            #expect(try await social.call(.get, "/storage/v1/render/image/public/posts/\(name)?width=10", user: nil).status == 404)
+
+            // The variants are kept beside the object's bytes (format=origin of a JPEG is the JPEG
+            // variant), and go with them.
+            let variants = social.blobFiles().filter { $0.contains("-variants/") }
+            #expect(variants.count == 5, "\(variants)")
+            #expect(
+                try await social.upload(try SocialHarness.photo("FreshFlower"), name: name, user: ana, headers: [("x-upsert", "true")]).status == 200
+            )
+            #expect(social.blobFiles().filter { $0.contains("-variants/") }.isEmpty)
+            #expect(try await render("width=200&height=200", "image/webp").body != tile.body)
+            _ = try await social.call(.delete, "/storage/v1/object/posts", user: ana, json: #"{"prefixes":["\#(name)"]}"#)
+            #expect(social.blobFiles().isEmpty, "\(social.blobFiles())")
+
+            // A public bucket's object is transformed for anyone.
+            let avatar = "\(ana.uuidString)/me.jpg"
+            #expect(try await social.upload(aqua, bucket: "avatars", name: avatar, user: ana).status == 200)
+            let small = try await social.call(.get, "/storage/v1/render/image/public/avatars/\(avatar)?width=64&height=64", user: nil)
+            #expect(try small.status == 200 && Self.header(small.body).width == 64)
+        }
+    }
+
+    @Test func fiftyRequestsForOneNewVariantCauseOneRender() async throws {
+        try await SocialHarness.with { social in
+            let ana = UUID()
+            let name = "\(ana.uuidString)/busy.jpg"
+            #expect(try await social.upload(try SocialHarness.photo("Aqua"), name: name, user: ana).status == 200)
+            let answers = try await withThrowingTaskGroup(of: TestResponse.self) { group in
+                for _ in 0..<50 {
+                    group.addTask {
+                        try await social.call(.get, "/storage/v1/render/image/authenticated/posts/\(name)?width=320&height=240", user: ana)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(answers.allSatisfy { $0.status == 200 && $0.body == answers[0].body })
+            let metrics = try await social.call(.get, "/metrics", user: nil).text
+            #expect(
+                metrics.contains("storage_image_variants_rendered_total 1\n"),
+                "\(metrics.split(separator: "\n").filter { $0.contains("variants") })"
+            )
+        }
+    }
+
+    @Test func aSignedRenderLinkCarriesItsTransformAndPinsItsVersion() async throws {
+        try await SocialHarness.with { social in
+            let ana = UUID()
+            let name = "\(ana.uuidString)/pinned.jpg"
+            #expect(try await social.upload(try SocialHarness.photo("Aqua"), name: name, user: ana).status == 200)
+            let signed = try await social.call(
+                .post,
+                "/storage/v1/object/sign/posts/\(name)",
+                user: ana,
+                json: #"{"expiresIn":600,"transform":{"width":120,"height":90,"resize":"cover"}}"#
+            )
+            let link = try #require(try signed.json()["signedURL"] as? String)
+            #expect(link.hasPrefix("/render/image/sign/posts/\(name)?token="))
+            let shown = try await social.call(.get, "/storage/v1\(link)", user: nil)
+            #expect(shown.status == 200 && shown.headers["cache-control"] == "public, max-age=31536000, immutable")
+            let header = try Self.header(shown.body)
+            #expect(header.width == 120 && header.height == 90)
+            // The transform is the token's: changing it breaks the signature; query parameters
+            // beside it change nothing.
+            let token = String(link[link.range(of: "token=")!.upperBound...])
+            let forged = token.replacingOccurrences(of: "w120-h90", with: "w2000-h2000")
+            let refused = try await social.call(.get, "/storage/v1/render/image/sign/posts/\(name)?token=\(forged)", user: nil)
+            #expect(refused.status == 400 && (try? refused.json())?["error"] as? String == "InvalidSignature")
+            let extra = try await social.call(.get, "/storage/v1\(link)&width=2000", user: nil)
+            #expect(try Self.header(extra.body).width == 120)
+            #expect(try await social.call(.get, "/storage/v1/render/image/sign/posts/\(name)", user: nil).status == 400)
+
+            // Many at once, with the same transform; a bad transform is refused.
+            let many = try await social.call(
+                .post,
+                "/storage/v1/object/sign/posts",
+                user: ana,
+                json: #"{"expiresIn":600,"paths":["\#(name)"],"transform":{"width":"60"}}"#
+            )
+            let items = try #require(try JSONSerialization.jsonObject(with: many.body) as? [[String: Any]])
+            let batchLink = try #require(items.first?["signedURL"] as? String)
+            #expect(try Self.header(try await social.call(.get, "/storage/v1\(batchLink)", user: nil).body).width == 60)
+            let badTransform = try await social.call(
+                .post,
+                "/storage/v1/object/sign/posts/\(name)",
+                user: ana,
+                json: #"{"expiresIn":600,"transform":{"width":-1}}"#
+            )
+            #expect(badTransform.status == 400)
+
+            // A new version (an upsert) is not what the link showed: 404, and new links.
+            #expect(
+                try await social.upload(try SocialHarness.photo("FreshFlower"), name: name, user: ana, headers: [("x-upsert", "true")]).status == 200
+            )
+            #expect(try await social.call(.get, "/storage/v1\(link)", user: nil).status == 404)
+        }
+    }
+}
