@@ -105,7 +105,7 @@ extension BlobKey {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 3, UUID(uuidString: String(parts[0])) != nil else { return nil }
         let file = parts[2].split(separator: ".")
-        guard file.count == 2, ["jpg", "jpeg", "png", "webp"].contains(file[1]) else { return nil }
+        guard file.count == 2, ["jpg", "jpeg", "png", "webp", "heif", "avif"].contains(file[1]) else { return nil }
         let middleIsID = UUID(uuidString: String(parts[1])) != nil && file[0] == "edited"
         let isUpload = parts[1] == "uploads" && UUID(uuidString: String(file[0])) != nil
         guard middleIsID || isUpload else { return nil }

@@ -1,7 +1,7 @@
 /// Why a source cannot be rendered. Each case reads as a reason a person can act on; it is what a
 /// failed edit reports and what a preview's 422 says.
 package enum ImagingError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// The bytes are not a JPEG, PNG or WebP; `detected` names what they look like instead.
+    /// The bytes are not a JPEG, PNG, WebP, HEIF or AVIF; `detected` names what they look like instead.
     case unsupportedFormat(detected: String)
     /// The file is larger than the source limit.
     case fileTooLarge(bytes: Int, limit: Int)
@@ -17,7 +17,7 @@ package enum ImagingError: Error, Equatable, Sendable, CustomStringConvertible {
     package var description: String {
         switch self {
         case .unsupportedFormat(let detected):
-            return "The photo is \(detected), not a JPEG, PNG or WebP."
+            return "The photo is \(detected), not a JPEG, PNG, WebP, HEIF or AVIF."
         case .fileTooLarge(let bytes, let limit):
             return "The photo is \(megabytes(bytes)); photos up to \(megabytes(limit)) can be edited."
         case .tooManyPixels(let width, let height, let limit):

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Imaging
 import LocalStack
 import TestSupport
 import Testing
@@ -182,6 +183,31 @@ import Testing
             #expect(try await render.count("uploads", where: "user_id = '\(user.uuidString)'") == 3)
             let files = try FileManager.default.subpathsOfDirectory(atPath: render.blobs.path).filter { $0.contains(".") }
             #expect(files.count == 4, "\(files)")
+        }
+    }
+
+    @Test func aHEICFromAnIPhoneIsAnUploadKeptAsSent() async throws {
+        try await RenderHarness.with(["RENDER_ROLE": "api"]) { render in
+            let user = UUID()
+            let heic = try IPhonePhoto.made("heic")
+            let upload = try await render.upload(heic, user: user)
+            #expect(upload.status == 201, "\(upload.text)")
+            let body = try upload.json()
+            #expect(body["format"] as? String == "heif" && body["width"] as? Int == 480 && body["height"] as? Int == 640)
+            let url = try #require(body["url"] as? String)
+            let original = try await render.call(.get, String(url.dropFirst("https://splash.test".count)), user: nil)
+            #expect(original.status == 200 && original.headers["content-type"] == "image/heif" && Array(original.body) == heic)
+            // A preview of it is a JPEG, upright.
+            let id = try #require(body["uploadId"] as? String)
+            let preview = try await render.call(
+                .post,
+                "/v1/edits/preview",
+                user: user,
+                json: #"{"source":{"uploadId":"\#(id)"},"filters":[{"name":"sepia"}]}"#
+            )
+            #expect(preview.status == 200 && preview.headers["content-type"] == "image/jpeg", "\(preview.status) \(preview.text.prefix(200))")
+            let header = try SourceInspection.inspect(Array(preview.body), limits: SourceLimits())
+            #expect(header.width < header.height)
         }
     }
 

@@ -98,6 +98,31 @@ import Testing
         }
     }
 
+    @Test func aHEICFromAnIPhoneIsStoredAsSentAndServedAsJPEGOrWebP() async throws {
+        try await SocialHarness.with { social in
+            let ana = UUID()
+            let name = "\(ana.uuidString)/IMG_0001.HEIC"
+            let heic = try IPhonePhoto.made("heic")
+            #expect(try await social.upload(heic, name: name, user: ana).status == 200)
+            let info = try await social.call(.get, "/storage/v1/object/info/posts/\(name)", user: ana).json()
+            #expect(info["content_type"] as? String == "image/heif")
+            #expect(Array(try await social.call(.get, "/storage/v1/object/posts/\(name)", user: ana).body) == heic)
+            for (accept, format) in [(nil, SourceFormat.jpeg), ("image/webp", .webp)] as [(String?, SourceFormat)] {
+                for query in ["width=120", "width=120&format=origin"] {
+                    let answer = try await social.call(
+                        .get,
+                        "/storage/v1/render/image/authenticated/posts/\(name)?\(query)",
+                        user: ana,
+                        headers: accept.map { [("Accept", $0)] } ?? []
+                    )
+                    let header = try Self.header(answer.body)
+                    let wanted: SourceFormat = query.contains("origin") ? .jpeg : format
+                    #expect(header.format == wanted && header.width == 120 && header.height == 160, "\(query) \(accept ?? ""): \(header)")
+                }
+            }
+        }
+    }
+
     @Test func fiftyRequestsForOneNewVariantCauseOneRender() async throws {
         try await SocialHarness.with { social in
             let ana = UUID()

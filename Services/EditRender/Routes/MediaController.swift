@@ -30,7 +30,7 @@ struct MediaController: Sendable {
         guard let blob = try await blobs.open(key) else {
             throw Problem(status: .notFound, type: "not-found", title: "Not found", detail: "The image no longer exists.")
         }
-        let type = path.hasSuffix(".png") ? "image/png" : path.hasSuffix(".webp") ? "image/webp" : "image/jpeg"
+        let type = ["png", "webp", "heif", "avif"].first { path.hasSuffix(".\($0)") }.map { "image/\($0)" } ?? "image/jpeg"
         let body = ResponseBody(contentLength: blob.size) { writer in
             for try await chunk in blob.chunks { try await writer.write(chunk) }
             try await writer.finish(nil)

@@ -201,7 +201,7 @@ struct PostStore: Sendable {
         detail: "This upload is already the photo of a post; upload it again to post it again."
     )
 
-    /// `bytes` made to fit (re-encoded only when larger than 1080 px or 2 MB), written under a new
+    /// `bytes` made to fit (re-encoded only when larger than 1080 px or 2 MB, or HEIF/AVIF), written under a new
     /// blob key listed as an upload until the post's transaction records it.
     private func stored(_ bytes: [UInt8], for path: ObjectPath, existing: UUID?) async throws -> Media {
         var image = bytes
@@ -211,8 +211,10 @@ struct PostStore: Sendable {
         } catch {
             throw Problem(status: .unprocessableContent, type: "unsupported-image", title: "Not a photo", detail: "\(error)")
         }
-        var (width, height, mime) = (header.width, header.height, "image/\(header.format.rawValue)")
-        if max(width, height) > Self.fit.edge || bytes.count > Self.fit.bytes {
+        var (width, height, mime) = (header.width, header.height, header.format.mediaType)
+        // HEIF and AVIF are JPEG in a post: not every reader's phone or browser shows them.
+        let readByAll = [.jpeg, .png, .webp].contains(header.format)
+        if max(width, height) > Self.fit.edge || bytes.count > Self.fit.bytes || !readByAll {
             let rendered = try await renderer.render(
                 bytes,
                 filters: try FilterChain([]),

@@ -139,7 +139,7 @@ struct ObjectStore: Sendable {
     /// Points the row at the new blob (inserting or replacing it) and returns the blob it let go of
     /// — or, for the retry of the upload that wrote the row, the row as it is.
     private func record(_ path: ObjectPath, user: UUID, mode: Mode, blob: NewBlob) async throws -> (IdempotencyKey.Outcome<StoredObject>, BlobKey?) {
-        let mime = "image/\(blob.header.format.rawValue)"
+        let mime = blob.header.format.mediaType
         let (key, header, idempotency) = (blob.key, blob.header, blob.idempotency)
         return try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
             let current = try await connection.query(

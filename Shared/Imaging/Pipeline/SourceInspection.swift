@@ -4,6 +4,12 @@ import Foundation
 /// The formats a source may be in.
 package enum SourceFormat: String, Sendable, Equatable {
     case jpeg, png, webp
+    /// HEIC/HEIF, as iPhones save photos; decoded by libheif, its own orientation applied.
+    case heif
+    case avif
+
+    /// Its media type, as stored objects and uploads are served.
+    package var mediaType: String { "image/\(rawValue)" }
 }
 
 /// What a source's first bytes and header say, read before any pixel is decoded.
@@ -42,6 +48,12 @@ package enum SourceInspection {
         if starts([0xFF, 0xD8, 0xFF]) { return .jpeg }
         if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
         if starts(Array("RIFF".utf8)) && starts(Array("WEBP".utf8), at: 8) { return .webp }
+        // An ISO media file: what its brand names decides; a video or any other is refused.
+        if starts(Array("ftyp".utf8), at: 4) {
+            let brand = String(decoding: head[8..<12], as: UTF8.self)
+            if ["avif", "avis"].contains(brand) { return .avif }
+            if ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1"].contains(brand) { return .heif }
+        }
         throw .unsupportedFormat(detected: describe(head, bytes))
     }
 
@@ -52,7 +64,7 @@ package enum SourceInspection {
         if starts("II*\u{0}") || starts("MM\u{0}*") { return "a TIFF" }
         if starts("BM") { return "a BMP" }
         if starts("%PDF") { return "a PDF" }
-        if head.count >= 12 && Array(head[4..<8]) == Array("ftyp".utf8) { return "a HEIF/AVIF or video file" }
+        if head.count >= 12 && Array(head[4..<8]) == Array("ftyp".utf8) { return "a video or another ISO media file" }
         let text = String(decoding: bytes.prefix(512), as: UTF8.self).lowercased()
         if text.contains("<svg") || text.hasPrefix("<?xml") { return "an SVG or XML document" }
         return "not an image Splash recognises"

@@ -3,8 +3,8 @@ import CVips
 /// libvips, started once per process with Splash's settings: the operation cache off (every
 /// render is new work, and cached operations would keep pixels alive), one libvips worker thread
 /// per render (renders run in parallel instead, one per core), and every loader blocked except
-/// JPEG, PNG and WebP, so no untrusted or unexpected decoder (ImageMagick, SVG, PDF, TIFF…) ever
-/// sees a user's bytes.
+/// JPEG, PNG, WebP and HEIF (libheif: HEIC and AVIF), so no untrusted or unexpected decoder
+/// (ImageMagick, SVG, PDF, TIFF…) ever sees a user's bytes.
 enum VipsRuntime {
     /// Starts libvips on first use; later calls return the first outcome.
     /// - Throws: `ImagingError.unavailable` when libvips cannot start.
@@ -26,7 +26,7 @@ enum VipsRuntime {
         vips_concurrency_set(1)
         vips_block_untrusted_set(1)
         vips_operation_block_set("VipsForeignLoad", 1)
-        for loader in ["VipsForeignLoadJpeg", "VipsForeignLoadPng", "VipsForeignLoadWebp"] {
+        for loader in ["VipsForeignLoadJpeg", "VipsForeignLoadPng", "VipsForeignLoadWebp", "VipsForeignLoadHeif"] {
             vips_operation_block_set(loader, 0)
         }
         return nil
