@@ -123,6 +123,45 @@ import Testing
         }
     }
 
+    @Test func listsCarryThumbnailsThatAreStableAndShowTheSizedImage() async throws {
+        try await SocialHarness.with { social in
+            let ana = UUID()
+            try await social.register(ana, username: "ana_\(ana.uuidString.prefix(6).lowercased())")
+            #expect(try await social.upload(try SocialHarness.photo("Aqua"), name: "\(ana.uuidString)/sea.jpg", user: ana).status == 200)
+            let posted = try await social.post(#"{"photo":{"objectKey":"posts/\#(ana.uuidString)/sea.jpg"},"caption":"Sea"}"#, user: ana)
+            #expect(posted.status == 201, "\(posted.text)")
+            #expect(try await social.post(#"{"photo":{"unsplashPhotoId":"Aqua-1"},"caption":"Borrowed"}"#, user: ana).status == 201)
+
+            // The feed: each post's thumbnails beside its media, the same when asked again.
+            let feed = try await social.call(.get, "/v1/feed", user: ana).json()
+            let items = try #require(feed["items"] as? [[String: Any]])
+            #expect(items.count == 2)
+            let again = try #require(try await social.call(.get, "/v1/feed", user: ana).json()["items"] as? [[String: Any]])
+            let stored = try #require(items.first { $0["caption"] as? String == "Sea" }?["thumbnails"] as? [String: String])
+            #expect(stored == (again.first { $0["caption"] as? String == "Sea" }?["thumbnails"] as? [String: String]))
+            // A stored photo's are signed render links, read without a session at their sizes.
+            for (size, width, height) in [("small", 200, 200), ("medium", 640, 400)] {
+                let url = try #require(stored[size])
+                #expect(url.hasPrefix("https://splash.test/storage/v1/render/image/sign/posts/"), "\(url)")
+                let answer = try await social.call(.get, String(url.dropFirst("https://splash.test".count)), user: nil)
+                let header = try Self.header(answer.body)
+                #expect(answer.status == 200 && header.width == width && header.height == height, "\(size): \(header)")
+            }
+            // An Unsplash photo's are Unsplash's own sized URLs.
+            let unsplash = try #require(items.first { $0["caption"] as? String == "Borrowed" }?["thumbnails"] as? [String: String])
+            #expect(unsplash["small"]?.contains("w=200&h=200&fit=crop") == true && unsplash["medium"]?.contains("w=640") == true, "\(unsplash)")
+
+            // The likes list: each photo's thumbnails, an Unsplash photo's and a post's.
+            let postKey = try #require(try posted.json()["photoKey"] as? String)
+            #expect(try await social.call(.put, "/v1/likes/unsplash:Aqua-1", user: ana).status < 300)
+            #expect(try await social.call(.put, "/v1/likes/\(postKey)", user: ana).status < 300)
+            let likes = try #require(try await social.call(.get, "/v1/likes", user: ana).json()["items"] as? [[String: Any]])
+            let thumbnails = likes.map { (($0["photo"] as? [String: Any])?["thumbnails"] as? [String: String])?["small"] ?? "none" }
+            #expect(thumbnails.contains { $0.contains("w=200&h=200&fit=crop") }, "\(thumbnails)")
+            #expect(thumbnails.contains { $0 == stored["small"] }, "\(thumbnails)")
+        }
+    }
+
     @Test func fiftyRequestsForOneNewVariantCauseOneRender() async throws {
         try await SocialHarness.with { social in
             let ana = UUID()

@@ -148,27 +148,44 @@ struct PhotoResolver: Sendable {
         if !postKeys.isEmpty {
             let rows = try await connection.query(
                 """
-                SELECT DISTINCT ON (p.photo_key) p.photo_key, p.unsplash_url, o.name, p.media_width, p.media_height
+                SELECT DISTINCT ON (p.photo_key) p.photo_key, p.unsplash_url, o.name, o.blob_key, p.media_width, p.media_height
                 FROM posts p LEFT JOIN objects o ON o.id = p.object_id
                 WHERE p.photo_key = ANY(\(postKeys)) ORDER BY p.photo_key, p.created_at
                 """,
                 logger: logger
             ).collect()
             for row in rows {
-                let (keyText, unsplashURL, name, width, height) = try row.decode((String, String?, String?, Int, Int).self)
+                let (keyText, unsplashURL, name, blob, width, height) = try row.decode((String, String?, String?, String?, Int, Int).self)
                 guard let key = PhotoKey(keyText) else { continue }
-                shown[key]?.media = media(unsplashURL: unsplashURL, objectName: name, width: width, height: height, expires: expires)
+                shown[key]?.media = media(unsplashURL: unsplashURL, object: (name, blob), width: width, height: height, expires: expires)
             }
         }
         return keys.map { shown[$0] ?? ShownPhoto(key: $0) }
     }
 
-    /// A post's image: the Unsplash URL, or a signed link to its object.
-    func media(unsplashURL: String?, objectName: String?, width: Int, height: Int, expires: Int) -> MediaLink? {
-        if let unsplashURL { return MediaLink(url: unsplashURL, width: width, height: height, expiresAt: nil) }
-        guard let objectName, let path = ObjectPath(stored: objectName, bucket: .posts) else { return nil }
+    /// A post's image and its thumbnails: the Unsplash URL and Unsplash's sizes of it, or signed
+    /// links to its object (`name`, and its blob key, whose last segment is its version) and to
+    /// sized copies of that version.
+    func media(unsplashURL: String?, object: (name: String?, blob: String?), width: Int, height: Int, expires: Int) -> MediaLink? {
+        if let unsplashURL {
+            return MediaLink(url: unsplashURL, width: width, height: height, expiresAt: nil, thumbnails: Thumbnails(unsplash: unsplashURL))
+        }
+        guard let name = object.name, let path = ObjectPath(stored: name, bucket: .posts) else { return nil }
         let signed = storageLinks.sign(path, expires: expires)
-        return MediaLink(url: signed.absolute(storageLinks.publicBase), width: width, height: height, expiresAt: signed.expiresAt)
+        let version = object.blob.flatMap { $0.split(separator: "/").last }.map(String.init)
+        let thumbnails = version.map { version in
+            Thumbnails(
+                small: storageLinks.signRender(path, version: version, Thumbnails.small, expires: expires).absolute(storageLinks.publicBase),
+                medium: storageLinks.signRender(path, version: version, Thumbnails.medium, expires: expires).absolute(storageLinks.publicBase)
+            )
+        }
+        return MediaLink(
+            url: signed.absolute(storageLinks.publicBase),
+            width: width,
+            height: height,
+            expiresAt: signed.expiresAt,
+            thumbnails: thumbnails
+        )
     }
 
     static func kind(_ key: PhotoKey) -> String {

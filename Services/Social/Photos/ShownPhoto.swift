@@ -8,6 +8,37 @@ struct MediaLink: Sendable, Equatable {
     var width: Int
     var height: Int
     var expiresAt: Date?
+    /// The same image smaller, for lists; `nil` where none is made (an edit's).
+    var thumbnails: Thumbnails? = nil
+}
+
+/// An image sized for a phone's lists: a 200 px square (`small`, cut from the centre) and one
+/// 640 px wide (`medium`). A stored image's are signed render links pinned to its version, so a
+/// page asked twice within a link bucket gives the same URLs; an Unsplash image's are Unsplash's
+/// own sized URLs (never re-hosted).
+struct Thumbnails: Sendable, Equatable {
+    var small: String
+    var medium: String
+
+    static let small = RenderRequest(width: 200, height: 200, resize: .cover)
+    static let medium = RenderRequest(width: 640, resize: .cover)
+
+    /// Unsplash's sizes of `url` (its `w`, `h`, `fit` and `crop` replaced; `ixid` and the rest kept).
+    init?(unsplash url: String) {
+        guard var small = URLComponents(string: url), small.host != nil else { return nil }
+        let kept = (small.queryItems ?? []).filter { !["w", "h", "fit", "crop"].contains($0.name) }
+        var medium = small
+        small.queryItems =
+            kept + [URLQueryItem(name: "w", value: "200"), URLQueryItem(name: "h", value: "200"), URLQueryItem(name: "fit", value: "crop")]
+        medium.queryItems = kept + [URLQueryItem(name: "w", value: "640"), URLQueryItem(name: "fit", value: "max")]
+        guard let smallURL = small.string, let mediumURL = medium.string else { return nil }
+        (self.small, self.medium) = (smallURL, mediumURL)
+    }
+
+    init(small: String, medium: String) {
+        self.small = small
+        self.medium = medium
+    }
 }
 
 /// A photo as a person's lists show it: its key, and what is known of it — an Unsplash photo's
@@ -16,4 +47,10 @@ struct ShownPhoto: Sendable, Equatable {
     var key: PhotoKey
     var unsplash: CatalogPhoto?
     var media: MediaLink?
+
+    /// Its list sizes: an Unsplash photo's from its raw URL, a post's from its image.
+    var thumbnails: Thumbnails? {
+        if let urls = unsplash?.urls, let source = urls["raw"] ?? urls["regular"] ?? urls["full"] { return Thumbnails(unsplash: source) }
+        return media?.thumbnails
+    }
 }

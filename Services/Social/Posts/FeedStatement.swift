@@ -46,7 +46,7 @@ enum OnePost: FeedVariant {
 /// made without knowing the viewer (a cached one) reads all the viewer's likes and compares every
 /// post with each.
 struct FeedStatement<Variant: FeedVariant>: PostgresPreparedStatement {
-    typealias Row = (UUID, UUID, String?, String?, String, String, String?, String?, Int, Int, Int, Date, Bool)
+    typealias Row = (UUID, UUID, String?, String?, String, String, String?, String?, Int, Int, Int, Date, String?, Bool)
 
     static var name: String { "social-feed-\(Variant.self)" }
 

@@ -392,8 +392,9 @@ struct PostStore: Sendable {
         }
         let expires = photos.storageLinks.expiry(lifetime: Int(photos.mediaLifetime.components.seconds), now: now)
         return try rows.map { row in
-            let (id, author, username, avatar, key, caption, unsplashURL, objectName, width, height, likes, created, likedByMe) = row
-            guard let media = photos.media(unsplashURL: unsplashURL, objectName: objectName, width: width, height: height, expires: expires) else {
+            let (id, author, username, avatar, key, caption, unsplashURL, objectName, width, height, likes, created, objectBlob, likedByMe) = row
+            let object = (name: objectName, blob: objectBlob)
+            guard let media = photos.media(unsplashURL: unsplashURL, object: object, width: width, height: height, expires: expires) else {
                 throw UnreadableRow(table: "posts", id: id)
             }
             return Post(

@@ -30,6 +30,13 @@ struct PhotoBody: Encodable, Sendable, Equatable {
     var kind: String
     var unsplash: CatalogPhoto?
     var media: MediaBody?
+    var thumbnails: ThumbnailsBody?
+}
+
+/// An image's list sizes: a 200 px square and a 640 px wide one.
+struct ThumbnailsBody: Encodable, Sendable, Equatable {
+    var small: String
+    var medium: String
 }
 
 /// `PUT|GET /v1/likes/{photoKey}`.
@@ -89,6 +96,7 @@ struct PostBody: Encodable, Sendable {
     var photoKey: String
     var caption: String
     var media: MediaBody
+    var thumbnails: ThumbnailsBody?
     var likeCount: Int
     var likedByMe: Bool
     var createdAt: Date
@@ -152,6 +160,15 @@ extension PostBody: JSONWritable {
             }
             writer.key("photoKey")
             writer.string(photoKey)
+            if let thumbnails {
+                writer.key("thumbnails")
+                writer.object { writer in
+                    writer.key("medium")
+                    writer.string(thumbnails.medium)
+                    writer.key("small")
+                    writer.string(thumbnails.small)
+                }
+            }
         }
     }
 }
@@ -173,6 +190,14 @@ extension PhotoBody {
         kind = PhotoResolver.kind(photo.key)
         unsplash = photo.unsplash
         media = photo.media.map(MediaBody.init)
+        thumbnails = photo.thumbnails.map(ThumbnailsBody.init)
+    }
+}
+
+extension ThumbnailsBody {
+    init(_ thumbnails: Thumbnails) {
+        small = thumbnails.small
+        medium = thumbnails.medium
     }
 }
 
@@ -214,6 +239,7 @@ extension PostBody {
         photoKey = post.photoKey
         caption = post.caption
         media = MediaBody(post.media)
+        thumbnails = post.media.thumbnails.map(ThumbnailsBody.init)
         likeCount = post.likeCount
         likedByMe = post.likedByMe
         createdAt = post.createdAt

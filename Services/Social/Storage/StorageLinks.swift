@@ -69,11 +69,15 @@ struct StorageLinks: Sendable {
     /// link to a sized copy of one version of `object`; what it shows never changes, so it may be
     /// cached for good. The expiry is rounded up to the bucket, as other links'.
     func signRender(_ object: StoredObject, _ asked: RenderRequest, lifetime seconds: Int, now: Date = Date()) -> Signed {
-        let expires = expiry(lifetime: seconds, now: now)
-        let named = Self.renderName(object.path, version: object.version, asked.signed)
-        let token = "\(expires).\(object.version).\(asked.signed).\(signer.signature(named, expires: expires))"
+        signRender(object.path, version: object.version, asked, expires: expiry(lifetime: seconds, now: now))
+    }
+
+    /// A render link to `version` of `object` that stops working at `expires` (unix seconds).
+    func signRender(_ object: ObjectPath, version: String, _ asked: RenderRequest, expires: Int) -> Signed {
+        let named = Self.renderName(object, version: version, asked.signed)
+        let token = "\(expires).\(version).\(asked.signed).\(signer.signature(named, expires: expires))"
         return Signed(
-            path: "/render/image/sign/\(object.path.bucket.rawValue)/\(Self.encoded(object.path.name))?token=\(token)",
+            path: "/render/image/sign/\(object.bucket.rawValue)/\(Self.encoded(object.name))?token=\(token)",
             expiresAt: Date(timeIntervalSince1970: TimeInterval(expires))
         )
     }
