@@ -95,6 +95,12 @@ import Testing
             #expect(try await social.upload(aqua, bucket: "avatars", name: avatar, user: ana).status == 200)
             let small = try await social.call(.get, "/storage/v1/render/image/public/avatars/\(avatar)?width=64&height=64", user: nil)
             #expect(try small.status == 200 && Self.header(small.body).width == 64)
+            // Anyone asking for size after size is answered, but only so many variants are kept.
+            for width in 1...30 {
+                let answer = try await social.call(.get, "/storage/v1/render/image/public/avatars/\(avatar)?width=\(width)", user: nil)
+                #expect(try answer.status == 200 && Self.header(answer.body).width == width)
+            }
+            #expect(social.blobFiles().filter { $0.contains("-variants/") }.count == 24)
         }
     }
 

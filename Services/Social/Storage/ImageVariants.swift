@@ -52,7 +52,11 @@ final class ImageVariants: Sendable {
                 guard let original = try await blobs.get(source) else { throw VariantSourceGone() }
                 let image = try await renderer.transform(original, transform, limits: limits)
                 renders.increment()
-                try await blobs.put(key, bytes: image.bytes)
+                // Anyone may ask a public image for any size: past a few dozen variants of one
+                // version, a new one is answered but not kept, so asking cannot fill the store.
+                if try await blobs.list(prefix: Self.prefix(of: source)).count < Self.keptPerVersion {
+                    try await blobs.put(key, bytes: image.bytes)
+                }
                 return image.bytes
             }
             flights[key] = task
@@ -66,6 +70,9 @@ final class ImageVariants: Sendable {
     }
 
     private struct VariantSourceGone: Error {}
+
+    /// The most variants kept of one version of an object.
+    static let keptPerVersion = 24
 
     /// `{blob key}-variants/w200-h200-cover-q80.webp` (`w0`/`h0` where a side is left out).
     static func key(of blob: BlobKey, _ transform: ImageTransform) -> BlobKey {

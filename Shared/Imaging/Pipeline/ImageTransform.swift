@@ -84,7 +84,17 @@ extension RenderPipeline {
         limits: SourceLimits = SourceLimits()
     ) throws(ImagingError) -> TransformedImage {
         let header = try SourceInspection.inspect(source, limits: limits)
-        let (width, height) = transform.size(ofUpright: header.upright)
+        // The box libvips fits the image in: a side left out is unbounded, so the other alone
+        // decides (as libvips rounds it); fill's box is no larger than the image.
+        let unbounded = 10_000_000
+        let (width, height) =
+            switch (transform.width, transform.height) {
+            case (nil, nil): header.upright
+            case (let width?, nil): (width, unbounded)
+            case (nil, let height?): (unbounded, height)
+            case (let width?, let height?):
+                transform.resize == .fill ? transform.size(ofUpright: header.upright) : (width, height)
+            }
         let crop = transform.resize == .cover && transform.width != nil && transform.height != nil
         let force = transform.resize == .fill && transform.width != nil && transform.height != nil
         let decoded = source.withUnsafeBytes { bytes in
