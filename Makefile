@@ -25,7 +25,7 @@ MATPLOTLIB := matplotlib==3.11.2
 # Reads the sizes of Storage's transformed images in the supabase-py test; makes HEIC files.
 PILLOW_HEIF := pillow-heif==1.8.1
 
-.PHONY: run test lint format test-system test-fuzz contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-social bench-notify bench-erasure bench-mail bench-data-api bench-s3 bench-routing bench-tracking bench-realtime bench-presence bench-load
+.PHONY: run test lint format test-system test-fuzz contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-thumbnails bench-social bench-notify bench-erasure bench-mail bench-data-api bench-s3 bench-routing bench-tracking bench-realtime bench-presence bench-load
 
 # $(call install-debian,packages): installs those of the Debian packages not installed yet.
 install-debian = missing=""; \
@@ -215,6 +215,11 @@ bench-render: deps
 
 # The data API's own cost per request, in release mode and in-process: parsing a PostgREST query
 # string and rendering its SQL. (Its latency through the gateway against /v1/feed is in bench-social.)
+bench-thumbnails: deps
+	@$(call install-debian,libvips-tools)
+	$(SWIFT) build -c release --product ThumbnailBenchmark
+	.build/release/ThumbnailBenchmark --rounds 3
+
 bench-data-api: deps
 	$(SWIFT) build -c release --product DataAPIBenchmark
 	.build/release/DataAPIBenchmark --iterations 200000 --rounds 5

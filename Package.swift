@@ -479,6 +479,11 @@ let package = Package(
             path: "Benchmarks/Social"
         ),
         .executableTarget(
+            name: "ThumbnailBenchmark",
+            dependencies: ["Imaging", "LocalStack", "TestSupport"],
+            path: "Benchmarks/Thumbnails"
+        ),
+        .executableTarget(
             name: "RenderBenchmark",
             dependencies: ["Imaging", "Contracts", "LocalStack", "ServiceKit", "TestSupport"],
             path: "Benchmarks/Render"

@@ -56,6 +56,11 @@ static inline int splash_vips_thumbnail_box(void *data, size_t length, VipsImage
                                  "option_string", "fail_on=warning", NULL);
 }
 
+/// The `width`×`height` area of `in` whose top left corner is at (`left`, `top`).
+static inline int splash_vips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height) {
+    return vips_extract_area(in, out, left, top, width, height, NULL);
+}
+
 /// Decodes a JPEG at 1/`shrink` of its size (the DCT scaling of libjpeg: 1, 2, 4 or 8), refusing
 /// a truncated or corrupt file (any decoder warning).
 static inline int splash_vips_jpegload_shrunk(void *data, size_t length, VipsImage **out, int shrink) {

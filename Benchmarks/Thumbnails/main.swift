@@ -1,0 +1,110 @@
+import Foundation
+import Imaging
+import LocalStack
+import TestSupport
+
+// Storage's thumbnails (`make bench-thumbnails`), in one run with their baselines:
+//  1. cold: a batch of 200 1080-px JPEGs (the size a post's photo is stored at) → 200×200 WebP
+//     tiles, one render per core, through the transform the render endpoint runs — against
+//     Pillow's best way (deploy/bench/pillow_thumbnails.py, one process per core) and against
+//     `vipsthumbnail` (one process per core over the same files);
+//  2. the bytes a phone downloads to draw a feed page's 20 tiles: the 20 posts' 1080-px photos
+//     (what the feed's `media` is) against their `small` thumbnails.
+let rounds = BenchmarkArguments.integer("--rounds", default: 3)
+let cores = ProcessInfo.processInfo.activeProcessorCount
+let fixtures = URL(fileURLWithPath: "Tests/ImagingTests/Fixtures/photos")
+
+func format(_ value: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", value) }
+
+/// Runs `command` and returns its standard output; stops the benchmark if it fails.
+func run(_ command: String, _ arguments: [String]) throws -> String {
+    let process = ProcessCommand(URL(fileURLWithPath: "/usr/bin/env"), [command] + arguments).makeProcess()
+    let output = Pipe()
+    process.standardOutput = .pipe(output)
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    precondition(process.terminationStatus == 0, "\(command) failed with status \(process.terminationStatus)")
+    return String(decoding: data, as: UTF8.self)
+}
+
+/// Renders the batch's 200 files as `transform`, each read from disk, one render per thread of
+/// `renderer`; returns the bytes rendered.
+func renderAll(in folder: URL, as transform: ImageTransform, with renderer: Renderer) async throws -> Int {
+    let threads = renderer.threads
+    return try await withThrowingTaskGroup(of: Int.self) { group in
+        for worker in 0..<threads {
+            group.addTask {
+                var bytes = 0
+                for index in stride(from: worker, to: 200, by: threads) {
+                    let source = Array(try Data(contentsOf: folder.appendingPathComponent(String(format: "%03d.jpg", index))))
+                    bytes += try await renderer.transform(source, transform).bytes.count
+                }
+                return bytes
+            }
+        }
+        return try await group.reduce(0, +)
+    }
+}
+
+// The batch: every fixture photo at 1080 px, at several qualities and crops, 200 files in all.
+let batch = FileManager.default.temporaryDirectory.appendingPathComponent("thumbnail-batch-\(UUID().uuidString.prefix(8))")
+try FileManager.default.createDirectory(at: batch, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: batch) }
+let photos = try FileManager.default.contentsOfDirectory(atPath: fixtures.path).filter { $0.hasSuffix(".jpg") }.sorted()
+var files: [[UInt8]] = []
+for index in 0..<200 {
+    let source = Array(try Data(contentsOf: fixtures.appendingPathComponent(photos[index % photos.count])))
+    let variant = ImageTransform(width: 1080 - (index / photos.count) % 8 * 20, quality: 80 + index % 12, format: .jpeg)
+    let bytes = try RenderPipeline.transform(source, variant).bytes
+    try Data(bytes).write(to: batch.appendingPathComponent(String(format: "%03d.jpg", index)))
+    files.append(bytes)
+}
+let batchBytes = files.reduce(0) { $0 + $1.count }
+print("batch: 200 JPEGs of 1060–1080 px from \(photos.count) photos, \(batchBytes / 1024) KB in all; \(cores) cores; \(rounds) rounds")
+
+let tile = ImageTransform(width: 200, height: 200, resize: .cover, quality: 80, format: .webp)
+let renderer = try Renderer(threads: cores)
+var ratios: [(pillow: Double, vips: Double)] = []
+var tileBytes = 0
+for round in 1...rounds {
+    // Splash: each file read from disk and rendered, one render per core.
+    let started = ContinuousClock.now
+    tileBytes = try await renderAll(in: batch, as: tile, with: renderer)
+    let splashSeconds = started.duration(to: .now).seconds
+
+    let pillow =
+        try JSONSerialization.jsonObject(
+            with: Data(try run("python3", ["deploy/bench/pillow_thumbnails.py", "--folder", batch.path, "--processes", "\(cores)"]).utf8)
+        ) as! [String: Any]
+    let pillowSeconds = pillow["seconds"] as! Double
+
+    let output = batch.appendingPathComponent("vips")
+    try? FileManager.default.removeItem(at: output)
+    try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
+    let vipsStarted = ContinuousClock.now
+    _ = try run(
+        "sh",
+        [
+            "-c",
+            "ls \(batch.path)/*.jpg | xargs -P \(cores) -n 25 vipsthumbnail --size 200x200 --smartcrop centre -o '\(output.path)/%s.webp[Q=80,strip]'",
+        ]
+    )
+    let vipsSeconds = vipsStarted.duration(to: .now).seconds
+
+    let ratio = (pillow: pillowSeconds / splashSeconds, vips: splashSeconds / vipsSeconds)
+    ratios.append(ratio)
+    print(
+        "round \(round): Splash \(format(200 / splashSeconds)) files/s (\(format(splashSeconds, 2)) s)   Pillow \(pillow["pillow"] as! String) \(format(200 / pillowSeconds)) files/s (\(format(pillowSeconds, 2)) s)   vipsthumbnail \(format(vipsSeconds, 2)) s   → Splash/Pillow throughput \(format(ratio.pillow, 2))×, Splash/vipsthumbnail time \(format(ratio.vips, 2))×"
+    )
+}
+print("goal: throughput ≥ 2.5× Pillow's; time ≤ 1.3× vipsthumbnail's")
+
+// A feed page: 20 posts' photos as the feed links them, against their small thumbnails.
+let page = files.prefix(20).reduce(0) { $0 + $1.count }
+var tiles = 0
+for file in files.prefix(20) { tiles += try await renderer.transform(file, tile).bytes.count }
+print(
+    "a feed page's 20 tiles: \(page / 1024) KB as the 1080-px photos, \(tiles / 1024) KB as thumbnails → \(format(Double(page) / Double(tiles)))× fewer bytes (goal ≥ 20×)"
+)
+try await renderer.shutdown()
