@@ -102,7 +102,8 @@ func buildApplication(_ config: EditRenderConfiguration, runtime: ServiceRuntime
         let group = router.group("v1")
         EditsController(store: store, sources: sources, renderer: renderer, links: links, keys: keys, metrics: metrics).addRoutes(to: group)
         UploadsController(store: store, blobs: blobs, keys: keys, links: links, maxBytes: config.maxUploadBytes).addRoutes(to: group)
-        MediaController(blobs: blobs, links: links).addRoutes(to: group)
+        MediaController(blobs: blobs, links: links, variants: ImageVariants(blobs: blobs, renderer: renderer, maxBytes: config.maxUploadBytes))
+            .addRoutes(to: group)
         WorkersController(client: client, keys: keys).addRoutes(to: group)
     }
 }

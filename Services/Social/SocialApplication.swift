@@ -12,6 +12,7 @@ import Imaging
 import Kafka
 import KeySetClient
 import Logging
+import Metrics
 import NIOPosix
 import PostgresNIO
 import ServiceAssembly
@@ -56,7 +57,8 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
         logger: logger
     )
     let objects = ObjectStore(client: client, blobs: blobs, logger: logger, maxBytes: config.maxUploadBytes)
-    let variants = ImageVariants(blobs: blobs, renderer: renderer, maxBytes: config.maxUploadBytes, metrics: runtime.metrics.factory)
+    let variantRenders = Counter(label: "storage_image_variants_rendered_total", factory: runtime.metrics.factory)
+    let variants = ImageVariants(blobs: blobs, renderer: renderer, maxBytes: config.maxUploadBytes) { variantRenders.increment() }
     let likes = LikeStore(client: client, outbox: outbox, photos: photos, logger: logger)
     let collections = CollectionStore(client: client, outbox: outbox, photos: photos, logger: logger)
     let posts = PostStore(client: client, outbox: outbox, objects: objects, catalog: catalog, photos: photos, renderer: renderer, logger: logger)

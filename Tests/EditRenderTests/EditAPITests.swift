@@ -211,6 +211,53 @@ import Testing
         }
     }
 
+    @Test func aMediaLinkWithASizeAnswersACopyRenderedOnceAndKeptBesideTheImage() async throws {
+        try await RenderHarness.with(["RENDER_ROLE": "api"]) { render in
+            let user = UUID()
+            let upload = try await render.upload(try RenderHarness.photo("FreshFlower"), user: user)
+            let url = try #require(try upload.json()["url"] as? String)
+            let path = String(url.dropFirst("https://splash.test".count))
+            let sized = { (query: String, headers: [(String, String)]) in
+                try await render.call(.get, "\(path)&\(query)", user: nil, headers: headers)
+            }
+            let tile = try await sized("w=200&h=200", [("Accept", "image/webp")])
+            #expect(tile.status == 200 && tile.headers["content-type"] == "image/webp" && tile.headers["vary"] == "Accept")
+            let header = try SourceInspection.inspect(Array(tile.body), limits: SourceLimits())
+            #expect(header.width == 200 && header.height == 200)
+            let jpeg = try await sized("w=640&fit=contain&q=70", [])
+            #expect(
+                try jpeg.headers["content-type"] == "image/jpeg" && SourceInspection.inspect(Array(jpeg.body), limits: SourceLimits()).width == 640
+            )
+            let etag = try #require(tile.headers["etag"])
+            #expect(try await sized("w=200&h=200", [("Accept", "image/webp"), ("If-None-Match", etag)]).status == 304)
+            // Out of range is 400; the size does not mend a broken signature.
+            let refused = try await sized("w=0", [])
+            #expect(refused.status == 400 && refused.text.contains("invalid-size"))
+            let tampered = path.replacingOccurrences(of: "signature=", with: "signature=0")
+            #expect(try await render.call(.get, "\(tampered)&w=200", user: nil).status == 403)
+            let variants = try FileManager.default.subpathsOfDirectory(atPath: render.blobs.path).filter { $0.contains("-variants/") }
+            #expect(variants.count == 2, "\(variants)")
+        }
+    }
+
+    @Test func aRenderedEditCarriesThumbnailsThatGoWithIt() async throws {
+        try await RenderHarness.with { render in
+            let user = UUID()
+            let created = try await render.createEdit(#"{"source":{"unsplashPhotoId":"FreshFlower-1"},"filters":[]}"#, user: user)
+            let id = try #require(try created.json()["id"] as? String)
+            let edit = try await render.finished(id, user: user)
+            let thumbnails = try #require(edit["thumbnails"] as? [String: String])
+            for (size, width) in [("small", 200), ("medium", 640)] {
+                let url = try #require(thumbnails[size])
+                let answer = try await render.call(.get, String(url.dropFirst("https://splash.test".count)), user: nil)
+                #expect(try answer.status == 200 && SourceInspection.inspect(Array(answer.body), limits: SourceLimits()).width == width)
+            }
+            #expect(try FileManager.default.subpathsOfDirectory(atPath: render.blobs.path).filter { $0.contains("-variants/") }.count == 2)
+            #expect(try await render.call(.delete, "/v1/edits/\(id)", user: user).status == 204)
+            #expect(try FileManager.default.subpathsOfDirectory(atPath: render.blobs.path).filter { $0.contains("-variants/") }.isEmpty)
+        }
+    }
+
     @Test func mediaLinksThatAreExpiredOrTamperedAreRefused() async throws {
         try await RenderHarness.with(["RENDER_MEDIA_URL_TTL": "2s"]) { render in
             let user = UUID()

@@ -76,6 +76,10 @@ import Testing
                 ) == true
             )
             #expect(media["width"] as? Int == 1600)
+            // Beside it, the edit's sizes for the list: the same media link with a size.
+            let thumbnails = try #require((items[1]["photo"] as? [String: Any])?["thumbnails"] as? [String: String])
+            #expect(thumbnails["small"] == "\(media["url"] as? String ?? "")&w=200&h=200")
+            #expect(thumbnails["medium"] == "\(media["url"] as? String ?? "")&w=640")
 
             let cursor = try #require(page["nextCursor"] as? String)
             let rest = try await social.call(.get, "/v1/likes?limit=2&cursor=\(cursor)", user: ana).json()

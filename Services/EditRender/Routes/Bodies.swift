@@ -44,6 +44,8 @@ struct EditBody: Encodable {
     var filters: [FilterStep]
     var output: EditOutput
     var result: ResultBody?
+    /// The result sized for lists: its media link with a size, a 200 px square and 640 px wide.
+    var thumbnails: [String: String]?
     var failureReason: String?
     var createdAt: Date
     var finishedAt: Date?
@@ -88,11 +90,15 @@ struct EditBody: Encodable {
                 quality: stored.quality,
                 format: edit.output.format
             )
+            thumbnails = [
+                "small": "\(signed.url)&\(TransformRequest.smallThumbnail.query(.media))",
+                "medium": "\(signed.url)&\(TransformRequest.mediumThumbnail.query(.media))",
+            ]
         }
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, status, source, original, filters, output, result, failureReason, createdAt, finishedAt
+        case id, status, source, original, filters, output, result, thumbnails, failureReason, createdAt, finishedAt
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -104,6 +110,7 @@ struct EditBody: Encodable {
         try container.encode(filters, forKey: .filters)
         try container.encode(output, forKey: .output)
         try container.encodeIfPresent(result, forKey: .result)
+        try container.encodeIfPresent(thumbnails, forKey: .thumbnails)
         try container.encodeIfPresent(failureReason, forKey: .failureReason)
         try container.encode(createdAt, forKey: .createdAt)
         try container.encodeIfPresent(finishedAt, forKey: .finishedAt)

@@ -45,7 +45,10 @@ struct EditsController: Sendable {
         guard let edit = try await store.delete(try context.parameters.uuid("id", orThrow: .editNotFound), user: caller.id) else {
             throw Problem.editNotFound
         }
-        if let key = edit.result.flatMap({ BlobKey(mediaPath: $0.key) }) { try? await sources.blobs.delete(key) }
+        if let key = edit.result.flatMap({ BlobKey(mediaPath: $0.key) }) {
+            try? await ImageVariants.deleteVariants(of: key, in: sources.blobs)
+            try? await sources.blobs.delete(key)
+        }
         return Response(status: .noContent)
     }
 

@@ -2,6 +2,7 @@ import Blobs
 import CatalogClient
 import Contracts
 import Foundation
+import Imaging
 import Logging
 import PostgresNIO
 import ResourceAPI
@@ -139,7 +140,13 @@ struct PhotoResolver: Sendable {
             for row in rows {
                 let (edit, owner, format, width, height) = try row.decode((UUID, UUID, String, Int, Int).self)
                 let link = mediaLinks.sign(.edited(user: owner, edit: edit, format: format), expires: expires)
-                shown[.edit(edit)]?.media = MediaLink(url: link.url, width: width, height: height, expiresAt: link.expiresAt)
+                shown[.edit(edit)]?.media = MediaLink(
+                    url: link.url,
+                    width: width,
+                    height: height,
+                    expiresAt: link.expiresAt,
+                    thumbnails: Thumbnails(mediaLink: link.url)
+                )
             }
         }
         // Posts' photos, and others' edits a post shows: the post's image.
@@ -174,10 +181,10 @@ struct PhotoResolver: Sendable {
         let signed = storageLinks.sign(path, expires: expires)
         let version = object.blob.flatMap { $0.split(separator: "/").last }.map(String.init)
         let thumbnails = version.map { version in
-            Thumbnails(
-                small: storageLinks.signRender(path, version: version, Thumbnails.small, expires: expires).absolute(storageLinks.publicBase),
-                medium: storageLinks.signRender(path, version: version, Thumbnails.medium, expires: expires).absolute(storageLinks.publicBase)
-            )
+            let sized = { (asked: TransformRequest) in
+                storageLinks.signRender(path, version: version, asked, expires: expires).absolute(storageLinks.publicBase)
+            }
+            return Thumbnails(small: sized(.smallThumbnail), medium: sized(.mediumThumbnail))
         }
         return MediaLink(
             url: signed.absolute(storageLinks.publicBase),

@@ -1,5 +1,6 @@
 import CatalogClient
 import Foundation
+import Imaging
 
 /// An image a client can show: a link, its size, and when the link stops working (`nil` for an
 /// Unsplash image, hotlinked from Unsplash and never re-hosted).
@@ -20,9 +21,6 @@ struct Thumbnails: Sendable, Equatable {
     var small: String
     var medium: String
 
-    static let small = RenderRequest(width: 200, height: 200, resize: .cover)
-    static let medium = RenderRequest(width: 640, resize: .cover)
-
     /// Unsplash's sizes of `url` (its `w`, `h`, `fit` and `crop` replaced; `ixid` and the rest kept).
     init?(unsplash url: String) {
         guard var small = URLComponents(string: url), small.host != nil else { return nil }
@@ -33,6 +31,12 @@ struct Thumbnails: Sendable, Equatable {
         medium.queryItems = kept + [URLQueryItem(name: "w", value: "640"), URLQueryItem(name: "fit", value: "max")]
         guard let smallURL = small.string, let mediumURL = medium.string else { return nil }
         (self.small, self.medium) = (smallURL, mediumURL)
+    }
+
+    /// Sizes of an edit-render media link (its `w`, `h`, `fit` beside the signature).
+    init(mediaLink url: String) {
+        small = "\(url)&\(TransformRequest.smallThumbnail.query(.media))"
+        medium = "\(url)&\(TransformRequest.mediumThumbnail.query(.media))"
     }
 
     init(small: String, medium: String) {

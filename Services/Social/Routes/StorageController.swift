@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Identity
+import Imaging
 import KeySetClient
 import Multipart
 import NIOCore
@@ -215,25 +216,29 @@ struct StorageController: Sendable {
     }
 
     /// A link to the object, or with a transform to its sized copy (pinned to this version).
-    private func signed(_ object: StoredObject, _ transform: RenderRequest?, lifetime: Int) -> String {
+    private func signed(_ object: StoredObject, _ transform: TransformRequest?, lifetime: Int) -> String {
         guard let transform else { return links.sign(object.path, lifetime: lifetime).path }
         return links.signRender(object, transform, lifetime: lifetime).path
     }
 
     /// A sign request's `transform` (`width`, `height`, `resize`, `quality`, `format`), if any.
-    private static func transform(_ body: JSONObject) throws -> RenderRequest? {
+    private static func transform(_ body: JSONObject) throws -> TransformRequest? {
         guard let value = body.fields["transform"], value != .null else { return nil }
         guard case .object(let fields) = value else {
             throw StorageError.invalidRequest("transform: an object of width, height, resize, quality, format")
         }
-        return try RenderRequest { name in
-            switch fields[name] {
-            case .int(let number)?: String(number)
-            case .double(let number)?: Int(exactly: number).map(String.init) ?? String(number)
-            case .string(let text)?: text
-            case nil, .null?: nil
-            default: "?"
+        do throws(TransformRefusal) {
+            return try TransformRequest { name in
+                switch fields[name] {
+                case .int(let number)?: String(number)
+                case .double(let number)?: Int(exactly: number).map(String.init) ?? String(number)
+                case .string(let text)?: text
+                case nil, .null?: nil
+                default: "?"
+                }
             }
+        } catch {
+            throw StorageError.invalidRequest("transform.\(error.message)")
         }
     }
 

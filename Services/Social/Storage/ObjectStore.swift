@@ -283,9 +283,7 @@ struct ObjectStore: Sendable {
         do {
             // Its variants first: a crash between the two leaves the blob listed, and the
             // collector's deleteBlob of it deletes them then.
-            for variant in try await blobs.list(prefix: ImageVariants.prefix(of: key)) {
-                if let variant = BlobKey(variant.key) { try await blobs.delete(variant) }
-            }
+            try await ImageVariants.deleteVariants(of: key, in: blobs)
             try await blobs.delete(key)
             try await client.withServiceTransaction(logger: logger) { connection in
                 try await connection.query("DELETE FROM blob_intents WHERE blob_key = \(key.path)", logger: logger)

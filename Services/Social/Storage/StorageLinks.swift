@@ -1,5 +1,6 @@
 import Blobs
 import Foundation
+import Imaging
 import ServiceKit
 
 /// Signed links to storage objects: `/object/sign/{bucket}/{name}?token=<expires>.<signature>`, the
@@ -62,18 +63,18 @@ struct StorageLinks: Sendable {
     /// What a signed render link shows: one version of the object, transformed one way.
     struct RenderGrant: Sendable, Equatable {
         var version: String
-        var asked: RenderRequest
+        var asked: TransformRequest
     }
 
     /// `/render/image/sign/{bucket}/{name}?token=<expires>.<version>.<transform>.<signature>`: a
     /// link to a sized copy of one version of `object`; what it shows never changes, so it may be
     /// cached for good. The expiry is rounded up to the bucket, as other links'.
-    func signRender(_ object: StoredObject, _ asked: RenderRequest, lifetime seconds: Int, now: Date = Date()) -> Signed {
+    func signRender(_ object: StoredObject, _ asked: TransformRequest, lifetime seconds: Int, now: Date = Date()) -> Signed {
         signRender(object.path, version: object.version, asked, expires: expiry(lifetime: seconds, now: now))
     }
 
     /// A render link to `version` of `object` that stops working at `expires` (unix seconds).
-    func signRender(_ object: ObjectPath, version: String, _ asked: RenderRequest, expires: Int) -> Signed {
+    func signRender(_ object: ObjectPath, version: String, _ asked: TransformRequest, expires: Int) -> Signed {
         let named = Self.renderName(object, version: version, asked.signed)
         let token = "\(expires).\(version).\(asked.signed).\(signer.signature(named, expires: expires))"
         return Signed(
@@ -85,7 +86,7 @@ struct StorageLinks: Sendable {
     /// - Throws: `LinkRefusal` unless `token` is a live signed render token for `object`.
     func verifyRender(_ object: ObjectPath, token: String?, now: Date = Date()) throws(LinkRefusal) -> RenderGrant {
         let parts = token?.split(separator: ".", omittingEmptySubsequences: false) ?? []
-        guard parts.count == 4, let expires = Int(parts[0]), let asked = RenderRequest(signed: parts[2]) else { throw .malformed }
+        guard parts.count == 4, let expires = Int(parts[0]), let asked = TransformRequest(signed: parts[2]) else { throw .malformed }
         let version = String(parts[1])
         try signer.verify(Self.renderName(object, version: version, String(parts[2])), expires: expires, signature: String(parts[3]), now: now)
         return RenderGrant(version: version, asked: asked)
