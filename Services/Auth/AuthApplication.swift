@@ -58,7 +58,13 @@ func buildApplication(_ config: AuthConfiguration, runtime: ServiceRuntime) asyn
     )
     let routes = try AuthRoutes(config: config, client: client, http: http, outbox: base.outbox, mailOutbox: mailOutbox, logger: logger)
     let verifier = AccessTokenVerifier(keys: config.verificationKeys, issuer: config.issuer)
-    let tables = AuthDataTables(client: client, accounts: routes.user.accounts, authenticator: routes.user.authenticator, logger: logger)
+    let tables = AuthDataTables(
+        client: client,
+        accounts: routes.user.accounts,
+        authenticator: routes.user.authenticator,
+        publicURL: config.publicURL,
+        logger: logger
+    )
     let data = DataController(tables: tables.tables, logger: logger) { token throws(AccessTokenError) in
         try verifier.verify(token)
     }

@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import Imaging
 import TestSupport
@@ -165,6 +166,34 @@ import Testing
             let thumbnails = likes.map { (($0["photo"] as? [String: Any])?["thumbnails"] as? [String: String])?["small"] ?? "none" }
             #expect(thumbnails.contains { $0.contains("w=200&h=200&fit=crop") }, "\(thumbnails)")
             #expect(thumbnails.contains { $0 == stored["small"] }, "\(thumbnails)")
+        }
+    }
+
+    @Test func aStoredAvatarIsShownAsIts256PixelVariantAndAnOutsideOneAsWritten() async throws {
+        try await SocialHarness.with { social in
+            let (ana, ben) = (UUID(), UUID())
+            let stored = "https://splash.test/storage/v1/object/public/avatars/\(ana.uuidString)/me.jpg"
+            let outside = "https://example.com/ben.png"
+            for (user, avatar) in [(ana, stored), (ben, outside)] {
+                try await social.register(user, username: "u_\(user.uuidString.prefix(8).lowercased())")
+                try await TestKafka.shared.publish(
+                    [
+                        ProfileUpdated(
+                            userId: user,
+                            username: "u_\(user.uuidString.prefix(8).lowercased())",
+                            avatarUrl: avatar,
+                            changed: [.avatarUrl],
+                            updatedAt: Date()
+                        )
+                    ],
+                    source: "/splash/auth"
+                )
+                try await social.waitFor("the avatar of \(user)") { try await social.count("profiles", where: "avatar_url = '\(avatar)'") == 1 }
+                #expect(try await social.post(#"{"photo":{"unsplashPhotoId":"Aqua-1"},"caption":"hi"}"#, user: user).status == 201)
+            }
+            let items = try #require(try await social.call(.get, "/v1/feed", user: ana).json()["items"] as? [[String: Any]])
+            let avatars = Set(items.compactMap { ($0["author"] as? [String: Any])?["avatarUrl"] as? String })
+            #expect(avatars == ["https://splash.test/storage/v1/render/image/public/avatars/\(ana.uuidString)/me.jpg?width=256&height=256", outside])
         }
     }
 

@@ -19,8 +19,12 @@ struct AuthDataTables {
     /// which keeps to the caller's own unless they are an admin now.
     let accountRead: DataReader
 
-    init(client: PostgresClient, accounts: Accounts, authenticator: BearerAuthenticator, logger: Logger) {
+    /// Where the gateway is reached (`AUTH_PUBLIC_URL`): an avatar stored there is shown sized.
+    let publicURL: String
+
+    init(client: PostgresClient, accounts: Accounts, authenticator: BearerAuthenticator, publicURL: String, logger: Logger) {
         self.accounts = accounts
+        self.publicURL = publicURL
         self.authenticator = authenticator
         self.publicRead = client.dataReader(logger: logger) { _ in [(name: "app.auth_flow", value: "on")] }
         self.accountRead = client.dataReader(logger: logger) { caller in
@@ -30,11 +34,25 @@ struct AuthDataTables {
 
     var tables: [DataTable] { [profiles, recentSignUps, users] }
 
+    /// The SQL of a profile's `avatar_url` as shown: an avatar stored in Storage's public
+    /// `avatars` bucket behind `publicURL` is its 256 px variant (a phone draws a 25 MB upload
+    /// from 20 KB); any other URL is shown as written. Social shows post authors the same way
+    /// (`Services/Social/README.md`, Storage).
+    static func shownAvatar(_ publicURL: String) -> String {
+        let stored = "\(publicURL)/storage/v1/object/public/avatars/".replacingOccurrences(of: "'", with: "''")
+        let sized = "\(publicURL)/storage/v1/render/image/public/avatars/".replacingOccurrences(of: "'", with: "''")
+        let written = "(user_metadata ->> 'avatar_url')"
+        return """
+            CASE WHEN starts_with(\(written), '\(stored)') THEN '\(sized)' || substr(\(written), \(stored.count + 1)) \
+            || CASE WHEN strpos(\(written), '?') > 0 THEN '&' ELSE '?' END || 'width=256&height=256' ELSE \(written) END
+            """
+    }
+
     private var profiles: DataTable {
         let description = TableDescription(
             name: "profiles",
             source:
-                "(SELECT id, user_metadata ->> 'username' AS username, user_metadata ->> 'avatar_url' AS avatar_url, created_at FROM users) profiles",
+                "(SELECT id, user_metadata ->> 'username' AS username, \(Self.shownAvatar(publicURL)) AS avatar_url, created_at FROM users) profiles",
             columns: [
                 .init("id", .uuid), .init("username", .text, writable: true), .init("avatar_url", .text, writable: true),
                 .init("created_at", .timestamptz),

@@ -58,3 +58,14 @@ struct ShownPhoto: Sendable, Equatable {
         return media?.thumbnails
     }
 }
+
+/// A person's avatar as lists show it: one stored in Storage's public `avatars` bucket behind
+/// `publicBase` is its 256 px variant; any other URL is shown as written (auth's profiles
+/// answer the same, `AuthDataTables.shownAvatar`).
+enum ShownAvatar {
+    static func url(_ written: String?, publicBase: String) -> String? {
+        guard let written, written.hasPrefix("\(publicBase)/storage/v1/object/public/avatars/") else { return written }
+        let rest = written.dropFirst("\(publicBase)/storage/v1/object/public/avatars/".count)
+        return "\(publicBase)/storage/v1/render/image/public/avatars/\(rest)\(rest.contains("?") ? "&" : "?")width=256&height=256"
+    }
+}

@@ -399,7 +399,7 @@ struct PostStore: Sendable {
             }
             return Post(
                 id: id,
-                author: .init(id: author, username: username, avatarURL: avatar),
+                author: .init(id: author, username: username, avatarURL: ShownAvatar.url(avatar, publicBase: photos.storageLinks.publicBase)),
                 photo: try Self.photoRef(key: key, objectName: objectName, id: id),
                 photoKey: key,
                 caption: caption,

@@ -134,5 +134,14 @@ expect_error(lambda: ben.table("profiles").update({"username": "no spaces allowe
 expect(ben.table("profiles").update({"username": "ben_took_it"}).eq("id", swift(ana_id)).execute().data == [], "Ben renames Ana")
 expect(ana.table("profiles").select("username").eq("id", ana_id).single().execute().data["username"] == name, "Ana's name kept")
 expect_error(lambda: ana.table("profiles").update({"id": swift(ben_id)}).eq("id", swift(ana_id)).execute(), "PGRST204", "an id change")
+# An avatar in Storage's public bucket (behind auth's public URL, the default here) is shown as its
+# 256 px variant; any other URL as written.
+stored = f"http://localhost:8080/storage/v1/object/public/avatars/{ana_id}/me.jpg"
+ana.table("profiles").update({"avatar_url": stored}).eq("id", swift(ana_id)).execute()
+shown = ben.table("profiles").select("avatar_url").eq("id", ana_id).single().execute().data["avatar_url"]
+expect(shown == f"http://localhost:8080/storage/v1/render/image/public/avatars/{ana_id}/me.jpg?width=256&height=256", f"sized: {shown}")
+ana.table("profiles").update({"avatar_url": "https://example.com/ana.png?v=2"}).eq("id", swift(ana_id)).execute()
+shown = ben.table("profiles").select("avatar_url").eq("id", ana_id).single().execute().data["avatar_url"]
+expect(shown == "https://example.com/ana.png?v=2", f"as written: {shown}")
 
 print("all steps passed")
