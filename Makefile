@@ -24,8 +24,10 @@ AIOSMTPD := aiosmtpd==1.4.6
 MATPLOTLIB := matplotlib==3.11.2
 # Reads the sizes of Storage's transformed images in the supabase-py test; makes HEIC files.
 PILLOW_HEIF := pillow-heif==1.8.1
+# The TUS client the resumable uploads' test resumes with.
+TUSPY := tuspy==1.1.0
 
-.PHONY: run test lint format test-system test-fuzz contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-thumbnails bench-social bench-notify bench-erasure bench-mail bench-data-api bench-s3 bench-routing bench-tracking bench-realtime bench-presence bench-load
+.PHONY: run test lint format test-system test-fuzz contract deps build compose-env bench bench-auth bench-gateway bench-catalog bench-render bench-thumbnails bench-uploads bench-social bench-notify bench-erasure bench-mail bench-data-api bench-s3 bench-routing bench-tracking bench-realtime bench-presence bench-load
 
 # $(call install-debian,packages): installs those of the Debian packages not installed yet.
 install-debian = missing=""; \
@@ -55,6 +57,7 @@ deps:
 	@$(call install-pypi,playwright,$(PLAYWRIGHT))
 	@$(call install-pypi,aiosmtpd,$(AIOSMTPD))
 	@$(call install-pypi,pillow_heif,$(PILLOW_HEIF))
+	@$(call install-pypi,tusclient,$(TUSPY))
 
 build: deps
 	$(SWIFT) build
@@ -219,6 +222,11 @@ bench-thumbnails: deps
 	@$(call install-debian,libvips-tools)
 	$(SWIFT) build -c release --product ThumbnailBenchmark
 	.build/release/ThumbnailBenchmark --rounds 3
+
+bench-uploads: deps
+	$(SWIFT) build -c release --product social
+	$(SWIFT) build -c release --product UploadBenchmark
+	.build/release/UploadBenchmark --rounds 7
 
 bench-data-api: deps
 	$(SWIFT) build -c release --product DataAPIBenchmark

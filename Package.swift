@@ -479,6 +479,11 @@ let package = Package(
             path: "Benchmarks/Social"
         ),
         .executableTarget(
+            name: "UploadBenchmark",
+            dependencies: ["LocalStack", "TestSupport", asyncHTTPClient, nioCore, nioHTTP1],
+            path: "Benchmarks/Uploads"
+        ),
+        .executableTarget(
             name: "ThumbnailBenchmark",
             dependencies: ["Imaging", "LocalStack", "TestSupport"],
             path: "Benchmarks/Thumbnails"

@@ -57,6 +57,7 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
         logger: logger
     )
     let objects = ObjectStore(client: client, blobs: blobs, logger: logger, maxBytes: config.maxUploadBytes)
+    let resumable = ResumableUploads(client: client, objects: objects, logger: logger)
     let variantRenders = Counter(label: "storage_image_variants_rendered_total", factory: runtime.metrics.factory)
     let variants = ImageVariants(blobs: blobs, renderer: renderer, maxBytes: config.maxUploadBytes) { variantRenders.increment() }
     let likes = LikeStore(client: client, outbox: outbox, photos: photos, logger: logger)
@@ -81,7 +82,14 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
                 connection in
                 try await projections.apply(received.event, on: connection)
             },
-            OrphanCollector(client: client, objects: objects, orphanTTL: config.orphanTTL, interval: config.collectorInterval, logger: logger),
+            OrphanCollector(
+                client: client,
+                objects: objects,
+                resumable: resumable,
+                orphanTTL: config.orphanTTL,
+                interval: config.collectorInterval,
+                logger: logger
+            ),
             base.collectingTombstones(of: "sync_tombstones"),
         ] + (blobHTTP.map { [HTTPClientService(client: $0)] } ?? [])
     base.refusingDeletedUsers(of: keys, in: &parts)
@@ -100,6 +108,7 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
         PostsController(posts: posts, keys: keys).addRoutes(to: group)
         StorageController(objects: objects, links: storageLinks, keys: keys).addRoutes(to: router)
         ImageRenderController(objects: objects, variants: variants, links: storageLinks, keys: keys).addRoutes(to: router)
+        ResumableController(uploads: resumable, keys: keys).addRoutes(to: router)
         data.addRoutes(to: router)
     }
 }

@@ -78,10 +78,18 @@ package struct Schemathesis: Sendable {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("schemathesis-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
+        // TUS chunks (`application/offset+octet-stream`) are bytes, as `application/octet-stream` is.
+        try Data(
+            """
+            import schemathesis
+            schemathesis.serializer.alias("application/offset+octet-stream", "application/octet-stream")
+
+            """.utf8
+        ).write(to: folder.appendingPathComponent("splash_hooks.py"))
         let command = ProcessCommand(
             URL(fileURLWithPath: "/usr/bin/env"),
             ["python3"] + arguments,
-            environment: ["COLUMNS": "120", "NO_COLOR": "1"],
+            environment: ["COLUMNS": "120", "NO_COLOR": "1", "PYTHONPATH": folder.path, "SCHEMATHESIS_HOOKS": "splash_hooks"],
             workingDirectory: folder
         )
         let report: Report

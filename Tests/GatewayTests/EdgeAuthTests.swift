@@ -60,6 +60,9 @@ import Testing
                 (.post, "/storage/v1/object/list/posts"),
                 (.get, "/storage/v1/object/authenticated/posts/someone/a.jpg"),
                 (.get, "/storage/v1/object/posts/someone/a.jpg"),
+                (.get, "/storage/v1/render/image/authenticated/posts/someone/a.jpg?width=64"),
+                (.post, "/storage/v1/upload/resumable"),
+                (.patch, "/storage/v1/upload/resumable/\(UUID().uuidString)"),
             ] {
                 for headers in [anonymous, []] {
                     let response = try await gateway.app.request(method, path, headers: headers)
@@ -72,6 +75,9 @@ import Testing
                 (HTTPRequest.Method.get, "/storage/v1/object/sign/posts/someone/a.jpg?token=t"),
                 (.head, "/storage/v1/object/sign/posts/someone/a.jpg?token=t"),
                 (.get, "/storage/v1/object/public/avatars/someone/me.png"),
+                (.get, "/storage/v1/render/image/public/avatars/someone/me.png?width=64"),
+                (.get, "/storage/v1/render/image/sign/posts/someone/a.jpg?token=t"),
+                (.options, "/storage/v1/upload/resumable"),
             ] {
                 let response = try await gateway.app.request(method, path, headers: anonymous)
                 #expect(response.status == 200, "\(method) \(path) answered \(response.status)")

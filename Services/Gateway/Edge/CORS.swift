@@ -39,7 +39,8 @@ struct CORSPolicy: Sendable, Equatable {
 
     /// Headers the apps' code may read from responses.
     static let exposedHeaders =
-        "X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Link, X-Total, X-Per-Page, ETag, Cache-Status, Location"
+        "X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Link, X-Total, X-Per-Page, ETag, Cache-Status, Location, "
+        + "Idempotent-Replayed, Tus-Resumable, Tus-Version, Tus-Extension, Tus-Max-Size, Upload-Offset, Upload-Length, Upload-Expires"
 
     /// Whether a request is a preflight: `OPTIONS` with `Origin` and `Access-Control-Request-Method`.
     static func isPreflight(method: HTTPRequest.Method, origin: String?, requestMethod: String?) -> Bool {

@@ -14,7 +14,7 @@ enum EdgeAccess: String, Sendable {
     /// Supabase Storage: a valid access token is required, except to download through a signed
     /// link (`GET|HEAD /storage/v1/object/sign/…`, `…/render/image/sign/…`: the link's token is
     /// the credential) or from a public bucket (`…/object/public/…`, `…/render/image/public/…`),
-    /// and to upload through a signed upload URL
+    /// to discover resumable uploads (`OPTIONS …/upload/resumable`), and to upload through a signed upload URL
     /// (`PUT …/object/upload/sign/…`, whose bearer is not read at all: a background upload may
     /// outlive the session that made the URL). A bearer equal to the request's `apikey` is the
     /// client's anonymous key, not a user's token (Supabase clients send it before sign-in).
@@ -26,7 +26,9 @@ enum EdgeAccess: String, Sendable {
 
     /// Whether an anonymous call to `path` with `method` is one `.storage` lets through.
     static func isAnonymousStorageDownload(method: HTTPRequest.Method, path: String) -> Bool {
-        (method == .get || method == .head)
+        // TUS discovery (`OPTIONS`): what the server takes, for anyone.
+        if method == .options && path.hasPrefix("/storage/v1/upload/resumable") { return true }
+        return (method == .get || method == .head)
             && (path.hasPrefix("/storage/v1/object/sign/") || path.hasPrefix("/storage/v1/object/public/")
                 || path.hasPrefix("/storage/v1/render/image/sign/") || path.hasPrefix("/storage/v1/render/image/public/"))
     }

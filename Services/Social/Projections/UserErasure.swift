@@ -42,9 +42,13 @@ struct UserErasure: Sendable {
         )
         let (likes, collections, posts, edits, profiles) = try await rows.collect()[0].decode((Int, Int, Int, Int, Int).self)
         // After the posts that held them (a post's object cannot go while the post exists).
-        let blobKeys = try await connection.query("DELETE FROM objects WHERE owner_id = \(user) RETURNING blob_key", logger: logger).collect()
+        var blobKeys = try await connection.query("DELETE FROM objects WHERE owner_id = \(user) RETURNING blob_key", logger: logger).collect()
             .compactMap { BlobKey(try $0.decode(String.self)) }
         for key in blobKeys { try await ObjectStore.intend(.delete, key, on: connection, logger: logger) }
+        // Resumable uploads not finished, and the parts they have.
+        let resumable = try await connection.query("SELECT id FROM resumable_uploads WHERE owner_id = \(user)", logger: logger).collect()
+            .map { try $0.decode(UUID.self) }
+        blobKeys += try await ResumableUploads.delete(resumable, on: connection, logger: logger).1
         // The tombstones their lists' deletions (these included) left for their devices' sync.
         try await connection.query("DELETE FROM sync_tombstones WHERE owner_id = \(user)", logger: logger)
         let counts = [
@@ -52,7 +56,7 @@ struct UserErasure: Sendable {
         ]
         let event = SocialUserErased(userId: user, erasedAt: Date(), counts: counts)
         try await outbox.append(event, subject: event.aggregateID, on: connection, logger: logger)
-        CommitHooks.current?.afterCommit { [objects] in
+        CommitHooks.current?.afterCommit { [objects, blobKeys] in
             Task { for key in blobKeys { await objects.deleteBlob(key) } }
         }
         logger.info("Erased a deleted user", metadata: ["user": "\(user)", "counts": "\(counts)"])

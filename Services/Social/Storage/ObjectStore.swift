@@ -50,15 +50,7 @@ struct ObjectStore: Sendable {
         cacheControl: String
     ) async throws -> IdempotencyKey.Outcome<StoredObject> {
         // Refuse early what is sure to be refused, before reading a byte of the body.
-        let existing = try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            try await connection.query(
-                "SELECT state, idempotency_key FROM objects WHERE bucket = \(path.bucket.rawValue) AND name = \(path.name)",
-                logger: logger
-            ).collect().first.map { try $0.decode((String, String?).self) }
-        }
-        if existing == nil || idempotencyKey == nil || existing?.1 != idempotencyKey {
-            try Self.check(existing: existing?.0, mode: mode)
-        }
+        try await checkWritable(path, user: user, mode: mode, idempotencyKey: idempotencyKey)
 
         let version = UUID()
         let key = BlobKey(segments: [path.bucket.rawValue, path.owner.lowercased, version.lowercased])!
@@ -113,6 +105,21 @@ struct ObjectStore: Sendable {
         var header: SourceHeader
         var cacheControl: String
         var idempotency: IdempotencyKey?
+    }
+
+    /// Refuses what an upload of `path` in `mode` is sure to be refused: 409 `Duplicate` (a name
+    /// in use, not to be replaced) or `object-attached`, 404 (a `replace` of nothing). The retry of
+    /// the upload that wrote the object (its `Idempotency-Key`) passes, to be told apart by bytes.
+    func checkWritable(_ path: ObjectPath, user: UUID, mode: Mode, idempotencyKey: String? = nil) async throws {
+        let existing = try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            try await connection.query(
+                "SELECT state, idempotency_key FROM objects WHERE bucket = \(path.bucket.rawValue) AND name = \(path.name)",
+                logger: logger
+            ).collect().first.map { try $0.decode((String, String?).self) }
+        }
+        if existing == nil || idempotencyKey == nil || existing?.1 != idempotencyKey {
+            try Self.check(existing: existing?.0, mode: mode)
+        }
     }
 
     private static func check(existing state: String?, mode: Mode) throws {

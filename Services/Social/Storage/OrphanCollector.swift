@@ -6,12 +6,13 @@ import ServiceKit
 import ServiceLifecycle
 
 /// Deletes what no one will use: posts objects still pending (never attached to a post) past the
-/// orphan lifetime, blobs listed for deletion, and blobs whose upload was interrupted (listed
-/// longer than any upload can take). Runs every `interval`; replicas share the work through
+/// orphan lifetime, resumable uploads past their day and their parts, blobs listed for deletion,
+/// and blobs whose upload was interrupted (listed longer than any upload can take). Runs every `interval`; replicas share the work through
 /// `FOR UPDATE SKIP LOCKED`.
 struct OrphanCollector: Service {
     let client: PostgresClient
     let objects: ObjectStore
+    let resumable: ResumableUploads
     let orphanTTL: Duration
     let interval: Duration
     let logger: Logger
@@ -28,7 +29,8 @@ struct OrphanCollector: Service {
         }.run()
     }
 
-    /// One round: returns how many pending objects and listed blobs it deleted.
+    /// One round: returns how many pending objects and expired resumable uploads, and how many
+    /// listed blobs, it deleted.
     @discardableResult
     func collect(now: Date = Date()) async throws -> (objects: Int, blobs: Int) {
         let expired = now.addingTimeInterval(-Double(orphanTTL.components.seconds))
@@ -45,6 +47,7 @@ struct OrphanCollector: Service {
             for key in rows { try await ObjectStore.intend(.delete, key, on: connection, logger: logger) }
             return rows
         }
+        let expiredUploads = try await resumable.collectExpired(now: now)
         let abandoned = now.addingTimeInterval(-Double(abandonedUpload.components.seconds))
         let listed = try await client.withServiceTransaction(logger: logger) { connection in
             try await connection.query(
@@ -56,6 +59,6 @@ struct OrphanCollector: Service {
             ).collect().compactMap { BlobKey(try $0.decode(String.self)) }
         }
         for key in listed { await objects.deleteBlob(key) }
-        return (orphans.count, listed.count)
+        return (orphans.count + expiredUploads, listed.count)
     }
 }
