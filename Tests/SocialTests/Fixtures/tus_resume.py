@@ -1,7 +1,7 @@
 """tuspy, the TUS client from PyPI, against Splash's resumable uploads: an upload interrupted after
 each chunk and resumed by a new client object from the stored URL alone.
 
-Usage: tus_resume.py <storage URL> <access token> <bucket> <object name> <file> <chunk bytes>
+Usage: tus_resume.py <storage URL> <access token> <bucket> <object name> <file> <chunk bytes> [<anon key>]
 Prints "resumed <n> times" and "all steps passed" when the upload ended whole.
 """
 import base64
@@ -13,6 +13,8 @@ from tusclient import client as tus
 url, token, bucket, name, path, chunk = sys.argv[1:7]
 chunk = int(chunk)
 headers = {"Authorization": f"Bearer {token}"}
+if len(sys.argv) > 7:
+    headers["apikey"] = sys.argv[7]  # through the gateway, as a Supabase client sends it
 metadata = {"bucketName": bucket, "objectName": name, "contentType": "image/jpeg", "cacheControl": "3600"}
 size = os.path.getsize(path)
 
