@@ -59,8 +59,13 @@ func plain(_ round: Int) async throws -> Double {
     return started.duration(to: .now).seconds
 }
 
+/// The steps of the last TUS upload: creation, then each chunk (the last makes the object), in ms.
+nonisolated(unsafe) var steps: [Double] = []
+
 func resumable(_ round: Int) async throws -> Double {
     let started = ContinuousClock.now
+    var marks: [Double] = []
+    var mark = ContinuousClock.now
     let name = Data("\(user.uuidString)/tus-\(round).jpg".utf8).base64EncodedString()
     let created = try await send(
         .POST,
@@ -71,6 +76,8 @@ func resumable(_ round: Int) async throws -> Double {
         ]
     )
     precondition(created.status == .created, "creation: \(created.status)")
+    marks.append(mark.duration(to: .now).seconds * 1000)
+    mark = .now
     let location = created.headers.first(name: "location")!
     for offset in stride(from: 0, to: painting.count, by: chunk) {
         let response = try await send(
@@ -80,7 +87,10 @@ func resumable(_ round: Int) async throws -> Double {
             body: painting[offset..<min(offset + chunk, painting.count)]
         )
         precondition(response.status == .noContent, "chunk at \(offset): \(response.status)")
+        marks.append(mark.duration(to: .now).seconds * 1000)
+        mark = .now
     }
+    steps = marks
     return started.duration(to: .now).seconds
 }
 
@@ -95,6 +105,7 @@ let medians = (plain: times.plain.sorted()[rounds / 2], tus: times.tus.sorted()[
 print("a \(painting.count / 1024) KB JPEG to social on loopback, \(rounds) rounds alternating (seconds):")
 print("  plain upload: \(times.plain.map { format($0 * 1000, 0) }.joined(separator: ", ")) ms")
 print("  TUS, \(chunk >> 20) MiB chunks: \(times.tus.map { format($0 * 1000, 0) }.joined(separator: ", ")) ms")
+print("  the last TUS upload: creation \(format(steps[0])) ms, chunks \(steps.dropFirst().map { format($0) }.joined(separator: ", ")) ms")
 print(
     "  medians: plain \(format(medians.plain * 1000, 0)) ms, TUS \(format(medians.tus * 1000, 0)) ms → \(format(medians.tus / medians.plain, 2))× (goal ≤ 1.2×)"
 )
