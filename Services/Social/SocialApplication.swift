@@ -56,7 +56,7 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
         mediaLifetime: config.media.linkLifetime,
         logger: logger
     )
-    let objects = ObjectStore(client: client, blobs: blobs, logger: logger, maxBytes: config.maxUploadBytes)
+    let objects = ObjectStore(client: client, blobs: blobs, logger: logger, maxBytes: config.maxUploadBytes, renderer: renderer)
     let resumable = ResumableUploads(client: client, objects: objects, logger: logger)
     let variantRenders = Counter(label: "storage_image_variants_rendered_total", factory: runtime.metrics.factory)
     let variants = ImageVariants(blobs: blobs, renderer: renderer, maxBytes: config.maxUploadBytes) { variantRenders.increment() }

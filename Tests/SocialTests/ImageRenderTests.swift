@@ -197,6 +197,30 @@ import Testing
         }
     }
 
+    @Test func nothingShownToOthersKeepsWhatTheCameraWroteIntoIt() async throws {
+        try await SocialHarness.with { social in
+            let ana = UUID()
+            // A phone's JPEG: an EXIF block with a GPS position.
+            let photo = try IPhonePhoto.made("jpg")
+            func hasEXIF(_ bytes: [UInt8]) -> Bool { bytes.indices.dropLast(4).contains { Array(bytes[$0..<$0 + 4]) == Array("Exif".utf8) } }
+            #expect(hasEXIF(photo))
+            // An avatar, public to anyone: stored re-encoded, upright, without it.
+            #expect(try await social.upload(photo, bucket: "avatars", name: "\(ana.uuidString)/me.jpg", user: ana).status == 200)
+            let avatar = Array(try await social.call(.get, "/storage/v1/object/public/avatars/\(ana.uuidString)/me.jpg", user: nil).body)
+            #expect(!hasEXIF(avatar))
+            let header = try Self.header(avatar)
+            #expect(header.width == 480 && header.height == 640 && header.orientation == 1)
+            // A post's photo, seen by everyone signed in: re-encoded without it too.
+            #expect(try await social.upload(photo, name: "\(ana.uuidString)/walk.jpg", user: ana).status == 200)
+            #expect(try await social.post(#"{"photo":{"objectKey":"posts/\#(ana.uuidString)/walk.jpg"},"caption":"walk"}"#, user: ana).status == 201)
+            let posted = Array(try await social.call(.get, "/storage/v1/object/posts/\(ana.uuidString)/walk.jpg", user: UUID()).body)
+            #expect(
+                try !posted.isEmpty && !hasEXIF(posted) && Self.header(posted).width == 480,
+                "\(posted.count) \(hasEXIF(posted)) \((try? Self.header(posted)).map { "\($0)" } ?? "none")"
+            )
+        }
+    }
+
     @Test func fiftyRequestsForOneNewVariantCauseOneRender() async throws {
         try await SocialHarness.with { social in
             let ana = UUID()

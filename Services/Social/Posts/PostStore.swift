@@ -16,8 +16,8 @@ import ServiceKit
 ///
 /// A post's image is an Unsplash photo (hotlinked, never re-hosted) or an object of the posts
 /// bucket attached to it: the user's upload, or a copy of their edit (so the post does not depend
-/// on the edit staying in edit-render). An image larger than 1080 px or 2 MB is re-encoded to fit
-/// before the post is recorded. The post row, the object's `attached` mark and
+/// on the edit staying in edit-render). The image is re-encoded, to fit 1080 px and 2 MB and
+/// without its metadata, before the post is recorded. The post row, the object's `attached` mark and
 /// `social.post.created.v1` are one transaction; the object is deleted after the post's row.
 struct PostStore: Sendable {
     let client: PostgresClient
@@ -172,18 +172,7 @@ struct PostStore: Sendable {
             throw Problem.validation([FieldError(field, "photo.objectKey: no object \(objectKey) of yours")])
         }
         guard object.state == .pending else { throw Self.attached }
-        guard max(object.width, object.height) > Self.fit.edge || object.size > Self.fit.bytes else {
-            return .object(
-                path: path,
-                existing: object.id,
-                key: object.blobKey,
-                size: object.size,
-                mime: object.mimeType,
-                width: object.width,
-                height: object.height,
-                replaced: nil
-            )
-        }
+        // Re-encoded whatever its size (`stored`): as uploaded, it is its owner's alone.
         guard let bytes = try await objects.bytes(of: object) else {
             throw Problem.validation([FieldError(field, "photo.objectKey: the object no longer exists")])
         }
@@ -201,27 +190,23 @@ struct PostStore: Sendable {
         detail: "This upload is already the photo of a post; upload it again to post it again."
     )
 
-    /// `bytes` made to fit (re-encoded only when larger than 1080 px or 2 MB, or HEIF/AVIF), written under a new
+    /// `bytes` re-encoded to fit (1080 px, 2 MB) without metadata, written under a new
     /// blob key listed as an upload until the post's transaction records it.
     private func stored(_ bytes: [UInt8], for path: ObjectPath, existing: UUID?) async throws -> Media {
-        var image = bytes
-        let header: SourceHeader
+        // Always re-encoded: everyone signed in sees a post's photo, and what a camera wrote into
+        // it (a location) is not theirs to read; HEIF and AVIF become JPEG, which every phone shows.
+        let rendered: RenderedImage
         do {
-            header = try SourceInspection.inspect(bytes, limits: SourceLimits(maxBytes: objects.maxBytes))
-        } catch {
+            rendered = try await renderer.render(
+                bytes,
+                filters: .none,
+                output: OutputRules(format: .jpeg, longestEdge: Self.fit.edge),
+                limits: SourceLimits(maxBytes: objects.maxBytes)
+            )
+        } catch let error as ImagingError {
             throw Problem(status: .unprocessableContent, type: "unsupported-image", title: "Not a photo", detail: "\(error)")
         }
-        var (width, height, mime) = (header.width, header.height, header.format.mediaType)
-        // HEIF and AVIF are JPEG in a post: not every reader's phone or browser shows them.
-        let readByAll = [.jpeg, .png, .webp].contains(header.format)
-        if max(width, height) > Self.fit.edge || bytes.count > Self.fit.bytes || !readByAll {
-            let rendered = try await renderer.render(
-                bytes,
-                filters: try FilterChain([]),
-                output: OutputRules(format: .jpeg, longestEdge: Self.fit.edge)
-            )
-            (image, width, height, mime) = (rendered.bytes, rendered.width, rendered.height, rendered.mediaType)
-        }
+        let (image, width, height, mime) = (rendered.bytes, rendered.width, rendered.height, rendered.mediaType)
         let key = BlobKey(segments: [path.bucket.rawValue, path.owner.lowercased, UUID().lowercased])!
         try await objects.intend(.upload, key)
         try await objects.blobs.put(key, bytes: image)

@@ -20,6 +20,8 @@ struct ObjectStore: Sendable {
     let blobs: any BlobStore
     let logger: Logger
     let maxBytes: Int
+    /// Re-encodes what a public bucket shows to anyone.
+    let renderer: Renderer
 
     /// How an upload names what it replaces.
     enum Mode: Sendable {
@@ -56,8 +58,8 @@ struct ObjectStore: Sendable {
         let key = BlobKey(segments: [path.bucket.rawValue, path.owner.lowercased, version.lowercased])!
         try await intend(.upload, key)
         do {
-            let header: SourceHeader
-            let size: Int
+            var header: SourceHeader
+            var size: Int
             let idempotency: IdempotencyKey?
             switch body {
             case .stream(let stream):
@@ -74,6 +76,7 @@ struct ObjectStore: Sendable {
                 size = bytes.count
                 idempotency = idempotencyKey.map { IdempotencyKey(key: $0, body: bytes) }
             }
+            if path.bucket.isPublic { (size, header) = try await stripped(key, header) }
             let blob = NewBlob(key: key, size: size, header: header, cacheControl: cacheControl, idempotency: idempotency)
             let (outcome, released) = try await record(path, user: user, mode: mode, blob: blob)
             if !outcome.isCreated { await deleteBlob(key) }
@@ -85,6 +88,16 @@ struct ObjectStore: Sendable {
             if let error = error as? PSQLError, error.serverInfo?[.constraintName] == "objects_idempotency" { return .keyReused }
             throw error
         }
+    }
+
+    /// The blob at `key` re-encoded in place, at its size, without its metadata (a camera's
+    /// location): a public bucket's object is shown to anyone. HEIF and AVIF become JPEG.
+    private func stripped(_ key: BlobKey, _ header: SourceHeader) async throws -> (Int, SourceHeader) {
+        guard let original = try await blobs.get(key) else { throw StorageError.notFound }
+        let format: ImageTransform.Format = header.format == .png ? .png : header.format == .webp ? .webp : .jpeg
+        let clean = try await renderer.transform(original, ImageTransform(quality: 90, format: format), limits: SourceLimits(maxBytes: maxBytes))
+        try await blobs.put(key, bytes: clean.bytes)
+        return (clean.bytes.count, try await SourceInspection.inspect(key, in: blobs, limits: SourceLimits(maxBytes: maxBytes)))
     }
 
     /// Streams the body to `key`, hashing it on the way when there is an idempotency key.
