@@ -220,6 +220,8 @@ bench-render: deps
 # string and rendering its SQL. (Its latency through the gateway against /v1/feed is in bench-social.)
 bench-thumbnails: deps
 	@$(call install-debian,libvips-tools)
+	$(SWIFT) build -c release --product social
+	$(SWIFT) build -c release --product gateway
 	$(SWIFT) build -c release --product ThumbnailBenchmark
 	.build/release/ThumbnailBenchmark --rounds 3
 

@@ -485,7 +485,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "ThumbnailBenchmark",
-            dependencies: ["Imaging", "LocalStack", "TestSupport"],
+            dependencies: ["Imaging", "LocalStack", "TestSupport", asyncHTTPClient, nioCore],
             path: "Benchmarks/Thumbnails"
         ),
         .executableTarget(

@@ -1,6 +1,8 @@
+import AsyncHTTPClient
 import Foundation
 import Imaging
 import LocalStack
+import NIOCore
 import TestSupport
 
 // Storage's thumbnails (`make bench-thumbnails`), in one run with their baselines:
@@ -9,8 +11,12 @@ import TestSupport
 //     Pillow's best way (deploy/bench/pillow_thumbnails.py, one process per core) and against
 //     `vipsthumbnail` (one process per core over the same files);
 //  2. the bytes a phone downloads to draw a feed page's 20 tiles: the 20 posts' 1080-px photos
-//     (what the feed's `media` is) against their `small` thumbnails.
+//     (what the feed's `media` is) against their `small` thumbnails;
+//  3. warm: a kept variant through the gateway (release `social` and `gateway`) at a fixed 200
+//     requests/s for `--seconds`, the latency of each, against `/healthz` through the same gateway
+//     at the same rate.
 let rounds = BenchmarkArguments.integer("--rounds", default: 3)
+let seconds = BenchmarkArguments.integer("--seconds", default: 10)
 let cores = ProcessInfo.processInfo.activeProcessorCount
 let fixtures = URL(fileURLWithPath: "Tests/ImagingTests/Fixtures/photos")
 
@@ -108,3 +114,85 @@ print(
     "a feed page's 20 tiles: \(page / 1024) KB as the 1080-px photos, \(tiles / 1024) KB as thumbnails → \(format(Double(page) / Double(tiles)))× fewer bytes (goal ≥ 20×)"
 )
 try await renderer.shutdown()
+
+// MARK: 3. A kept variant through the gateway, at a fixed rate
+
+let catalog = FakePhotoCatalog(images: [:])
+try await catalog.start()
+let database = try await TestPostgres.shared.makeDatabase()
+let (_, databaseURL) = try await database.makeServiceRole(schema: "social", password: "bench")
+let kafka = try await TestKafka.shared.running()
+let blobs = FileManager.default.temporaryDirectory.appendingPathComponent("thumbnail-bench-\(getpid())")
+defer { try? FileManager.default.removeItem(at: blobs) }
+let issuer = "http://localhost:8080/auth/v1"
+let social = try await ServiceProcess(
+    "social",
+    environment: [
+        "DATABASE_URL": databaseURL, "LOG_LEVEL": "error", "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false",
+        "SOCIAL_JWKS_URL": catalog.baseURL + "/jwks.json", "SOCIAL_JWT_ISSUER": issuer, "SOCIAL_BLOB_DIR": blobs.path,
+        "RENDER_MEDIA_KEY": "media-signing-key-for-benchmarks-0123456789", "SOCIAL_PHOTO_CATALOG_URL": catalog.baseURL,
+        "SOCIAL_PROJECTION_GROUP": "thumbnail-bench-\(getpid())",
+    ]
+)
+let gateway = try await ServiceProcess(
+    "gateway",
+    environment: [
+        "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "LOG_LEVEL": "error", "GATEWAY_AUTH_URL": catalog.baseURL,
+        "GATEWAY_JWKS_URL": catalog.baseURL + "/jwks.json", "GATEWAY_JWT_ISSUER": issuer, "GATEWAY_SOCIAL_URL": social.baseURL,
+        "GATEWAY_RATE_LIMIT_STORAGE": "100000000/1m",
+    ]
+)
+let owner = UUID()
+let token = try testAccessToken(user: owner, key: catalog.key, issuer: issuer)
+
+func get(_ url: String, headers: [(String, String)] = []) async throws -> (status: Int, bytes: Int) {
+    var request = HTTPClientRequest(url: url)
+    for (name, value) in headers { request.headers.add(name: name, value: value) }
+    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+    return (Int(response.status.code), try await response.body.collect(upTo: 1 << 20).readableBytes)
+}
+
+var upload = HTTPClientRequest(url: social.baseURL + "/storage/v1/object/posts/\(owner.uuidString)/tile.jpg")
+upload.method = .POST
+upload.headers.add(name: "Authorization", value: "Bearer \(token)")
+upload.headers.add(name: "Content-Type", value: "image/jpeg")
+upload.body = .bytes(ByteBuffer(bytes: files[0]))
+let uploaded = try await HTTPClient.shared.execute(upload, timeout: .seconds(30))
+precondition(uploaded.status == .ok, "upload: \(uploaded.status)")
+let variantURL = gateway.baseURL + "/storage/v1/render/image/authenticated/posts/\(owner.uuidString)/tile.jpg?width=200&height=200"
+let asked = [("Authorization", "Bearer \(token)"), ("Accept", "image/webp")]
+let first = try await get(variantURL, headers: asked)
+precondition(first.status == 200, "variant: \(first.status)")
+
+/// Latencies (ms) of requests sent at `rate` per second for `seconds`, each on its own schedule.
+func paced(_ url: String, headers: [(String, String)]) async throws -> [Double] {
+    let rate = 200
+    let start = ContinuousClock.now
+    return try await withThrowingTaskGroup(of: Double.self) { group in
+        for index in 0..<(rate * seconds) {
+            let due = start + .microseconds(index * 1_000_000 / rate)
+            group.addTask {
+                try await Task.sleep(until: due)
+                let sent = ContinuousClock.now
+                let answer = try await get(url, headers: headers)
+                precondition(answer.status == 200, "\(url): \(answer.status)")
+                return sent.duration(to: .now).seconds * 1000
+            }
+        }
+        return try await group.reduce(into: []) { $0.append($1) }.sorted()
+    }
+}
+
+func percentile(_ sorted: [Double], _ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
+print("a kept 200 px variant (\(first.bytes) bytes WebP) through the gateway, 200 requests/s for \(seconds) s:")
+for round in 1...rounds {
+    let variant = try await paced(variantURL, headers: asked)
+    let health = try await paced(gateway.baseURL + "/healthz", headers: [])
+    print(
+        "round \(round): variant p50 \(format(percentile(variant, 0.5), 2)) ms, p99 \(format(percentile(variant, 0.99), 2)) ms   /healthz p50 \(format(percentile(health, 0.5), 2)) ms, p99 \(format(percentile(health, 0.99), 2)) ms"
+    )
+}
+print("goal: the variant's p99 ≤ 5 ms")
+await gateway.stop()
+await social.stop()
+await catalog.stop()
