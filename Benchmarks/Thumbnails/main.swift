@@ -22,16 +22,9 @@ let fixtures = URL(fileURLWithPath: "Tests/ImagingTests/Fixtures/photos")
 
 func format(_ value: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", value) }
 
-/// Runs `command` and returns its standard output; stops the benchmark if it fails.
-func run(_ command: String, _ arguments: [String]) throws -> String {
-    let process = ProcessCommand(URL(fileURLWithPath: "/usr/bin/env"), [command] + arguments).makeProcess()
-    let output = Pipe()
-    process.standardOutput = .pipe(output)
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    precondition(process.terminationStatus == 0, "\(command) failed with status \(process.terminationStatus)")
-    return String(decoding: data, as: UTF8.self)
+/// Runs `command` and returns what it printed; stops the benchmark if it fails.
+func run(_ command: String, _ arguments: [String]) async throws -> String {
+    try await ProcessCommand(URL(fileURLWithPath: "/usr/bin/env"), [command] + arguments).runToCompletion()
 }
 
 /// Renders the batch's 200 files as `transform`, each read from disk, one render per thread of
@@ -81,7 +74,7 @@ for round in 1...rounds {
 
     let pillow =
         try JSONSerialization.jsonObject(
-            with: Data(try run("python3", ["deploy/bench/pillow_thumbnails.py", "--folder", batch.path, "--processes", "\(cores)"]).utf8)
+            with: Data(try await run("python3", ["deploy/bench/pillow_thumbnails.py", "--folder", batch.path, "--processes", "\(cores)"]).utf8)
         ) as! [String: Any]
     let pillowSeconds = pillow["seconds"] as! Double
 
@@ -89,7 +82,7 @@ for round in 1...rounds {
     try? FileManager.default.removeItem(at: output)
     try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
     let vipsStarted = ContinuousClock.now
-    _ = try run(
+    _ = try await run(
         "sh",
         [
             "-c",
@@ -117,33 +110,19 @@ try await renderer.shutdown()
 
 // MARK: 3. A kept variant through the gateway, at a fixed rate
 
-let catalog = FakePhotoCatalog(images: [:])
-try await catalog.start()
-let database = try await TestPostgres.shared.makeDatabase()
-let (_, databaseURL) = try await database.makeServiceRole(schema: "social", password: "bench")
-let kafka = try await TestKafka.shared.running()
-let blobs = FileManager.default.temporaryDirectory.appendingPathComponent("thumbnail-bench-\(getpid())")
-defer { try? FileManager.default.removeItem(at: blobs) }
-let issuer = "http://localhost:8080/auth/v1"
-let social = try await ServiceProcess(
-    "social",
-    environment: [
-        "DATABASE_URL": databaseURL, "LOG_LEVEL": "error", "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false",
-        "SOCIAL_JWKS_URL": catalog.baseURL + "/jwks.json", "SOCIAL_JWT_ISSUER": issuer, "SOCIAL_BLOB_DIR": blobs.path,
-        "RENDER_MEDIA_KEY": "media-signing-key-for-benchmarks-0123456789", "SOCIAL_PHOTO_CATALOG_URL": catalog.baseURL,
-        "SOCIAL_PROJECTION_GROUP": "thumbnail-bench-\(getpid())",
-    ]
-)
+let social = try await BenchmarkSocial.start("thumbnail-bench")
+let issuer = BenchmarkSocial.issuer
 let gateway = try await ServiceProcess(
     "gateway",
     environment: [
-        "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false", "LOG_LEVEL": "error", "GATEWAY_AUTH_URL": catalog.baseURL,
-        "GATEWAY_JWKS_URL": catalog.baseURL + "/jwks.json", "GATEWAY_JWT_ISSUER": issuer, "GATEWAY_SOCIAL_URL": social.baseURL,
+        "KAFKA_BROKERS": social.kafkaBrokers, "KAFKA_CREATE_TOPICS": "false", "LOG_LEVEL": "error",
+        "GATEWAY_AUTH_URL": social.catalog.baseURL, "GATEWAY_JWKS_URL": social.catalog.baseURL + "/jwks.json", "GATEWAY_JWT_ISSUER": issuer,
+        "GATEWAY_SOCIAL_URL": social.process.baseURL,
         "GATEWAY_RATE_LIMIT_STORAGE": "100000000/1m",
     ]
 )
 let owner = UUID()
-let token = try testAccessToken(user: owner, key: catalog.key, issuer: issuer)
+let token = try social.token(owner)
 
 func get(_ url: String, headers: [(String, String)] = []) async throws -> (status: Int, bytes: Int) {
     var request = HTTPClientRequest(url: url)
@@ -152,7 +131,7 @@ func get(_ url: String, headers: [(String, String)] = []) async throws -> (statu
     return (Int(response.status.code), try await response.body.collect(upTo: 1 << 20).readableBytes)
 }
 
-var upload = HTTPClientRequest(url: social.baseURL + "/storage/v1/object/posts/\(owner.uuidString)/tile.jpg")
+var upload = HTTPClientRequest(url: social.process.baseURL + "/storage/v1/object/posts/\(owner.uuidString)/tile.jpg")
 upload.method = .POST
 upload.headers.add(name: "Authorization", value: "Bearer \(token)")
 upload.headers.add(name: "Content-Type", value: "image/jpeg")
@@ -195,4 +174,3 @@ for round in 1...rounds {
 print("goal: the variant's p99 ≤ 5 ms")
 await gateway.stop()
 await social.stop()
-await catalog.stop()

@@ -15,29 +15,13 @@ let chunk = 6 << 20
 func format(_ value: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", value) }
 
 let painting = Array(try Data(contentsOf: LargePainting.url))
-let catalog = FakePhotoCatalog(images: [:])
-try await catalog.start()
-let database = try await TestPostgres.shared.makeDatabase()
-let (_, databaseURL) = try await database.makeServiceRole(schema: "social", password: "bench")
-let kafka = try await TestKafka.shared.running()
-let blobs = FileManager.default.temporaryDirectory.appendingPathComponent("uploads-bench-\(getpid())")
-defer { try? FileManager.default.removeItem(at: blobs) }
-let issuer = "http://localhost:8080/auth/v1"
-let social = try await ServiceProcess(
-    "social",
-    environment: [
-        "DATABASE_URL": databaseURL, "LOG_LEVEL": "error", "KAFKA_BROKERS": kafka.bootstrapServers, "KAFKA_CREATE_TOPICS": "false",
-        "SOCIAL_JWKS_URL": catalog.baseURL + "/jwks.json", "SOCIAL_JWT_ISSUER": issuer, "SOCIAL_BLOB_DIR": blobs.path,
-        "RENDER_MEDIA_KEY": "media-signing-key-for-benchmarks-0123456789", "SOCIAL_PHOTO_CATALOG_URL": catalog.baseURL,
-        "SOCIAL_PROJECTION_GROUP": "uploads-bench-\(getpid())",
-    ]
-)
+let social = try await BenchmarkSocial.start("uploads-bench")
 let user = UUID()
-let token = try testAccessToken(user: user, key: catalog.key, issuer: issuer)
+let token = try social.token(user)
 
 /// Sends one request and returns its status and headers (the body read and dropped).
 func send(_ method: HTTPMethod, _ path: String, headers: [(String, String)], body: ArraySlice<UInt8>? = nil) async throws -> HTTPClientResponse {
-    var request = HTTPClientRequest(url: social.baseURL + path)
+    var request = HTTPClientRequest(url: social.process.baseURL + path)
     request.method = method
     request.headers.add(name: "Authorization", value: "Bearer \(token)")
     for (name, value) in headers { request.headers.add(name: name, value: value) }
@@ -110,4 +94,3 @@ print(
     "  medians: plain \(format(medians.plain * 1000, 0)) ms, TUS \(format(medians.tus * 1000, 0)) ms → \(format(medians.tus / medians.plain, 2))× (goal ≤ 1.2×)"
 )
 await social.stop()
-await catalog.stop()

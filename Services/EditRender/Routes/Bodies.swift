@@ -90,10 +90,8 @@ struct EditBody: Encodable {
                 quality: stored.quality,
                 format: edit.output.format
             )
-            thumbnails = [
-                "small": "\(signed.url)&\(TransformRequest.smallThumbnail.query(.media))",
-                "medium": "\(signed.url)&\(TransformRequest.mediumThumbnail.query(.media))",
-            ]
+            let sized = TransformRequest.thumbnails(ofMediaLink: signed.url)
+            thumbnails = ["small": sized.small, "medium": sized.medium]
         }
     }
 

@@ -58,7 +58,7 @@ struct EdgeChecks: Sendable {
         guard let token = bearer else {
             switch group.access {
             case .user: return .refused(TokenProblem.missing)
-            case .storage where !EdgeAccess.isAnonymousStorageDownload(method: method, path: path): return .refused(TokenProblem.missing)
+            case .storage where !EdgeAccess.isAnonymousStorageCall(method: method, path: path): return .refused(TokenProblem.missing)
             default: return .user(nil)
             }
         }

@@ -24,8 +24,9 @@ enum EdgeAccess: String, Sendable {
     /// rows only); any other bearer token must be valid.
     case data
 
-    /// Whether an anonymous call to `path` with `method` is one `.storage` lets through.
-    static func isAnonymousStorageDownload(method: HTTPRequest.Method, path: String) -> Bool {
+    /// Whether an anonymous call to `path` with `method` is one `.storage` lets through: a download
+    /// through a signed link or from a public bucket, or TUS discovery.
+    static func isAnonymousStorageCall(method: HTTPRequest.Method, path: String) -> Bool {
         // TUS discovery (`OPTIONS`): what the server takes, for anyone.
         if method == .options && path.hasPrefix("/storage/v1/upload/resumable") { return true }
         return (method == .get || method == .head)

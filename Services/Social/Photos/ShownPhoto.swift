@@ -35,8 +35,7 @@ struct Thumbnails: Sendable, Equatable {
 
     /// Sizes of an edit-render media link (its `w`, `h`, `fit` beside the signature).
     init(mediaLink url: String) {
-        small = "\(url)&\(TransformRequest.smallThumbnail.query(.media))"
-        medium = "\(url)&\(TransformRequest.mediumThumbnail.query(.media))"
+        (small, medium) = TransformRequest.thumbnails(ofMediaLink: url)
     }
 
     init(small: String, medium: String) {

@@ -130,7 +130,7 @@ struct ResumableController: Sendable {
 
     private func appended(_ id: UUID, user: UUID, at offset: Int, request: Request) async throws -> ResumableUploads.Upload {
         do {
-            return try await uploads.append(id, user: user, at: offset, body: request.body).0
+            return try await uploads.append(id, user: user, at: offset, body: request.body)
         } catch let refusal as ResumableUploads.Refusal {
             throw Self.problem(refusal)
         }

@@ -94,10 +94,11 @@ struct ObjectStore: Sendable {
     /// location): a public bucket's object is shown to anyone. HEIF and AVIF become JPEG.
     private func stripped(_ key: BlobKey, _ header: SourceHeader) async throws -> (Int, SourceHeader) {
         guard let original = try await blobs.get(key) else { throw StorageError.notFound }
-        let format: ImageTransform.Format = header.format == .png ? .png : header.format == .webp ? .webp : .jpeg
-        let clean = try await renderer.transform(original, ImageTransform(quality: 90, format: format), limits: SourceLimits(maxBytes: maxBytes))
+        // At its size and in its format (HEIF and AVIF as JPEG), as `format=origin` renders it.
+        let transform = TransformRequest(quality: 90, format: "origin").transform(stored: header.format.mediaType, accept: nil)
+        let clean = try await renderer.transform(original, transform, limits: SourceLimits(maxBytes: maxBytes))
         try await blobs.put(key, bytes: clean.bytes)
-        return (clean.bytes.count, try await SourceInspection.inspect(key, in: blobs, limits: SourceLimits(maxBytes: maxBytes)))
+        return (clean.bytes.count, clean.header)
     }
 
     /// Streams the body to `key`, hashing it on the way when there is an idempotency key.

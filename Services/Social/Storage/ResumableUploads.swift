@@ -107,7 +107,7 @@ struct ResumableUploads: Sendable {
 
     /// Appends `body` at `offset`: what arrives is kept as a part, even when the request breaks
     /// off, and the offset moves by it. When the upload is whole, it becomes its object.
-    /// - Returns: the upload after the PATCH, and the object when this PATCH finished it.
+    /// - Returns: the upload after the PATCH.
     /// - Throws: `Refusal`s; `StorageError`s when the whole upload is refused as an object (its
     ///   parts are deleted then).
     func append(
@@ -116,7 +116,7 @@ struct ResumableUploads: Sendable {
         at offset: Int,
         body: some AsyncSequence<ByteBuffer, any Error>,
         now: Date = Date()
-    ) async throws -> (Upload, StoredObject?) {
+    ) async throws -> Upload {
         var upload = try await lease(id, user: user, at: offset, now: now)
         var received = ByteBuffer()
         var broken: (any Error)?
@@ -141,8 +141,8 @@ struct ResumableUploads: Sendable {
             try await release(id, user: user)
         }
         if let broken { throw broken }
-        guard upload.offset == upload.length else { return (upload, nil) }
-        return (upload, try await finish(upload, user: user))
+        if upload.offset == upload.length { try await finish(upload, user: user) }
+        return upload
     }
 
     /// Takes the upload for one writer at `offset`.
@@ -201,7 +201,7 @@ struct ResumableUploads: Sendable {
 
     /// The whole upload as its object, through the plain upload's checks; the upload and its
     /// parts go either way.
-    private func finish(_ upload: Upload, user: UUID) async throws -> StoredObject {
+    private func finish(_ upload: Upload, user: UUID) async throws {
         let keys = try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
             try await connection.query(
                 "SELECT blob_key FROM resumable_parts WHERE upload_id = \(upload.id) ORDER BY part_offset",
@@ -209,7 +209,8 @@ struct ResumableUploads: Sendable {
             ).collect().compactMap { BlobKey(try $0.decode(String.self)) }
         }
         do {
-            let outcome = try await objects.upload(
+            // No idempotency key: the outcome is the object made.
+            _ = try await objects.upload(
                 upload.path,
                 user: user,
                 mode: .create(upsert: upload.upsert),
@@ -218,8 +219,6 @@ struct ResumableUploads: Sendable {
                 cacheControl: upload.cacheControl
             )
             try await remove(upload.id, user: user)
-            guard case .created(let stored) = outcome else { throw Refusal.notFound }
-            return stored
         } catch {
             _ = try? await remove(upload.id, user: user)
             throw error

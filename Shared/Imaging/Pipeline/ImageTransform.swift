@@ -129,6 +129,11 @@ package struct TransformedImage: Sendable, Equatable {
     package var format: ImageTransform.Format
     package var width: Int
     package var height: Int
+
+    /// What its own header says: upright, sRGB without a profile.
+    package var header: SourceHeader {
+        SourceHeader(format: SourceFormat(rawValue: format.rawValue) ?? .jpeg, width: width, height: height, hasICCProfile: false)
+    }
 }
 
 extension RenderPipeline {

@@ -103,6 +103,12 @@ package struct TransformRequest: Sendable, Hashable {
         return ImageTransform(width: width, height: height, resize: resize, quality: quality, format: format)
     }
 
+    /// An edit-render media link's thumbnails: the link with `smallThumbnail`'s and
+    /// `mediumThumbnail`'s sizes beside its signature.
+    package static func thumbnails(ofMediaLink url: String) -> (small: String, medium: String) {
+        ("\(url)&\(smallThumbnail.query(.media))", "\(url)&\(mediumThumbnail.query(.media))")
+    }
+
     /// The query that asks for it, its parameters named as `names` says (defaults left out).
     package func query(_ names: Names) -> String {
         var items: [String] = []
