@@ -107,7 +107,14 @@ func buildApplication(_ config: SocialConfiguration, runtime: ServiceRuntime) as
         CollectionsController(collections: collections, keys: keys).addRoutes(to: group)
         PostsController(posts: posts, keys: keys).addRoutes(to: group)
         StorageController(objects: objects, links: storageLinks, keys: keys).addRoutes(to: router)
-        ImageRenderController(objects: objects, variants: variants, links: storageLinks, keys: keys).addRoutes(to: router)
+        ImageRenderController(
+            objects: objects,
+            variants: variants,
+            links: storageLinks,
+            keys: keys,
+            rendersAVIF: config.rendersAVIF,
+            presigned: config.blobStore.presignedReads(store: blobs)
+        ).addRoutes(to: router)
         ResumableController(uploads: resumable, keys: keys).addRoutes(to: router)
         data.addRoutes(to: router)
     }

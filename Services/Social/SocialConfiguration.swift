@@ -31,6 +31,9 @@ struct SocialConfiguration: ServiceConfiguration {
     var maxUploadBytes: Int
     var photoCatalogURL: URL
     var catalogServiceToken: String?
+    /// `STORAGE_RENDER_AVIF`: image transformations answer AVIF to a client that accepts it and
+    /// asks no format (off by default: AVIF takes several times WebP's time to encode).
+    var rendersAVIF: Bool
     /// Images re-encoded at once (one libvips thread each).
     var imageWorkers: Int
     /// The consumer group the projections read `auth.users` and `render.results` in (every
@@ -48,6 +51,7 @@ struct SocialConfiguration: ServiceConfiguration {
         maxUploadBytes = try reader.byteCount("SOCIAL_MAX_UPLOAD", default: 25 << 20, in: 1_024...(100 << 20))
         photoCatalogURL = try reader.url("SOCIAL_PHOTO_CATALOG_URL", schemes: ["http", "https"], default: URL(string: "http://127.0.0.1:8082")!)
         catalogServiceToken = try reader.optionalSecret("CATALOG_SERVICE_TOKEN", expected: "photo-catalog's service token")
+        rendersAVIF = try reader.bool("STORAGE_RENDER_AVIF", default: false)
         imageWorkers = try reader.integer("SOCIAL_IMAGE_WORKERS", default: ProcessInfo.processInfo.activeProcessorCount, in: 1...64)
         projectionGroup = try reader.string("SOCIAL_PROJECTION_GROUP", default: ConsumerGroupCatalog.socialProjections.name)
     }

@@ -161,6 +161,14 @@ static inline int splash_vips_webpsave_buffer(VipsImage *in, void **buffer, size
     return vips_webpsave_buffer(in, buffer, length, "Q", quality, "strip", TRUE, NULL);
 }
 
+/// AVIF (AV1 in HEIF, libheif with libaom): 8-bit, metadata stripped, at CPU effort 2 of 9 (a
+/// 2560 px photo in about a quarter of a second on one core; effort 4 takes four times as long
+/// for a file about 15 % smaller).
+static inline int splash_vips_avifsave_buffer(VipsImage *in, void **buffer, size_t *length, int quality) {
+    return vips_heifsave_buffer(in, buffer, length, "Q", quality, "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1,
+                                "bitdepth", 8, "effort", 2, "strip", TRUE, NULL);
+}
+
 static inline int splash_vips_pngsave_buffer(VipsImage *in, void **buffer, size_t *length) {
     return vips_pngsave_buffer(in, buffer, length, "strip", TRUE, NULL);
 }

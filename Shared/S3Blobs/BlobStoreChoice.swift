@@ -45,11 +45,44 @@ package enum BlobStoreChoice: Sendable {
         return presigning
     }
 
+    /// Presigned reads of kept blobs when the store is S3 with `S3_PRESIGN=true` (image variants,
+    /// after Splash rendered them); nil otherwise.
+    package func presignedReads(store: any BlobStore) -> PresignedReads? {
+        guard case .s3(let settings) = self, settings.presign, let s3 = store as? S3BlobStore else { return nil }
+        return PresignedReads(client: s3.client)
+    }
+
     /// Where blobs are, for the service's start-up log line.
     package var description: String {
         switch self {
         case .file(let root): root.path
         case .s3(let settings): "s3 \(settings.endpoint.absoluteString) bucket \(settings.bucket)"
         }
+    }
+}
+
+/// Presigned GETs straight to the bucket for blobs Splash has checked are there. A link is signed
+/// at the start of the hour for two hours: the same blob gives the same URL for the hour (a
+/// client's cache holds it), and a URL works for at least an hour after it is given.
+package struct PresignedReads: Sendable {
+    let client: S3Client
+
+    /// The link to `key`, answered with `contentType` and `cacheControl`, and how many more
+    /// seconds it works from `now`.
+    package func link(
+        _ key: BlobKey,
+        contentType: String,
+        cacheControl: String,
+        now: Date = Date()
+    ) -> (url: String, worksFor: Int) {
+        let signedAt = Int(now.timeIntervalSince1970) / 3_600 * 3_600
+        let url = client.presignedGet(
+            key.path,
+            date: Date(timeIntervalSince1970: TimeInterval(signedAt)),
+            expiresIn: 7_200,
+            contentType: contentType,
+            cacheControl: cacheControl
+        )
+        return (url, signedAt + 7_200 - Int(now.timeIntervalSince1970))
     }
 }

@@ -163,7 +163,16 @@ package struct S3BlobStore: BlobStore {
     }
 
     private func putObject(_ key: BlobKey, _ body: ByteBuffer) async throws {
-        _ = try await client.send(.PUT, key: key.path, body: body, operation: "PutObject")
+        _ = try await client.send(.PUT, key: key.path, headers: Self.typed(key.path), body: body, operation: "PutObject")
+    }
+
+    /// The `Content-Type` an image blob is stored with, from its name's extension (a rendered
+    /// edit's `.jpeg`, a variant's `.webp`), so a presigned GET of it is served as that image by
+    /// any S3 server; none for other blobs (S3's `binary/octet-stream`).
+    static func typed(_ key: String) -> [(String, String)] {
+        let types = ["jpeg": "image/jpeg", "jpg": "image/jpeg", "png": "image/png", "webp": "image/webp", "avif": "image/avif"]
+        guard let dot = key.lastIndex(of: "."), let type = types[String(key[key.index(after: dot)...])] else { return [] }
+        return [("content-type", type)]
     }
 }
 
@@ -178,7 +187,13 @@ final class MultipartUpload: @unchecked Sendable {
     init(client: S3Client, key: String) async throws {
         self.client = client
         self.key = key
-        let answer = try await client.send(.POST, key: key, query: [("uploads", "")], operation: "CreateMultipartUpload")
+        let answer = try await client.send(
+            .POST,
+            key: key,
+            query: [("uploads", "")],
+            headers: S3BlobStore.typed(key),
+            operation: "CreateMultipartUpload"
+        )
         guard let id = XMLText.first("UploadId", in: String(buffer: answer.body)) else {
             throw S3Error(status: answer.status, code: "MalformedAnswer", message: "no UploadId", operation: "CreateMultipartUpload")
         }

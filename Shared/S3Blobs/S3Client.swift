@@ -142,10 +142,23 @@ package struct S3Client: Sendable {
         return try await http.execute(request, timeout: .nanoseconds(settings.requestTimeout.totalNanoseconds))
     }
 
-    /// A GET of `key` anyone may make from `date` for `expiresIn` seconds, at the public endpoint.
-    package func presignedGet(_ key: String, date: Date, expiresIn: Int) -> String {
+    /// A GET of `key` anyone may make from `date` for `expiresIn` seconds, at the public endpoint;
+    /// `contentType` and `cacheControl`, when given, are the headers the bucket answers it with
+    /// (`response-content-type`, `response-cache-control`) whatever the object was stored with.
+    package func presignedGet(_ key: String, date: Date, expiresIn: Int, contentType: String? = nil, cacheControl: String? = nil) -> String {
         let (url, host, path) = location(key: key, query: [], endpoint: settings.publicEndpoint ?? settings.endpoint)
-        return url + "?" + signer.presignedQuery(method: "GET", path: path, host: host, timestamp: SigV4.timestamp(date), expiresIn: expiresIn)
+        let overrides = [("response-cache-control", cacheControl), ("response-content-type", contentType)].compactMap { name, value in
+            value.map { (name, $0) }
+        }
+        return url + "?"
+            + signer.presignedQuery(
+                method: "GET",
+                path: path,
+                host: host,
+                timestamp: SigV4.timestamp(date),
+                expiresIn: expiresIn,
+                parameters: overrides
+            )
     }
 
     /// The URL, `Host` and canonical path of `key` (or of the bucket) in the configured addressing.

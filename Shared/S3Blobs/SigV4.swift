@@ -53,13 +53,22 @@ package struct SigV4: Sendable {
 
     /// The query of a presigned request (SigV4 in the query string): `X-Amz-Algorithm`,
     /// `-Credential`, `-Date`, `-Expires`, `-SignedHeaders` (`host` alone) and `-Signature`, for a
-    /// request anyone holding the URL may make until `timestamp` + `expiresIn` seconds.
-    package func presignedQuery(method: String, path: String, host: String, timestamp: String, expiresIn: Int) -> String {
+    /// request anyone holding the URL may make until `timestamp` + `expiresIn` seconds; signed
+    /// `parameters` come first (S3's `response-content-type` and such).
+    package func presignedQuery(
+        method: String,
+        path: String,
+        host: String,
+        timestamp: String,
+        expiresIn: Int,
+        parameters: [(String, String)] = []
+    ) -> String {
         let scope = "\(timestamp.prefix(8))/\(region)/\(service)/aws4_request"
-        let query = [
-            ("X-Amz-Algorithm", "AWS4-HMAC-SHA256"), ("X-Amz-Credential", "\(accessKeyID)/\(scope)"), ("X-Amz-Date", timestamp),
-            ("X-Amz-Expires", String(expiresIn)), ("X-Amz-SignedHeaders", "host"),
-        ]
+        let query =
+            parameters + [
+                ("X-Amz-Algorithm", "AWS4-HMAC-SHA256"), ("X-Amz-Credential", "\(accessKeyID)/\(scope)"), ("X-Amz-Date", timestamp),
+                ("X-Amz-Expires", String(expiresIn)), ("X-Amz-SignedHeaders", "host"),
+            ]
         let (canonical, _) = canonicalRequest(method: method, path: path, query: query, headers: [("host", host)], payloadHash: Self.unsignedPayload)
         let signature = sign(stringToSign(canonical, timestamp: timestamp, scope: scope), day: String(timestamp.prefix(8)))
         return (query + [("X-Amz-Signature", signature)]).map { "\($0.0)=\(Self.encode($0.1))" }.joined(separator: "&")

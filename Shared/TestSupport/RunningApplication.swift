@@ -172,3 +172,12 @@ private struct EphemeralPortApplication<Base: ApplicationProtocol>: ApplicationP
         report(channel.localAddress?.port ?? 0)
     }
 }
+
+extension HTTPClient {
+    /// A client that answers a redirect as it came (for tests that check one), where `shared`
+    /// follows it.
+    package static let notFollowingRedirects = HTTPClient(
+        eventLoopGroupProvider: .singleton,
+        configuration: .init(redirectConfiguration: .disallow)
+    )
+}

@@ -12,7 +12,7 @@ import Testing
 @Suite("Codes and links by mail")
 struct CodeFlowTests {
     /// Links are followed by hand: a 303's target is what is checked.
-    static let browser = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+    static let browser = HTTPClient.notFollowingRedirects
 
     static let settings = ["AUTH_SITE_URL": "http://localhost:3000", "AUTH_REDIRECT_URLS": "splashedit://**,https://*.splash.example/welcome"]
 

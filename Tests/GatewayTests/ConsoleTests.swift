@@ -204,8 +204,7 @@ import Testing
             let api = GatewayAPI(base: stack.gateway.baseURL)
             let admin = try await api.account("admin", role: "admin")
             let customer = try await api.account("customer", role: "customer")
-            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
-            defer { Task { try? await client.shutdown() } }
+            let client = HTTPClient.notFollowingRedirects
             func status(
                 _ method: HTTPMethod,
                 _ path: String,

@@ -33,6 +33,30 @@ import Testing
         #expect(edited.width == 300 && edited.height == 400)
     }
 
+    /// `STORAGE_RENDER_AVIF`: a client that takes AVIF and asks no format gets AVIF; one that
+    /// does not, or a service that does not render it, gets WebP or the stored format.
+    @Test func aTransformIsAnAVIFForAClientThatTakesIt() throws {
+        let asked = TransformRequest(width: 240, height: 320)
+        let browser = "image/avif,image/webp,image/apng,*/*;q=0.8"
+        #expect(asked.transform(stored: "image/heic", accept: browser, avif: true).format == .avif)
+        #expect(asked.transform(stored: "image/heic", accept: browser, avif: false).format == .webp)
+        #expect(asked.transform(stored: "image/heic", accept: "image/avif", avif: false).format == .jpeg)
+        #expect(TransformRequest(width: 240, format: "origin").transform(stored: "image/png", accept: browser, avif: true).format == .png)
+
+        let photo = try IPhonePhoto.made("heic")
+        let tile = try RenderPipeline.transform(photo, asked.transform(stored: "image/heic", accept: browser, avif: true))
+        let read = try SourceInspection.inspect(tile.bytes, limits: SourceLimits())
+        #expect(tile.format == .avif && read.format == .avif && read.width == 240 && read.height == 320 && read.orientation == 1, "\(read)")
+        #expect(!tile.bytes.indices.dropLast(4).contains { Array(tile.bytes[$0..<$0 + 4]) == Array("Exif".utf8) })
+        // Upright, red on top and blue below, as the phone showed it.
+        let pixels = try RenderPipeline.thumbnail(tile.bytes, edge: 320).pixelBytes()
+        let bands = pixels.count / (240 * 320)
+        func pixel(x: Int, y: Int) -> [UInt8] { Array(pixels[(y * 240 + x) * bands..<(y * 240 + x) * bands + 3]) }
+        let (top, bottom) = (pixel(x: 120, y: 40), pixel(x: 120, y: 280))
+        #expect(top[0] > 150 && top[2] < 80, "\(top)")
+        #expect(bottom[2] > 150 && bottom[0] < 80, "\(bottom)")
+    }
+
     @Test func anISOMediaFileThatIsNotAPhotoIsRefusedByName() throws {
         // A video's header: ftyp with an MP4 brand.
         let video: [UInt8] = [0, 0, 0, 0x18] + Array("ftypisom".utf8) + [0, 0, 2, 0] + Array("isomiso2".utf8) + [UInt8](repeating: 0, count: 64)

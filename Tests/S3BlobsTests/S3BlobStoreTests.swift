@@ -179,7 +179,9 @@ import Testing
             s3 = boto3.client("s3", endpoint_url=sys.argv[1], region_name="eu-north-1", aws_access_key_id="AKIAIOSFODNN7EXAMPLE",
                               aws_secret_access_key="wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
                               config=Config(signature_version="s3v4", s3={"addressing_style": "path"}))
-            print(s3.generate_presigned_url("get_object", Params={"Bucket": sys.argv[2], "Key": sys.argv[3]}, ExpiresIn=int(sys.argv[4])))
+            params = {"Bucket": sys.argv[2], "Key": sys.argv[3]}
+            if len(sys.argv) > 6: params.update(ResponseContentType=sys.argv[6], ResponseCacheControl=sys.argv[7])
+            print(s3.generate_presigned_url("get_object", Params=params, ExpiresIn=int(sys.argv[4])))
             """
         let theirs = try await ProcessCommand(
             URL(fileURLWithPath: "/usr/bin/env"),
@@ -209,6 +211,29 @@ import Testing
         let response = try await Self.http.execute(HTTPClientRequest(url: link.url), timeout: .seconds(10))
         let served = Array(buffer: try await response.body.collect(upTo: 1 << 20))
         #expect(response.status.code == 200 && served == content)
+
+        // A kept image variant's link (`PresignedReads`): the headers the bucket answers with are
+        // signed in, as botocore signs them, and the link is the same for the hour. moto does
+        // not apply them, so the stored type (from the name) is what it answers.
+        let variant = "image/webp"
+        let caching = "public, max-age=31536000, immutable"
+        let hour = signedAt / 3_600 * 3_600
+        let theirsWithHeaders = try await ProcessCommand(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            [
+                "python3", "-c", botocore, server.endpoint.absoluteString, settings.bucket, key.path, "7200", String(hour),
+                variant, caching,
+            ]
+        ).runToCompletion().trimmingCharacters(in: .whitespacesAndNewlines)
+        let reads = try #require(BlobStoreChoice.s3(settings).presignedReads(store: store))
+        let read = reads.link(key, contentType: variant, cacheControl: caching, now: Date(timeIntervalSince1970: TimeInterval(hour + 1_234)))
+        #expect(parameters(read.url) == parameters(theirsWithHeaders) && read.worksFor == 7_200 - 1_234, "\(read.url)\n\(theirsWithHeaders)")
+        let now = reads.link(key, contentType: variant, cacheControl: caching)
+        #expect(now.worksFor > 3_600 && now.worksFor <= 7_200)
+        let direct = try await Self.http.execute(HTTPClientRequest(url: now.url), timeout: .seconds(10))
+        #expect(direct.status.code == 200 && direct.headers["content-type"] == ["image/jpeg"], "\(direct.headers)")
+        #expect(Array(buffer: try await direct.body.collect(upTo: 1 << 20)) == content)
+
         // Without S3_PRESIGN, links stay Splash's own.
         settings.presign = false
         let plain = BlobStoreChoice.s3(settings).mediaLinks(
@@ -216,6 +241,7 @@ import Testing
             store: store
         )
         #expect(plain.sign(key, expires: expires).url.hasPrefix("https://splash.test/v1/media/"))
+        #expect(BlobStoreChoice.s3(settings).presignedReads(store: store) == nil)
     }
 
     @Test func virtualHostStyleNamesTheBucketInTheHost() throws {

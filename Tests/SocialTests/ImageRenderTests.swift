@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Contracts
 import Foundation
 import Imaging
@@ -293,6 +294,56 @@ import Testing
                 try await social.upload(try SocialHarness.photo("FreshFlower"), name: name, user: ana, headers: [("x-upsert", "true")]).status == 200
             )
             #expect(try await social.call(.get, "/storage/v1\(link)", user: nil).status == 404)
+        }
+    }
+
+    /// On S3 with `S3_PRESIGN`, a variant is rendered through Splash on its first request and
+    /// answered with a redirect to the bucket after that; with `STORAGE_RENDER_AVIF` a browser
+    /// that takes AVIF gets it, and WebP stays a variant of its own.
+    @Test func onS3AKeptVariantIsPresignedAndAVIFIsRenderedForAClientThatTakesIt() async throws {
+        let server = try await MotoServer()
+        defer { server.stop() }
+        let bucket = "render-\(UUID().uuidString.prefix(8).lowercased())"
+        _ = try await server.store(bucket: bucket)
+        let overrides = server.blobSettings(bucket: bucket).merging(["S3_PRESIGN": "true", "STORAGE_RENDER_AVIF": "true"]) { _, new in new }
+        try await SocialHarness.with(overrides) { social in
+            let ana = UUID()
+            let name = "\(ana.uuidString)/beach.jpg"
+            #expect(try await social.upload(try SocialHarness.photo("Aqua"), name: name, user: ana).status == 200)
+            let path = "/storage/v1/render/image/authenticated/posts/\(name)?width=200&height=200"
+            let browser = [("Accept", "image/avif,image/webp,image/apng,*/*;q=0.8")]
+
+            let first = try await social.call(.get, path, user: ana, headers: browser)
+            #expect(first.status == 200 && first.headers["content-type"] == "image/avif" && first.headers["vary"] == "Accept", "\(first.text)")
+            let header = try Self.header(first.body)
+            #expect(header.format == .avif && header.width == 200 && header.height == 200)
+
+            // Asked again, by a client that shows the redirect as it comes.
+            func redirect(_ accept: String) async throws -> HTTPClientResponse {
+                var request = HTTPClientRequest(url: social.app.baseURL + path)
+                request.headers.add(name: "Authorization", value: "Bearer \(try social.token(user: ana))")
+                request.headers.add(name: "Accept", value: accept)
+                return try await HTTPClient.notFollowingRedirects.execute(request, timeout: .seconds(10))
+            }
+            let again = try await redirect(browser[0].1)
+            let location = try #require(again.headers.first(name: "location"))
+            #expect(again.status == .found && location.hasPrefix(server.endpoint.absoluteString + "/\(bucket)/"))
+            #expect(location.contains("response-content-type=image%2Favif") && location.contains("X-Amz-Signature="), "\(location)")
+            #expect(
+                again.headers.first(name: "cache-control")?.hasPrefix("private, max-age=") == true && again.headers.first(name: "vary") == "Accept"
+            )
+            let fromBucket = try await HTTPClient.shared.execute(HTTPClientRequest(url: location), timeout: .seconds(10))
+            #expect(fromBucket.status == .ok && fromBucket.headers["content-type"] == ["image/avif"])
+            #expect(Array(buffer: try await fromBucket.body.collect(upTo: 1 << 20)) == Array(first.body))
+            // A client that follows it gets the image.
+            #expect(try await social.call(.get, path, user: ana, headers: browser).body == first.body)
+            // Still the object's read rules: another user is refused before any redirect.
+            #expect(try await social.call(.get, path, user: UUID(), headers: browser).status == 404)
+
+            // WebP is a variant of its own, rendered once and then presigned too.
+            let webp = try await social.call(.get, path, user: ana, headers: [("Accept", "image/webp")])
+            #expect(webp.status == 200 && webp.headers["content-type"] == "image/webp")
+            #expect(try await redirect("image/webp").status == .found)
         }
     }
 }

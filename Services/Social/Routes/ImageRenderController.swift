@@ -6,6 +6,7 @@ import Imaging
 import KeySetClient
 import NIOCore
 import ResourceAPI
+import S3Blobs
 import ServiceKit
 
 /// `/storage/v1/render/image/…`: Supabase Storage's image transformations — a sized copy of an
@@ -13,12 +14,18 @@ import ServiceKit
 /// (`authenticated`), from a public bucket (`public`), or through a signed link that carries the
 /// transform and pins the object's version (`sign`). Variants are rendered once and kept
 /// (`ImageVariants`, deleted with the object's blob by `ObjectStore.deleteBlob`); the answer is
-/// WebP when the client accepts it and no format is asked.
+/// WebP (or AVIF, with `STORAGE_RENDER_AVIF`) when the client accepts it and no format is asked.
+/// With `S3_PRESIGN`, the first request renders through Splash and later ones are redirected to a
+/// presigned GET of the kept variant.
 struct ImageRenderController: Sendable {
     let objects: ObjectStore
     let variants: ImageVariants
     let links: StorageLinks
     let keys: KeySetCache
+    /// `STORAGE_RENDER_AVIF`: AVIF for a client that accepts it.
+    let rendersAVIF: Bool
+    /// `S3_PRESIGN`: a kept variant is answered with a redirect to the bucket.
+    let presigned: PresignedReads?
 
     static let prefix = "/storage/v1/render/image/"
 
@@ -71,7 +78,7 @@ struct ImageRenderController: Sendable {
     }
 
     private func answer(_ object: StoredObject, _ asked: TransformRequest, request: Request, cacheControl: String) async throws -> Response {
-        let transform = asked.transform(stored: object.mimeType, accept: request.headers[.accept])
+        let transform = asked.transform(stored: object.mimeType, accept: request.headers[.accept], avif: rendersAVIF)
         var headers: HTTPFields = [
             .cacheControl: cacheControl, .contentType: transform.format.mediaType, .xContentTypeOptions: "nosniff",
             .eTag: ImageVariants.etag(of: object.blobKey, transform),
@@ -79,6 +86,13 @@ struct ImageRenderController: Sendable {
         if asked.format == nil { headers[.vary] = "Accept" }
         if EntityTag.matches(request.headers[.ifNoneMatch], headers[.eTag] ?? "") {
             return Response(status: .notModified, headers: headers)
+        }
+        if let presigned, let kept = try await variants.kept(of: object.blobKey, transform) {
+            let link = presigned.link(kept, contentType: transform.format.mediaType, cacheControl: cacheControl)
+            // The redirect is the caller's to keep while the link works, with a minute to spare.
+            var redirect: HTTPFields = [.location: link.url, .cacheControl: "private, max-age=\(max(0, link.worksFor - 60))"]
+            if asked.format == nil { redirect[.vary] = "Accept" }
+            return Response(status: .found, headers: redirect)
         }
         let variant: [UInt8]?
         do {

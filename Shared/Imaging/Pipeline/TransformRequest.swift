@@ -83,23 +83,35 @@ package struct TransformRequest: Sendable, Hashable {
         switch fields("format") {
         case nil: format = nil
         case "origin": format = "origin"
-        // AVIF is not rendered here: asked for, the client's Accept chooses as if none were asked.
+        // storage-js' `format: "avif"`: as none asked, the client's Accept chooses (AVIF where
+        // it is rendered and accepted).
         case "avif": format = nil
         default: throw TransformRefusal(message: "format: origin, or none to let Accept choose")
         }
     }
 
     /// The transform to render for an image stored as `stored` (its media type): JPEG for a
-    /// stored HEIF or AVIF.
-    package func transform(stored: String, accept: String?) -> ImageTransform {
+    /// stored HEIF or AVIF. With no format asked, `accept` chooses: AVIF when it names
+    /// `image/avif` and `avif` allows it (`STORAGE_RENDER_AVIF`), else WebP when it names
+    /// `image/webp`, else the stored format.
+    package func transform(stored: String, accept: String?, avif: Bool = false) -> ImageTransform {
         let origin: ImageTransform.Format =
             switch stored {
             case "image/png": .png
             case "image/webp": .webp
             default: .jpeg
             }
+        let accepted = accept?.lowercased() ?? ""
         let format: ImageTransform.Format =
-            if self.format == nil, let accept, accept.lowercased().contains("image/webp") { .webp } else { origin }
+            if self.format != nil {
+                origin
+            } else if avif, accepted.contains("image/avif") {
+                .avif
+            } else if accepted.contains("image/webp") {
+                .webp
+            } else {
+                origin
+            }
         return ImageTransform(width: width, height: height, resize: resize, quality: quality, format: format)
     }
 

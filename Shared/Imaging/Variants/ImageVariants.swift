@@ -26,6 +26,12 @@ package final class ImageVariants: Sendable {
         self.rendered = rendered
     }
 
+    /// Where the variant `transform` describes is kept, if it is (to link to it in the store).
+    package func kept(of source: BlobKey, _ transform: ImageTransform) async throws -> BlobKey? {
+        let key = Self.key(of: source, transform)
+        return try await blobs.size(of: key) == nil ? nil : key
+    }
+
     /// The bytes of the variant of the image at `source` that `transform` describes: kept, or
     /// rendered now (once, however many ask meanwhile).
     /// - Returns: `nil` when the image's blob is gone (replaced or deleted meanwhile).
