@@ -501,7 +501,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ImagingTests",
-            dependencies: ["Imaging", "PixelKernels", "Contracts", "TestSupport"],
+            dependencies: ["Imaging", "Blobs", "PixelKernels", "Contracts", "TestSupport"],
             path: "Tests/ImagingTests",
             resources: [.copy("Fixtures")]
         ),

@@ -46,8 +46,7 @@ struct EditsController: Sendable {
             throw Problem.editNotFound
         }
         if let key = edit.result.flatMap({ BlobKey(mediaPath: $0.key) }) {
-            try? await ImageVariants.deleteVariants(of: key, in: sources.blobs)
-            try? await sources.blobs.delete(key)
+            try? await ImageVariants.deleteImage(key, in: sources.blobs)
         }
         return Response(status: .noContent)
     }

@@ -302,10 +302,9 @@ struct ObjectStore: Sendable {
     /// the collector.
     func deleteBlob(_ key: BlobKey) async {
         do {
-            // Its variants first: a crash between the two leaves the blob listed, and the
-            // collector's deleteBlob of it deletes them then.
-            try await ImageVariants.deleteVariants(of: key, in: blobs)
-            try await blobs.delete(key)
+            // A crash part-way leaves the blob listed, and the collector's deleteBlob of it
+            // deletes the rest then.
+            try await ImageVariants.deleteImage(key, in: blobs)
             try await client.withServiceTransaction(logger: logger) { connection in
                 try await connection.query("DELETE FROM blob_intents WHERE blob_key = \(key.path)", logger: logger)
             }

@@ -5,7 +5,7 @@ import Synchronization
 /// Sized copies of stored images (Storage's image transformations, edit-render's media links with a
 /// size). A variant is rendered once per image version and transform — requests that ask for it
 /// meanwhile wait for that one render — and kept in the blob store beside the image's blob,
-/// `{blob key}-variants/{transform}`, so `deleteVariants(of:)` with the blob drops them; a new
+/// `{blob key}-variants/{transform}`, so `deleteImage` drops them with it; a new
 /// version has a new blob key and so new variants.
 package final class ImageVariants: Sendable {
     /// The most variants kept of one image: anyone may ask a public image for any size, and past
@@ -51,6 +51,13 @@ package final class ImageVariants: Sendable {
                 rendered()
                 if try await blobs.list(prefix: Self.prefix(of: source)).count < Self.keptPerImage {
                     try await blobs.put(key, bytes: image.bytes)
+                    // The image deleted while it rendered: the deletion's sweeps of its variants
+                    // may both have run before this one was kept, so it goes here. (Deleted
+                    // after this look, the deletion's last sweep finds it: `deleteImage`.)
+                    if try await blobs.size(of: source) == nil {
+                        try await blobs.delete(key)
+                        throw SourceGone()
+                    }
                 }
                 return image.bytes
             }
@@ -66,12 +73,16 @@ package final class ImageVariants: Sendable {
 
     private struct SourceGone: Error {}
 
-    /// Deletes the variants kept of the image at `source` (call it with the image's own deletion).
-    package func deleteVariants(of source: BlobKey) async throws {
-        try await Self.deleteVariants(of: source, in: blobs)
+    /// Deletes the image at `source` with its variants: the variants first (a crash between leaves
+    /// the image, whose next deletion takes both), then the image, then any variant a render kept
+    /// meanwhile (a render that finds the image gone removes its own).
+    package static func deleteImage(_ source: BlobKey, in blobs: any BlobStore) async throws {
+        try await deleteVariants(of: source, in: blobs)
+        try await blobs.delete(source)
+        try await deleteVariants(of: source, in: blobs)
     }
 
-    package static func deleteVariants(of source: BlobKey, in blobs: any BlobStore) async throws {
+    private static func deleteVariants(of source: BlobKey, in blobs: any BlobStore) async throws {
         for variant in try await blobs.list(prefix: prefix(of: source)) {
             if let key = BlobKey(variant.key) { try await blobs.delete(key) }
         }
