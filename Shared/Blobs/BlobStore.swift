@@ -32,6 +32,21 @@ package protocol BlobStore: Sendable {
     func localFile(_ key: BlobKey) -> URL?
 }
 
+/// A store that writes into a blob in place (files): a resumable upload's chunks land in one blob
+/// as they arrive, and nothing is copied when the last one does.
+package protocol InPlaceBlobStore: BlobStore {
+    /// Writes `body` into the blob under `key` from `offset` — the blob cut to `offset` first, made
+    /// when there is none — and syncs it. Past `limit` bytes it stops with `BlobError.tooLarge`
+    /// and cuts the blob back to `offset`. When the body breaks off, what arrived is kept.
+    /// - Returns: the bytes written, and the error that broke the body off, if one did.
+    func write(
+        _ key: BlobKey,
+        at offset: Int,
+        streaming body: some AsyncSequence<ByteBuffer, any Error>,
+        limit: Int
+    ) async throws -> (written: Int, broken: (any Error)?)
+}
+
 /// A blob being read: its size, and its bytes as they arrive (read once).
 package struct BlobStream: Sendable {
     package var size: Int

@@ -4,7 +4,7 @@ import NIOCore
 /// Blobs as files under a root directory. Writes go to a temporary file in the same directory and
 /// are renamed into place, so a reader never sees half a blob and a crash leaves no partial one
 /// under the key (temporary files start with a dot, which no key's segment does).
-package struct FileBlobStore: BlobStore {
+package struct FileBlobStore: InPlaceBlobStore {
     package let root: URL
 
     package init(root: URL) throws {
@@ -42,6 +42,44 @@ package struct FileBlobStore: BlobStore {
             try? FileManager.default.removeItem(at: temporary)
             throw error
         }
+    }
+
+    package func write(
+        _ key: BlobKey,
+        at offset: Int,
+        streaming body: some AsyncSequence<ByteBuffer, any Error>,
+        limit: Int
+    ) async throws -> (written: Int, broken: (any Error)?) {
+        let file = url(key)
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        if !FileManager.default.fileExists(atPath: file.path) {
+            guard FileManager.default.createFile(atPath: file.path, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+        }
+        let handle = try FileHandle(forUpdating: file)
+        defer { try? handle.close() }
+        try handle.truncate(atOffset: UInt64(offset))
+        var written = 0
+        var broken: (any Error)?
+        var chunks = body.makeAsyncIterator()
+        while true {
+            // Only the body's own failure is a break-off; the file's throws.
+            let next: ByteBuffer?
+            do {
+                next = try await chunks.next()
+            } catch {
+                broken = error
+                break
+            }
+            guard let chunk = next else { break }
+            guard written + chunk.readableBytes <= limit else {
+                try handle.truncate(atOffset: UInt64(offset))
+                throw BlobError.tooLarge(limit: limit)
+            }
+            try handle.write(contentsOf: chunk.readableBytesView)
+            written += chunk.readableBytes
+        }
+        try handle.synchronize()
+        return (written, broken)
     }
 
     package func get(_ key: BlobKey) async throws -> [UInt8]? {

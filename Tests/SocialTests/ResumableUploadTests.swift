@@ -167,6 +167,43 @@ import Testing
         }
     }
 
+    /// A chunk cut off mid-way (the train enters a tunnel): what arrived is kept, the offset says
+    /// how far, and the upload goes on from there to a whole object.
+    @Test func aChunkCutOffMidwayKeepsWhatArrived() async throws {
+        try await SocialHarness.with { social in
+            let ana = UUID()
+            let flower = try SocialHarness.photo("FreshFlower")
+            let name = "\(ana.uuidString)/tunnel.jpg"
+            let location = try #require(try await Self.create(social, user: ana, name: name, length: flower.count).headers["location"])
+            // Declares the whole photo, sends 40,000 bytes of it, and hangs up.
+            let cut = """
+                import socket, sys, time
+                port, path, token, file = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+                data = open(file, "rb").read()
+                head = (f"PATCH {path} HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nAuthorization: Bearer {token}\\r\\nTus-Resumable: 1.0.0\\r\\n"
+                        f"Upload-Offset: 0\\r\\nContent-Type: application/offset+octet-stream\\r\\nContent-Length: {len(data)}\\r\\n\\r\\n")
+                connection = socket.create_connection(("127.0.0.1", port))
+                connection.sendall(head.encode() + data[:40000])
+                time.sleep(0.5)
+                connection.close()
+                """
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("tunnel-\(UUID().uuidString.prefix(8)).jpg")
+            try Data(flower).write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            _ = try await ProcessCommand(
+                URL(fileURLWithPath: "/usr/bin/env"),
+                ["python3", "-c", cut, String(social.app.port), location, try social.token(user: ana), file.path]
+            ).runToCompletion()
+            try await social.waitFor("the cut-off chunk's bytes kept") {
+                try await social.call(.head, location, user: ana).headers["upload-offset"] == "40000"
+            }
+            let rest = try await Self.patch(social, location, user: ana, offset: 40_000, flower[40_000...])
+            #expect(rest.status == 204 && rest.headers["upload-offset"] == String(flower.count))
+            #expect(Array(try await social.call(.get, "/storage/v1/object/posts/\(name)", user: ana).body) == flower)
+            #expect(social.blobFiles().filter { $0.contains("/tus-") }.isEmpty)
+        }
+    }
+
     @Test func aDeletedAccountsUnfinishedUploadsGoWithIt() async throws {
         try await SocialHarness.with { social in
             let ana = UUID()

@@ -31,10 +31,13 @@ struct ObjectStore: Sendable {
         case replace
     }
 
-    /// The bytes of an upload: streamed from the request, or already in memory (a multipart part).
+    /// The bytes of an upload: streamed from the request, already in memory (a multipart part),
+    /// or already in the store under a key of their own (a resumable upload written in place),
+    /// moved to the object's.
     enum Body: Sendable {
         case stream(any AsyncSequence<ByteBuffer, any Error> & Sendable)
         case bytes([UInt8])
+        case placed(BlobKey)
     }
 
     /// Stores an upload under `path`, checked to be a JPEG, PNG or WebP of at most `maxBytes` and
@@ -64,17 +67,19 @@ struct ObjectStore: Sendable {
             switch body {
             case .stream(let stream):
                 (size, idempotency) = try await put(key, streaming: stream, idempotencyKey: idempotencyKey)
-                do {
-                    header = try await SourceInspection.inspect(key, in: blobs, limits: SourceLimits(maxBytes: maxBytes))
-                } catch let error as ImagingError {
-                    throw Self.notAnImage(error)
-                }
+                header = try await inspectStored(key)
             case .bytes(let bytes):
                 guard bytes.count <= maxBytes else { throw BlobError.tooLarge(limit: maxBytes) }
                 header = try inspect { () throws(ImagingError) in try SourceInspection.inspect(bytes, limits: SourceLimits(maxBytes: maxBytes)) }
                 try await blobs.put(key, bytes: bytes)
                 size = bytes.count
                 idempotency = idempotencyKey.map { IdempotencyKey(key: $0, body: bytes) }
+            case .placed(let placed):
+                try await blobs.move(placed, to: key)
+                size = try await blobs.size(of: key) ?? 0
+                guard size <= maxBytes else { throw BlobError.tooLarge(limit: maxBytes) }
+                header = try await inspectStored(key)
+                idempotency = nil
             }
             if path.bucket.isPublic { (size, header) = try await stripped(key, header) }
             let blob = NewBlob(key: key, size: size, header: header, cacheControl: cacheControl, idempotency: idempotency)
@@ -99,6 +104,16 @@ struct ObjectStore: Sendable {
         let clean = try await renderer.transform(original, transform, limits: SourceLimits(maxBytes: maxBytes))
         try await blobs.put(key, bytes: clean.bytes)
         return (clean.bytes.count, clean.header)
+    }
+
+    /// The header of the blob at `key`, read from its first bytes.
+    /// - Throws: 415 when it is not an image Splash stores.
+    private func inspectStored(_ key: BlobKey) async throws -> SourceHeader {
+        do {
+            return try await SourceInspection.inspect(key, in: blobs, limits: SourceLimits(maxBytes: maxBytes))
+        } catch let error as ImagingError {
+            throw Self.notAnImage(error)
+        }
     }
 
     /// Streams the body to `key`, hashing it on the way when there is an idempotency key.

@@ -6,10 +6,12 @@ import PostgresNIO
 import ServiceKit
 
 /// TUS uploads (`resumable_uploads`, `resumable_parts`): an upload is created with its length and
-/// object name, takes its bytes in PATCHes at the offset reached so far — each PATCH's bytes a part
-/// in the blob store, so any replica takes the next one — and becomes an object, checked as any
-/// upload, when the last byte lands. Nothing of it is an object before that; an upload not
-/// finished within a day has expired and is collected with its parts.
+/// object name, takes its bytes in PATCHes at the offset reached so far, and becomes an object,
+/// checked as any upload, when the last byte lands. Where the store writes in place (files, which
+/// every replica shares), the chunks are written straight into one blob that becomes the object's
+/// without a copy; on S3 each PATCH's bytes are a part of their own, read in turn at the end.
+/// Either way any replica takes the next chunk. Nothing of it is an object before that; an upload
+/// not finished within a day has expired and is collected with its parts.
 struct ResumableUploads: Sendable {
     let client: PostgresClient
     let objects: ObjectStore
@@ -105,11 +107,11 @@ struct ResumableUploads: Sendable {
 
     // MARK: Appending
 
-    /// Appends `body` at `offset`: what arrives is kept as a part, even when the request breaks
-    /// off, and the offset moves by it. When the upload is whole, it becomes its object.
+    /// Appends `body` at `offset`: what arrives is kept, even when the request breaks off, and the
+    /// offset moves by it. When the upload is whole, it becomes its object.
     /// - Returns: the upload after the PATCH.
-    /// - Throws: `Refusal`s; `StorageError`s when the whole upload is refused as an object (its
-    ///   parts are deleted then).
+    /// - Throws: `Refusal`s; `StorageError`s when the whole upload is refused as an object (what
+    ///   it had is deleted then).
     func append(
         _ id: UUID,
         user: UUID,
@@ -117,13 +119,63 @@ struct ResumableUploads: Sendable {
         body: some AsyncSequence<ByteBuffer, any Error>,
         now: Date = Date()
     ) async throws -> Upload {
-        var upload = try await lease(id, user: user, at: offset, now: now)
+        var upload: Upload
+        let broken: (any Error)?
+        if let files = objects.blobs as? any InPlaceBlobStore {
+            upload = try await lease(id, user: user, at: offset, now: now, inPlace: true)
+            (upload, broken) = try await write(upload, user: user, body: body, into: files)
+        } else {
+            upload = try await lease(id, user: user, at: offset, now: now, inPlace: false)
+            (upload, broken) = try await storePart(upload, user: user, body: body)
+        }
+        if let broken { throw broken }
+        if upload.offset == upload.length { try await finish(upload, user: user) }
+        return upload
+    }
+
+    /// The chunk written where the upload's bytes are (one blob, the part at offset 0), straight
+    /// from the request.
+    private func write(
+        _ upload: Upload,
+        user: UUID,
+        body: some AsyncSequence<ByteBuffer, any Error>,
+        into files: any InPlaceBlobStore
+    ) async throws -> (Upload, (any Error)?) {
+        let written: Int
+        let broken: (any Error)?
+        do {
+            (written, broken) = try await files.write(
+                Self.partKey(upload, offset: 0),
+                at: upload.offset,
+                streaming: body,
+                limit: upload.length - upload.offset
+            )
+        } catch {
+            try await release(upload.id, user: user)
+            throw error is BlobError ? Refusal.pastLength(length: upload.length) : error
+        }
+        var upload = upload
+        if written > 0 {
+            upload.offset = try await advance(upload, by: written, user: user)
+        } else {
+            try await release(upload.id, user: user)
+        }
+        return (upload, broken)
+    }
+
+    /// The chunk as a part of its own (stores that cannot write in place: S3), held until the
+    /// request ends so that a broken-off one keeps what arrived.
+    private func storePart(
+        _ upload: Upload,
+        user: UUID,
+        body: some AsyncSequence<ByteBuffer, any Error>
+    ) async throws -> (Upload, (any Error)?) {
         var received = ByteBuffer()
         var broken: (any Error)?
         do {
             for try await chunk in body {
                 guard received.readableBytes + chunk.readableBytes <= upload.length - upload.offset else {
-                    try await release(id, user: user)
+                    try await release(upload.id, user: user)
                     throw Refusal.pastLength(length: upload.length)
                 }
                 var chunk = chunk
@@ -135,18 +187,18 @@ struct ResumableUploads: Sendable {
             // The request broke off: what arrived is kept, and the client asks where it stands.
             broken = error
         }
+        var upload = upload
         if received.readableBytes > 0 {
             upload.offset = try await record(upload, user: user, part: Array(buffer: received))
         } else {
-            try await release(id, user: user)
+            try await release(upload.id, user: user)
         }
-        if let broken { throw broken }
-        if upload.offset == upload.length { try await finish(upload, user: user) }
-        return upload
+        return (upload, broken)
     }
 
-    /// Takes the upload for one writer at `offset`.
-    private func lease(_ id: UUID, user: UUID, at offset: Int, now: Date) async throws -> Upload {
+    /// Takes the upload for one writer at `offset`; `inPlace`, its one blob is listed as its part
+    /// (with the whole length) before a byte of it is written.
+    private func lease(_ id: UUID, user: UUID, at offset: Int, now: Date, inPlace: Bool) async throws -> Upload {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
             let taken = try await connection.query(
                 """
@@ -160,6 +212,15 @@ struct ResumableUploads: Sendable {
             guard upload.expiresAt > now else { throw Refusal.expired }
             guard upload.offset == offset else { throw Refusal.offsetMismatch(current: upload.offset) }
             guard !taken.isEmpty else { throw Refusal.busy }
+            if inPlace, offset == 0 {
+                try await connection.query(
+                    """
+                    INSERT INTO resumable_parts (upload_id, owner_id, part_offset, size, blob_key)
+                    VALUES (\(id), \(user), 0, \(upload.length), \(Self.partKey(upload, offset: 0).path)) ON CONFLICT DO NOTHING
+                    """,
+                    logger: logger
+                )
+            }
             return upload
         }
     }
@@ -167,6 +228,19 @@ struct ResumableUploads: Sendable {
     private func release(_ id: UUID, user: UUID) async throws {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
             try await connection.query("UPDATE resumable_uploads SET writing_until = NULL WHERE id = \(id)", logger: logger)
+        }
+    }
+
+    /// Moves the offset past `written` bytes and ends the lease; returns the new offset.
+    private func advance(_ upload: Upload, by written: Int, user: UUID) async throws -> Int {
+        try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            try await connection.query(
+                """
+                UPDATE resumable_uploads SET upload_offset = upload_offset + \(written), writing_until = NULL
+                WHERE id = \(upload.id) RETURNING upload_offset
+                """,
+                logger: logger
+            ).collect()[0].decode(Int.self)
         }
     }
 
@@ -202,11 +276,20 @@ struct ResumableUploads: Sendable {
     /// The whole upload as its object, through the plain upload's checks; the upload and its
     /// parts go either way.
     private func finish(_ upload: Upload, user: UUID) async throws {
-        let keys = try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            try await connection.query(
-                "SELECT blob_key FROM resumable_parts WHERE upload_id = \(upload.id) ORDER BY part_offset",
-                logger: logger
-            ).collect().compactMap { BlobKey(try $0.decode(String.self)) }
+        // Written in place, the one blob becomes the object's (moved); else the parts are read in
+        // turn into it.
+        let inPlace = objects.blobs is any InPlaceBlobStore
+        let body: ObjectStore.Body
+        if inPlace {
+            body = .placed(Self.partKey(upload, offset: 0))
+        } else {
+            let keys = try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+                try await connection.query(
+                    "SELECT blob_key FROM resumable_parts WHERE upload_id = \(upload.id) ORDER BY part_offset",
+                    logger: logger
+                ).collect().compactMap { BlobKey(try $0.decode(String.self)) }
+            }
+            body = .stream(PartStream(blobs: objects.blobs, keys: keys))
         }
         do {
             // No idempotency key: the outcome is the object made.
@@ -214,14 +297,22 @@ struct ResumableUploads: Sendable {
                 upload.path,
                 user: user,
                 mode: .create(upsert: upload.upsert),
-                body: .stream(PartStream(blobs: objects.blobs, keys: keys)),
+                body: body,
                 idempotencyKey: nil,
                 cacheControl: upload.cacheControl
             )
-            try await remove(upload.id, user: user)
         } catch {
             _ = try? await remove(upload.id, user: user)
             throw error
+        }
+        if inPlace {
+            // Its blob is the object's now: only the rows go.
+            try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+                try await connection.query("DELETE FROM resumable_parts WHERE upload_id = \(upload.id)", logger: logger)
+                try await connection.query("DELETE FROM resumable_uploads WHERE id = \(upload.id)", logger: logger)
+            }
+        } else {
+            try await remove(upload.id, user: user)
         }
     }
 
