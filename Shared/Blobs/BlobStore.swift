@@ -47,6 +47,16 @@ package protocol InPlaceBlobStore: BlobStore {
     ) async throws -> (written: Int, broken: (any Error)?)
 }
 
+/// A store that makes a blob of other blobs on its own side (S3: a multipart upload whose parts are
+/// copied from them), so a resumable upload's parts become one blob without passing through the
+/// service. Every part but the last must be at least `minimumPartSize` bytes.
+package protocol ComposingBlobStore: BlobStore {
+    var minimumPartSize: Int { get }
+    /// Writes under `key` the blobs `parts` one after another (they stay as they are); the blob
+    /// appears whole or not at all.
+    func compose(_ key: BlobKey, from parts: [BlobKey]) async throws
+}
+
 /// A blob being read: its size, and its bytes as they arrive (read once).
 package struct BlobStream: Sendable {
     package var size: Int

@@ -8,7 +8,7 @@ import NIOHTTP1
 /// Blobs as objects of one S3 bucket (AWS, MinIO, or any S3-protocol server). An object up to
 /// the multipart threshold is one PUT; a larger one is a multipart upload of threshold-sized parts,
 /// visible only once completed and aborted on any failure, so a reader never sees half a blob.
-package struct S3BlobStore: BlobStore {
+package struct S3BlobStore: ComposingBlobStore {
     package let client: S3Client
 
     /// - Parameter http: a client made with `httpConfiguration` (its connections are not retried
@@ -142,14 +142,42 @@ package struct S3BlobStore: BlobStore {
     /// CopyObject, then DeleteObject: S3 has no rename. Blobs here are at most tens of MB, well
     /// under CopyObject's 5 GB.
     package func move(_ from: BlobKey, to: BlobKey) async throws {
-        let source = "/" + SigV4.encode(client.settings.bucket) + "/" + SigV4.encode(from.path, keepSlash: true)
-        let answer = try await client.send(.PUT, key: to.path, headers: [("x-amz-copy-source", source)], operation: "CopyObject")
-        // S3 may answer 200 with an error inside, when the copy fails after it started answering.
-        if String(buffer: answer.body).contains("<Error>") { throw S3Client.error(answer, operation: "CopyObject") }
+        try await copy(from, to: to)
         try await delete(from)
     }
 
     package func localFile(_ key: BlobKey) -> URL? { nil }
+
+    /// S3's least part but the last (5 MiB).
+    package var minimumPartSize: Int { 5 << 20 }
+
+    /// One part: CopyObject. More: a multipart upload whose parts are copied from them
+    /// (UploadPartCopy), aborted on any failure.
+    package func compose(_ key: BlobKey, from parts: [BlobKey]) async throws {
+        if parts.count == 1 {
+            try await copy(parts[0], to: key)
+            return
+        }
+        let upload = try await MultipartUpload(client: client, key: key.path)
+        do {
+            for part in parts { try await upload.add(copying: copySource(part)) }
+            try await upload.complete()
+        } catch {
+            await upload.abort()
+            throw error
+        }
+    }
+
+    /// `/{bucket}/{key}`, as `x-amz-copy-source` names a blob.
+    private func copySource(_ key: BlobKey) -> String {
+        "/" + SigV4.encode(client.settings.bucket) + "/" + SigV4.encode(key.path, keepSlash: true)
+    }
+
+    private func copy(_ from: BlobKey, to: BlobKey) async throws {
+        let answer = try await client.send(.PUT, key: to.path, headers: [("x-amz-copy-source", copySource(from))], operation: "CopyObject")
+        // S3 may answer 200 with an error inside, when the copy fails after it started answering.
+        if String(buffer: answer.body).contains("<Error>") { throw S3Client.error(answer, operation: "CopyObject") }
+    }
 
     /// Makes the bucket when it does not exist (for tests and first starts against MinIO).
     package func createBucketIfMissing() async throws {
@@ -211,6 +239,25 @@ final class MultipartUpload: @unchecked Sendable {
         )
         guard let etag = answer.headers.first(name: "etag") else {
             throw S3Error(status: answer.status, code: "MalformedAnswer", message: "no ETag for part \(number)", operation: "UploadPart")
+        }
+        parts.append((number, etag))
+    }
+
+    /// The next part, copied by the server from the blob `source` names (UploadPartCopy).
+    func add(copying source: String) async throws {
+        let number = parts.count + 1
+        let answer = try await client.send(
+            .PUT,
+            key: key,
+            query: [("partNumber", String(number)), ("uploadId", id)],
+            headers: [("x-amz-copy-source", source)],
+            operation: "UploadPartCopy"
+        )
+        let text = String(buffer: answer.body)
+        guard !text.contains("<Error>"), let etag = XMLText.first("ETag", in: text) else {
+            throw text.contains("<Error>")
+                ? S3Client.error(answer, operation: "UploadPartCopy")
+                : S3Error(status: answer.status, code: "MalformedAnswer", message: "no ETag for part \(number)", operation: "UploadPartCopy")
         }
         parts.append((number, etag))
     }

@@ -204,6 +204,56 @@ import Testing
         }
     }
 
+    /// On S3 a chunk is a blob of its own, added to the last one while that is under S3's 5 MiB
+    /// part minimum, and S3 composes the parts into the object (a multipart upload copying them):
+    /// byte-identical, with no part and no open multipart upload left.
+    @Test func onS3SmallChunksAreStagedIntoPartsThatS3Composes() async throws {
+        let server = try await MotoServer()
+        defer { server.stop() }
+        let bucket = "tus-\(UUID().uuidString.prefix(8).lowercased())"
+        let store = try await server.store(bucket: bucket)
+        try await SocialHarness.with(server.blobSettings(bucket: bucket)) { social in
+            let ana = UUID()
+            let painting = Array(try Data(contentsOf: LargePainting.url))
+            let name = "\(ana.uuidString)/painting.jpg"
+            let location = try #require(try await Self.create(social, user: ana, name: name, length: painting.count).headers["location"])
+            let chunk = 2 << 20
+            var sizes: [[Int]] = []
+            for offset in stride(from: 0, to: painting.count, by: chunk) {
+                let piece = painting[offset..<min(offset + chunk, painting.count)]
+                let answer = try await Self.patch(social, location, user: ana, offset: offset, piece)
+                #expect(answer.status == 204, "\(answer.text)")
+                if offset + piece.count < painting.count {
+                    sizes.append(
+                        try await social.database.withClient { client in
+                            try await client.query("SELECT size FROM social.resumable_parts ORDER BY part_offset").collect().map {
+                                try $0.decode(Int.self)
+                            }
+                        }
+                    )
+                }
+            }
+            // 2 MiB, then 4 (staged), then 6: a part; then a new one grows the same way.
+            let mib = 1 << 20
+            #expect(sizes.prefix(4) == [[2 * mib], [4 * mib], [6 * mib], [6 * mib, 2 * mib]], "\(sizes)")
+            let stored = try await social.call(.get, "/storage/v1/object/posts/\(name)", user: ana)
+            #expect(stored.status == 200 && Array(stored.body) == painting)
+            #expect(try await social.count("resumable_parts") == 0)
+            try await social.waitFor("the parts' blobs deleted") {
+                try await store.list(prefix: "posts/").filter { $0.key.contains("/tus-") }.isEmpty
+            }
+            #expect(try await store.client.openMultipartUploads().isEmpty)
+
+            // Terminated half-way: its staged part goes.
+            let ended = try #require(
+                try await Self.create(social, user: ana, name: "\(ana.uuidString)/ended.jpg", length: painting.count).headers["location"]
+            )
+            #expect(try await Self.patch(social, ended, user: ana, offset: 0, painting[0..<chunk]).status == 204)
+            #expect(try await social.call(.delete, ended, user: ana, headers: [("Tus-Resumable", "1.0.0")]).status == 204)
+            #expect(try await store.list(prefix: "posts/").filter { $0.key.contains("/tus-") }.isEmpty)
+        }
+    }
+
     @Test func aDeletedAccountsUnfinishedUploadsGoWithIt() async throws {
         try await SocialHarness.with { social in
             let ana = UUID()

@@ -32,12 +32,13 @@ struct ObjectStore: Sendable {
     }
 
     /// The bytes of an upload: streamed from the request, already in memory (a multipart part),
-    /// or already in the store under a key of their own (a resumable upload written in place),
-    /// moved to the object's.
+    /// or already in the store (a resumable upload's): one blob written in place, moved to the
+    /// object's key, or parts the store composes there.
     enum Body: Sendable {
         case stream(any AsyncSequence<ByteBuffer, any Error> & Sendable)
         case bytes([UInt8])
         case placed(BlobKey)
+        case composed(from: [BlobKey], by: any ComposingBlobStore)
     }
 
     /// Stores an upload under `path`, checked to be a JPEG, PNG or WebP of at most `maxBytes` and
@@ -76,9 +77,11 @@ struct ObjectStore: Sendable {
                 idempotency = idempotencyKey.map { IdempotencyKey(key: $0, body: bytes) }
             case .placed(let placed):
                 try await blobs.move(placed, to: key)
-                size = try await blobs.size(of: key) ?? 0
-                guard size <= maxBytes else { throw BlobError.tooLarge(limit: maxBytes) }
-                header = try await inspectStored(key)
+                (size, header) = try await checkedInStore(key)
+                idempotency = nil
+            case .composed(let parts, let composer):
+                try await composer.compose(key, from: parts)
+                (size, header) = try await checkedInStore(key)
                 idempotency = nil
             }
             if path.bucket.isPublic { (size, header) = try await stripped(key, header) }
@@ -104,6 +107,14 @@ struct ObjectStore: Sendable {
         let clean = try await renderer.transform(original, transform, limits: SourceLimits(maxBytes: maxBytes))
         try await blobs.put(key, bytes: clean.bytes)
         return (clean.bytes.count, clean.header)
+    }
+
+    /// The size and header of the blob at `key`, written there whole.
+    /// - Throws: 413 past `maxBytes`, 415 when it is not an image Splash stores.
+    private func checkedInStore(_ key: BlobKey) async throws -> (Int, SourceHeader) {
+        let size = try await blobs.size(of: key) ?? 0
+        guard size <= maxBytes else { throw BlobError.tooLarge(limit: maxBytes) }
+        return (size, try await inspectStored(key))
     }
 
     /// The header of the blob at `key`, read from its first bytes.

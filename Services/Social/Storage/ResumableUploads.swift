@@ -9,7 +9,8 @@ import ServiceKit
 /// object name, takes its bytes in PATCHes at the offset reached so far, and becomes an object,
 /// checked as any upload, when the last byte lands. Where the store writes in place (files, which
 /// every replica shares), the chunks are written straight into one blob that becomes the object's
-/// without a copy; on S3 each PATCH's bytes are a part of their own, read in turn at the end.
+/// without a copy; on S3 each PATCH's bytes are a part of their own (added to the last one while
+/// that is under S3's 5 MiB part minimum), composed by S3 into the object's blob at the end.
 /// Either way any replica takes the next chunk. Nothing of it is an object before that; an upload
 /// not finished within a day has expired and is collected with its parts.
 struct ResumableUploads: Sendable {
@@ -196,6 +197,16 @@ struct ResumableUploads: Sendable {
         return (upload, broken)
     }
 
+    /// The upload's last part: where it starts and its size.
+    private func lastPart(of upload: Upload, user: UUID) async throws -> (offset: Int, size: Int)? {
+        try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
+            try await connection.query(
+                "SELECT part_offset, size FROM resumable_parts WHERE upload_id = \(upload.id) ORDER BY part_offset DESC LIMIT 1",
+                logger: logger
+            ).collect().first.map { try $0.decode((Int, Int).self) }
+        }
+    }
+
     /// Takes the upload for one writer at `offset`; `inPlace`, its one blob is listed as its part
     /// (with the whole length) before a byte of it is written.
     private func lease(_ id: UUID, user: UUID, at offset: Int, now: Date, inPlace: Bool) async throws -> Upload {
@@ -244,20 +255,41 @@ struct ResumableUploads: Sendable {
         }
     }
 
-    /// Stores `part` at the upload's offset and moves the offset; returns the new offset.
+    /// Stores `part` at the upload's offset and moves the offset; returns the new offset. Where
+    /// the store composes the parts (S3), a last part smaller than its least part is staged: this
+    /// one is added to it (the offset still moves only once the bytes are stored).
     private func record(_ upload: Upload, user: UUID, part: [UInt8]) async throws -> Int {
-        let key = Self.partKey(upload, offset: upload.offset)
-        try await objects.intend(.upload, key)
-        try await objects.blobs.put(key, bytes: part)
+        var (staged, stagedAt): ([UInt8], Int?) = ([], nil)
+        if let composer = objects.blobs as? any ComposingBlobStore, let last = try await lastPart(of: upload, user: user),
+            last.size < composer.minimumPartSize
+        {
+            // Its first `size` bytes: a crash after a longer one was written left more.
+            guard let kept = try await objects.blobs.get(Self.partKey(upload, offset: last.offset), range: 0..<last.size),
+                kept.count == last.size
+            else { throw PartStream.PartMissing() }
+            (staged, stagedAt) = (kept, last.offset)
+        }
+        let (start, bytes) = (stagedAt ?? upload.offset, staged + part)
+        let key = Self.partKey(upload, offset: start)
+        // A new part's blob is listed while written; a staged one is listed by its row already.
+        if start == upload.offset { try await objects.intend(.upload, key) }
+        try await objects.blobs.put(key, bytes: bytes)
         return try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            try await connection.query(
-                """
-                INSERT INTO resumable_parts (upload_id, owner_id, part_offset, size, blob_key)
-                VALUES (\(upload.id), \(user), \(upload.offset), \(part.count), \(key.path))
-                """,
-                logger: logger
-            )
-            try await connection.query("DELETE FROM blob_intents WHERE blob_key = \(key.path)", logger: logger)
+            if start == upload.offset {
+                try await connection.query(
+                    """
+                    INSERT INTO resumable_parts (upload_id, owner_id, part_offset, size, blob_key)
+                    VALUES (\(upload.id), \(user), \(start), \(bytes.count), \(key.path))
+                    """,
+                    logger: logger
+                )
+                try await connection.query("DELETE FROM blob_intents WHERE blob_key = \(key.path)", logger: logger)
+            } else {
+                try await connection.query(
+                    "UPDATE resumable_parts SET size = \(bytes.count) WHERE upload_id = \(upload.id) AND part_offset = \(start)",
+                    logger: logger
+                )
+            }
             return try await connection.query(
                 """
                 UPDATE resumable_uploads SET upload_offset = upload_offset + \(part.count), writing_until = NULL
@@ -276,8 +308,7 @@ struct ResumableUploads: Sendable {
     /// The whole upload as its object, through the plain upload's checks; the upload and its
     /// parts go either way.
     private func finish(_ upload: Upload, user: UUID) async throws {
-        // Written in place, the one blob becomes the object's (moved); else the parts are read in
-        // turn into it.
+        // Written in place, the one blob becomes the object's (moved).
         let inPlace = objects.blobs is any InPlaceBlobStore
         let body: ObjectStore.Body
         if inPlace {
@@ -289,7 +320,12 @@ struct ResumableUploads: Sendable {
                     logger: logger
                 ).collect().compactMap { BlobKey(try $0.decode(String.self)) }
             }
-            body = .stream(PartStream(blobs: objects.blobs, keys: keys))
+            // Composed by the store (S3's multipart copy), or read in turn into the object's blob.
+            if let composer = objects.blobs as? any ComposingBlobStore {
+                body = .composed(from: keys, by: composer)
+            } else {
+                body = .stream(PartStream(blobs: objects.blobs, keys: keys))
+            }
         }
         do {
             // No idempotency key: the outcome is the object made.
