@@ -99,7 +99,9 @@ for round in 1...rounds {
 }
 print("goal: throughput ≥ 2.5× Pillow's; time ≤ 1.3× vipsthumbnail's")
 // Where Pillow's tile spends its time, on one core over the same files, and its WebP save at each effort.
-print("Pillow's steps, ms per file on one core: \(try await run("python3", ["deploy/bench/pillow_thumbnails.py", "--folder", batch.path, "--steps"]))")
+print(
+    "Pillow's steps, ms per file on one core: \(try await run("python3", ["deploy/bench/pillow_thumbnails.py", "--folder", batch.path, "--steps"]))"
+)
 
 // A feed page: 20 posts' photos as the feed links them — each fixture photo posted, so stored as
 // a post stores it (PostStore: 1080 px JPEG, the best quality within the 1 MB budget) — against
