@@ -228,36 +228,33 @@ final class MultipartUpload: @unchecked Sendable {
         self.id = id
     }
 
+    /// The next part: its bytes (UploadPart).
     func add(_ part: ByteBuffer) async throws {
-        let number = parts.count + 1
-        let answer = try await client.send(
-            .PUT,
-            key: key,
-            query: [("partNumber", String(number)), ("uploadId", id)],
-            body: part,
-            operation: "UploadPart"
-        )
-        guard let etag = answer.headers.first(name: "etag") else {
-            throw S3Error(status: answer.status, code: "MalformedAnswer", message: "no ETag for part \(number)", operation: "UploadPart")
-        }
-        parts.append((number, etag))
+        try await add(body: part, copying: nil)
     }
 
     /// The next part, copied by the server from the blob `source` names (UploadPartCopy).
     func add(copying source: String) async throws {
+        try await add(body: nil, copying: source)
+    }
+
+    private func add(body: ByteBuffer?, copying source: String?) async throws {
         let number = parts.count + 1
+        let operation = source == nil ? "UploadPart" : "UploadPartCopy"
         let answer = try await client.send(
             .PUT,
             key: key,
             query: [("partNumber", String(number)), ("uploadId", id)],
-            headers: [("x-amz-copy-source", source)],
-            operation: "UploadPartCopy"
+            headers: source.map { [("x-amz-copy-source", $0)] } ?? [],
+            body: body,
+            operation: operation
         )
-        let text = String(buffer: answer.body)
-        guard !text.contains("<Error>"), let etag = XMLText.first("ETag", in: text) else {
-            throw text.contains("<Error>")
-                ? S3Client.error(answer, operation: "UploadPartCopy")
-                : S3Error(status: answer.status, code: "MalformedAnswer", message: "no ETag for part \(number)", operation: "UploadPartCopy")
+        // A copy's ETag is in its answer's body, which may be an error after a 200; a part's in
+        // the headers.
+        let text = source == nil ? "" : String(buffer: answer.body)
+        if text.contains("<Error>") { throw S3Client.error(answer, operation: operation) }
+        guard let etag = source == nil ? answer.headers.first(name: "etag") : XMLText.first("ETag", in: text) else {
+            throw S3Error(status: answer.status, code: "MalformedAnswer", message: "no ETag for part \(number)", operation: operation)
         }
         parts.append((number, etag))
     }

@@ -8,6 +8,16 @@ import Testing
 /// by libheif (the container's rotation applied, the EXIF orientation inside not applied again),
 /// and rendered to JPEG or WebP without their metadata. The files are made here by pillow-heif.
 @Suite("iPhone formats") struct IPhoneFormatTests {
+    /// A 240×320 render of the test photo is as the phone showed it: red on top, blue below.
+    static func expectUpright(_ image: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let pixels = try RenderPipeline.thumbnail(image, edge: 320).pixelBytes()
+        let bands = pixels.count / (240 * 320)
+        func pixel(x: Int, y: Int) -> [UInt8] { Array(pixels[(y * 240 + x) * bands..<(y * 240 + x) * bands + 3]) }
+        let (top, bottom) = (pixel(x: 120, y: 40), pixel(x: 120, y: 280))
+        #expect(top[0] > 150 && top[2] < 80, "\(top)", sourceLocation: sourceLocation)
+        #expect(bottom[2] > 150 && bottom[0] < 80, "\(bottom)", sourceLocation: sourceLocation)
+    }
+
     @Test(arguments: [("heic", SourceFormat.heif), ("avif", SourceFormat.avif)])
     func aPhotoFromAnIPhoneIsReadByItsBytesAndRenderedUpright(_ format: String, _ expected: SourceFormat) throws {
         let bytes = try IPhonePhoto.made(format)
@@ -18,13 +28,7 @@ import Testing
         let tile = try RenderPipeline.transform(bytes, ImageTransform(width: 240, height: 320, format: .jpeg))
         let read = try SourceInspection.inspect(tile.bytes, limits: SourceLimits())
         #expect(read.format == .jpeg && read.width == 240 && read.height == 320 && read.orientation == 1, "\(read)")
-        // Red on top, blue below, as the phone showed it.
-        let pixels = try RenderPipeline.thumbnail(tile.bytes, edge: 320).pixelBytes()
-        let bands = pixels.count / (240 * 320)
-        func pixel(x: Int, y: Int) -> [UInt8] { Array(pixels[(y * 240 + x) * bands..<(y * 240 + x) * bands + 3]) }
-        let (top, bottom) = (pixel(x: 120, y: 40), pixel(x: 120, y: 280))
-        #expect(top[0] > 150 && top[2] < 80, "\(top)")
-        #expect(bottom[2] > 150 && bottom[0] < 80, "\(bottom)")
+        try Self.expectUpright(tile.bytes)
         // No metadata goes out: no EXIF block, so no position.
         #expect(!tile.bytes.indices.dropLast(4).contains { Array(tile.bytes[$0..<$0 + 4]) == Array("Exif".utf8) })
 
@@ -48,13 +52,7 @@ import Testing
         let read = try SourceInspection.inspect(tile.bytes, limits: SourceLimits())
         #expect(tile.format == .avif && read.format == .avif && read.width == 240 && read.height == 320 && read.orientation == 1, "\(read)")
         #expect(!tile.bytes.indices.dropLast(4).contains { Array(tile.bytes[$0..<$0 + 4]) == Array("Exif".utf8) })
-        // Upright, red on top and blue below, as the phone showed it.
-        let pixels = try RenderPipeline.thumbnail(tile.bytes, edge: 320).pixelBytes()
-        let bands = pixels.count / (240 * 320)
-        func pixel(x: Int, y: Int) -> [UInt8] { Array(pixels[(y * 240 + x) * bands..<(y * 240 + x) * bands + 3]) }
-        let (top, bottom) = (pixel(x: 120, y: 40), pixel(x: 120, y: 280))
-        #expect(top[0] > 150 && top[2] < 80, "\(top)")
-        #expect(bottom[2] > 150 && bottom[0] < 80, "\(bottom)")
+        try Self.expectUpright(tile.bytes)
     }
 
     @Test func anISOMediaFileThatIsNotAPhotoIsRefusedByName() throws {
