@@ -31,6 +31,8 @@ struct ResumableUploads: Sendable {
         var upsert: Bool
         var cacheControl: String
         var expiresAt: Date
+        /// Its chunks are written into one blob (the file store), not a blob each.
+        var inPlace = false
     }
 
     /// Why a PATCH or a HEAD is refused, in TUS's terms.
@@ -86,14 +88,14 @@ struct ResumableUploads: Sendable {
         return found
     }
 
-    private static let columns = "id, bucket, name, upload_length, upload_offset, upsert, cache_control, expires_at"
+    private static let columns = "id, bucket, name, upload_length, upload_offset, upsert, cache_control, expires_at, in_place"
 
     private static func upload(_ id: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Upload? {
         let row = try await connection.query("SELECT \(unescaped: columns) FROM resumable_uploads WHERE id = \(id)", logger: logger)
             .collect().first
         guard let row else { return nil }
-        let (id, bucket, name, length, offset, upsert, cacheControl, expires) =
-            try row.decode((UUID, String, String, Int, Int, Bool, String, Date).self)
+        let (id, bucket, name, length, offset, upsert, cacheControl, expires, inPlace) =
+            try row.decode((UUID, String, String, Int, Int, Bool, String, Date, Bool).self)
         guard let bucket = Bucket(rawValue: bucket) else { throw UnreadableRow(table: "resumable_uploads", id: id) }
         return Upload(
             id: id,
@@ -102,7 +104,8 @@ struct ResumableUploads: Sendable {
             offset: offset,
             upsert: upsert,
             cacheControl: cacheControl,
-            expiresAt: expires
+            expiresAt: expires,
+            inPlace: inPlace
         )
     }
 
@@ -120,13 +123,12 @@ struct ResumableUploads: Sendable {
         body: some AsyncSequence<ByteBuffer, any Error>,
         now: Date = Date()
     ) async throws -> Upload {
-        var upload: Upload
+        let files = objects.blobs as? any InPlaceBlobStore
+        var upload = try await lease(id, user: user, at: offset, now: now, inPlace: files != nil)
         let broken: (any Error)?
-        if let files = objects.blobs as? any InPlaceBlobStore {
-            upload = try await lease(id, user: user, at: offset, now: now, inPlace: true)
+        if let files, upload.inPlace {
             (upload, broken) = try await write(upload, user: user, body: body, into: files)
         } else {
-            upload = try await lease(id, user: user, at: offset, now: now, inPlace: false)
             (upload, broken) = try await storePart(upload, user: user, body: body)
         }
         if let broken { throw broken }
@@ -190,7 +192,13 @@ struct ResumableUploads: Sendable {
         }
         var upload = upload
         if received.readableBytes > 0 {
-            upload.offset = try await record(upload, user: user, part: Array(buffer: received))
+            do {
+                upload.offset = try await record(upload, user: user, part: Array(buffer: received))
+            } catch {
+                // Not stored: the next try may come at once, not after the lease.
+                try? await release(upload.id, user: user)
+                throw error
+            }
         } else {
             try await release(upload.id, user: user)
         }
@@ -207,7 +215,8 @@ struct ResumableUploads: Sendable {
         }
     }
 
-    /// Takes the upload for one writer at `offset`; `inPlace`, its one blob is listed as its part
+    /// Takes the upload for one writer at `offset`. Its first chunk, where the store writes in
+    /// place (`inPlace`), makes it an upload written in place: its one blob is listed as its part
     /// (with the whole length) before a byte of it is written.
     private func lease(_ id: UUID, user: UUID, at offset: Int, now: Date, inPlace: Bool) async throws -> Upload {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
@@ -219,11 +228,11 @@ struct ResumableUploads: Sendable {
                 """,
                 logger: logger
             ).collect()
-            guard let upload = try await Self.upload(id, on: connection, logger: logger) else { throw Refusal.notFound }
+            guard var upload = try await Self.upload(id, on: connection, logger: logger) else { throw Refusal.notFound }
             guard upload.expiresAt > now else { throw Refusal.expired }
             guard upload.offset == offset else { throw Refusal.offsetMismatch(current: upload.offset) }
             guard !taken.isEmpty else { throw Refusal.busy }
-            if inPlace, offset == 0 {
+            if inPlace, offset == 0, !upload.inPlace {
                 try await connection.query(
                     """
                     INSERT INTO resumable_parts (upload_id, owner_id, part_offset, size, blob_key)
@@ -231,6 +240,8 @@ struct ResumableUploads: Sendable {
                     """,
                     logger: logger
                 )
+                try await connection.query("UPDATE resumable_uploads SET in_place = true WHERE id = \(id)", logger: logger)
+                upload.inPlace = true
             }
             return upload
         }
@@ -309,9 +320,8 @@ struct ResumableUploads: Sendable {
     /// parts go either way.
     private func finish(_ upload: Upload, user: UUID) async throws {
         // Written in place, the one blob becomes the object's (moved).
-        let inPlace = objects.blobs is any InPlaceBlobStore
         let body: ObjectStore.Body
-        if inPlace {
+        if upload.inPlace {
             body = .placed(Self.partKey(upload, offset: 0))
         } else {
             let keys = try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
@@ -341,7 +351,7 @@ struct ResumableUploads: Sendable {
             _ = try? await remove(upload.id, user: user)
             throw error
         }
-        if inPlace {
+        if upload.inPlace {
             // Its blob is the object's now: only the rows go.
             try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
                 try await connection.query("DELETE FROM resumable_parts WHERE upload_id = \(upload.id)", logger: logger)
