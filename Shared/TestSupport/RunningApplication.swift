@@ -70,7 +70,10 @@ package func jsonRequest(
     for (name, value) in headers { request.headers.add(name: name, value: value) }
     if let json {
         request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(try JSONSerialization.data(withJSONObject: json))
+        // Keys in a fixed order: a retry sends the same bytes, as an app resending a request does
+        // (a dictionary's order can differ between two copies of it, and an idempotency key
+        // compares the body's bytes).
+        request.body = .bytes(try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]))
     }
     let response = try await HTTPClient.shared.execute(request, timeout: .nanoseconds(timeout.totalNanoseconds))
     let data = Data(buffer: try await response.body.collect(upTo: 4 << 20))
