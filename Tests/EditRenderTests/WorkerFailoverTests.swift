@@ -13,16 +13,10 @@ import Testing
             try await RenderHarness.with(["RENDER_ROLE": "api", "KAFKA_SESSION_TIMEOUT": "6s"]) { render in
                 let user = UUID()
                 let total = 200
-                for index in 0..<total {
-                    // A blur at full size: jobs slow enough that the victim still has some when killed.
-                    let created = try await render.createEdit(
-                        #"{"source":{"unsplashPhotoId":"FreshFlower-\#(index)"},"filters":[{"name":"sepia"},{"name":"gaussianBlur","radius":12}],"output":{"longestEdge":1080}}"#,
-                        user: user
-                    )
-                    #expect(created.status == 202)
-                }
-                // Every job is queued before a worker exists, so each worker has its partitions' share
-                // waiting when it is assigned them.
+                // Both workers first, each holding its share of render.jobs' 12 partitions (GET
+                // /v1/workers, for admins, names them), and only then the jobs: each worker has
+                // work from the start however slowly the other process started (queued before,
+                // the first worker could render most of them before the second joined).
                 var workerEnvironment = render.environment
                 workerEnvironment["RENDER_ROLE"] = "worker"
                 workerEnvironment["RENDER_WORKERS"] = "1"
@@ -35,6 +29,29 @@ import Testing
                         await victim.stop()
                     }
                 }
+                let admin = try testAccessToken(role: "admin", key: render.catalog.key, issuer: RenderHarness.issuer)
+                try await waitUntilReady("both workers listed with their partitions", timeout: .seconds(60)) {
+                    let listed =
+                        (try? await render.apps[0].request(.get, "/v1/workers", headers: [("Authorization", "Bearer \(admin)")]).json()["workers"])
+                        as? [[String: Any]] ?? []
+                    let held = listed.filter { $0["silent"] as? Bool == false }.map { ($0["partitions"] as? [Int] ?? []) }
+                    return held.count == 2 && held.allSatisfy { !$0.isEmpty } && held.flatMap { $0 }.sorted() == Array(0..<12)
+                }
+                // The jobs, eight requests at a time: a blur at full size, slow enough that the
+                // victim still has some when killed.
+                try await withThrowingTaskGroup(of: Int.self) { group in
+                    for batch in stride(from: 0, to: total, by: 8) {
+                        for index in batch..<min(batch + 8, total) {
+                            group.addTask {
+                                try await render.createEdit(
+                                    #"{"source":{"unsplashPhotoId":"FreshFlower-\#(index)"},"filters":[{"name":"sepia"},{"name":"gaussianBlur","radius":12}],"output":{"longestEdge":1080}}"#,
+                                    user: user
+                                ).status
+                            }
+                        }
+                        for try await status in group { #expect(status == 202) }
+                    }
+                }
 
                 // Both take part: each renders jobs of its own partitions.
                 try await waitUntilReady("both workers rendering", timeout: .seconds(120)) {
@@ -42,16 +59,6 @@ import Testing
                     return first > 0 && second > 0
                 }
                 #expect(try await render.count("edits", where: "status = 'completed'") < total / 2, "too few jobs left to show a failover")
-                // GET /v1/workers (admins) names both, with the 12 partitions of render.jobs split
-                // between them; anyone else is refused.
-                let admin = try testAccessToken(role: "admin", key: render.catalog.key, issuer: RenderHarness.issuer)
-                try await waitUntilReady("both workers listed with their partitions", timeout: .seconds(30)) {
-                    let listed =
-                        (try? await render.apps[0].request(.get, "/v1/workers", headers: [("Authorization", "Bearer \(admin)")]).json()["workers"])
-                        as? [[String: Any]] ?? []
-                    let held = listed.filter { $0["silent"] as? Bool == false }.map { ($0["partitions"] as? [Int] ?? []) }
-                    return held.count == 2 && held.allSatisfy { !$0.isEmpty } && held.flatMap { $0 }.sorted() == Array(0..<12)
-                }
                 #expect(try await render.call(.get, "/v1/workers", user: UUID()).status == 403)
                 let assignmentsBeforeKill = assignments(of: survivor)
                 let victimRendered = await rendered(by: victim)
