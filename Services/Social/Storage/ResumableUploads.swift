@@ -124,12 +124,12 @@ struct ResumableUploads: Sendable {
         now: Date = Date()
     ) async throws -> Upload {
         let files = objects.blobs as? any InPlaceBlobStore
-        var upload = try await lease(id, user: user, at: offset, now: now, inPlace: files != nil)
+        var (upload, lastPart) = try await lease(id, user: user, at: offset, now: now, inPlace: files != nil)
         let broken: (any Error)?
         if let files, upload.inPlace {
             (upload, broken) = try await write(upload, user: user, body: body, into: files)
         } else {
-            (upload, broken) = try await storePart(upload, user: user, body: body)
+            (upload, broken) = try await storePart(upload, after: lastPart, user: user, body: body)
         }
         if let broken { throw broken }
         if upload.offset == upload.length { try await finish(upload, user: user) }
@@ -167,9 +167,10 @@ struct ResumableUploads: Sendable {
     }
 
     /// The chunk as a part of its own (stores that cannot write in place: S3), held until the
-    /// request ends so that a broken-off one keeps what arrived.
+    /// request ends so that a broken-off one keeps what arrived; `lastPart` is the one before it.
     private func storePart(
         _ upload: Upload,
+        after lastPart: Part?,
         user: UUID,
         body: some AsyncSequence<ByteBuffer, any Error>
     ) async throws -> (Upload, (any Error)?) {
@@ -193,7 +194,7 @@ struct ResumableUploads: Sendable {
         var upload = upload
         if received.readableBytes > 0 {
             do {
-                upload.offset = try await record(upload, user: user, part: Array(buffer: received))
+                upload.offset = try await record(upload, after: lastPart, user: user, part: Array(buffer: received))
             } catch {
                 // Not stored: the next try may come at once, not after the lease.
                 try? await release(upload.id, user: user)
@@ -205,20 +206,17 @@ struct ResumableUploads: Sendable {
         return (upload, broken)
     }
 
-    /// The upload's last part: where it starts and its size.
-    private func lastPart(of upload: Upload, user: UUID) async throws -> (offset: Int, size: Int)? {
-        try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            try await connection.query(
-                "SELECT part_offset, size FROM resumable_parts WHERE upload_id = \(upload.id) ORDER BY part_offset DESC LIMIT 1",
-                logger: logger
-            ).collect().first.map { try $0.decode((Int, Int).self) }
-        }
+    /// A part of an upload written a blob per chunk: where it starts and its size.
+    struct Part {
+        var offset: Int
+        var size: Int
     }
 
-    /// Takes the upload for one writer at `offset`. Its first chunk, where the store writes in
-    /// place (`inPlace`), makes it an upload written in place: its one blob is listed as its part
-    /// (with the whole length) before a byte of it is written.
-    private func lease(_ id: UUID, user: UUID, at offset: Int, now: Date, inPlace: Bool) async throws -> Upload {
+    /// Takes the upload for one writer at `offset`, with its last part when its chunks are parts
+    /// of their own. Its first chunk, where the store writes in place (`inPlace`), makes it an
+    /// upload written in place: its one blob is listed as its part (with the whole length) before
+    /// a byte of it is written.
+    private func lease(_ id: UUID, user: UUID, at offset: Int, now: Date, inPlace: Bool) async throws -> (Upload, lastPart: Part?) {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
             let taken = try await connection.query(
                 """
@@ -243,7 +241,12 @@ struct ResumableUploads: Sendable {
                 try await connection.query("UPDATE resumable_uploads SET in_place = true WHERE id = \(id)", logger: logger)
                 upload.inPlace = true
             }
-            return upload
+            if upload.inPlace { return (upload, nil) }
+            let last = try await connection.query(
+                "SELECT part_offset, size FROM resumable_parts WHERE upload_id = \(id) ORDER BY part_offset DESC LIMIT 1",
+                logger: logger
+            ).collect().first.map { try $0.decode((Int, Int).self) }
+            return (upload, last.map { Part(offset: $0.0, size: $0.1) })
         }
     }
 
@@ -256,24 +259,26 @@ struct ResumableUploads: Sendable {
     /// Moves the offset past `written` bytes and ends the lease; returns the new offset.
     private func advance(_ upload: Upload, by written: Int, user: UUID) async throws -> Int {
         try await client.withUserTransaction(userID: user.lowercased, logger: logger) { connection in
-            try await connection.query(
-                """
-                UPDATE resumable_uploads SET upload_offset = upload_offset + \(written), writing_until = NULL
-                WHERE id = \(upload.id) RETURNING upload_offset
-                """,
-                logger: logger
-            ).collect()[0].decode(Int.self)
+            try await Self.advance(upload, by: written, on: connection, logger: logger)
         }
+    }
+
+    private static func advance(_ upload: Upload, by written: Int, on connection: PostgresConnection, logger: Logger) async throws -> Int {
+        try await connection.query(
+            """
+            UPDATE resumable_uploads SET upload_offset = upload_offset + \(written), writing_until = NULL
+            WHERE id = \(upload.id) RETURNING upload_offset
+            """,
+            logger: logger
+        ).collect()[0].decode(Int.self)
     }
 
     /// Stores `part` at the upload's offset and moves the offset; returns the new offset. Where
     /// the store composes the parts (S3), a last part smaller than its least part is staged: this
     /// one is added to it (the offset still moves only once the bytes are stored).
-    private func record(_ upload: Upload, user: UUID, part: [UInt8]) async throws -> Int {
+    private func record(_ upload: Upload, after lastPart: Part?, user: UUID, part: [UInt8]) async throws -> Int {
         var (staged, stagedAt): ([UInt8], Int?) = ([], nil)
-        if let composer = objects.blobs as? any ComposingBlobStore, let last = try await lastPart(of: upload, user: user),
-            last.size < composer.minimumPartSize
-        {
+        if let composer = objects.blobs as? any ComposingBlobStore, let last = lastPart, last.size < composer.minimumPartSize {
             // Its first `size` bytes: a crash after a longer one was written left more.
             guard let kept = try await objects.blobs.get(Self.partKey(upload, offset: last.offset), range: 0..<last.size),
                 kept.count == last.size
@@ -301,13 +306,7 @@ struct ResumableUploads: Sendable {
                     logger: logger
                 )
             }
-            return try await connection.query(
-                """
-                UPDATE resumable_uploads SET upload_offset = upload_offset + \(part.count), writing_until = NULL
-                WHERE id = \(upload.id) RETURNING upload_offset
-                """,
-                logger: logger
-            ).collect()[0].decode(Int.self)
+            return try await Self.advance(upload, by: part.count, on: connection, logger: logger)
         }
     }
 
