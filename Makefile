@@ -70,21 +70,27 @@ run: build
 check-warnings = ! grep -E '^$(CURDIR)/(Services|Shared|Tools|Tests|Benchmarks|Fuzz)/[^:]+:[0-9]+:[0-9]+: warning:' .build/build.log \
 	|| { echo "=== make test failed: the build warns about our own code (above)"; exit 1; }
 
-# Two phases: every suite but the heaviest, at most TEST_WIDTH test cases at a time (unbounded,
-# 113 suites starting processes at once on two cores made timing checks fail), then the suites
-# that run whole stacks under load or a browser (TEST_ALONE: the fault tests, the ETA check and
-# the console's chromium test, whose 2-second check is the user's), one at a time, and the
-# startup client's check that its first query finds the client running (a hand-over between two
-# tasks that the parallel phase's load can reorder: it failed once there, after 171 s).
+# Three phases: every suite but the heaviest, at most TEST_WIDTH test cases at a time (unbounded,
+# 113 suites starting processes at once on two cores made timing checks fail); then the fault
+# tests, which run whole stacks under load and spend most of their time waiting out the faults
+# they make (each with a Postgres, a cluster and processes of its own), SYSTEM_WIDTH at a time;
+# then, one at a time, the checks whose timing is the user's (TEST_ALONE: the ETA check, the
+# console's chromium test with its 2-second check, and the startup client's check that its first
+# query finds the client running, a hand-over between two tasks that the parallel phase's load
+# can reorder: it failed once there, after 171 s).
 # The run's log is kept in .build/test.log; when a test fails, its issues are repeated at the end,
 # where a truncated CI log still shows them.
 TEST_WIDTH ?= 12
-TEST_ALONE = SystemTests\.|ETAAccuracyTests|ConsoleTests|StartupClientTests
+SYSTEM_WIDTH ?= 3
+TEST_SYSTEM = SystemTests\.
+TEST_ALONE = ETAAccuracyTests|ConsoleTests|StartupClientTests
 test: deps lint
 	@mkdir -p .build; $(SWIFT) build --build-tests 2>&1 | tee .build/build.log; [ "$${PIPESTATUS[0]}" -eq 0 ]
 	@$(check-warnings)
 	@status=0; : > .build/test.log; \
-	$(SWIFT) test --skip-build --experimental-maximum-parallelization-width $(TEST_WIDTH) --skip '$(TEST_ALONE)' 2>&1 | tee -a .build/test.log; \
+	$(SWIFT) test --skip-build --experimental-maximum-parallelization-width $(TEST_WIDTH) --skip '$(TEST_SYSTEM)|$(TEST_ALONE)' 2>&1 | tee -a .build/test.log; \
+	[ "$${PIPESTATUS[0]}" -eq 0 ] || status=1; \
+	$(SWIFT) test --skip-build --experimental-maximum-parallelization-width $(SYSTEM_WIDTH) --filter '$(TEST_SYSTEM)' 2>&1 | tee -a .build/test.log; \
 	[ "$${PIPESTATUS[0]}" -eq 0 ] || status=1; \
 	$(SWIFT) test --skip-build --experimental-maximum-parallelization-width 1 --filter '$(TEST_ALONE)' 2>&1 | tee -a .build/test.log; \
 	[ "$${PIPESTATUS[0]}" -eq 0 ] || status=1; \
@@ -105,7 +111,7 @@ format:
 # The fault-injection suite alone (Tests/SystemTests; make test runs it too, after the rest).
 test-system: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --experimental-maximum-parallelization-width 1 --filter 'SystemTests\.'
+	$(SWIFT) test --skip-build --experimental-maximum-parallelization-width $(SYSTEM_WIDTH) --filter '$(TEST_SYSTEM)'
 
 # libFuzzer over the parsers hostile bytes meet first: bearer tokens, claims and key sets
 # (FuzzTokens), /rest/v1 query strings (FuzzDataQuery), uploads' image headers (FuzzImageHeader),

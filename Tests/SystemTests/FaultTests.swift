@@ -15,8 +15,9 @@ import Testing
 /// and afterwards an invariant check reads Postgres and Kafka (`Support/Invariants.swift`). For accounts: every
 /// account made has its registration on Kafka, exactly one of them in effect (one event id; a
 /// redelivery of the same event is allowed), and no registration names an account that does not
-/// exist. `docs/testing.md` lists each fault and what must hold.
-@Suite("Faults under load", .serialized)
+/// exist. `docs/testing.md` lists each fault and what must hold. Each test has a Postgres, a
+/// cluster and processes of its own, so `make test` runs a few side by side.
+@Suite("Faults under load")
 struct FaultTests {
     /// Checks the invariant, once the relay has caught up.
     func checkNothingLostOrDoubled(_ stack: SystemStack, made: [String]) async throws {

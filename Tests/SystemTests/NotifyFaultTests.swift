@@ -13,7 +13,7 @@ import Testing
 /// then back — every notification still in date delivered once (counted in distinct `apns-id`s:
 /// a stream cut mid-flight may reach Apple twice under one id, which Apple shows once), within 60 s
 /// of APNs's return, none sent after its expiry. notify runs as its own process.
-@Suite("notify under faults", .serialized)
+@Suite("notify under faults")
 struct NotifyFaultTests {
     @Test func apnsDownFor30sUnderOrderMovesLosesNothingSendsNothingTwiceAndNothingExpired() async throws {
         let keys = FakePhotoCatalog(images: [:])
