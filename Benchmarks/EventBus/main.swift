@@ -14,7 +14,8 @@ import TestSupport
 //  1. producer throughput with 1 KB records: our KafkaProducer vs `kcat -P`, same broker, same
 //     settings (idempotence, acks=all, lz4, linger 5 ms), same keyed records;
 //  2. end-to-end latency from outbox commit to consumer handler at 1,000 events/s: p50, p99,
-//     beside the latency of the Kafka hop alone (send → handler), its floor.
+//     beside the latency of the Kafka hop alone (send → handler), its floor; both producers
+//     linger as a service's does (`KAFKA_LINGER`, 0 ms unless `--linger-ms`).
 let logger: Logger = {
     var logger = Logger(label: "bench")
     logger.logLevel = .error
@@ -110,7 +111,7 @@ final class Latencies: Sendable {
     let latencies = Latencies()
     let topic = try makeTopic("latency")
     var producerConfiguration = KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers, clientID: "bench-\(label)")
-    if let linger = option("--linger-ms") { producerConfiguration.linger = .milliseconds(linger) }
+    producerConfiguration.linger = .milliseconds(option("--linger-ms") ?? 0)
     let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
     var consumerConfiguration = KafkaConsumerConfiguration(
         bootstrapServers: cluster.bootstrapServers,

@@ -42,11 +42,16 @@ func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) 
 
     let restaurants = RestaurantStore(client: client, outbox: outbox, logger: logger)
     let orders = OrderStore(client: client, outbox: outbox, graph: graph, logger: logger)
+    // Positions have a producer of their own: a stream of small sends, one per report, that
+    // batch better by lingering — which the outbox's producer does not do.
+    var positionsProducerConfiguration = config.standard.events.producer(clientID: "tracking-positions")
+    positionsProducerConfiguration.linger = config.positionsLinger
+    let positionsProducer = try KafkaProducer(configuration: positionsProducerConfiguration, logger: logger)
     let serviceReads = PostgresClient(configuration: config.standard.database.serviceSessions(maximumConnections: 4), backgroundLogger: logger)
     let positions = PositionIngest(
         client: client,
         serviceReads: serviceReads,
-        producer: base.producer,
+        producer: positionsProducer,
         outbox: outbox,
         graph: graph,
         deletedUsers: keys.deletedUsers,
@@ -57,7 +62,7 @@ func buildApplication(_ config: TrackingConfiguration, runtime: ServiceRuntime) 
 
     var parts = base.applicationParts(metrics: runtime.metrics)
     parts.services += [
-        serviceReads, HTTPClientService(client: http), keys,
+        positionsProducer, serviceReads, HTTPClientService(client: http), keys,
         RepeatingTask("Writing drivers' latest positions", every: .seconds(1), logger: logger) { try await positions.flush() },
         base.collectingTombstones(of: "order_tombstones"),
         RepeatingTask("Dispatching", every: config.dispatchInterval, logger: logger) { try await dispatcher.round() },

@@ -24,6 +24,8 @@ struct TrackingConfiguration: ServiceConfiguration {
     var dispatchEarly: Bool
     /// The consumer group the replicas read `auth.users` in, to erase deleted users.
     var erasureGroup: String
+    /// How long a driver's position waits for others to fill its batch.
+    var positionsLinger: Duration
 
     init(from reader: ConfigurationReader) throws(ConfigurationError) {
         standard = try StandardSettings(from: reader, defaultPort: 8085)
@@ -34,6 +36,7 @@ struct TrackingConfiguration: ServiceConfiguration {
         dispatchInterval = try reader.duration("TRACKING_DISPATCH_INTERVAL", default: .milliseconds(500), minimum: .milliseconds(50))
         dispatchEarly = try reader.bool("TRACKING_DISPATCH_EARLY", default: false)
         erasureGroup = try reader.string("TRACKING_ERASURE_GROUP", default: ConsumerGroupCatalog.trackingErasure.name)
+        positionsLinger = try reader.duration("TRACKING_POSITIONS_LINGER", default: .milliseconds(5))
         if seeds, authServiceToken == nil {
             throw ConfigurationError(
                 variable: "AUTH_SERVICE_TOKEN",

@@ -8,7 +8,7 @@ import ServiceKit
 /// |---|---|---|
 /// | `KAFKA_BROKERS` | required | bootstrap servers, `host:port[,host:port…]` |
 /// | `KAFKA_COMPRESSION` | `lz4` | `none`, `lz4` or `zstd` |
-/// | `KAFKA_LINGER` | `5ms` | how long a record waits for a batch to fill |
+/// | `KAFKA_LINGER` | `0ms` | how long a record waits for others to fill its batch (the relay hands Kafka whole rounds) |
 /// | `KAFKA_BATCH_SIZE` | `1MiB` | largest batch per partition |
 /// | `KAFKA_MESSAGE_TIMEOUT` | `2m` | how long a record is retried before its delivery fails |
 /// | `KAFKA_FETCH_MAX_WAIT` | `100ms` | how long a consumer's fetch waits for new records |
@@ -34,7 +34,7 @@ package struct EventBusSettings: Sendable {
     package init(from reader: ConfigurationReader) throws(ConfigurationError) {
         brokers = try reader.string("KAFKA_BROKERS")
         compression = try reader.choice("KAFKA_COMPRESSION", default: .lz4)
-        linger = try reader.duration("KAFKA_LINGER", default: .milliseconds(5))
+        linger = try reader.duration("KAFKA_LINGER", default: .zero)
         batchSize = try reader.byteCount("KAFKA_BATCH_SIZE", default: 1 << 20, in: 1_024...(64 << 20))
         messageTimeout = try reader.duration("KAFKA_MESSAGE_TIMEOUT", default: .seconds(120), minimum: .seconds(1))
         fetchMaxWait = try reader.duration("KAFKA_FETCH_MAX_WAIT", default: .milliseconds(100), minimum: .milliseconds(1))
@@ -50,7 +50,9 @@ package struct EventBusSettings: Sendable {
         outbox.retention = try reader.duration("OUTBOX_RETENTION", default: .seconds(3_600))
     }
 
-    /// The producer of service `clientID` (its outbox relay and dead letters).
+    /// The producer of service `clientID` (its outbox relay and dead letters). It sends without
+    /// lingering by default: the relay hands Kafka a whole round at once and waits for it, so a
+    /// linger would only add itself to every event's latency (and a round's, on a busy outbox).
     package func producer(clientID: String) -> KafkaProducerConfiguration {
         var configuration = KafkaProducerConfiguration(bootstrapServers: brokers, clientID: clientID)
         configuration.compression = compression
