@@ -1,10 +1,10 @@
 #ifndef SPLASH_PIXEL_KERNELS_DISPATCH_H
 #define SPLASH_PIXEL_KERNELS_DISPATCH_H
 
-/// Whether `splash_kernels_force_scalar(1)` is in effect.
-int splash_kernels_scalar_only(void);
+#include "PixelKernels.h"
 
-/// Whether this CPU has SSSE3 (x86-64 only; 0 elsewhere).
-int splash_cpu_has_ssse3(void);
+/// The SIMD level the kernels use: the best this CPU has (x86-64 only; scalar elsewhere), no
+/// higher than `splash_kernels_limit` allows.
+splash_kernels_level_t splash_kernels_level(void);
 
 #endif

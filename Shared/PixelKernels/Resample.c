@@ -1,7 +1,8 @@
 // Separable Lanczos-3 resampling in 14-bit fixed point. Each pass multiplies 8-bit samples by
-// 16-bit weights and adds them in 32 bits, two taps per SIMD multiply-add on x86-64 (SSE2 for the
-// vertical pass, SSSE3 for the horizontal one); the scalar code computes the same sums in the same
-// integers, so both paths give identical pixels.
+// 16-bit weights and adds them in 32 bits, two taps per SIMD multiply-add on x86-64: with AVX2,
+// 32 columns of the vertical pass and two output pixels of the horizontal one per loop; without,
+// 16 columns (SSE2) and one pixel (SSSE3). The scalar code computes the same sums in the same
+// integers, so every path gives identical pixels.
 
 #include "PixelKernels.h"
 #include "Dispatch.h"
@@ -11,8 +12,7 @@
 #include <string.h>
 
 #if defined(__x86_64__)
-#include <emmintrin.h>
-#include <tmmintrin.h>
+#include <immintrin.h>
 #endif
 
 enum { WEIGHT_BITS = 14, WEIGHT_ONE = 1 << WEIGHT_BITS, ROUNDING = 1 << (WEIGHT_BITS - 1) };
@@ -127,17 +127,18 @@ static inline __m128i weight_pair(const int16_t *w) {
     return _mm_set1_epi32(pair);
 }
 
-/// 16 columns at a time: rows j and j + 1 interleaved byte by byte, widened to 16 bits, each pair
-/// multiplied by its two weights and added in one instruction. The last few columns go scalar.
-static size_t vertical_sse2(const uint8_t *in, uint8_t *out, size_t row_bytes,
+/// 16 columns at a time from column `from`: rows j and j + 1 interleaved byte by byte, widened to
+/// 16 bits, each pair multiplied by its two weights and added in one instruction. Returns the
+/// first column left for the scalar code.
+static size_t vertical_sse2(const uint8_t *in, uint8_t *out, size_t row_bytes, size_t from,
                             const axis_kernels *k, int out_height) {
     const __m128i zero = _mm_setzero_si128(), rounding = _mm_set1_epi32(ROUNDING);
-    size_t simd_bytes = row_bytes & ~(size_t)15;
+    size_t simd_bytes = from + ((row_bytes - from) & ~(size_t)15);
     for (int y = 0; y < out_height; y++) {
         const int16_t *w = k->weights + (size_t)y * (size_t)k->stride;
         const uint8_t *source = in + (size_t)k->start[y] * row_bytes;
         uint8_t *target = out + (size_t)y * row_bytes;
-        for (size_t x = 0; x < simd_bytes; x += 16) {
+        for (size_t x = from; x < simd_bytes; x += 16) {
             __m128i s0 = rounding, s1 = rounding, s2 = rounding, s3 = rounding;
             for (int j = 0; j < k->taps; j += 2) {
                 const uint8_t *first = source + (size_t)j * row_bytes + x;
@@ -187,6 +188,94 @@ static void horizontal_ssse3(const uint8_t *in, uint8_t *out, int in_width, int 
         }
     }
 }
+
+/// `vertical_sse2` 32 columns at a time: each 128-bit lane does what SSE2 does to 16 columns (the
+/// unpacks and packs stay within their lane).
+__attribute__((target("avx2")))
+static size_t vertical_avx2(const uint8_t *in, uint8_t *out, size_t row_bytes,
+                            const axis_kernels *k, int out_height) {
+    const __m256i zero = _mm256_setzero_si256(), rounding = _mm256_set1_epi32(ROUNDING);
+    size_t simd_bytes = row_bytes & ~(size_t)31;
+    for (int y = 0; y < out_height; y++) {
+        const int16_t *w = k->weights + (size_t)y * (size_t)k->stride;
+        const uint8_t *source = in + (size_t)k->start[y] * row_bytes;
+        uint8_t *target = out + (size_t)y * row_bytes;
+        for (size_t x = 0; x < simd_bytes; x += 32) {
+            __m256i s0 = rounding, s1 = rounding, s2 = rounding, s3 = rounding;
+            for (int j = 0; j < k->taps; j += 2) {
+                const uint8_t *first = source + (size_t)j * row_bytes + x;
+                const uint8_t *second = j + 1 < k->taps ? first + row_bytes : first;
+                __m256i a = _mm256_loadu_si256((const __m256i *)first);
+                __m256i b = _mm256_loadu_si256((const __m256i *)second);
+                int32_t pair;
+                memcpy(&pair, w + j, sizeof pair);
+                __m256i pairs = _mm256_set1_epi32(pair);
+                __m256i low = _mm256_unpacklo_epi8(a, b), high = _mm256_unpackhi_epi8(a, b);
+                s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(_mm256_unpacklo_epi8(low, zero), pairs));
+                s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(_mm256_unpackhi_epi8(low, zero), pairs));
+                s2 = _mm256_add_epi32(s2, _mm256_madd_epi16(_mm256_unpacklo_epi8(high, zero), pairs));
+                s3 = _mm256_add_epi32(s3, _mm256_madd_epi16(_mm256_unpackhi_epi8(high, zero), pairs));
+            }
+            __m256i words01 = _mm256_packs_epi32(_mm256_srai_epi32(s0, WEIGHT_BITS), _mm256_srai_epi32(s1, WEIGHT_BITS));
+            __m256i words23 = _mm256_packs_epi32(_mm256_srai_epi32(s2, WEIGHT_BITS), _mm256_srai_epi32(s3, WEIGHT_BITS));
+            _mm256_storeu_si256((__m256i *)(target + x), _mm256_packus_epi16(words01, words23));
+        }
+    }
+    return simd_bytes;
+}
+
+/// `horizontal_ssse3` two output pixels per loop, one in each 128-bit lane, each with its own
+/// weights; an odd last pixel is done alone, in one lane.
+__attribute__((target("avx2")))
+static void horizontal_avx2(const uint8_t *in, uint8_t *out, int in_width, int out_width,
+                            int height, int bands, const axis_kernels *k) {
+    const __m128i shuffle = bands == 3
+        ? _mm_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1)
+        : _mm_setr_epi8(0, -1, 4, -1, 1, -1, 5, -1, 2, -1, 6, -1, 3, -1, 7, -1);
+    const __m256i shuffles = _mm256_broadcastsi128_si256(shuffle);
+    const __m256i rounding = _mm256_set1_epi32(ROUNDING);
+    for (int y = 0; y < height; y++) {
+        const uint8_t *row = in + (size_t)y * (size_t)in_width * (size_t)bands;
+        uint8_t *target = out + (size_t)y * (size_t)out_width * (size_t)bands;
+        int x = 0;
+        for (; x + 1 < out_width; x += 2) {
+            const int16_t *w0 = k->weights + (size_t)x * (size_t)k->stride, *w1 = w0 + k->stride;
+            const uint8_t *source0 = row + (size_t)k->start[x] * (size_t)bands;
+            const uint8_t *source1 = row + (size_t)k->start[x + 1] * (size_t)bands;
+            __m256i sum = rounding;
+            for (int j = 0; j < k->taps; j += 2) {
+                __m256i pixels = _mm256_inserti128_si256(
+                    _mm256_castsi128_si256(_mm_loadl_epi64((const __m128i *)(source0 + j * bands))),
+                    _mm_loadl_epi64((const __m128i *)(source1 + j * bands)), 1);
+                int32_t pair0, pair1;
+                memcpy(&pair0, w0 + j, sizeof pair0);
+                memcpy(&pair1, w1 + j, sizeof pair1);
+                __m256i pairs = _mm256_inserti128_si256(_mm256_set1_epi32(pair0), _mm_set1_epi32(pair1), 1);
+                sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_shuffle_epi8(pixels, shuffles), pairs));
+            }
+            __m256i words = _mm256_packs_epi32(_mm256_srai_epi32(sum, WEIGHT_BITS), rounding);
+            __m256i bytes = _mm256_packus_epi16(words, words);
+            uint32_t first = (uint32_t)_mm_cvtsi128_si32(_mm256_castsi256_si128(bytes));
+            uint32_t second = (uint32_t)_mm_cvtsi128_si32(_mm256_extracti128_si256(bytes, 1));
+            for (int b = 0; b < bands; b++) {
+                target[x * bands + b] = (uint8_t)(first >> (8 * b));
+                target[(x + 1) * bands + b] = (uint8_t)(second >> (8 * b));
+            }
+        }
+        for (; x < out_width; x++) {
+            const int16_t *w = k->weights + (size_t)x * (size_t)k->stride;
+            const uint8_t *source = row + (size_t)k->start[x] * (size_t)bands;
+            __m128i sum = _mm256_castsi256_si128(rounding);
+            for (int j = 0; j < k->taps; j += 2) {
+                __m128i pixels = _mm_loadl_epi64((const __m128i *)(source + j * bands));
+                sum = _mm_add_epi32(sum, _mm_madd_epi16(_mm_shuffle_epi8(pixels, shuffle), weight_pair(w + j)));
+            }
+            __m128i words = _mm_packs_epi32(_mm_srai_epi32(sum, WEIGHT_BITS), _mm256_castsi256_si128(rounding));
+            uint32_t packed = (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(words, words));
+            for (int b = 0; b < bands; b++) target[x * bands + b] = (uint8_t)(packed >> (8 * b));
+        }
+    }
+}
 #endif
 
 int splash_resize_lanczos3(const uint8_t *in, int in_width, int in_height, int bands,
@@ -200,20 +289,27 @@ int splash_resize_lanczos3(const uint8_t *in, int in_width, int in_height, int b
     }
     size_t row_bytes = (size_t)in_width * (size_t)bands;
     // The vertical pass's result, with room for the horizontal pass's 8-byte reads at its end.
-    uint8_t *between = calloc(row_bytes * (size_t)out_height + 16, 1);
+    // The pass writes every byte but that room (zeroing it all cost a memset of the whole buffer:
+    // after the first, glibc serves a block this size from its heap, not fresh zero pages).
+    size_t between_bytes = row_bytes * (size_t)out_height;
+    uint8_t *between = malloc(between_bytes + 16);
+    if (between) memset(between + between_bytes, 0, 16);
     if (!between) {
         free_kernels(&rows);
         free_kernels(&columns);
         return -1;
     }
     size_t done = 0;
-    int simd = !splash_kernels_scalar_only();
 #if defined(__x86_64__)
-    if (simd) done = vertical_sse2(in, between, row_bytes, &rows, out_height);
+    int level = splash_kernels_level();
+    if (level >= SPLASH_KERNELS_AVX2) done = vertical_avx2(in, between, row_bytes, &rows, out_height);
+    if (level >= SPLASH_KERNELS_SSE) done = vertical_sse2(in, between, row_bytes, done, &rows, out_height);
 #endif
     vertical_scalar(in, between, row_bytes, done, &rows, out_height);
 #if defined(__x86_64__)
-    if (simd && (bands == 3 || bands == 4) && splash_cpu_has_ssse3()) {
+    if (level >= SPLASH_KERNELS_AVX2 && (bands == 3 || bands == 4)) {
+        horizontal_avx2(between, out, in_width, out_width, out_height, bands, &columns);
+    } else if (level >= SPLASH_KERNELS_SSE && (bands == 3 || bands == 4)) {
         horizontal_ssse3(between, out, in_width, out_width, out_height, bands, &columns);
     } else {
         horizontal_scalar(between, out, in_width, out_width, out_height, bands, &columns);

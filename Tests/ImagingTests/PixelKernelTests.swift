@@ -7,7 +7,9 @@ import Testing
 
 /// Splash's own pixel loops (`PixelKernels`): the fixed-point Lanczos-3 resampler and the fused
 /// point filters, held to their scalar code, to libvips and to the formulas of Services/EditRender/README.md.
-@Suite("Pixel kernels") struct PixelKernelTests {
+/// The kernels' SIMD level is global to the process, so the suite's tests take turns (other suites
+/// get the same pixels at any level).
+@Suite("Pixel kernels", .serialized) struct PixelKernelTests {
     /// A deterministic noise image: every value different from its neighbours, the worst case for
     /// a resampler's rounding.
     static func noise(width: Int, height: Int, bands: Int, seed: UInt64) -> [UInt8] {
@@ -43,15 +45,32 @@ import Testing
         (1280, 800, 3, 1080, 675), (50, 40, 3, 73, 61), (9, 1, 3, 4, 1), (1, 30, 2, 1, 7), (7, 5, 3, 7, 5),
     ]
 
+    /// `body`'s result at each SIMD level, the scalar code's first (on a CPU without AVX2 the
+    /// higher levels run what it has).
+    static func atEveryLevel<Result>(_ body: () -> Result) -> [Result] {
+        defer { splash_kernels_limit(SPLASH_KERNELS_AVX2) }
+        return [SPLASH_KERNELS_SCALAR, SPLASH_KERNELS_SSE, SPLASH_KERNELS_AVX2].map { level in
+            splash_kernels_limit(level)
+            return body()
+        }
+    }
+
     @Test(arguments: 0..<sizes.count)
     func theSIMDPathsGiveTheScalarCodesPixels(_ index: Int) {
         let size = Self.sizes[index]
         let source = Self.noise(width: size.width, height: size.height, bands: size.bands, seed: UInt64(index + 1))
-        let fast = Self.resize(source, size.width, size.height, bands: size.bands, to: size.targetWidth, size.targetHeight)
-        splash_kernels_force_scalar(1)
-        let scalar = Self.resize(source, size.width, size.height, bands: size.bands, to: size.targetWidth, size.targetHeight)
-        splash_kernels_force_scalar(0)
-        #expect(fast == scalar)
+        let results = Self.atEveryLevel {
+            Self.resize(source, size.width, size.height, bands: size.bands, to: size.targetWidth, size.targetHeight)
+        }
+        #expect(Self.firstDifference(results[1], results[0]) == nil, "SSE against scalar")
+        #expect(Self.firstDifference(results[2], results[0]) == nil, "AVX2 against scalar")
+    }
+
+    /// Where two images' bytes first differ (`nil`: they are the same), which a failure names
+    /// instead of listing millions of values.
+    static func firstDifference(_ a: [UInt8], _ b: [UInt8]) -> String? {
+        guard a.count == b.count else { return "\(a.count) bytes against \(b.count)" }
+        return a.indices.first { a[$0] != b[$0] }.map { "byte \($0): \(a[$0]) against \(b[$0])" }
     }
 
     @Test func aFlatColourStaysExactlyThatColour() {
@@ -121,6 +140,32 @@ import Testing
                 }
             }
         }
+    }
+
+    @Test(arguments: [(37, 23), (1080, 675), (5, 3)])
+    func thePointChainGivesTheSameLevelsWithAndWithoutAVX2(_ width: Int, _ height: Int) {
+        let values = Self.noise(width: width, height: height, bands: 3, seed: 11)
+        var sepia = splash_point_stage()
+        sepia.kind = SPLASH_STAGE_AFFINE
+        sepia.matrix = (0.393, 0.769, 0.189, 0.349, 0.686, 0.168, 0.272, 0.534, 0.131)
+        var vibrance = splash_point_stage()
+        vibrance.kind = SPLASH_STAGE_VIBRANCE
+        vibrance.amount = -3 * 0.4 / 255
+        var vignette = splash_point_stage()
+        vignette.kind = SPLASH_STAGE_VIGNETTE
+        (vignette.amount, vignette.inner, vignette.outer) = (0.6, 0.3, 1.1)
+        let stages = [sepia, vibrance, vignette]
+        let results = Self.atEveryLevel {
+            var out = [UInt8](repeating: 0, count: values.count)
+            let status = values.withUnsafeBytes { source in
+                out.withUnsafeMutableBytes { target in
+                    splash_point_chain(source.baseAddress, 0, target.baseAddress, 0, Int32(width), Int32(height), stages, Int32(stages.count))
+                }
+            }
+            #expect(status == 0)
+            return out
+        }
+        #expect(Self.firstDifference(results[2], results[0]) == nil, "AVX2 against the baseline")
     }
 
     @Test func aCurveClampsItsInputAndLooksItsTableUp() {

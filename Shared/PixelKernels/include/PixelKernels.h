@@ -17,8 +17,17 @@
 int splash_resize_lanczos3(const uint8_t *in, int in_width, int in_height, int bands,
                            uint8_t *out, int out_width, int out_height);
 
-/// Turns the SIMD paths off (1) or back on (0), so tests can hold them to the scalar code's result.
-void splash_kernels_force_scalar(int scalar);
+typedef enum {
+    SPLASH_KERNELS_SCALAR = 0,
+    /// SSE2 and SSSE3, 128 bits.
+    SPLASH_KERNELS_SSE = 1,
+    /// 256 bits.
+    SPLASH_KERNELS_AVX2 = 2,
+} splash_kernels_level_t;
+
+/// Keeps the kernels at `level` or below (the CPU's best is used up to it; AVX2, the default,
+/// allows all), so tests can hold each SIMD path to the scalar code's result.
+void splash_kernels_limit(splash_kernels_level_t level);
 
 typedef enum {
     /// c' = m·c + offset (m row-major 3×3, offset in 0…255 units).
