@@ -68,17 +68,16 @@ func measureProducerThroughput() async throws -> Double {
         logger: logger
     )
     let records = (0..<messageCount).map { KafkaRecord(topic: ourTopic.name, key: "key-\($0 % 100)", value: Array(value.utf8)) }
-    nonisolated(unsafe) var ourCPUSeconds = (own: 0.0, children: 0.0)
-    let ourRate = try await withRunningServices([producer], logger: logger) {
+    let (ourRate, ourCPUSeconds) = try await withRunningServices([producer], logger: logger) {
         try await producer.checkConnection(timeout: .seconds(10))
         let start = ContinuousClock.now
         let cpu = CPUTime.now()
         let outcomes = await producer.send(records)
-        ourCPUSeconds = CPUTime.now().since(cpu)
+        let cpuSeconds = CPUTime.now().since(cpu)
         let elapsed = ContinuousClock.now - start
         let failed = outcomes.filter { if case .failure = $0 { true } else { false } }.count
         precondition(failed == 0, "\(failed) records failed")
-        return Double(messageCount) * 1_000 / elapsed.milliseconds
+        return (Double(messageCount) * 1_000 / elapsed.milliseconds, cpuSeconds)
     }
     print(
         String(

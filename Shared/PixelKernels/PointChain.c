@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-// Every stage inlines into `run_chain`, and `run_chain` into each of its two instances.
+// Every stage inlines into `run_chain`, and `run_chain` into `chain_avx2` and the baseline entry.
 #define INLINE static inline __attribute__((always_inline))
 
 typedef struct {
@@ -120,11 +120,6 @@ INLINE int run_chain(const void *in, int in_is_float, void *out, int out_is_floa
     return 0;
 }
 
-static int chain_baseline(const void *in, int in_is_float, void *out, int out_is_float,
-                          int width, int height, const splash_point_stage *stages, int count) {
-    return run_chain(in, in_is_float, out, out_is_float, width, height, stages, count);
-}
-
 #if defined(__x86_64__)
 __attribute__((target("avx2")))
 static int chain_avx2(const void *in, int in_is_float, void *out, int out_is_float,
@@ -141,5 +136,5 @@ int splash_point_chain(const void *in, int in_is_float, void *out, int out_is_fl
         return chain_avx2(in, in_is_float, out, out_is_float, width, height, stages, count);
     }
 #endif
-    return chain_baseline(in, in_is_float, out, out_is_float, width, height, stages, count);
+    return run_chain(in, in_is_float, out, out_is_float, width, height, stages, count);
 }

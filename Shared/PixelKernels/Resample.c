@@ -120,12 +120,15 @@ static void horizontal_scalar(const uint8_t *in, uint8_t *out, int in_width, int
 }
 
 #if defined(__x86_64__)
-/// Two weights as the int16 pair a multiply-add wants, repeated over the register.
-static inline __m128i weight_pair(const int16_t *w) {
+/// Two weights as the int16 pair a multiply-add wants, in one 32-bit lane.
+static inline int32_t weight_bits(const int16_t *w) {
     int32_t pair;
     memcpy(&pair, w, sizeof pair);
-    return _mm_set1_epi32(pair);
+    return pair;
 }
+
+/// Two weights, repeated over the register.
+static inline __m128i weight_pair(const int16_t *w) { return _mm_set1_epi32(weight_bits(w)); }
 
 /// 16 columns at a time from column `from`: rows j and j + 1 interleaved byte by byte, widened to
 /// 16 bits, each pair multiplied by its two weights and added in one instruction. Returns the
@@ -161,30 +164,45 @@ static size_t vertical_sse2(const uint8_t *in, uint8_t *out, size_t row_bytes, s
     return simd_bytes;
 }
 
-/// One output pixel of 3 or 4 bands per loop: two source pixels are loaded in one 8-byte read and
-/// shuffled into (band of pixel j, same band of pixel j + 1) int16 pairs. Reads up to 2 bytes past
-/// a 3-band row's last pixel, which the caller's buffer has room for.
+/// Two source pixels of an 8-byte read shuffled into (band of pixel j, same band of pixel j + 1)
+/// int16 pairs, for 3 or 4 bands.
+static inline __m128i horizontal_shuffle(int bands) {
+    return bands == 3 ? _mm_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1)
+                      : _mm_setr_epi8(0, -1, 4, -1, 1, -1, 5, -1, 2, -1, 6, -1, 3, -1, 7, -1);
+}
+
+/// Writes the low `bands` bytes of `packed`, one output pixel.
+static inline void store_pixel(uint8_t *target, uint32_t packed, int bands) {
+    for (int b = 0; b < bands; b++) target[b] = (uint8_t)(packed >> (8 * b));
+}
+
+/// One output pixel from `source` with weights `w`, two taps per multiply-add, its bands packed
+/// into the low bytes. Reads up to 2 bytes past a 3-band row's last pixel, which the caller's
+/// buffer has room for.
+__attribute__((target("ssse3")))
+static inline uint32_t horizontal_pixel(const uint8_t *source, const int16_t *w, int taps, int bands, __m128i shuffle) {
+    const __m128i rounding = _mm_set1_epi32(ROUNDING);
+    __m128i sum = rounding;
+    for (int j = 0; j < taps; j += 2) {
+        __m128i pixels = _mm_loadl_epi64((const __m128i *)(source + j * bands));
+        sum = _mm_add_epi32(sum, _mm_madd_epi16(_mm_shuffle_epi8(pixels, shuffle), weight_pair(w + j)));
+    }
+    __m128i words = _mm_packs_epi32(_mm_srai_epi32(sum, WEIGHT_BITS), rounding);
+    return (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(words, words));
+}
+
+/// One output pixel of 3 or 4 bands per loop (`horizontal_pixel`).
 __attribute__((target("ssse3")))
 static void horizontal_ssse3(const uint8_t *in, uint8_t *out, int in_width, int out_width,
                              int height, int bands, const axis_kernels *k) {
-    const __m128i shuffle = bands == 3
-        ? _mm_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1)
-        : _mm_setr_epi8(0, -1, 4, -1, 1, -1, 5, -1, 2, -1, 6, -1, 3, -1, 7, -1);
-    const __m128i rounding = _mm_set1_epi32(ROUNDING);
+    const __m128i shuffle = horizontal_shuffle(bands);
     for (int y = 0; y < height; y++) {
         const uint8_t *row = in + (size_t)y * (size_t)in_width * (size_t)bands;
         uint8_t *target = out + (size_t)y * (size_t)out_width * (size_t)bands;
         for (int x = 0; x < out_width; x++) {
             const int16_t *w = k->weights + (size_t)x * (size_t)k->stride;
             const uint8_t *source = row + (size_t)k->start[x] * (size_t)bands;
-            __m128i sum = rounding;
-            for (int j = 0; j < k->taps; j += 2) {
-                __m128i pixels = _mm_loadl_epi64((const __m128i *)(source + j * bands));
-                sum = _mm_add_epi32(sum, _mm_madd_epi16(_mm_shuffle_epi8(pixels, shuffle), weight_pair(w + j)));
-            }
-            __m128i words = _mm_packs_epi32(_mm_srai_epi32(sum, WEIGHT_BITS), rounding);
-            uint32_t packed = (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(words, words));
-            for (int b = 0; b < bands; b++) target[x * bands + b] = (uint8_t)(packed >> (8 * b));
+            store_pixel(target + x * bands, horizontal_pixel(source, w, k->taps, bands, shuffle), bands);
         }
     }
 }
@@ -207,9 +225,7 @@ static size_t vertical_avx2(const uint8_t *in, uint8_t *out, size_t row_bytes,
                 const uint8_t *second = j + 1 < k->taps ? first + row_bytes : first;
                 __m256i a = _mm256_loadu_si256((const __m256i *)first);
                 __m256i b = _mm256_loadu_si256((const __m256i *)second);
-                int32_t pair;
-                memcpy(&pair, w + j, sizeof pair);
-                __m256i pairs = _mm256_set1_epi32(pair);
+                __m256i pairs = _mm256_set1_epi32(weight_bits(w + j));
                 __m256i low = _mm256_unpacklo_epi8(a, b), high = _mm256_unpackhi_epi8(a, b);
                 s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(_mm256_unpacklo_epi8(low, zero), pairs));
                 s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(_mm256_unpackhi_epi8(low, zero), pairs));
@@ -225,13 +241,11 @@ static size_t vertical_avx2(const uint8_t *in, uint8_t *out, size_t row_bytes,
 }
 
 /// `horizontal_ssse3` two output pixels per loop, one in each 128-bit lane, each with its own
-/// weights; an odd last pixel is done alone, in one lane.
+/// weights; an odd last pixel is done alone (`horizontal_pixel`).
 __attribute__((target("avx2")))
 static void horizontal_avx2(const uint8_t *in, uint8_t *out, int in_width, int out_width,
                             int height, int bands, const axis_kernels *k) {
-    const __m128i shuffle = bands == 3
-        ? _mm_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1)
-        : _mm_setr_epi8(0, -1, 4, -1, 1, -1, 5, -1, 2, -1, 6, -1, 3, -1, 7, -1);
+    const __m128i shuffle = horizontal_shuffle(bands);
     const __m256i shuffles = _mm256_broadcastsi128_si256(shuffle);
     const __m256i rounding = _mm256_set1_epi32(ROUNDING);
     for (int y = 0; y < height; y++) {
@@ -247,32 +261,18 @@ static void horizontal_avx2(const uint8_t *in, uint8_t *out, int in_width, int o
                 __m256i pixels = _mm256_inserti128_si256(
                     _mm256_castsi128_si256(_mm_loadl_epi64((const __m128i *)(source0 + j * bands))),
                     _mm_loadl_epi64((const __m128i *)(source1 + j * bands)), 1);
-                int32_t pair0, pair1;
-                memcpy(&pair0, w0 + j, sizeof pair0);
-                memcpy(&pair1, w1 + j, sizeof pair1);
-                __m256i pairs = _mm256_inserti128_si256(_mm256_set1_epi32(pair0), _mm_set1_epi32(pair1), 1);
+                __m256i pairs = _mm256_inserti128_si256(_mm256_set1_epi32(weight_bits(w0 + j)), weight_pair(w1 + j), 1);
                 sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_shuffle_epi8(pixels, shuffles), pairs));
             }
             __m256i words = _mm256_packs_epi32(_mm256_srai_epi32(sum, WEIGHT_BITS), rounding);
             __m256i bytes = _mm256_packus_epi16(words, words);
-            uint32_t first = (uint32_t)_mm_cvtsi128_si32(_mm256_castsi256_si128(bytes));
-            uint32_t second = (uint32_t)_mm_cvtsi128_si32(_mm256_extracti128_si256(bytes, 1));
-            for (int b = 0; b < bands; b++) {
-                target[x * bands + b] = (uint8_t)(first >> (8 * b));
-                target[(x + 1) * bands + b] = (uint8_t)(second >> (8 * b));
-            }
+            store_pixel(target + x * bands, (uint32_t)_mm_cvtsi128_si32(_mm256_castsi256_si128(bytes)), bands);
+            store_pixel(target + (x + 1) * bands, (uint32_t)_mm_cvtsi128_si32(_mm256_extracti128_si256(bytes, 1)), bands);
         }
-        for (; x < out_width; x++) {
+        if (x < out_width) {
             const int16_t *w = k->weights + (size_t)x * (size_t)k->stride;
             const uint8_t *source = row + (size_t)k->start[x] * (size_t)bands;
-            __m128i sum = _mm256_castsi256_si128(rounding);
-            for (int j = 0; j < k->taps; j += 2) {
-                __m128i pixels = _mm_loadl_epi64((const __m128i *)(source + j * bands));
-                sum = _mm_add_epi32(sum, _mm_madd_epi16(_mm_shuffle_epi8(pixels, shuffle), weight_pair(w + j)));
-            }
-            __m128i words = _mm_packs_epi32(_mm_srai_epi32(sum, WEIGHT_BITS), _mm256_castsi256_si128(rounding));
-            uint32_t packed = (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(words, words));
-            for (int b = 0; b < bands; b++) target[x * bands + b] = (uint8_t)(packed >> (8 * b));
+            store_pixel(target + x * bands, horizontal_pixel(source, w, k->taps, bands, shuffle), bands);
         }
     }
 }
@@ -293,12 +293,12 @@ int splash_resize_lanczos3(const uint8_t *in, int in_width, int in_height, int b
     // after the first, glibc serves a block this size from its heap, not fresh zero pages).
     size_t between_bytes = row_bytes * (size_t)out_height;
     uint8_t *between = malloc(between_bytes + 16);
-    if (between) memset(between + between_bytes, 0, 16);
     if (!between) {
         free_kernels(&rows);
         free_kernels(&columns);
         return -1;
     }
+    memset(between + between_bytes, 0, 16);
     size_t done = 0;
 #if defined(__x86_64__)
     int level = splash_kernels_level();

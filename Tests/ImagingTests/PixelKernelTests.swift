@@ -112,17 +112,12 @@ import Testing
     @Test func pointStagesComputeTheirFormulas() {
         let (width, height) = (37, 23)
         let values = Self.noise(width: width, height: height, bands: 3, seed: 7).map { Float($0) }
-        var affine = splash_point_stage()
-        affine.kind = SPLASH_STAGE_AFFINE
-        affine.matrix = (0.5, 0.25, 0.25, 0, 1, 0, 0.1, 0.2, 0.7)
-        affine.offset = (10, -20, 0)
-        var vibrance = splash_point_stage()
-        vibrance.kind = SPLASH_STAGE_VIBRANCE
-        vibrance.amount = -3 * 0.6 / 255
-        var vignette = splash_point_stage()
-        vignette.kind = SPLASH_STAGE_VIGNETTE
-        (vignette.amount, vignette.inner, vignette.outer) = (0.8, 0.4, 1)
-        let out = Self.chain(values, width: width, height: height, [affine, vibrance, vignette])
+        let stages: [splash_point_stage] = [
+            .affine((0.5, 0.25, 0.25, 0, 1, 0, 0.1, 0.2, 0.7), offset: (10, -20, 0)),
+            .vibrance(-3 * 0.6 / 255),
+            .vignette(amount: 0.8, inner: 0.4, outer: 1),
+        ]
+        let out = Self.chain(values, width: width, height: height, stages)
         for y in 0..<height {
             for x in 0..<width {
                 let i = (y * width + x) * 3
@@ -146,16 +141,11 @@ import Testing
     @Test(arguments: [(37, 23), (1080, 675), (5, 3)])
     func thePointChainGivesTheSameLevelsWithAndWithoutAVX2(_ width: Int, _ height: Int) {
         let values = Self.noise(width: width, height: height, bands: 3, seed: 11)
-        var sepia = splash_point_stage()
-        sepia.kind = SPLASH_STAGE_AFFINE
-        sepia.matrix = (0.393, 0.769, 0.189, 0.349, 0.686, 0.168, 0.272, 0.534, 0.131)
-        var vibrance = splash_point_stage()
-        vibrance.kind = SPLASH_STAGE_VIBRANCE
-        vibrance.amount = -3 * 0.4 / 255
-        var vignette = splash_point_stage()
-        vignette.kind = SPLASH_STAGE_VIGNETTE
-        (vignette.amount, vignette.inner, vignette.outer) = (0.6, 0.3, 1.1)
-        let stages = [sepia, vibrance, vignette]
+        let stages: [splash_point_stage] = [
+            .affine((0.393, 0.769, 0.189, 0.349, 0.686, 0.168, 0.272, 0.534, 0.131)),
+            .vibrance(-3 * 0.4 / 255),
+            .vignette(amount: 0.6, inner: 0.3, outer: 1.1),
+        ]
         let results = Self.atEveryLevel { Self.chain(values, width: width, height: height, stages) }
         #expect(Self.firstDifference(results[2], results[0]) == nil, "AVX2 against the baseline")
     }
@@ -182,5 +172,25 @@ import Testing
         }
         #expect(status == 0)
         #expect(out == [0, 0, 1, 127, 255, 255, 0, 255, 0])
+    }
+}
+
+extension splash_point_stage {
+    static func affine(_ matrix: (Float, Float, Float, Float, Float, Float, Float, Float, Float), offset: (Float, Float, Float) = (0, 0, 0)) -> Self {
+        var stage = splash_point_stage()
+        (stage.kind, stage.matrix, stage.offset) = (SPLASH_STAGE_AFFINE, matrix, offset)
+        return stage
+    }
+
+    static func vibrance(_ amount: Float) -> Self {
+        var stage = splash_point_stage()
+        (stage.kind, stage.amount) = (SPLASH_STAGE_VIBRANCE, amount)
+        return stage
+    }
+
+    static func vignette(amount: Float, inner: Float, outer: Float) -> Self {
+        var stage = splash_point_stage()
+        (stage.kind, stage.amount, stage.inner, stage.outer) = (SPLASH_STAGE_VIGNETTE, amount, inner, outer)
+        return stage
     }
 }
