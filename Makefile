@@ -5,7 +5,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 # What the build and the tests need from Debian; installed when missing.
 # curl and jq run the README's tour, which a test runs as written; chromium (with a font) is the
 # browser the console's test drives.
-SYSTEM_PACKAGES := pkg-config librdkafka-dev libvips-dev libcurl4-openssl-dev mate-backgrounds kcat curl jq python3 python3-pip python3-jsonschema python3-yaml chromium fonts-dejavu-core
+SYSTEM_PACKAGES := pkg-config librdkafka-dev libvips-dev libjpeg62-turbo-dev libwebp-dev libcurl4-openssl-dev mate-backgrounds kcat curl jq python3 python3-pip python3-jsonschema python3-yaml chromium fonts-dejavu-core
 # The official supabase client, which auth's tests drive unchanged (pinned to the version tested).
 SUPABASE_PY := supabase==2.34.1
 # An S3-protocol server on loopback for the S3 blob store's tests, and boto3 (the S3 client a Python

@@ -308,11 +308,19 @@ let package = Package(
             path: "Shared/PixelKernels",
             cSettings: [.unsafeFlags(["-O2", "-fno-math-errno"])]
         ),
+        // JPEG and WebP straight between bytes and pixels in memory (libjpeg-turbo and libwebp,
+        // which libvips-dev brings), for the render's common case without libvips' worker hand-offs.
+        .target(
+            name: "Codecs",
+            path: "Shared/Codecs",
+            cSettings: [.unsafeFlags(["-O2"])],
+            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("webp")]
+        ),
         // libvips behind Swift types that own every libvips object: edit-render's filters, the
         // render pipeline and its byte budget, a renderer on its own threads.
         .target(
             name: "Imaging",
-            dependencies: ["CVips", "PixelKernels", "Contracts", "Blobs", nioPosix, serviceLifecycle],
+            dependencies: ["CVips", "Codecs", "PixelKernels", "Contracts", "Blobs", nioPosix, serviceLifecycle],
             path: "Shared/Imaging"
         ),
         .target(

@@ -18,7 +18,7 @@ struct DockerfileTests {
 
     @Test func runtimeImageHoldsTheBinaryItsResourcesAndSharedLibraries() throws {
         let runtime = try #require(stages.last)
-        for library in ["librdkafka1", "libvips42", "libjemalloc2"] {
+        for library in ["librdkafka1", "libvips42", "libjpeg62-turbo", "libwebp7", "libjemalloc2"] {
             #expect(runtime.contains(library), "runtime stage lacks \(library)")
         }
         #expect(!runtime.contains("-dev"), "runtime stage installs build packages")

@@ -50,8 +50,8 @@ enum ByteBudgetEncoder {
 
     static func save(_ image: VImage, format: EditOutput.Format, quality: Int) throws(VipsFailure) -> [UInt8] {
         switch format {
-        case .jpeg: try image.encode { splash_vips_jpegsave_buffer($0, $1, $2, Int32(quality)) }
-        case .webp: try image.encode { splash_vips_webpsave_buffer($0, $1, $2, Int32(quality)) }
+        case .jpeg: try image.jpegEncoded(quality: quality)
+        case .webp: try image.webpEncoded(quality: quality)
         }
     }
 }

@@ -94,8 +94,7 @@ extension RenderPipeline {
         }
         if let box, (box.width, box.height) != scaled {
             let (left, top) = ((scaled.width - box.width) / 2, (scaled.height - box.height) / 2)
-            image = try image.map { splash_vips_extract_area($0, $1, Int32(left), Int32(top), Int32(box.width), Int32(box.height)) }
-                .materialized()
+            image = try image.cropped(left: left, top: top, width: box.width, height: box.height)
         }
         return image
     }
@@ -162,8 +161,8 @@ extension RenderPipeline {
             let image = try applyFilters(FilterChain.none, to: try decoded.get(), keepAlpha: transform.format != .jpeg)
             let bytes: [UInt8] =
                 switch transform.format {
-                case .jpeg: try image.encode { splash_vips_jpegsave_buffer($0, $1, $2, Int32(transform.quality)) }
-                case .webp: try image.encode { splash_vips_webpsave_buffer($0, $1, $2, Int32(transform.quality)) }
+                case .jpeg: try image.jpegEncoded(quality: transform.quality)
+                case .webp: try image.webpEncoded(quality: transform.quality)
                 case .png: try image.encode { splash_vips_pngsave_buffer($0, $1, $2) }
                 case .avif: try image.encode { splash_vips_avifsave_buffer($0, $1, $2, Int32(transform.avifQuality)) }
                 }

@@ -77,6 +77,12 @@ package enum RenderPipeline {
         let (width, height) = header.upright
         var shrink = 1
         while shrink < 8, width / (shrink * 2) >= target.width, height / (shrink * 2) >= target.height { shrink *= 2 }
+        // Most photos need neither a profile's conversion nor a turn: libjpeg straight into memory.
+        if !header.hasICCProfile, header.orientation == 1,
+            let decoded = try DirectCodecs.decodeJPEG(UnsafeRawBufferPointer(start: data, count: count), shrink: shrink)
+        {
+            return decoded
+        }
         var image = try VImage.make { splash_vips_jpegload_shrunk(data, count, $0, Int32(shrink)) }
         if header.hasICCProfile {
             image = try image.map { splash_vips_icc_to_srgb($0, $1) }

@@ -52,3 +52,26 @@ extension VImage {
         }
     }
 }
+
+extension VImage {
+    /// The `width`×`height` area whose top left corner is at (`left`, `top`), in memory: rows
+    /// copied for an 8-bit image, libvips' `extract_area` for any other.
+    func cropped(left: Int, top: Int, width areaWidth: Int, height areaHeight: Int) throws(VipsFailure) -> VImage {
+        guard format == VIPS_FORMAT_UCHAR else {
+            return try map { splash_vips_extract_area($0, $1, Int32(left), Int32(top), Int32(areaWidth), Int32(areaHeight)) }.materialized()
+        }
+        guard left >= 0, top >= 0, areaWidth > 0, areaHeight > 0, left + areaWidth <= width, top + areaHeight <= height else {
+            throw VipsFailure(message: "the area \(areaWidth)×\(areaHeight) at (\(left), \(top)) is outside the \(width)×\(height) image")
+        }
+        let (stride, bands) = (width * self.bands, self.bands)
+        return try withPixels { source throws(VipsFailure) in
+            try VImage.filled(width: areaWidth, height: areaHeight, bands: bands, format: VIPS_FORMAT_UCHAR, interpretation: interpretation) {
+                target in
+                for row in 0..<areaHeight {
+                    (target + row * areaWidth * bands).copyMemory(from: source + (top + row) * stride + left * bands, byteCount: areaWidth * bands)
+                }
+                return true
+            }
+        }
+    }
+}

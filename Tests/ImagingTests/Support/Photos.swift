@@ -119,3 +119,10 @@ func facts(_ bytes: [UInt8]) throws -> FileFacts {
         loader: loader
     )
 }
+
+/// Where two images' bytes first differ (`nil`: they are the same), which a failure names instead
+/// of listing millions of values.
+func firstDifference(_ a: [UInt8], _ b: [UInt8]) -> String? {
+    guard a.count == b.count else { return "\(a.count) bytes against \(b.count)" }
+    return a.indices.first { a[$0] != b[$0] }.map { "byte \($0): \(a[$0]) against \(b[$0])" }
+}
