@@ -116,15 +116,16 @@ test-system: deps
 # libFuzzer over the parsers hostile bytes meet first: bearer tokens, claims and key sets
 # (FuzzTokens), /rest/v1 query strings (FuzzDataQuery), uploads' image headers (FuzzImageHeader),
 # and the others in FUZZ_TARGETS (docs/testing.md lists them all).
-# Built with -sanitize=fuzzer,address into .build-fuzz; each runs FUZZ_SECONDS (60) from its
+# Built with -sanitize=fuzzer,address (and the C targets with AddressSanitizer) into .build-fuzz;
+# each runs FUZZ_SECONDS (60) from its
 # committed corpus, Fuzz/<name>/corpus (what it finds new goes to .build-fuzz/corpus). A crash,
 # a trap, a leak of memory safety or an input slower than 10 s stops the run, its input kept in
 # .build-fuzz/crashes/.
-FUZZ_TARGETS = Tokens DataQuery ImageHeader Multipart Phoenix HTTPHead Positions
+FUZZ_TARGETS = Tokens DataQuery ImageHeader Transform Multipart Phoenix HTTPHead Positions
 FUZZ_SECONDS ?= 60
 test-fuzz: deps
 	@set -e; for target in $(FUZZ_TARGETS); do \
-	  SPLASH_FUZZ=1 $(SWIFT) build --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld --product Fuzz$$target; \
+	  SPLASH_FUZZ=1 $(SWIFT) build --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld -Xcc -fsanitize=address --product Fuzz$$target; \
 	done
 	@set -e; mkdir -p .build-fuzz/crashes; for target in $(FUZZ_TARGETS); do \
 	  echo "=== Fuzz$$target, $(FUZZ_SECONDS) s"; mkdir -p .build-fuzz/corpus/$$target; \

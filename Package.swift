@@ -609,7 +609,7 @@ if Context.environment["SPLASH_FUZZ"] != nil {
     let targets: [(String, [Target.Dependency])] = [
         ("Tokens", ["Identity"]), ("DataQuery", ["DataAPI"]), ("ImageHeader", ["Imaging"]),
         ("Multipart", ["Multipart"]), ("Phoenix", ["RealtimeWire", "Identity", nioCore]), ("HTTPHead", ["HTTPEdge", nioCore]),
-        ("Positions", ["PositionReports"]),
+        ("Positions", ["PositionReports"]), ("Transform", ["Imaging"]),
     ]
     for (name, dependencies) in targets {
         package.targets.append(

@@ -180,6 +180,11 @@ static inline int splash_vips_copy_with_orientation(VipsImage *in, VipsImage **o
     return 0;
 }
 
+/// Progressive JPEG (tests make sources with it).
+static inline int splash_vips_jpegsave_progressive_buffer(VipsImage *in, void **buffer, size_t *length, int quality) {
+    return vips_jpegsave_buffer(in, buffer, length, "Q", quality, "strip", TRUE, "interlace", TRUE, NULL);
+}
+
 /// JPEG keeping the image's metadata (tests make sources with it).
 static inline int splash_vips_jpegsave_buffer_keeping_metadata(VipsImage *in, void **buffer, size_t *length, int quality) {
     return vips_jpegsave_buffer(in, buffer, length, "Q", quality, NULL);

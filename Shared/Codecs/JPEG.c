@@ -85,7 +85,7 @@ splash_codec_result splash_jpeg_decode(const uint8_t *data, size_t size, int shr
     failure_manager manager;
     info.err = &manager.base;
     install(&manager, message);
-    // Rows past `height`, and every row when libjpeg's are wider than `width`, go through here.
+    // Every row, when libjpeg's are wider than `width`, goes through here.
     // On the heap, so that the pointer set after `setjmp` is still there after an error's jump.
     uint8_t **scratch = calloc(1, sizeof *scratch);
     if (!scratch) {
@@ -116,25 +116,22 @@ splash_codec_result splash_jpeg_decode(const uint8_t *data, size_t size, int shr
     size_t stride = (size_t)width * 3, decoded_stride = (size_t)info.output_width * 3;
     int wider = info.output_width > (JDIMENSION)width;
     enum { group = 16 };
-    *scratch = malloc(decoded_stride * group);
-    if (!*scratch) ERREXIT1(&info, JERR_OUT_OF_MEMORY, 0);
-    // Every row is read, the dropped ones too, so damage anywhere in the file is found.
-    while (info.output_scanline < info.output_height) {
+    if (wider) {
+        *scratch = malloc(decoded_stride * group);
+        if (!*scratch) ERREXIT1(&info, JERR_OUT_OF_MEMORY, 0);
+    }
+    // The rows kept and no more, as libvips reads them: damage only in a dropped last row, or
+    // after the last row before the end marker, is not looked for, by libvips or here.
+    while (info.output_scanline < (JDIMENSION)height) {
         JSAMPROW rows[group];
-        JDIMENSION first = info.output_scanline, count = info.output_height - first;
+        JDIMENSION first = info.output_scanline, count = (JDIMENSION)height - first;
         if (count > group) count = group;
         for (JDIMENSION row = 0; row < count; row++) {
-            int kept = first + row < (JDIMENSION)height;
-            rows[row] = kept && !wider ? pixels + (size_t)(first + row) * stride : *scratch + row * decoded_stride;
+            rows[row] = wider ? *scratch + row * decoded_stride : pixels + (size_t)(first + row) * stride;
         }
         JDIMENSION read = jpeg_read_scanlines(&info, rows, count);
-        if (wider) {
-            for (JDIMENSION row = 0; row < read && first + row < (JDIMENSION)height; row++) {
-                memcpy(pixels + (size_t)(first + row) * stride, rows[row], stride);
-            }
-        }
+        for (JDIMENSION row = 0; wider && row < read; row++) memcpy(pixels + (size_t)(first + row) * stride, rows[row], stride);
     }
-    jpeg_finish_decompress(&info);
     jpeg_destroy_decompress(&info);
     free(*scratch);
     free(scratch);

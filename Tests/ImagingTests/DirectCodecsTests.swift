@@ -74,6 +74,58 @@ import Testing
         }
     }
 
+    /// Damage of every kind a file meets — a byte changed, bytes cut out or put in, the end cut
+    /// off — in a small baseline and a small progressive JPEG: wherever libvips refuses the file,
+    /// so does the direct decode, and wherever both decode it, the pixels are libvips' own. The
+    /// direct decode may refuse more: libvips (8.14) looks at libjpeg's warnings before each strip
+    /// it reads, not after the last, so damage in a photo's last rows renders there as grey.
+    @Test func aDamagedFileGetsLibvipsAnswer() throws {
+        let photo = try RenderPipeline.thumbnail(try Photos.bytes("LadyBird"), edge: 96)
+        let files = [
+            try photo.encode { splash_vips_jpegsave_buffer($0, $1, $2, 75) },
+            try photo.encode { splash_vips_jpegsave_progressive_buffer($0, $1, $2, 75) },
+        ]
+        var state: UInt64 = 0x5eed
+        func random(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int(state >> 33) % bound
+        }
+        var (refused, decoded, refusedMore) = (0, 0, 0)
+        for file in files {
+            for trial in 0..<150 {
+                var damaged = file
+                let at = random(damaged.count)
+                switch trial % 4 {
+                case 0: damaged[at] = UInt8(random(256))
+                case 1: damaged.removeSubrange(at..<min(damaged.count, at + 1 + random(16)))
+                case 2: damaged.insert(contentsOf: (0..<1 + random(8)).map { _ in UInt8(random(256)) }, at: at)
+                default: damaged.removeSubrange(max(2, at)...)
+                }
+                for shrink in [1, 4] {
+                    let libvips = try? Self.libvipsDecode(damaged, shrink: shrink)
+                    let direct = Result { try Self.directDecode(damaged, shrink: shrink) }
+                    switch (libvips, direct) {
+                    case (nil, .failure): refused += 1
+                    case (let expected?, .success(let pixels?)):
+                        decoded += 1
+                        #expect(firstDifference(pixels.data, expected.data) == nil, "trial \(trial) at 1/\(shrink)")
+                    case (_?, .failure(let error)):
+                        // libjpeg's own word that the data is damaged, never a refusal of a sound file.
+                        refusedMore += 1
+                        #expect("\(error)".hasPrefix("Corrupt JPEG data"), "trial \(trial) at 1/\(shrink): \(error)")
+                    default:
+                        Issue.record("trial \(trial) at 1/\(shrink): libvips \(libvips == nil ? "refused" : "decoded"), direct \(direct)")
+                    }
+                }
+            }
+        }
+        // Both kinds of answer were tried, and the stricter one stays rare.
+        #expect(
+            refused > 50 && decoded > 50 && refusedMore < 20,
+            "\(refused) refused, \(decoded) decoded, \(refusedMore) refused by the direct decode alone"
+        )
+    }
+
     /// A photo at 1080 px and a 200 px tile, as the renders and the thumbnails encode them.
     static func samples() throws -> [VImage] {
         let photo = try RenderPipeline.thumbnail(try Photos.bytes("GreenMeadow"), edge: 1080)

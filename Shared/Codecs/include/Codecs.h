@@ -29,7 +29,8 @@ splash_codec_result splash_jpeg_scaled_size(const uint8_t *data, size_t size, in
 
 /// Decodes a JPEG at 1/`shrink` into `pixels` as RGB (a greyscale file too), `width`×`height` as
 /// `splash_jpeg_scaled_size` gave them. Any warning from libjpeg — a truncated or corrupt file —
-/// fails the decode, as libvips' `fail_on=warning` does.
+/// fails the decode, as libvips' `fail_on=warning` does; like libvips, it reads no further than
+/// the last row it keeps.
 splash_codec_result splash_jpeg_decode(const uint8_t *data, size_t size, int shrink, uint8_t *pixels, int width, int height,
                                        char message[SPLASH_CODEC_MESSAGE_SIZE]);
 
