@@ -19,7 +19,7 @@ enum DirectCodecs {
         switch splash_jpeg_scaled_size(bytes.baseAddress, bytes.count, Int32(shrink), &width, &height, &message) {
         case SPLASH_CODEC_OK: break
         case SPLASH_CODEC_UNSUPPORTED: return nil
-        default: throw VipsFailure(message: String(cString: message))
+        default: throw VipsFailure(message: text(of: message))
         }
         var result = SPLASH_CODEC_OK
         let image = try VImage.filled(width: Int(width), height: Int(height), bands: 3, format: VIPS_FORMAT_UCHAR) { pixels in
@@ -34,7 +34,7 @@ enum DirectCodecs {
             )
             return true
         }
-        guard result == SPLASH_CODEC_OK else { throw VipsFailure(message: String(cString: message)) }
+        guard result == SPLASH_CODEC_OK else { throw VipsFailure(message: text(of: message)) }
         return image
     }
 
@@ -53,6 +53,11 @@ enum DirectCodecs {
         guard image.format == VIPS_FORMAT_UCHAR, image.bands == 3 || image.bands == 4, image.interpretation == VIPS_INTERPRETATION_sRGB
         else { return nil }
         return try encode(image, quality: quality, with: splash_webp_encode, free: splash_webp_free)
+    }
+
+    /// A codec's message: the bytes before its terminating zero, as UTF-8.
+    private static func text(of message: [CChar]) -> String {
+        String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private typealias Encoder = (
@@ -82,7 +87,7 @@ enum DirectCodecs {
                 &length,
                 &message
             )
-            guard result == SPLASH_CODEC_OK, let output else { throw VipsFailure(message: String(cString: message)) }
+            guard result == SPLASH_CODEC_OK, let output else { throw VipsFailure(message: text(of: message)) }
             defer { free(output) }
             return Array(UnsafeBufferPointer(start: output, count: length))
         }
