@@ -507,8 +507,12 @@ import Testing
             @Sendable func disconnectedAsSlow() async -> Bool { await gateway.countsOneDisconnect("slow_client", transport: "supabase") }
             try await EventPublisher.with(gateway.kafka) { publisher in
                 for round in 0..<40 {
-                    // Small frames (about 600 bytes): some hundreds fill the 4 KiB socket buffers and the 16-frame queue.
-                    let batch = try (0..<25).map { index in
+                    // Small frames (about 600 bytes). Besides the 4 KiB socket buffer and the 16-frame
+                    // queue, the client's own channel holds some reads before it stops reading, and
+                    // its reads grow (up to 64 KiB) when each fills its buffer, as on a loaded
+                    // machine: 100 a round fill it all within a few rounds; 25 a round once ran out
+                    // of rounds under make test's load.
+                    let batch = try (0..<100).map { index in
                         try EventEnvelope(
                             OrderStatusChanged(
                                 orderId: UUID(),
@@ -517,7 +521,7 @@ import Testing
                                 previousStatus: .placed,
                                 by: OrderActor(userId: customer, role: .customer),
                                 reason: nil,
-                                version: round * 25 + index + 2,
+                                version: round * 100 + index + 2,
                                 changedAt: Date()
                             ),
                             source: "/splash/tracking"
