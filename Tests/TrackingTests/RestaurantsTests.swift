@@ -8,6 +8,22 @@ import Testing
 @Suite("Restaurants") struct RestaurantsTests {
     typealias Person = TrackingHarness.Person
 
+    /// Coordinates a hair from zero (as a fuzzer sends them) once made the distance's float8
+    /// arithmetic underflow, which Postgres reports as an error: a 500 for `near=0,0`.
+    @Test func restaurantsAHairFromZeroAreZeroMetresFromIt() async throws {
+        try await TrackingHarness.with { tracking in
+            let owner = Person(role: .restaurant)
+            for (lat, lng) in [(1e-200, 1e-200), (Double.leastNonzeroMagnitude, 0), (0, -Double.leastNormalMagnitude / 1_000)] {
+                _ = try await tracking.restaurant(owner: owner, lat: lat, lng: lng)
+            }
+            for near in ["0,0", "1e-300,0"] {
+                let page = try await tracking.call(.get, "/v1/restaurants?near=\(near)&radius=100", as: Person(role: .customer)).json()
+                let distances = (page["items"] as? [[String: Any]] ?? []).compactMap { $0["distanceM"] as? Int }
+                #expect(distances == [0, 0, 0], "near=\(near)")
+            }
+        }
+    }
+
     @Test func theNearestComeFirstWithTheirDistanceAndPagesDoNotRepeat() async throws {
         try await TrackingHarness.with { tracking in
             let owner = Person(role: .restaurant)

@@ -55,10 +55,15 @@ struct RestaurantStore: Sendable {
         }
     }
 
-    /// Great-circle metres from ($1, $2) to the row's position, in SQL.
-    private static let distanceSQL = """
-        6371008.8 * 2 * asin(least(1, sqrt(power(sin(radians(lat - $1) / 2), 2) + cos(radians($1)) * cos(radians(lat)) * power(sin(radians(lng - $2) / 2), 2))))
-        """
+    /// Great-circle metres from ($1, $2) to the row's position, in SQL. Every coordinate is first
+    /// rounded to 1e-9 degrees (0.1 mm): Postgres reports a float8 product that underflows as an
+    /// error, and coordinates a hair from zero (1e-200) made one.
+    private static let distanceSQL: String = {
+        func snapped(_ value: String) -> String { "round((\(value))::numeric, 9)::float8" }
+        let (lat, lng, nearLat, nearLng) = (snapped("lat"), snapped("lng"), snapped("$1"), snapped("$2"))
+        return "6371008.8 * 2 * asin(least(1, sqrt(power(sin(radians(\(lat) - \(nearLat)) / 2), 2) + cos(radians(\(nearLat))) "
+            + "* cos(radians(\(lat))) * power(sin(radians(\(lng) - \(nearLng)) / 2), 2))))"
+    }()
 
     /// A page of restaurants: nearest first with `near`, else oldest first; every answer with the
     /// token of its first page (`pinned`, else the snapshot now: `DeltaSync`).
