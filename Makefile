@@ -117,10 +117,9 @@ test-system: deps
 # (FuzzTokens), /rest/v1 query strings (FuzzDataQuery), uploads' image headers (FuzzImageHeader),
 # and the others in FUZZ_TARGETS (docs/testing.md lists them all).
 # Built with -sanitize=fuzzer,address (and the C targets with AddressSanitizer) into .build-fuzz;
-# each runs FUZZ_SECONDS (60) from its
-# committed corpus, Fuzz/<name>/corpus (what it finds new goes to .build-fuzz/corpus). A crash,
-# a trap, a leak of memory safety or an input slower than 10 s stops the run, its input kept in
-# .build-fuzz/crashes/.
+# each runs FUZZ_SECONDS (60) from its committed corpus, Fuzz/<name>/corpus (what it finds new
+# goes to .build-fuzz/corpus). A crash, a trap, a leak of memory safety or an input slower than
+# 10 s stops the run, its input kept in .build-fuzz/crashes/.
 FUZZ_TARGETS = Tokens DataQuery ImageHeader Transform Multipart Phoenix HTTPHead Positions
 FUZZ_SECONDS ?= 60
 test-fuzz: deps

@@ -32,6 +32,14 @@ extension PSQLError: TransientFailure {
     }
 }
 
+extension PSQLError {
+    /// The server ending the session: shutting down (57P01, 57P02) or not yet taking connections
+    /// (57P03) — which it says before it closes the socket.
+    package var endsTheSession: Bool {
+        code == .server && ["57P01", "57P02", "57P03"].contains(serverInfo?[.sqlState] ?? "")
+    }
+}
+
 extension PostgresTransactionError: TransientFailure {
     /// A `BEGIN`, `COMMIT` or rollback that failed for a transient reason (the closure's own
     /// errors are given back unwrapped by `unwrappingTransactionErrors`).

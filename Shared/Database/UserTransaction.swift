@@ -77,17 +77,10 @@ package func unwrappingTransactionErrors<Result>(
     } catch let error as PostgresTransactionError {
         // The server ending the session tells it before the socket closes; whichever comes
         // first, the transaction is lost the same way.
-        if error.closureError.map(endsTheSession) == true || error.beginError.map(endsTheSession) == true { throw ConnectionLost() }
+        if [error.beginError, error.closureError].contains(where: { ($0 as? PSQLError)?.endsTheSession == true }) { throw ConnectionLost() }
         guard let thrown = error.closureError, error.rollbackError == nil else { throw error }
         throw thrown
     }
-}
-
-/// Whether `error` is the server ending the session: shutting down (57P01, 57P02) or not yet
-/// taking connections (57P03).
-private func endsTheSession(_ error: any Error) -> Bool {
-    guard let error = error as? PSQLError, let state = error.serverInfo?[.sqlState] else { return false }
-    return ["57P01", "57P02", "57P03"].contains(state)
 }
 
 extension PostgresBindings {
