@@ -126,13 +126,13 @@ package struct AnswerReader {
         else {
             throw .malformed
         }
-        var keepAlive = line.version == UInt8(ascii: "1") && !message.connectionOptions.contains("close")
+        var keepAlive = line.version == UInt8(ascii: "1") && !message.lists(.connection, "close")
         let body: Body
         if line.status < 200 || line.status == 204 || line.status == 304 {
             body = .none
         } else if message.count(.transferEncoding) > 0 {
             // Chunked must come last; any other coding runs to the connection's end.
-            body = message.lowercasedList(.transferEncoding).last == "chunked" ? .chunked : .untilClose
+            body = message.listEnds(.transferEncoding, with: "chunked") ? .chunked : .untilClose
             if message.count(.contentLength) > 0 { keepAlive = false }  // RFC 9112 §6.3: a sign of smuggling
         } else {
             switch message.contentLength {

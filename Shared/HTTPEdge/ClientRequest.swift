@@ -53,7 +53,7 @@ package struct ClientRequest {
         let methodName = head.string(line.method)
         guard let method = methodName == "GET" ? .get : HTTPRequest.Method(methodName) else { return nil }
         if head.count(.transferEncoding) > 0 {
-            guard head.lowercasedList(.transferEncoding).last == "chunked", head.count(.contentLength) == 0 else { return nil }
+            guard head.listEnds(.transferEncoding, with: "chunked"), head.count(.contentLength) == 0 else { return nil }
             body = .chunked
         } else {
             switch head.contentLength {
@@ -62,15 +62,14 @@ package struct ClientRequest {
             case .invalid: return nil
             }
         }
-        let connection = head.connectionOptions
         self.head = head
         self.method = method
         self.target = target
         self.path = target.firstIndex(of: "?").map { String(target[..<$0]) } ?? target
         self.isHTTP10 = line.isHTTP10
-        self.closes = connection.contains("close") || (line.isHTTP10 && !connection.contains("keep-alive"))
-        self.expectsContinue = head.count(.expect) > 0 && head.lowercasedList(.expect).contains("100-continue")
-        self.upgrades = head.count(.upgrade) > 0 && connection.contains("upgrade")
+        self.closes = head.lists(.connection, "close") || (line.isHTTP10 && !head.lists(.connection, "keep-alive"))
+        self.expectsContinue = head.lists(.expect, "100-continue")
+        self.upgrades = head.count(.upgrade) > 0 && head.lists(.connection, "upgrade")
     }
 
     /// `target` in origin form: as it is when it starts with `/`, the path and query of an

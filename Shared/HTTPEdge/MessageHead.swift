@@ -144,10 +144,41 @@ package struct MessageHead {
         fields.reduce(0) { $0 + ($1.kind == kind ? 1 : 0) }
     }
 
-    /// The comma-separated elements of every field of `kind`, lowercased (`Connection`'s options).
-    package func lowercasedList(_ kind: FieldKind) -> [String] {
-        fields.lazy.filter { $0.kind == kind }.flatMap { field in
-            string(field.value).lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+    /// Whether the comma-separated lists in the fields of `kind` have `element` (lowercase), in
+    /// any case: `Connection: keep-alive, Close` lists `close`.
+    package func lists(_ kind: FieldKind, _ element: StaticString) -> Bool {
+        var found = false
+        forEachListElement(of: kind) { found = found || $0.equalsIgnoringCase(element) }
+        return found
+    }
+
+    /// Whether the last element of the lists in the fields of `kind` is `element` (lowercase), in
+    /// any case: `Transfer-Encoding: gzip, Chunked` ends with `chunked`.
+    package func listEnds(_ kind: FieldKind, with element: StaticString) -> Bool {
+        var last = false
+        forEachListElement(of: kind) { last = $0.equalsIgnoringCase(element) }
+        return last
+    }
+
+    /// Calls `body` with each element of the comma-separated lists in the fields of `kind`, in
+    /// order, without the whitespace around it; empty elements are skipped (RFC 9110 §5.6.1). Read
+    /// in place: every proxied answer's `Connection` is read, and strings would cost more than
+    /// the rest of its head.
+    package func forEachListElement(of kind: FieldKind, _ body: (UnsafeRawBufferPointer) -> Void) {
+        bytes.withUnsafeReadableBytes { bytes in
+            for field in fields where field.kind == kind {
+                var start = field.value.lowerBound
+                while start < field.value.upperBound {
+                    var end = start
+                    while end < field.value.upperBound, bytes[end] != UInt8(ascii: ",") { end += 1 }
+                    var first = start
+                    var last = end
+                    while first < last, bytes[first].isWhitespace { first += 1 }
+                    while last > first, bytes[last - 1].isWhitespace { last -= 1 }
+                    if first < last { body(UnsafeRawBufferPointer(rebasing: bytes[first..<last])) }
+                    start = end + 1
+                }
+            }
         }
     }
 
@@ -178,18 +209,22 @@ package struct MessageHead {
         return value
     }
 
-    /// The lowercased names its `Connection` header lists: fields for this hop only.
-    package var connectionOptions: Set<String> {
-        count(.connection) > 0 ? Set(lowercasedList(.connection)) : []
-    }
-
     /// Writes the lines of its end-to-end fields as they came: not hop-by-hop, not named by
-    /// `Connection`, and not of the kinds in `dropping` (those the gateway sets itself).
+    /// `Connection` (fields for this hop only), and not of the kinds in `dropping` (those the
+    /// gateway sets itself).
     package func writeEndToEndFields(to buffer: inout ByteBuffer, dropping: [FieldKind]) {
-        let named = connectionOptions
+        let namesFields = fields.contains { $0.kind == .connection }
         writeFields(to: &buffer) { field in
             guard !field.kind.isHopByHop, !dropping.contains(field.kind) else { return false }
-            return named.isEmpty || !named.contains(string(field.name).lowercased())
+            return !namesFields || !isNamedByConnection(field)
+        }
+    }
+
+    private func isNamedByConnection(_ field: Field) -> Bool {
+        withBytes(field.name) { name in
+            var named = false
+            forEachListElement(of: .connection) { named = named || $0.equalsIgnoringCase(name) }
+            return named
         }
     }
 
@@ -199,6 +234,18 @@ package struct MessageHead {
                 buffer.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[field.line]))
             }
         }
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    /// Whether the bytes are `other`'s, ASCII letters in any case.
+    package func equalsIgnoringCase(_ other: UnsafeRawBufferPointer) -> Bool {
+        count == other.count && zip(self, other).allSatisfy { $0.asciiLowercased == $1.asciiLowercased }
+    }
+
+    /// Whether the bytes are `lowercase`'s, ASCII letters in any case.
+    package func equalsIgnoringCase(_ lowercase: StaticString) -> Bool {
+        lowercase.withUTF8Buffer { equalsIgnoringCase(UnsafeRawBufferPointer($0)) }
     }
 }
 
@@ -233,7 +280,7 @@ package enum FieldKind: Equatable {
     package init(_ name: UnsafeRawBufferPointer) {
         self = .other
         guard name.count < Self.byLength.count else { return }
-        for (known, kind) in Self.byLength[name.count] where zip(name, known).allSatisfy({ $0 | 0x20 == $1 || $0 == $1 }) {
+        for (known, kind) in Self.byLength[name.count] where zip(name, known).allSatisfy({ $0.asciiLowercased == $1 }) {
             self = kind
             return
         }
@@ -258,6 +305,9 @@ extension UInt8 {
     package static let space = UInt8(ascii: " ")
 
     package var isWhitespace: Bool { self == .space || self == UInt8(ascii: "\t") }
+
+    /// The byte with ASCII's capitals made small, every other byte as it is.
+    package var asciiLowercased: UInt8 { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(self) ? self | 0x20 : self }
 
     /// `tchar` of RFC 9110 §5.6.2.
     package var isTokenCharacter: Bool {

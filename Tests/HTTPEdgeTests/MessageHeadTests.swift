@@ -92,13 +92,36 @@ import Testing
         #expect(ClientRequest(try head(text)) == nil)
     }
 
+    @Test func listsAreReadElementByElementInAnyCaseSkippingEmptyOnes() throws {
+        let head = try head(
+            "GET / HTTP/1.1\r\nConnection: , keep-alive ,,\tX-Hop\r\nTransfer-Encoding: gzip, \r\nconnection: CLOSE\r\nTransfer-Encoding: Chunked ,\r\n\r\n"
+        )
+        var elements: [String] = []
+        head.forEachListElement(of: .connection) { elements.append(String(decoding: $0, as: UTF8.self)) }
+        #expect(elements == ["keep-alive", "X-Hop", "CLOSE"])
+        #expect(head.lists(.connection, "close") && head.lists(.connection, "x-hop") && !head.lists(.connection, "upgrade"))
+        #expect(head.listEnds(.transferEncoding, with: "chunked") && !head.listEnds(.transferEncoding, with: "gzip"))
+        #expect(!head.lists(.expect, "100-continue") && !head.listEnds(.expect, with: "100-continue"))
+        // Only a whole element counts.
+        #expect(!(try self.head("GET / HTTP/1.1\r\nConnection: closed\r\n\r\n")).lists(.connection, "close"))
+    }
+
+    @Test func fieldsNamedByConnectionAndHopByHopOnesAreNotForwarded() throws {
+        let head = try head(
+            "GET / HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, x-private\r\nX-PRIVATE: 1\r\nKeep-Alive: timeout=5\r\nX-Kept: 2\r\nX-Request-Id: r\r\n\r\n"
+        )
+        var buffer = ByteBuffer()
+        head.writeEndToEndFields(to: &buffer, dropping: [.xRequestID])
+        #expect(String(buffer: buffer) == "X-Kept: 2\r\n")
+    }
+
     @Test func howARequestEndsAndWhatFollowsItAreRead() throws {
         let post = try #require(ClientRequest(try head("POST /v1/edits HTTP/1.1\r\ncontent-length: 42\r\n\r\n")))
         #expect(post.method == .post && post.body == .length(42) && !post.closes && !post.isRetryable)
         let chunked = try #require(ClientRequest(try head("PUT /v1/edits/1 HTTP/1.1\r\nTransfer-Encoding: Chunked\r\n\r\n")))
         #expect(chunked.body == .chunked && !chunked.isRetryable)
         let last = try #require(ClientRequest(try head("GET / HTTP/1.1\r\nConnection: keep-alive, Close\r\n\r\n")))
-        #expect(last.closes && last.head.connectionOptions == ["keep-alive", "close"] && last.isRetryable)
+        #expect(last.closes && last.head.lists(.connection, "keep-alive") && last.isRetryable)
         let waiting = try #require(ClientRequest(try head("POST /v1/uploads HTTP/1.1\r\nExpect: 100-Continue\r\nContent-Length: 5\r\n\r\n")))
         #expect(waiting.expectsContinue)
         let upgrade = try #require(ClientRequest(try head("GET /v1/realtime HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")))
