@@ -114,18 +114,50 @@ extension HTTPField.Name {
 }
 
 extension ByteBuffer {
+    /// `name: value` and its `CRLF`, copied in one reservation (a head has a dozen of these, and
+    /// four writes each cost more than the copying).
     mutating func writeField(_ name: String, _ value: String) {
-        writeString(name)
-        writeStaticString(": ")
-        writeString(value)
-        writeStaticString("\r\n")
+        var name = name
+        var value = value
+        _ = name.withUTF8 { name in
+            value.withUTF8 { value in
+                writeWithUnsafeMutableBytes(minimumWritableBytes: name.count + value.count + 4) { out in
+                    UnsafeMutableRawBufferPointer(rebasing: out[0..<name.count]).copyMemory(from: UnsafeRawBufferPointer(name))
+                    var at = name.count
+                    out[at] = .colon
+                    out[at + 1] = .space
+                    at += 2
+                    UnsafeMutableRawBufferPointer(rebasing: out[at..<(at + value.count)]).copyMemory(from: UnsafeRawBufferPointer(value))
+                    at += value.count
+                    out[at] = .cr
+                    out[at + 1] = .lf
+                    at += 2
+                    return at
+                }
+            }
+        }
     }
 
+    /// `HTTP/1.1 <status> <reason>` and its `CRLF`, in one reservation as `writeField`.
     mutating func writeStatusLine(_ status: Int, reason: String) {
-        writeStaticString("HTTP/1.1 ")
-        writeString(String(status))
-        writeStaticString(" ")
-        writeString(reason)
-        writeStaticString("\r\n")
+        guard (100...999).contains(status) else {  // never: answers are read as 100–599, problems are HTTPTypes' statuses
+            writeString("HTTP/1.1 \(status) \(reason)\r\n")
+            return
+        }
+        var reason = reason
+        _ = reason.withUTF8 { reason in
+            writeWithUnsafeMutableBytes(minimumWritableBytes: reason.count + 15) { out in
+                let prefix: StaticString = "HTTP/1.1 "
+                prefix.withUTF8Buffer { UnsafeMutableRawBufferPointer(rebasing: out[0..<9]).copyMemory(from: UnsafeRawBufferPointer($0)) }
+                out[9] = UInt8(ascii: "0") + UInt8(status / 100)
+                out[10] = UInt8(ascii: "0") + UInt8(status / 10 % 10)
+                out[11] = UInt8(ascii: "0") + UInt8(status % 10)
+                out[12] = .space
+                UnsafeMutableRawBufferPointer(rebasing: out[13..<(13 + reason.count)]).copyMemory(from: UnsafeRawBufferPointer(reason))
+                out[13 + reason.count] = .cr
+                out[14 + reason.count] = .lf
+                return reason.count + 15
+            }
+        }
     }
 }
