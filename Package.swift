@@ -266,7 +266,7 @@ let package = Package(
         // state machine of a client connection's proxied calls.
         .target(name: "HTTPEdge", dependencies: [nioCore, nioPosix, httpTypes], path: "Shared/HTTPEdge"),
         // Supabase Realtime's frames (Phoenix messages, broadcasts) and a realtime client's queue.
-        .target(name: "RealtimeWire", dependencies: ["Identity", nioCore], path: "Shared/RealtimeWire"),
+        .target(name: "RealtimeWire", dependencies: ["Contracts", "Identity", nioCore], path: "Shared/RealtimeWire"),
         // A small RFC 6455 client (tests, benchmarks, the tracking simulator's realtime presence).
         .target(name: "PlainWebSocket", dependencies: [crypto, nioCore, nioPosix], path: "Shared/PlainWebSocket"),
         // `multipart/form-data` upload bodies (Storage's uploads).

@@ -54,6 +54,21 @@ package struct JSONWriter: Sendable {
         needsComma = false
     }
 
+    /// A key that is not known in advance (a free-form object's); its value follows. The caller
+    /// writes keys in the order `JSONEncoder`'s `sortedKeys` does.
+    package mutating func key(_ name: String) {
+        string(name)
+        bytes.append(UInt8(ascii: ":"))
+        needsComma = false
+    }
+
+    /// A value that is JSON text already (a payload read whole), as it is.
+    package mutating func json(_ text: some Collection<UInt8>) {
+        separate()
+        bytes.append(contentsOf: text)
+        needsComma = true
+    }
+
     package mutating func string(_ value: String) {
         separate()
         bytes.append(UInt8(ascii: "\""))

@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import Identity
 
@@ -73,6 +74,28 @@ package struct PhoenixMessage: Sendable, Equatable {
         case .int(let number): String(number)
         default: nil
         }
+    }
+
+    /// A string's JSON, as the encoder below writes it (a frame's topic, event and refs: four per
+    /// frame, and a change's frame is made once per client).
+    package static func json(_ value: String) -> String {
+        var writer = JSONWriter(capacity: value.utf8.count + 8)
+        writer.string(value)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    /// A value's JSON, as the encoder below writes it.
+    package static func json(_ value: JSONValue) -> String {
+        var writer = JSONWriter(capacity: 512)
+        writer.value(value)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    /// Numbers' JSON (a change's binding ids).
+    package static func json(_ values: [Int]) -> String {
+        var writer = JSONWriter(capacity: 8 * values.count + 2)
+        writer.array(values) { $0.integer($1) }
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
 
     package static func json(_ value: some Encodable) -> String {

@@ -28,6 +28,34 @@ import Testing
 
     /// supabase-js's user broadcast push, byte by byte: kind 3; the sizes of the join ref, ref,
     /// topic, user event and metadata; the payload's encoding (1: JSON); then each, then the payload.
+    /// Frames are written without `JSONEncoder` now; what they say is byte for byte what it wrote.
+    @Test func valuesAreWrittenAsTheEncoderWroteThem() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        func encoded(_ value: some Encodable) throws -> String { String(decoding: try encoder.encode(value), as: UTF8.self) }
+        var random = SystemRandomNumberGenerator()
+        let texts = ["", "plain", "a/b\\c\"d", "tab\tnew\nline\r\u{8}\u{c}", "\u{0}\u{1f}\u{7f}", "é ñ 北京 🎉", "Zebra", "apple", "_x", "Ä", "a b"]
+        func value(_ depth: Int) -> JSONValue {
+            switch Int.random(in: 0..<(depth > 2 ? 5 : 7), using: &random) {
+            case 0: return .null
+            case 1: return .bool(Bool.random(using: &random))
+            case 2: return .int(Int.random(in: -1_000_000...1_000_000, using: &random))
+            case 3: return .double([0.5, -2.25, 1e-7, 1e21, 60.17, 0.1 + 0.2].randomElement(using: &random)!)
+            case 4: return .string(texts.randomElement(using: &random)!)
+            case 5: return .array((0..<Int.random(in: 0...3, using: &random)).map { _ in value(depth + 1) })
+            default:
+                let members = (0..<Int.random(in: 0...5, using: &random)).map { _ in (texts.randomElement(using: &random)!, value(depth + 1)) }
+                return .object(Dictionary(members) { $1 })
+            }
+        }
+        for _ in 0..<2_000 {
+            let tree = value(0)
+            #expect(PhoenixMessage.json(tree) == (try encoded(tree)))
+        }
+        for text in texts { #expect(PhoenixMessage.json(text) == (try encoded(text))) }
+        #expect(PhoenixMessage.json([1, 22, -3]) == "[1,22,-3]" && PhoenixMessage.json([Int]()) == "[]")
+    }
+
     @Test func aBinaryBroadcastIsReadAsSupabaseJsWritesIt() throws {
         let bytes: [UInt8] = [3, 1, 1, 14, 6, 12, 1] + Array(#"12realtime:room1cursor{"id":"abc"}{"x":3}"#.utf8)
         let push = try UserBroadcastFrame.decode(ByteBuffer(bytes: bytes))
