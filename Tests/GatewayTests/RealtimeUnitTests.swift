@@ -1,7 +1,9 @@
 import Contracts
 import EventBus
 import Foundation
+import Identity
 import RealtimeWire
+import TestSupport
 import Testing
 
 @testable import Gateway
@@ -172,14 +174,63 @@ extension ClientQueue.Frame {
             source: "/splash/auth"
         )
         let event = try PushEvent(envelope, audience: try #require(try Audience(envelope)))
-        #expect(event.frames.map(\.channel) == [.profiles, .user(user.uuidString.lowercased())])
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(event.frames[0].text.utf8)) as? [String: Any])
+        #expect(event.channels == [.profiles, .user(user.uuidString.lowercased())])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(event.text(for: .profiles).utf8)) as? [String: Any])
         #expect(Set(json.keys) == ["specversion", "id", "source", "type", "time", "subject", "datacontenttype", "channel", "data"])
         #expect(json["id"] as? String == envelope.id.uuidString.lowercased())
         #expect(json["datacontenttype"] as? String == "application/json")
         let data = try #require(json["data"] as? [String: Any])
         #expect(data["avatarUrl"] as? String == "https://img.example/a.png")
         #expect(data["changed"] as? [String] == ["avatarUrl"])
+    }
+
+    /// What the gateway wrote before it rendered frames itself: the payload read into a
+    /// `JSONValue`, the whole encoded with sorted keys.
+    private func encoderRendering(_ envelope: EventEnvelope, channel: RealtimeChannel) throws -> String {
+        struct Structured: Encodable {
+            let specversion, id, source, type, time: String
+            let subject: String?
+            let datacontenttype, channel: String
+            let data: JSONValue
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let structured = Structured(
+            specversion: "1.0",
+            id: envelope.id.uuidString.lowercased(),
+            source: envelope.source,
+            type: envelope.type,
+            time: EventJSON.formatTimestamp(envelope.time),
+            subject: envelope.subject,
+            datacontenttype: "application/json",
+            channel: channel.description,
+            data: try JSONDecoder().decode(JSONValue.self, from: Data(envelope.data))
+        )
+        return String(decoding: try encoder.encode(structured), as: UTF8.self)
+    }
+
+    @Test func everyEventsFrameIsByteForByteWhatTheEncoderWrote() throws {
+        var examples = EventExamples()
+        for type in EventCatalog.all {
+            let envelope = try EventEnvelope(try examples.example(type), source: "/splash/test")
+            let audience = try Audience(envelope) ?? Audience.adminOnly(envelope)
+            let event = try PushEvent(envelope, audience: audience.addingAdmin())
+            for channel in event.channels {
+                #expect(event.text(for: channel) == (try encoderRendering(envelope, channel: channel)), "\(type.type) on \(channel)")
+            }
+        }
+    }
+
+    @Test func aPayloadNotReadAsItsTypeIsCheckedAndPutOnOneLine() throws {
+        func envelope(_ data: String) -> EventEnvelope {
+            EventEnvelope(id: UUID(), source: "/elsewhere", type: "elsewhere.thing.v1", time: Date(), subject: nil, key: "k", data: Array(data.utf8))
+        }
+        let spread = envelope("{\n  \"b\": [1, 2.5],\n  \"a\": \"x/y\"\n}")
+        let event = try PushEvent(spread, audience: Audience.adminOnly(spread).addingAdmin())
+        #expect(event.text(for: .admin) == (try encoderRendering(spread, channel: .admin)))
+        #expect(!event.text(for: .admin).contains("\n"))
+        let broken = envelope("{\"a\": ")
+        #expect(throws: DecodingError.self) { try PushEvent(broken, audience: Audience.adminOnly(broken).addingAdmin()) }
     }
 
     @Test func channelNamesAreParsedAndMeIsTheViewersOwn() {

@@ -9,6 +9,8 @@ struct Audience: Equatable {
     var supersedingKey: String?
     /// The parties of the order an event is about, for `OrderDirectory`.
     var order: (id: String, parties: OrderParties)?
+    /// Whether the payload was read as its type to find the audience (so it is JSON).
+    var payloadWasRead = true
 
     static func == (lhs: Audience, rhs: Audience) -> Bool {
         lhs.channels == rhs.channels && lhs.supersedingKey == rhs.supersedingKey
@@ -28,48 +30,54 @@ struct Audience: Equatable {
     /// The audience of `envelope`; `nil` for a type the gateway does not push.
     /// - Throws: `DecodingError` when the payload does not match its type.
     init?(_ envelope: EventEnvelope) throws {
+        try self.init(EventPayload(envelope))
+    }
+
+    /// The same, from a payload another reader may have read already.
+    init?(_ payload: EventPayload) throws {
+        let envelope = payload.envelope
         switch envelope.type {
         case ProfileUpdated.type:
-            let event = try envelope.decode(ProfileUpdated.self)
+            let event = try payload.decode(ProfileUpdated.self)
             self.init(channels: [.profiles, .user(Self.id(event.userId))])
         case UserRegistered.type:
-            self.init(user: try envelope.decode(UserRegistered.self).userId)
+            self.init(user: try payload.decode(UserRegistered.self).userId)
         case OnboardingCompleted.type:
-            self.init(user: try envelope.decode(OnboardingCompleted.self).userId)
+            self.init(user: try payload.decode(OnboardingCompleted.self).userId)
         case EmailConfirmed.type:
-            self.init(user: try envelope.decode(EmailConfirmed.self).userId)
+            self.init(user: try payload.decode(EmailConfirmed.self).userId)
         case EmailChanged.type:
-            self.init(user: try envelope.decode(EmailChanged.self).userId)
+            self.init(user: try payload.decode(EmailChanged.self).userId)
         case EditCompleted.type:
-            self.init(user: try envelope.decode(EditCompleted.self).userId)
+            self.init(user: try payload.decode(EditCompleted.self).userId)
         case EditFailed.type:
-            self.init(user: try envelope.decode(EditFailed.self).userId)
+            self.init(user: try payload.decode(EditFailed.self).userId)
         case PhotoLiked.type:
-            self.init(user: try envelope.decode(PhotoLiked.self).userId)
+            self.init(user: try payload.decode(PhotoLiked.self).userId)
         case PhotoUnliked.type:
-            self.init(user: try envelope.decode(PhotoUnliked.self).userId)
+            self.init(user: try payload.decode(PhotoUnliked.self).userId)
         case PostCreated.type:
             // New posts appear in everyone's feed live.
-            self.init(channels: [.feed, .user(Self.id(try envelope.decode(PostCreated.self).userId))])
+            self.init(channels: [.feed, .user(Self.id(try payload.decode(PostCreated.self).userId))])
         case PostDeleted.type:
-            self.init(channels: [.feed, .user(Self.id(try envelope.decode(PostDeleted.self).userId))])
+            self.init(channels: [.feed, .user(Self.id(try payload.decode(PostDeleted.self).userId))])
         case CollectionChanged.type:
-            self.init(user: try envelope.decode(CollectionChanged.self).userId)
+            self.init(user: try payload.decode(CollectionChanged.self).userId)
         case OrderPlaced.type:
-            let event = try envelope.decode(OrderPlaced.self)
+            let event = try payload.decode(OrderPlaced.self)
             self.init(order: event.orderId, parties: event.parties)
         case OrderStatusChanged.type:
-            let event = try envelope.decode(OrderStatusChanged.self)
+            let event = try payload.decode(OrderStatusChanged.self)
             self.init(order: event.orderId, parties: event.parties)
         case DriverAssigned.type:
-            let event = try envelope.decode(DriverAssigned.self)
+            let event = try payload.decode(DriverAssigned.self)
             self.init(order: event.orderId, parties: event.parties)
         case OrderArriving.type:
-            let event = try envelope.decode(OrderArriving.self)
+            let event = try payload.decode(OrderArriving.self)
             self.init(order: event.orderId, parties: event.parties)
         case DriverLocationUpdated.type:
             // A driver between orders is seen by nobody.
-            let event = try envelope.decode(DriverLocationUpdated.self)
+            let event = try payload.decode(DriverLocationUpdated.self)
             guard let order = event.orderId else { return nil }
             self.init(channels: [.order(Self.id(order))], supersedingKey: "\(Self.id(event.driverId))/\(Self.id(order))")
         default:
@@ -88,7 +96,9 @@ struct Audience: Equatable {
     /// position supersedes the queued one of the same type and driver.
     static func adminOnly(_ envelope: EventEnvelope) -> Audience {
         let positions = envelope.type.hasPrefix("tracking.driver.location-updated.")
-        return Audience(channels: [], supersedingKey: positions ? "\(envelope.type)/\(envelope.subject ?? "")" : nil)
+        var audience = Audience(channels: [], supersedingKey: positions ? "\(envelope.type)/\(envelope.subject ?? "")" : nil)
+        audience.payloadWasRead = false
+        return audience
     }
 
     /// The same audience, and admins.

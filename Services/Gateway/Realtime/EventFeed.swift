@@ -116,8 +116,9 @@ struct EventFeed: Service {
         do {
             let envelope = try EventEnvelope(message)
             if push, message.topic != TopicCatalog.trackingLocations.name, !pushed.firstSighting(of: envelope.id) { return }
-            if push, let change = try TableChange(envelope) { changes.publish(change, receivedAt: receivedAt) }
-            var audience = try Audience(envelope)
+            let payload = EventPayload(envelope)
+            if push, let change = try TableChange(payload) { changes.publish(change, receivedAt: receivedAt) }
+            var audience = try Audience(payload)
             if push, audience == nil, passedOver.first(envelope.type) {
                 logger.info(
                     "Not pushing events of this type but to admins (said once per type)",

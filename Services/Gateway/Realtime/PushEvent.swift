@@ -4,8 +4,9 @@ import Foundation
 import Identity
 import RealtimeWire
 
-/// A domain event on its way to realtime clients: the channels that carry it and the CloudEvents
-/// structured JSON each of them sends.
+/// A domain event on its way to realtime clients: the channels that carry it, and the CloudEvents
+/// structured JSON each of them sends, rendered only for a channel someone follows (an order's
+/// event names four channels; most have nobody on them).
 struct PushEvent: Sendable {
     /// The CloudEvent `id`; SSE clients resume after it (`Last-Event-ID`).
     let id: String
@@ -13,22 +14,35 @@ struct PushEvent: Sendable {
     /// Set for events a slow client may miss as long as it gets a newer one with the same key
     /// (driver positions, keyed by driver and order); `nil` for events never dropped.
     let supersedingKey: String?
-    /// The text frame per channel, rendered once however many clients receive it.
-    let frames: [(channel: RealtimeChannel, text: String)]
+    /// The channels that carry it.
+    let channels: [RealtimeChannel]
     /// When the gateway read it from Kafka, to measure delivery.
     let receivedAt: ContinuousClock.Instant
+    private let source: String
+    private let time: String
+    private let subject: String?
+    /// The payload as JSON text on one line.
+    private let data: [UInt8]
 
-    /// Renders `envelope` for each channel of its `audience`.
+    /// Takes `envelope` for the channels of its `audience`. The payload goes out as it came when
+    /// the audience was read from it as its type (so it is JSON) and it is on one line (an SSE
+    /// `data:` line); otherwise it is read and written again.
     /// - Throws: `DecodingError` when the payload is not JSON.
     init(_ envelope: EventEnvelope, audience: Audience, receivedAt: ContinuousClock.Instant = .now) throws {
-        let id = envelope.id.uuidString.lowercased()
-        self.id = id
+        self.id = envelope.id.uuidString.lowercased()
         self.type = envelope.type
         self.supersedingKey = audience.supersedingKey
+        self.channels = audience.channels
         self.receivedAt = receivedAt
-        let data = try JSONDecoder().decode(JSONValue.self, from: Data(envelope.data))
-        self.frames = try audience.channels.map { channel in
-            (channel, try Self.render(envelope, id: id, channel: channel, data: data))
+        self.source = envelope.source
+        self.time = EventJSON.formatTimestamp(envelope.time)
+        self.subject = envelope.subject
+        if audience.payloadWasRead, !envelope.data.contains(where: { $0 == 0x0A || $0 == 0x0D }) {
+            self.data = envelope.data
+        } else {
+            var writer = JSONWriter(capacity: envelope.data.count)
+            writer.value(try JSONDecoder().decode(JSONValue.self, from: Data(envelope.data)))
+            self.data = writer.bytes
         }
     }
 
@@ -38,36 +52,31 @@ struct PushEvent: Sendable {
     }
 
     /// CloudEvents 1.0 structured JSON, with the `channel` extension attribute naming the
-    /// subscription that carried it.
-    static func render(_ envelope: EventEnvelope, id: String, channel: RealtimeChannel, data: JSONValue) throws -> String {
-        struct Structured: Encodable {
-            let specversion: String
-            let id: String
-            let source: String
-            let type: String
-            let time: String
-            let subject: String?
-            let datacontenttype: String
-            let channel: String
-            let data: JSONValue
+    /// subscription that carried it: keys sorted and slashes unescaped, as `JSONEncoder` wrote it.
+    func text(for channel: RealtimeChannel) -> String {
+        var writer = JSONWriter(capacity: data.count + 384)
+        writer.object { writer in
+            writer.key("channel")
+            writer.string(channel.description)
+            writer.key("data")
+            writer.json(data)
+            writer.key("datacontenttype")
+            writer.string(EventEnvelope.contentType)
+            writer.key("id")
+            writer.string(id)
+            writer.key("source")
+            writer.string(source)
+            writer.key("specversion")
+            writer.string(EventEnvelope.specVersion)
+            if let subject {
+                writer.key("subject")
+                writer.string(subject)
+            }
+            writer.key("time")
+            writer.string(time)
+            writer.key("type")
+            writer.string(type)
         }
-        let structured = Structured(
-            specversion: EventEnvelope.specVersion,
-            id: id,
-            source: envelope.source,
-            type: envelope.type,
-            time: EventJSON.formatTimestamp(envelope.time),
-            subject: envelope.subject,
-            datacontenttype: EventEnvelope.contentType,
-            channel: channel.description,
-            data: data
-        )
-        return String(decoding: try encoder.encode(structured), as: UTF8.self)
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
-
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
 }

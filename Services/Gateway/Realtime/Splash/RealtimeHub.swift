@@ -123,8 +123,8 @@ final class RealtimeHub: Sendable {
             guard let missed = state.replay.elements(after: { $0.id == lastEventID }) else { return .unavailable }
             var count = 0
             for (event, _) in missed {
-                guard let frame = event.frames.first(where: { channels.contains($0.channel) }) else { continue }
-                _ = client.queue.offer(event.frame(frame.text, enqueuedAt: .now))
+                guard let channel = event.channels.first(where: channels.contains) else { continue }
+                _ = client.queue.offer(event.frame(event.text(for: channel), enqueuedAt: .now))
                 count += 1
             }
             return .replayed(count: count)
@@ -146,9 +146,11 @@ final class RealtimeHub: Sendable {
             state.replay.append(event, receivedAt: event.receivedAt)
             var reached = Set<UInt64>()
             var overflowed: [any Channel] = []
-            for (channel, text) in event.frames {
-                let frame = event.frame(text, enqueuedAt: event.receivedAt)
-                for (id, client) in state.subscribers[channel] ?? [:] where reached.insert(id).inserted {
+            for channel in event.channels {
+                // Rendered once per channel, and only for a channel someone follows.
+                guard let subscribers = state.subscribers[channel], !subscribers.isEmpty else { continue }
+                let frame = event.frame(event.text(for: channel), enqueuedAt: event.receivedAt)
+                for (id, client) in subscribers where reached.insert(id).inserted {
                     let offer = client.queue.offer(frame)
                     metrics.offered(offer)
                     if offer == .overflowed { overflowed.append(client.connection) }

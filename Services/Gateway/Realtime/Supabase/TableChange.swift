@@ -55,10 +55,16 @@ struct TableChange: Sendable {
     /// The change `envelope` makes; `nil` for an event that changes none of these tables.
     /// - Throws: `DecodingError` when the payload does not match its type.
     init?(_ envelope: EventEnvelope) throws {
+        try self.init(EventPayload(envelope))
+    }
+
+    /// The same, from a payload another reader may have read already.
+    init?(_ payload: EventPayload) throws {
+        let envelope = payload.envelope
         let id = envelope.id.uuidString.lowercased()
         switch envelope.type {
         case UserRegistered.type:
-            let event = try envelope.decode(UserRegistered.self)
+            let event = try payload.decode(UserRegistered.self)
             self.init(
                 "profiles",
                 .insert,
@@ -69,13 +75,13 @@ struct TableChange: Sendable {
                 eventID: id
             )
         case ProfileUpdated.type:
-            let event = try envelope.decode(ProfileUpdated.self)
+            let event = try payload.decode(ProfileUpdated.self)
             var record: [String: JSONValue] = ["id": .uuid(event.userId)]
             if event.changed.contains(.username) { record["username"] = .optional(event.username) }
             if event.changed.contains(.avatarUrl) { record["avatar_url"] = .optional(event.avatarUrl) }
             self.init("profiles", .update, record, key: ["id"], at: event.updatedAt, visibility: .anyone, eventID: id)
         case PostCreated.type:
-            let event = try envelope.decode(PostCreated.self)
+            let event = try payload.decode(PostCreated.self)
             self.init(
                 "posts",
                 .insert,
@@ -89,7 +95,7 @@ struct TableChange: Sendable {
                 eventID: id
             )
         case PostDeleted.type:
-            let event = try envelope.decode(PostDeleted.self)
+            let event = try payload.decode(PostDeleted.self)
             self.init(
                 "posts",
                 .delete,
@@ -100,7 +106,7 @@ struct TableChange: Sendable {
                 eventID: id
             )
         case PhotoLiked.type:
-            let event = try envelope.decode(PhotoLiked.self)
+            let event = try payload.decode(PhotoLiked.self)
             self.init(
                 "likes",
                 .insert,
@@ -111,7 +117,7 @@ struct TableChange: Sendable {
                 eventID: id
             )
         case PhotoUnliked.type:
-            let event = try envelope.decode(PhotoUnliked.self)
+            let event = try payload.decode(PhotoUnliked.self)
             self.init(
                 "likes",
                 .delete,
@@ -122,7 +128,7 @@ struct TableChange: Sendable {
                 eventID: id
             )
         case CollectionChanged.type:
-            let event = try envelope.decode(CollectionChanged.self)
+            let event = try payload.decode(CollectionChanged.self)
             let kind: Kind =
                 switch event.change {
                 case .created: .insert
@@ -142,7 +148,7 @@ struct TableChange: Sendable {
                 eventID: id
             )
         case OrderPlaced.type:
-            let event = try envelope.decode(OrderPlaced.self)
+            let event = try payload.decode(OrderPlaced.self)
             self.init(
                 "orders",
                 .insert,
@@ -157,7 +163,7 @@ struct TableChange: Sendable {
                 eventID: id
             )
         case OrderStatusChanged.type:
-            let event = try envelope.decode(OrderStatusChanged.self)
+            let event = try payload.decode(OrderStatusChanged.self)
             self.init(
                 "orders",
                 .update,
@@ -170,7 +176,7 @@ struct TableChange: Sendable {
                 eventID: id
             )
         case RestaurantChanged.type:
-            let event = try envelope.decode(RestaurantChanged.self)
+            let event = try payload.decode(RestaurantChanged.self)
             self.init(
                 "restaurants",
                 event.change == .created ? .insert : .update,
