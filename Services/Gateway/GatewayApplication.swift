@@ -116,7 +116,10 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
     var parts = ServiceApplicationParts(name: "gateway", http: config.http, logger: logger, metrics: runtime.metrics)
     // Stopped in reverse order: the key set's refreshing before the client it fetches with.
     let heartbeats = RepeatingTask("presence heartbeat", every: config.realtime.presenceHeartbeat, logger: logger) { await presence.beat() }
-    parts.services = [HTTPClientService(client: client), keys, pools, producer, feed, deletions, heartbeats]
+    let tokenWatch = RepeatingTask("realtime token watch", every: .seconds(1), logger: logger) {
+        changes.endLapsedJoins(deletedUsers: keys.deletedUsers)
+    }
+    parts.services = [HTTPClientService(client: client), keys, pools, producer, feed, deletions, heartbeats, tokenWatch]
     parts.readiness = [feed.readiness, deletions.readiness]
     // The proxy reads each connection's bytes first; behind SwiftNIO's parser, the router's
     // answers are counted, so a proxied request pipelined after one waits for it.

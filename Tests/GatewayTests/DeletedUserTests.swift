@@ -42,4 +42,33 @@ struct DeletedUserTests {
             #expect(try await gateway.get("/v1/edits", bearer: try gateway.token(user: bystander)).status == 200)
         }
     }
+
+    /// On Supabase Realtime the socket stays (it may carry others' joins): the deleted user's
+    /// joins end, each with a system error and `phx_close`, within two seconds (the hub's watch
+    /// runs once a second); a bystander's join on the same socket stays.
+    @Test func aDeletedUsersSupabaseJoinsEndWithinTwoSeconds() async throws {
+        let (deleted, bystander) = (UUID(), UUID())
+        try await GatewayHarness.with { gateway in
+            try await gateway.waitForEventFeed()
+            let socket = RealtimeSocket(url: SupabaseRealtimeTests.url(gateway))
+            defer { Task { await socket.disconnect() } }
+            let profiles: [[String: Any]] = [["event": "*", "schema": "public", "table": "profiles"]]
+            for (topic, ref, user) in [("realtime:gone", "1", deleted), ("realtime:stays", "2", bystander)] {
+                try await socket.send(try SupabaseRealtimeTests.join(topic, ref: ref, token: try gateway.token(user: user), changes: profiles))
+            }
+            for ref in ["1", "2"] { _ = try await socket.phoenix { $0["event"] as? String == "phx_reply" && $0["ref"] as? String == ref } }
+
+            let published = ContinuousClock.now
+            try await TestKafka.shared.publish([UserDeleted(userId: deleted, deletedAt: Date())], source: "/splash/auth")
+            let ended = try await socket.phoenix { $0["event"] as? String == "system" && SupabaseRealtimeTests.status($0) == "error" }
+            let endedAfter = ContinuousClock.now - published
+            #expect(endedAfter < .seconds(2), "ended after \(endedAfter)")
+            #expect(ended["topic"] as? String == "realtime:gone")
+            #expect(((ended["payload"] as? [String: Any])?["message"] as? String) == "The account has been deleted")
+            _ = try await socket.phoenix { $0["event"] as? String == "phx_close" && $0["topic"] as? String == "realtime:gone" }
+            try await Task.sleep(for: .seconds(1.5))
+            #expect(!socket.phoenixMessages.contains { $0["topic"] as? String == "realtime:stays" && $0["event"] as? String == "phx_close" })
+        }
+    }
+
 }

@@ -246,9 +246,37 @@ final class ChangeHub: Sendable {
         state.withLock { $0.joins[client.id]?[topic]?.viewer = viewer }
     }
 
-    /// Every join of `client`, for the watch on their tokens' expiry.
-    func joins(of client: Client) -> [Join] {
-        state.withLock { Array(($0.joins[client.id] ?? [:]).values) }
+    // MARK: Tokens
+
+    /// Ends every join whose token has expired, or whose account has been deleted since, each with
+    /// a system message saying so, then `phx_close`. Run once a second for all connections (a
+    /// watch of its own per connection armed 10,000 timers a second at 10,000 sockets).
+    func endLapsedJoins(now: Date = Date(), deletedUsers: DeletedUsers) {
+        let anyDeleted = deletedUsers.count > 0
+        var untracked: [PresenceTable.Entry] = []
+        state.withLock { state in
+            var lapsed: [(client: UInt64, join: Join, message: String)] = []
+            for (client, joins) in state.joins {
+                for join in joins.values {
+                    guard let viewer = join.viewer else { continue }
+                    let deleted = anyDeleted && (UUID(uuidString: viewer.user).map { deletedUsers.contains($0, now: now) } ?? false)
+                    guard deleted || viewer.expiresAt <= now else { continue }
+                    let seconds = Int(now.timeIntervalSince(viewer.expiresAt))
+                    lapsed.append((client, join, deleted ? "The account has been deleted" : "Token has expired \(seconds) seconds ago"))
+                }
+            }
+            for (id, join, message) in lapsed {
+                guard let client = state.clients[id] else { continue }
+                state.remove(id, topic: join.topic, untracked: &untracked)
+                let error = #"{"extension":"system","message":"\#(message)","status":"error"}"#
+                for (event, payload) in [("system", error), ("phx_close", "{}")] {
+                    _ = client.send(
+                        PhoenixMessage.text(client.version, joinRef: join.joinRef, ref: nil, topic: join.topic, event: event, payloadJSON: payload)
+                    )
+                }
+            }
+        }
+        tellGone(untracked)
     }
 
     // MARK: Changes

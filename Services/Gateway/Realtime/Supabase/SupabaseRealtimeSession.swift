@@ -11,9 +11,9 @@ import Synchronization
 /// One `/realtime/v1/websocket` connection: Supabase Realtime's Phoenix channels, as supabase-js,
 /// supabase-swift and realtime-py speak them (README, "Supabase Realtime").
 ///
-/// Three tasks run side by side, as in `WebSocketSession`: the reader (heartbeats, joins, leaves,
-/// fresh tokens, broadcasts), the writer (the client's queue to the socket) and the watch on each
-/// join's token, which closes a join whose token expired.
+/// Two tasks run side by side, as in `WebSocketSession`: the reader (heartbeats, joins, leaves,
+/// fresh tokens, broadcasts) and the writer (the client's queue to the socket). A join whose token
+/// expires is ended by the hub's watch over all connections (`ChangeHub.endLapsedJoins`).
 struct SupabaseRealtimeSession {
     let endpoints: RealtimeController
     let hub: ChangeHub
@@ -60,36 +60,6 @@ struct SupabaseRealtimeSession {
                         return
                     }
                     if frame.eventID != nil { hub.metrics.pushed(.supabase, after: .now - frame.enqueuedAt) }
-                }
-            }
-            group.addTask {
-                // Each join's token: an expired one, or one of an account deleted since, ends that
-                // join, with a system message saying so.
-                let deletedUsers = endpoints.gate.keys.deletedUsers
-                while !Task.isCancelled {
-                    for join in hub.joins(of: client) {
-                        guard let viewer = join.viewer else { continue }
-                        let deleted = UUID(uuidString: viewer.user).map { deletedUsers.contains($0) } ?? false
-                        guard deleted || viewer.expiresAt.timeIntervalSinceNow <= 0 else { continue }
-                        let seconds = Int(-viewer.expiresAt.timeIntervalSinceNow)
-                        let message = deleted ? "The account has been deleted" : "Token has expired \(seconds) seconds ago"
-                        hub.leave(
-                            client,
-                            topic: join.topic,
-                            farewell: [
-                                frame(
-                                    on: join,
-                                    "system",
-                                    #"{"extension":"system","message":"\#(message)","status":"error"}"#,
-                                    version: client.version
-                                ),
-                                frame(on: join, "phx_close", "{}", version: client.version),
-                            ]
-                        )
-                    }
-                    // Once a second: an expired join is closed within a second, and the hub's
-                    // lock is not taken four times a second per connection.
-                    try? await Task.sleep(for: .seconds(1))
                 }
             }
             await group.next()
