@@ -72,7 +72,7 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
         deletedUsers: keys.deletedUsers,
         logger: logger
     ) { [sessions = gate.sessions] user in
-        sessions.close(user: user.uuidString.lowercased())
+        sessions.close(user: user.lowercased)
     }
     let realtime = RealtimeController(
         hub: hub,

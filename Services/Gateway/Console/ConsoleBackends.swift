@@ -66,7 +66,7 @@ struct ConsoleBackends: Sendable {
         try await call(
             .PUT,
             authURL,
-            "auth/v1/admin/users/\(user.uuidString.lowercased())/role",
+            "auth/v1/admin/users/\(user.lowercased)/role",
             token: token,
             json: try JSONSerialization.data(withJSONObject: ["role": role])
         )
@@ -94,7 +94,7 @@ struct ConsoleBackends: Sendable {
     /// One order as tracking shows it to an admin.
     func order(_ id: UUID, token: String) async throws -> Passed {
         guard let trackingURL else { throw Problem(status: .notFound, detail: "tracking is not configured.") }
-        return try await call(.GET, trackingURL, "v1/orders/\(id.uuidString.lowercased())", token: token)
+        return try await call(.GET, trackingURL, "v1/orders/\(id.lowercased)", token: token)
     }
 
     private func call(

@@ -1,6 +1,7 @@
 import Contracts
 import EventBus
 import Foundation
+import ServiceKit
 
 /// Who may see an event: the channels it is pushed on, derived from its type and payload.
 struct Audience: Equatable {
@@ -121,5 +122,5 @@ struct Audience: Equatable {
         )
     }
 
-    private static func id(_ uuid: UUID) -> String { uuid.uuidString.lowercased() }
+    private static func id(_ uuid: UUID) -> String { uuid.lowercased }
 }

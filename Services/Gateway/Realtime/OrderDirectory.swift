@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import ServiceKit
 import Synchronization
 
 /// Who takes part in each order, projected from `tracking.orders` (read from its start when the
@@ -29,7 +30,7 @@ final class OrderDirectory: Sendable {
         let deadline = ContinuousClock.now + lookupWait
         while true {
             if let parties = parties.withLock({ $0[order] }) {
-                return parties.people.contains { $0.uuidString.lowercased() == user }
+                return parties.people.contains { $0.lowercased == user }
             }
             guard ContinuousClock.now < deadline else { return false }
             try? await Task.sleep(for: .milliseconds(50))

@@ -3,6 +3,7 @@ import EventBus
 import Foundation
 import Identity
 import RealtimeWire
+import ServiceKit
 
 /// A domain event on its way to realtime clients: the channels that carry it, and the CloudEvents
 /// structured JSON each of them sends, rendered only for a channel someone follows (an order's
@@ -29,7 +30,7 @@ struct PushEvent: Sendable {
     /// `data:` line); otherwise it is read and written again.
     /// - Throws: `DecodingError` when the payload is not JSON.
     init(_ envelope: EventEnvelope, audience: Audience, receivedAt: ContinuousClock.Instant = .now) throws {
-        self.id = envelope.id.uuidString.lowercased()
+        self.id = envelope.id.lowercased
         self.type = envelope.type
         self.supersedingKey = audience.supersedingKey
         self.channels = audience.channels

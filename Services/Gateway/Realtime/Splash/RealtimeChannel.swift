@@ -1,4 +1,5 @@
 import Foundation
+import ServiceKit
 
 /// What a realtime client subscribes to (README, "Live events").
 ///
@@ -28,7 +29,7 @@ enum RealtimeChannel: Hashable, Sendable, CustomStringConvertible {
         case "me": self = .user(user)
         default:
             guard name.hasPrefix("orders:"), let id = UUID(uuidString: String(name.dropFirst("orders:".count))) else { return nil }
-            self = .order(id.uuidString.lowercased())
+            self = .order(id.lowercased)
         }
     }
 

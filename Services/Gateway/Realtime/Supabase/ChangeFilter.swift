@@ -1,5 +1,6 @@
 import Foundation
 import Identity
+import ServiceKit
 
 /// A `postgres_changes` binding's `filter`, `column=operator.value`, matched in memory against the
 /// row a change carries. Operators: `eq neq lt lte gt gte` and `in.(a,b,"c,d")`. Values compare
@@ -55,7 +56,7 @@ struct ChangeFilter: Sendable, Equatable {
     var pinnedValue: String? { op == .eq ? Self.normalised(values[0]) : nil }
 
     static func normalised(_ text: String) -> String {
-        UUID(uuidString: text).map { $0.uuidString.lowercased() } ?? text
+        UUID(uuidString: text).map { $0.lowercased } ?? text
     }
 
     /// A cell as text, as filters compare it; nil for null, arrays and objects.

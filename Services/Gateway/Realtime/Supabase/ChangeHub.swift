@@ -2,6 +2,7 @@ import Foundation
 import Identity
 import NIOCore
 import RealtimeWire
+import ServiceKit
 import Synchronization
 
 /// Supabase Realtime's side of the gateway's switchboard: the channels each client joined, their
@@ -48,7 +49,7 @@ final class ChangeHub: Sendable {
         /// `config.broadcast.ack`: each broadcast sent is answered with a reply.
         let acknowledgesBroadcasts: Bool
         /// `config.presence.key`, or one made for the join: the key its tracks are filed under.
-        var presenceKey: String = UUID().uuidString.lowercased()
+        var presenceKey: String = UUID().lowercased
         /// `config.presence.enabled`, or turned on by a track: the join is told who is present.
         var presenceEnabled: Bool = false
     }

@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import Identity
+import ServiceKit
 
 /// Reading and writing the JSON of Supabase Realtime's messages: the fields of a client's
 /// payload, and the cells of a row made from an event.
@@ -19,7 +20,7 @@ extension JSONValue {
 }
 
 extension JSONValue {
-    static func uuid(_ id: UUID) -> JSONValue { .string(id.uuidString.lowercased()) }
+    static func uuid(_ id: UUID) -> JSONValue { .string(id.lowercased) }
     static func time(_ date: Date) -> JSONValue { .string(EventJSON.formatTimestamp(date)) }
     static func optional(_ text: String?) -> JSONValue { text.map(JSONValue.string) ?? .null }
 }

@@ -3,6 +3,7 @@ import EventBus
 import Foundation
 import Identity
 import RealtimeWire
+import ServiceKit
 
 /// A row change of one of the data API's tables, as Supabase Realtime's `postgres_changes` tells
 /// it, made from a domain event rather than from Postgres replication: every gateway replica reads
@@ -61,7 +62,7 @@ struct TableChange: Sendable {
     /// The same, from a payload another reader may have read already.
     init?(_ payload: EventPayload) throws {
         let envelope = payload.envelope
-        let id = envelope.id.uuidString.lowercased()
+        let id = envelope.id.lowercased
         switch envelope.type {
         case UserRegistered.type:
             let event = try payload.decode(UserRegistered.self)
@@ -248,5 +249,5 @@ struct TableChange: Sendable {
         .users(Set(parties.people.map(id)), admins: true)
     }
 
-    private static func id(_ uuid: UUID) -> String { uuid.uuidString.lowercased() }
+    private static func id(_ uuid: UUID) -> String { uuid.lowercased }
 }
