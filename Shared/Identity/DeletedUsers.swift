@@ -40,6 +40,13 @@ package final class DeletedUsers: Sendable {
         return time
     }
 
+    /// The users deleted within the window, as lower-case ids (what tokens' `sub` carry): for a
+    /// sweep over many viewers at once, which then compares strings instead of parsing each.
+    package func recent(now: Date = Date()) -> Set<String> {
+        let horizon = now.addingTimeInterval(-Double(window.components.seconds))
+        return deleted.withLock { deleted in Set(deleted.compactMap { $0.value > horizon ? $0.key.uuidString.lowercased() : nil }) }
+    }
+
     /// How many deletions are remembered now.
     package var count: Int { deleted.withLock { $0.count } }
 }

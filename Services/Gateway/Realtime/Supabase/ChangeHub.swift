@@ -251,16 +251,17 @@ final class ChangeHub: Sendable {
 
     /// Ends every join whose token has expired, or whose account has been deleted since, each with
     /// a system message saying so, then `phx_close`. Run once a second for all connections (a
-    /// watch of its own per connection armed 10,000 timers a second at 10,000 sockets).
+    /// watch of its own per connection armed 10,000 timers a second at 10,000 sockets). The walk
+    /// over every join under the hub's lock compares dates and, after a deletion, strings.
     func endLapsedJoins(now: Date = Date(), deletedUsers: DeletedUsers) {
-        let anyDeleted = deletedUsers.count > 0
+        let deletedIDs = deletedUsers.count > 0 ? deletedUsers.recent(now: now) : []
         var untracked: [PresenceTable.Entry] = []
         state.withLock { state in
             var lapsed: [(client: UInt64, join: Join, message: String)] = []
             for (client, joins) in state.joins {
                 for join in joins.values {
                     guard let viewer = join.viewer else { continue }
-                    let deleted = anyDeleted && (UUID(uuidString: viewer.user).map { deletedUsers.contains($0, now: now) } ?? false)
+                    let deleted = !deletedIDs.isEmpty && deletedIDs.contains(viewer.user.lowercased())
                     guard deleted || viewer.expiresAt <= now else { continue }
                     let seconds = Int(now.timeIntervalSince(viewer.expiresAt))
                     lapsed.append((client, join, deleted ? "The account has been deleted" : "Token has expired \(seconds) seconds ago"))
