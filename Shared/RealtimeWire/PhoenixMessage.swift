@@ -76,15 +76,18 @@ package struct PhoenixMessage: Sendable, Equatable {
         }
     }
 
-    /// A string's JSON, as the encoder below writes it (a frame's topic, event and refs: four per
-    /// frame, and a change's frame is made once per client).
+    // Frames' JSON is written by `JSONWriter`, byte for byte what `JSONEncoder` writes with sorted
+    // keys and unescaped slashes, without its intermediate tree: a frame has four strings (topic,
+    // event, refs), and a change's frame is made once per client.
+
+    /// A string's JSON.
     package static func json(_ value: String) -> String {
         var writer = JSONWriter(capacity: value.utf8.count + 8)
         writer.string(value)
         return String(decoding: writer.bytes, as: UTF8.self)
     }
 
-    /// A value's JSON, as the encoder below writes it.
+    /// A value's JSON.
     package static func json(_ value: JSONValue) -> String {
         var writer = JSONWriter(capacity: 512)
         writer.value(value)
@@ -97,15 +100,4 @@ package struct PhoenixMessage: Sendable, Equatable {
         writer.array(values) { $0.integer($1) }
         return String(decoding: writer.bytes, as: UTF8.self)
     }
-
-    package static func json(_ value: some Encodable) -> String {
-        // Encoding a string, a number or a `JSONValue` cannot fail.
-        String(decoding: (try? encoder.encode(value)) ?? Data("null".utf8), as: UTF8.self)
-    }
-
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
 }

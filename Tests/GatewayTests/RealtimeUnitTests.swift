@@ -173,7 +173,8 @@ extension ClientQueue.Frame {
             ProfileUpdated(userId: user, username: "ana", avatarUrl: "https://img.example/a.png", changed: [.avatarUrl], updatedAt: Date()),
             source: "/splash/auth"
         )
-        let event = try PushEvent(envelope, audience: try #require(try Audience(envelope)))
+        let payload = EventPayload(envelope)
+        let event = try PushEvent(payload, audience: try #require(try Audience(payload)))
         #expect(event.channels == [.profiles, .user(user.uuidString.lowercased())])
         let json = try #require(try JSONSerialization.jsonObject(with: Data(event.text(for: .profiles).utf8)) as? [String: Any])
         #expect(Set(json.keys) == ["specversion", "id", "source", "type", "time", "subject", "datacontenttype", "channel", "data"])
@@ -213,8 +214,9 @@ extension ClientQueue.Frame {
         var examples = EventExamples()
         for type in EventCatalog.all {
             let envelope = try EventEnvelope(try examples.example(type), source: "/splash/test")
-            let audience = try Audience(envelope) ?? Audience.adminOnly(envelope)
-            let event = try PushEvent(envelope, audience: audience.addingAdmin())
+            let payload = EventPayload(envelope)
+            let audience = try Audience(payload) ?? Audience.adminOnly(envelope)
+            let event = try PushEvent(payload, audience: audience.addingAdmin())
             for channel in event.channels {
                 #expect(event.text(for: channel) == (try encoderRendering(envelope, channel: channel)), "\(type.type) on \(channel)")
             }
@@ -226,11 +228,11 @@ extension ClientQueue.Frame {
             EventEnvelope(id: UUID(), source: "/elsewhere", type: "elsewhere.thing.v1", time: Date(), subject: nil, key: "k", data: Array(data.utf8))
         }
         let spread = envelope("{\n  \"b\": [1, 2.5],\n  \"a\": \"x/y\"\n}")
-        let event = try PushEvent(spread, audience: Audience.adminOnly(spread).addingAdmin())
+        let event = try PushEvent(EventPayload(spread), audience: Audience.adminOnly(spread).addingAdmin())
         #expect(event.text(for: .admin) == (try encoderRendering(spread, channel: .admin)))
         #expect(!event.text(for: .admin).contains("\n"))
         let broken = envelope("{\"a\": ")
-        #expect(throws: DecodingError.self) { try PushEvent(broken, audience: Audience.adminOnly(broken).addingAdmin()) }
+        #expect(throws: DecodingError.self) { try PushEvent(EventPayload(broken), audience: Audience.adminOnly(broken).addingAdmin()) }
     }
 
     @Test func channelNamesAreParsedAndMeIsTheViewersOwn() {

@@ -10,8 +10,6 @@ struct Audience: Equatable {
     var supersedingKey: String?
     /// The parties of the order an event is about, for `OrderDirectory`.
     var order: (id: String, parties: OrderParties)?
-    /// Whether the payload was read as its type to find the audience (so it is JSON).
-    var payloadWasRead = true
 
     static func == (lhs: Audience, rhs: Audience) -> Bool {
         lhs.channels == rhs.channels && lhs.supersedingKey == rhs.supersedingKey
@@ -97,9 +95,7 @@ struct Audience: Equatable {
     /// position supersedes the queued one of the same type and driver.
     static func adminOnly(_ envelope: EventEnvelope) -> Audience {
         let positions = envelope.type.hasPrefix("tracking.driver.location-updated.")
-        var audience = Audience(channels: [], supersedingKey: positions ? "\(envelope.type)/\(envelope.subject ?? "")" : nil)
-        audience.payloadWasRead = false
-        return audience
+        return Audience(channels: [], supersedingKey: positions ? "\(envelope.type)/\(envelope.subject ?? "")" : nil)
     }
 
     /// The same audience, and admins.

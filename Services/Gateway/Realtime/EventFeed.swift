@@ -129,7 +129,7 @@ struct EventFeed: Service {
             guard push else { return }
             // Admins see every event of the public topics, while one follows them.
             if hub.adminFollowed() { audience = (audience ?? Audience.adminOnly(envelope)).addingAdmin() }
-            if let audience { hub.publish(try PushEvent(envelope, audience: audience, receivedAt: receivedAt)) }
+            if let audience { hub.publish(try PushEvent(payload, audience: audience, receivedAt: receivedAt)) }
         } catch {
             // The services' own consumers dead-letter such records; clients just don't see them.
             logger.warning(

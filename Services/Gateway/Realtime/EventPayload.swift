@@ -12,6 +12,9 @@ final class EventPayload {
         self.envelope = envelope
     }
 
+    /// Whether the payload has been read as its type (so it is JSON).
+    var wasRead: Bool { read != nil }
+
     /// The payload as `Event`, read on the first call.
     /// - Throws: `DecodingError` when the payload does not match its type.
     func decode<Event: DomainEvent>(_: Event.Type) throws -> Event {

@@ -25,11 +25,12 @@ struct PushEvent: Sendable {
     /// The payload as JSON text on one line.
     private let data: [UInt8]
 
-    /// Takes `envelope` for the channels of its `audience`. The payload goes out as it came when
-    /// the audience was read from it as its type (so it is JSON) and it is on one line (an SSE
-    /// `data:` line); otherwise it is read and written again.
+    /// Takes the event for the channels of its `audience`. The payload goes out as it came when it
+    /// was read as its type (so it is JSON) and it is on one line (an SSE `data:` line); otherwise
+    /// it is read and written again.
     /// - Throws: `DecodingError` when the payload is not JSON.
-    init(_ envelope: EventEnvelope, audience: Audience, receivedAt: ContinuousClock.Instant = .now) throws {
+    init(_ payload: EventPayload, audience: Audience, receivedAt: ContinuousClock.Instant = .now) throws {
+        let envelope = payload.envelope
         self.id = envelope.id.lowercased
         self.type = envelope.type
         self.supersedingKey = audience.supersedingKey
@@ -38,7 +39,7 @@ struct PushEvent: Sendable {
         self.source = envelope.source
         self.time = EventJSON.formatTimestamp(envelope.time)
         self.subject = envelope.subject
-        if audience.payloadWasRead, !envelope.data.contains(where: { $0 == 0x0A || $0 == 0x0D }) {
+        if payload.wasRead, !envelope.data.contains(where: { $0 == 0x0A || $0 == 0x0D }) {
             self.data = envelope.data
         } else {
             var writer = JSONWriter(capacity: envelope.data.count)

@@ -148,7 +148,7 @@ final class RealtimeHub: Sendable {
             var overflowed: [any Channel] = []
             for channel in event.channels {
                 // Rendered once per channel, and only for a channel someone follows.
-                guard let subscribers = state.subscribers[channel], !subscribers.isEmpty else { continue }
+                guard let subscribers = state.subscribers[channel] else { continue }
                 let frame = event.frame(event.text(for: channel), enqueuedAt: event.receivedAt)
                 for (id, client) in subscribers where reached.insert(id).inserted {
                     let offer = client.queue.offer(frame)

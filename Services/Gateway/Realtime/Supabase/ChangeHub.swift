@@ -254,7 +254,7 @@ final class ChangeHub: Sendable {
     /// watch of its own per connection armed 10,000 timers a second at 10,000 sockets). The walk
     /// over every join under the hub's lock compares dates and, after a deletion, strings.
     func endLapsedJoins(now: Date = Date(), deletedUsers: DeletedUsers) {
-        let deletedIDs = deletedUsers.count > 0 ? deletedUsers.recent(now: now) : []
+        let deletedIDs = deletedUsers.recent(now: now)
         var untracked: [PresenceTable.Entry] = []
         state.withLock { state in
             var lapsed: [(client: UInt64, join: Join, message: String)] = []
