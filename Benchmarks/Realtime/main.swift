@@ -77,6 +77,9 @@ enum Way: String, CaseIterable {
     case supabase = "Supabase Realtime"
     case native = "Splash's /v1/realtime"
 }
+/// Which way each round starts with (`supabase` or `native`): a round's first way meets the
+/// gateway before the other's clients have come and gone.
+let ways: [Way] = BenchmarkArguments.string("--first") == "native" ? [.native, .supabase] : [.supabase, .native]
 let ws = gateway.baseURL.replacingOccurrences(of: "http://", with: "ws://")
 
 /// Connects every client the way `way` does and waits until each is subscribed.
@@ -117,7 +120,7 @@ struct Result {
 var results: [Way: Result] = [:]
 var version = 1
 for round in 1...rounds {
-    for way in Way.allCases {
+    for way in ways {
         let before = residentBytes(gateway.pid)
         let sockets = try await connect(way)
         try await Task.sleep(for: .seconds(1))
