@@ -440,6 +440,11 @@ let package = Package(
             path: "Benchmarks/Realtime"
         ),
         .executableTarget(
+            name: "WebSocketFloor",
+            dependencies: [nioCore, nioPosix, nioHTTP1, nioWebSocket],
+            path: "Benchmarks/WebSocketFloor"
+        ),
+        .executableTarget(
             name: "CatalogBenchmark",
             dependencies: ["LocalStack", "ServiceKit", "TestSupport", asyncHTTPClient, logging],
             path: "Benchmarks/Catalog"

@@ -18,7 +18,8 @@ import TestSupport
 // a `postgres_changes` UPDATE binding with `id=eq.<order>`) and, as the baseline, Splash's own
 // protocol (`/v1/realtime`, the `orders:{id}` channel). auth (for its key set) and the gateway
 // run as their own processes (release builds) on the test support's Postgres and embedded broker,
-// which the gateway polls every 10 ms; the clients share the same two cores.
+// which the gateway polls every 10 ms; the clients share the same two cores. With `--floor`, the
+// same clients are then connected to `WebSocketFloor` for the memory a connection costs there.
 let clients = BenchmarkArguments.integer("--clients", default: 2_000)
 let seconds = BenchmarkArguments.integer("--seconds", default: 20)
 let rounds = BenchmarkArguments.integer("--rounds", default: 2)
@@ -82,21 +83,22 @@ enum Way: String, CaseIterable {
 let ways: [Way] = BenchmarkArguments.string("--first") == "native" ? [.native, .supabase] : [.supabase, .native]
 let ws = gateway.baseURL.replacingOccurrences(of: "http://", with: "ws://")
 
-/// Connects every client the way `way` does and waits until each is subscribed.
-func connect(_ way: Way) async throws -> [RealtimeSocket] {
+/// Connects every client the way `way` does, to `server` (the gateway's WebSocket URL), and waits
+/// until each is subscribed.
+func connect(_ way: Way, to server: String = ws) async throws -> [RealtimeSocket] {
     var sockets: [RealtimeSocket] = []
     for (index, order) in orders.enumerated() {
         let token = try testAccessToken(user: order.parties.customerId, role: "customer", key: key, issuer: issuer)
         let id = order.orderId.uuidString.lowercased()
         switch way {
         case .supabase:
-            let socket = RealtimeSocket(url: "\(ws)/realtime/v1/websocket?apikey=anon&vsn=2.0.0")
+            let socket = RealtimeSocket(url: "\(server)/realtime/v1/websocket?apikey=anon&vsn=2.0.0")
             try await socket.send(
                 #"["1","1","realtime:o","phx_join",{"config":{"postgres_changes":[{"event":"UPDATE","schema":"public","table":"orders","filter":"id=eq.\#(id)"}]},"access_token":"\#(token)"}]"#
             )
             sockets.append(socket)
         case .native:
-            sockets.append(RealtimeSocket(url: "\(ws)/v1/realtime?channels=orders:\(id)", token: token))
+            sockets.append(RealtimeSocket(url: "\(server)/v1/realtime?channels=orders:\(id)", token: token))
         }
         if index % 100 == 99 { try await Task.sleep(for: .milliseconds(20)) }
     }
@@ -204,6 +206,19 @@ for way in Way.allCases {
             memory
         )
     )
+}
+if BenchmarkArguments.flag("--floor") {
+    // The same clients, the Supabase way, on a WebSocket server of SwiftNIO handlers alone (no
+    // task per connection), which answers every frame with an ok: what a connection costs below
+    // the gateway's code and libraries.
+    let floor = try await ServiceProcess("WebSocketFloor", environment: [:])
+    let before = residentBytes(floor.pid)
+    let sockets = try await connect(.supabase, to: floor.baseURL.replacingOccurrences(of: "http://", with: "ws://"))
+    try await Task.sleep(for: .seconds(1))
+    let perConnection = (residentBytes(floor.pid) - before) / Double(clients)
+    for socket in sockets { await socket.disconnect() }
+    await floor.stop()
+    print(String(format: "  the floor, a WebSocket server of SwiftNIO handlers alone: memory per connection %.1f KiB", perConnection / 1_024))
 }
 producing.cancel()
 await gateway.stop()

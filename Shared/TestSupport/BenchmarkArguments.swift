@@ -9,6 +9,11 @@ package enum BenchmarkArguments {
         return number
     }
 
+    /// Whether `name` (`--floor`), an option without a value, is given.
+    package static func flag(_ name: String) -> Bool {
+        CommandLine.arguments.contains(name)
+    }
+
     /// The comma-separated whole numbers after `name` (`--loads 32,4,1`), or `value`.
     package static func integers(_ name: String, default value: [Int]) -> [Int] {
         let usage = "\(name) takes whole numbers separated by commas"
