@@ -204,6 +204,7 @@ bench-realtime: deps
 	$(SWIFT) build -c release --product auth
 	$(SWIFT) build -c release --product gateway
 	$(SWIFT) build -c release --product RealtimeBenchmark
+	$(SWIFT) build -c release --product WebSocketFloor
 	.build/release/RealtimeBenchmark $(REALTIME_BENCH_ARGS)
 
 # photo-catalog's figures, in release mode: wrk on a cached search, straight to the catalog and

@@ -80,7 +80,12 @@ enum Way: String, CaseIterable {
 }
 /// Which way each round starts with (`supabase` or `native`): a round's first way meets the
 /// gateway before the other's clients have come and gone.
-let ways: [Way] = BenchmarkArguments.string("--first") == "native" ? [.native, .supabase] : [.supabase, .native]
+let ways: [Way] =
+    switch BenchmarkArguments.string("--first") ?? "supabase" {
+    case "supabase": [.supabase, .native]
+    case "native": [.native, .supabase]
+    default: fatalError("--first takes supabase or native")
+    }
 let ws = gateway.baseURL.replacingOccurrences(of: "http://", with: "ws://")
 
 /// Connects every client the way `way` does, to `server` (the gateway's WebSocket URL), and waits

@@ -20,7 +20,7 @@ let photoPath = ProcessInfo.processInfo.environment["BENCH_PHOTO"] ?? "Tests/Ima
 let largePath = LargePainting.url.path
 
 // A child run: render the large painting once and exit, so the parent can read its peak memory.
-if CommandLine.arguments.contains("--render-once") {
+if BenchmarkArguments.flag("--render-once") {
     let source = Array(try Data(contentsOf: URL(fileURLWithPath: largePath)))
     let rendered = try RenderPipeline.render(
         source,
