@@ -24,6 +24,16 @@ let clients = BenchmarkArguments.integer("--clients", default: 2_000)
 let seconds = BenchmarkArguments.integer("--seconds", default: 20)
 let rounds = BenchmarkArguments.integer("--rounds", default: 2)
 let slices = max(1, BenchmarkArguments.integer("--slices", default: 20))
+/// Which way each round starts with (`supabase` or `native`): a round's first way meets the
+/// gateway before the other's clients have come and gone.
+let ways: [Way] =
+    switch BenchmarkArguments.string("--first") ?? "supabase" {
+    case "supabase": [.supabase, .native]
+    case "native": [.native, .supabase]
+    default: fatalError("--first takes supabase or native")
+    }
+/// Whether the floor (`WebSocketFloor`) is measured after the gateway's rounds.
+let measuresFloor = BenchmarkArguments.flag("--floor")
 var logger = Logger(label: "bench")
 logger.logLevel = .error
 
@@ -50,11 +60,9 @@ try await waitUntilReady("the gateway's event feed", timeout: .seconds(60)) {
     (try? await HTTPClient.shared.get(url: "\(gateway.baseURL)/readyz").get().status.code) == 200
 }
 
-/// The gateway's resident memory, in bytes (`VmRSS`).
-func residentBytes(_ pid: pid_t) -> Double {
-    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
-    return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) * 1_024
+/// A server's resident memory, in bytes (`VmRSS`).
+func residentBytes(_ server: ServiceProcess) -> Double {
+    Double(server.memory()?.resident ?? 0)
 }
 
 // One order per client, each with its own customer: placed first, so the gateway knows its parties.
@@ -78,14 +86,6 @@ enum Way: String, CaseIterable {
     case supabase = "Supabase Realtime"
     case native = "Splash's /v1/realtime"
 }
-/// Which way each round starts with (`supabase` or `native`): a round's first way meets the
-/// gateway before the other's clients have come and gone.
-let ways: [Way] =
-    switch BenchmarkArguments.string("--first") ?? "supabase" {
-    case "supabase": [.supabase, .native]
-    case "native": [.native, .supabase]
-    default: fatalError("--first takes supabase or native")
-    }
 let ws = gateway.baseURL.replacingOccurrences(of: "http://", with: "ws://")
 
 /// Connects every client the way `way` does, to `server` (the gateway's WebSocket URL), and waits
@@ -128,10 +128,10 @@ var results: [Way: Result] = [:]
 var version = 1
 for round in 1...rounds {
     for way in ways {
-        let before = residentBytes(gateway.pid)
+        let before = residentBytes(gateway)
         let sockets = try await connect(way)
         try await Task.sleep(for: .seconds(1))
-        results[way, default: Result()].bytesPerConnection.append((residentBytes(gateway.pid) - before) / Double(clients))
+        results[way, default: Result()].bytesPerConnection.append((residentBytes(gateway) - before) / Double(clients))
         // One change per order per second; each remembered by (order, version) with when it was sent.
         var sent: [String: ContinuousClock.Instant] = [:]
         for _ in 0..<seconds {
@@ -212,15 +212,15 @@ for way in Way.allCases {
         )
     )
 }
-if BenchmarkArguments.flag("--floor") {
+if measuresFloor {
     // The same clients, the Supabase way, on a WebSocket server of SwiftNIO handlers alone (no
     // task per connection), which answers every frame with an ok: what a connection costs below
     // the gateway's code and libraries.
     let floor = try await ServiceProcess("WebSocketFloor", environment: [:])
-    let before = residentBytes(floor.pid)
+    let before = residentBytes(floor)
     let sockets = try await connect(.supabase, to: floor.baseURL.replacingOccurrences(of: "http://", with: "ws://"))
     try await Task.sleep(for: .seconds(1))
-    let perConnection = (residentBytes(floor.pid) - before) / Double(clients)
+    let perConnection = (residentBytes(floor) - before) / Double(clients)
     for socket in sockets { await socket.disconnect() }
     await floor.stop()
     print(String(format: "  the floor, a WebSocket server of SwiftNIO handlers alone: memory per connection %.1f KiB", perConnection / 1_024))

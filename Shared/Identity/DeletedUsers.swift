@@ -21,7 +21,7 @@ package final class DeletedUsers: Sendable {
 
     /// Records that `user` was deleted at `time`; a deletion older than the window is ignored.
     package func record(_ user: UUID, deletedAt time: Date, now: Date = Date()) {
-        let horizon = now.addingTimeInterval(-Double(window.components.seconds))
+        let horizon = self.horizon(now)
         guard time > horizon else { return }
         deleted.withLock { deleted in
             if deleted.count >= Self.capacity { deleted = deleted.filter { $0.value > horizon } }
@@ -36,15 +36,20 @@ package final class DeletedUsers: Sendable {
 
     /// When `user` was deleted, if within the window.
     package func deletedAt(_ user: UUID, now: Date = Date()) -> Date? {
-        guard let time = deleted.withLock({ $0[user] }), time > now.addingTimeInterval(-Double(window.components.seconds)) else { return nil }
+        guard let time = deleted.withLock({ $0[user] }), time > horizon(now) else { return nil }
         return time
     }
 
     /// The users deleted within the window, as lower-case ids (what tokens' `sub` carry): for a
     /// sweep over many viewers at once, which then compares strings instead of parsing each.
     package func recent(now: Date = Date()) -> Set<String> {
-        let horizon = now.addingTimeInterval(-Double(window.components.seconds))
+        let horizon = self.horizon(now)
         return deleted.withLock { deleted in Set(deleted.compactMap { $0.value > horizon ? $0.key.uuidString.lowercased() : nil }) }
+    }
+
+    /// The oldest deletion time still within the window at `now`.
+    private func horizon(_ now: Date) -> Date {
+        now.addingTimeInterval(-Double(window.components.seconds))
     }
 
     /// How many deletions are remembered now.
