@@ -75,8 +75,8 @@ let services: [(product: Product, targets: [Target])] = [
         module: "Gateway",
         dependencies: [
             "RealtimeWire", "HTTPEdge",
-            "Identity", "KeySetClient", "EventBus", "Kafka", "Contracts", "AsyncSignals", "RoadNetwork", asyncHTTPClient, hummingbird, webSocket,
-            httpTypes, nioCore, nioPosix, nioHTTP1, nioHTTPTypes, nioSSL, nioWebSocket, nioFoundation, logging, metrics, serviceLifecycle,
+            "Identity", "KeySetClient", "EventBus", "Kafka", "Contracts", "AsyncSignals", "RoadNetwork", asyncHTTPClient, crypto, hummingbird,
+            webSocket, httpTypes, nioCore, nioPosix, nioHTTP1, nioHTTPTypes, nioSSL, nioWebSocket, nioFoundation, logging, metrics, serviceLifecycle,
         ],
         testDependencies: [
             "RealtimeWire", "HTTPEdge", "PlainWebSocket",

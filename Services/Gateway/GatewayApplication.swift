@@ -121,17 +121,19 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
     }
     parts.services = [HTTPClientService(client: client), keys, pools, producer, feed, deletions, heartbeats, tokenWatch]
     parts.readiness = [feed.readiness, deletions.readiness]
-    // The proxy reads each connection's bytes first; behind SwiftNIO's parser, the router's
-    // answers are counted, so a proxied request pipelined after one waits for it.
-    let webSocketResponder = realtime.webSocketRouter().buildResponder()
-    let channel = HTTP1WebSocketUpgradeChannel.Configuration(
-        http1: .init(additionalChannelHandlers: [RoutedAnswerTracker()]),
-        ws: realtime.webSocketConfiguration
-    )
+    // The proxy reads each connection's bytes first, and opens the realtime WebSockets itself;
+    // behind SwiftNIO's parser, the router's answers are counted, so a proxied request pipelined
+    // after one waits for it. The router's channel is Hummingbird's upgrade channel, upgrading
+    // nothing, for what it does that the plain one does not: it makes its request stream only
+    // for a connection whose bytes reach it (the plain one makes it at once, and a connection
+    // the edge served alone would leave it unfinished), and it answers another upgrade as a GET.
+    let upgrades = RealtimeUpgrade(endpoints: realtime)
+    let router = HTTP1WebSocketUpgradeChannel.Configuration(http1: .init(additionalChannelHandlers: [RoutedAnswerTracker()]))
+    let upgradesNothing: UpgradeDecision = { _, _, _ in .dontUpgrade }
     parts.server = HTTPServerBuilder { responder in
         FrontedChannel(
-            HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: channel),
-            front: { passedOn in [EdgeProxyHandler(proxy, passedOn: passedOn)] },
+            HTTP1WebSocketUpgradeChannel(responder: responder, configuration: router, shouldUpgrade: upgradesNothing),
+            front: { passedOn in [EdgeProxyHandler(proxy, upgrades: upgrades, passedOn: passedOn)] },
             behind: { [ParserErrorHandler()] }
         )
     }
@@ -142,6 +144,10 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
         console.addRoutes(to: router)
     }
 }
+
+/// Whether Hummingbird's upgrade channel upgrades a request.
+private typealias UpgradeDecision =
+    @Sendable (HTTPRequest, any Channel, Logger) throws -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>>
 
 /// The client for auth's key set: connecting is bounded by `GATEWAY_CONNECT_TIMEOUT`, so a gateway
 /// whose auth is down fails the fetch fast. (Proxied calls go over `UpstreamPool`s.)

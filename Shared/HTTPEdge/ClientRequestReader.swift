@@ -18,6 +18,8 @@ struct ClientRequestReader {
         case passthrough
         /// The last answer is out and the connection ends: what the client still sends is dropped.
         case closing
+        /// An upgrade the handler serves took the connection (`EdgeAction.handOver`).
+        case handedOver
     }
 
     /// Whether bytes went on to the handlers behind (so they answer a shutdown notice themselves).
@@ -41,14 +43,17 @@ struct ClientRequestReader {
     var passedSinceReadComplete = false
 
     var isClosing: Bool {
-        if case .closing = reading { true } else { false }
+        switch reading {
+        case .closing, .handedOver: true
+        default: false
+        }
     }
 
     /// Takes bytes the client sent; `false` when they are dropped (the connection is closing) or
     /// went straight on to the router (it has the connection).
     mutating func take(_ bytes: ByteBuffer, callInProgress: Bool, into actions: inout CircularBuffer<EdgeAction>) -> Bool {
         switch reading {
-        case .closing:
+        case .closing, .handedOver:
             return false
         case .passthrough where pending.readableBytes == 0 && !callInProgress:
             passToRouter(bytes, into: &actions)
@@ -71,11 +76,12 @@ struct ClientRequestReader {
     mutating func nextCall(
         quiescing: Bool,
         classify: (ClientRequest) -> (any EdgeCall)?,
+        handsOver: (ClientRequest) -> Bool,
         into actions: inout CircularBuffer<EdgeAction>
     ) -> (request: ClientRequest, call: any EdgeCall)? {
         while true {
             switch reading {
-            case .closing:
+            case .closing, .handedOver:
                 pending.clear()
                 return nil
             case .passthrough:
@@ -127,6 +133,10 @@ struct ClientRequestReader {
                     }
                     request = read
                 }
+                if request.upgrades, routed == 0, handsOver(request) {
+                    handOver(request, into: &actions)
+                    return nil
+                }
                 guard let call = classify(request) else {
                     route(request, into: &actions)
                     continue
@@ -154,6 +164,19 @@ struct ClientRequestReader {
             actions.append(.passedOn(true))
         }
         actions.append(.passToRouter(bytes))
+    }
+
+    /// Gives the connection to the handler, for the upgrade `request` asks for. The router has
+    /// nothing to wait for: unless it has served the connection already, it never will.
+    private mutating func handOver(_ request: ClientRequest, into actions: inout CircularBuffer<EdgeAction>) {
+        if passedOn == .notYet {
+            passedOn = .never
+            actions.append(.passedOn(false))
+        }
+        actions.append(.handOver(request, rest: pending))
+        reading = .handedOver
+        pending = ByteBuffer()
+        waiting = nil
     }
 
     /// Passes a request for the gateway's own routes on to the handlers behind, then its body.

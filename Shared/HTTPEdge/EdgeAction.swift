@@ -39,6 +39,10 @@ package enum EdgeAction {
     /// pool (parked when `reusableUpstream`, closed otherwise), flush, and record the call.
     case completed(any EdgeCall, status: Int, reusableUpstream: Bool)
     case close
+    /// The request upgrades the connection to a protocol the handler serves itself (a realtime
+    /// WebSocket): from here on the connection is the handler's, with `rest` (what the client sent
+    /// after the head) its first bytes. The machine has no more to do with it.
+    case handOver(ClientRequest, rest: ByteBuffer)
     /// Close the sending side only, and the whole connection once `linger` has passed, reading
     /// and dropping what the client still sends meanwhile.
     case closeOutput(linger: TimeAmount)

@@ -17,8 +17,9 @@ import NIOCore
 ///
 /// Answers leave in the order requests came: a proxied request that follows a routed one waits
 /// until the router's answer has ended (`routedAnswerEnded()`), and what follows a proxied one
-/// waits in `pending`. A head outside the grammar is a 400 and ends the connection; an upgrade, or
-/// the router's last request, leaves the rest of the connection to the router. Failures: 503 when
+/// waits in `pending`. A head outside the grammar is a 400 and ends the connection; an upgrade the
+/// handler serves itself (`handsOver`: the realtime WebSockets) gives it the connection; another
+/// upgrade, or the router's last request, leaves the rest of the connection to the router. Failures: 503 when
 /// no connection to the service can be made (tried twice), 504 when no answer began in the route's
 /// time, 502 when the exchange broke, a cut connection when it broke after the answer began. A call
 /// without a body and with an idempotent method, met by a reused connection the service had
@@ -27,6 +28,8 @@ package struct EdgeStateMachine {
     private let limits: EdgeLimits
     /// The call a request head is for, when it goes to a service; `nil` for the router.
     private let classify: (ClientRequest) -> (any EdgeCall)?
+    /// Whether the handler serves an upgrade request itself (`EdgeAction.handOver`).
+    private let handsOver: (ClientRequest) -> Bool
     private var actions = CircularBuffer<EdgeAction>(initialCapacity: 16)
     /// The client's bytes, read into requests (reading pauses while read ones wait).
     private var client = ClientRequestReader()
@@ -40,8 +43,13 @@ package struct EdgeStateMachine {
     private var handling = false
     private var clientWritable = true
 
-    package init(limits: EdgeLimits = EdgeLimits(), classify: @escaping (ClientRequest) -> (any EdgeCall)?) {
+    package init(
+        limits: EdgeLimits = EdgeLimits(),
+        handsOver: @escaping (ClientRequest) -> Bool = { _ in false },
+        classify: @escaping (ClientRequest) -> (any EdgeCall)?
+    ) {
         self.limits = limits
+        self.handsOver = handsOver
         self.classify = classify
     }
 
@@ -269,7 +277,7 @@ package struct EdgeStateMachine {
     }
 
     private mutating func workThroughPending() {
-        while exchange == nil, let (request, call) = client.nextCall(quiescing: quiescing, classify: classify, into: &actions) {
+        while exchange == nil, let (request, call) = client.nextCall(quiescing: quiescing, classify: classify, handsOver: handsOver, into: &actions) {
             begin(request, call)
         }
     }

@@ -140,6 +140,17 @@ package struct MessageHead {
         return combined
     }
 
+    /// The values of the fields named `name` (lowercase), as one: for fields without a kind of
+    /// their own (`Sec-WebSocket-Key`), read once per connection at most.
+    package func combined(named name: StaticString) -> String? {
+        var combined: String?
+        for field in fields where field.kind == .other && withBytes(field.name, { $0.equalsIgnoringCase(name) }) {
+            let value = string(field.value)
+            combined = combined.map { "\($0), \(value)" } ?? value
+        }
+        return combined
+    }
+
     package func count(_ kind: FieldKind) -> Int {
         fields.reduce(0) { $0 + ($1.kind == kind ? 1 : 0) }
     }

@@ -55,13 +55,34 @@ package final class ClientQueue: Sendable {
         case shuttingDown
     }
 
+    /// What `poll()` finds.
+    package enum Poll {
+        case frame(Frame)
+        case empty
+        case ended(Ending)
+    }
+
     private struct State {
         package var frames: [Frame] = []
         package var head = 0
         package var ending: Ending?
+        /// A task waiting in `next()`.
         package var waiter: CheckedContinuation<Frame?, Never>?
+        /// Told when a frame comes to an empty queue and when the queue ends (`onReady(_:)`).
+        package var wake: (@Sendable () -> Void)?
 
         package var count: Int { frames.count - head }
+
+        mutating func take() -> Frame? {
+            guard count > 0 else { return nil }
+            let frame = frames[head]
+            head += 1
+            if head > 64, head * 2 > frames.count {
+                frames.removeFirst(head)
+                head = 0
+            }
+            return frame
+        }
     }
 
     package let capacity: Int
@@ -73,12 +94,14 @@ package final class ClientQueue: Sendable {
     }
 
     package func offer(_ frame: Frame) -> Offer {
-        let (result, waiter): (Offer, CheckedContinuation<Frame?, Never>?) = state.withLock { state in
+        var waiter: CheckedContinuation<Frame?, Never>?
+        let (result, wake): (Offer, (@Sendable () -> Void)?) = state.withLock { state in
             if state.ending != nil { return (.closed, nil) }
-            if let waiter = state.waiter {
+            if let waiting = state.waiter {
                 // The writer is idle and waiting: hand the frame over directly.
                 state.waiter = nil
-                return (.queued, waiter)
+                waiter = waiting
+                return (.queued, nil)
             }
             var result = Offer.queued
             if let key = frame.supersedingKey, let index = state.frames[state.head...].firstIndex(where: { $0.supersedingKey == key }) {
@@ -94,12 +117,13 @@ package final class ClientQueue: Sendable {
                     state.ending = .overflowed
                     state.frames.removeAll()
                     state.head = 0
-                    return (.overflowed, nil)
+                    return (.overflowed, state.wake)
                 }
             }
             state.frames.append(frame)
-            return (result, nil)
+            return (result, state.count == 1 ? state.wake : nil)
         }
+        wake?()
         waiter?.resume(returning: frame)
         return result
     }
@@ -108,15 +132,7 @@ package final class ClientQueue: Sendable {
     package func next() async -> Frame? {
         await withCheckedContinuation { continuation in
             let ready: Frame?? = state.withLock { state in
-                if state.count > 0 {
-                    let frame = state.frames[state.head]
-                    state.head += 1
-                    if state.head > 64, state.head * 2 > state.frames.count {
-                        state.frames.removeFirst(state.head)
-                        state.head = 0
-                    }
-                    return .some(frame)
-                }
+                if let frame = state.take() { return .some(frame) }
                 if state.ending != nil { return .some(nil) }
                 state.waiter = continuation
                 return nil
@@ -128,12 +144,30 @@ package final class ClientQueue: Sendable {
     /// Ends the queue: a waiting `next()` returns `nil`, later offers are refused. `ending` says
     /// why, unless the queue had ended already.
     package func close(_ ending: Ending = .closed) {
-        let waiter = state.withLock { state in
+        let (waiter, wake) = state.withLock { state in
+            let wake = state.ending == nil ? state.wake : nil
             if state.ending == nil { state.ending = ending }
             defer { state.waiter = nil }
-            return state.waiter
+            return (state.waiter, wake)
         }
         waiter?.resume(returning: nil)
+        wake?()
+    }
+
+    /// The next frame without waiting for one, for a writer on an event loop (`onReady(_:)` says
+    /// when to look again).
+    package func poll() -> Poll {
+        state.withLock { state in
+            if let frame = state.take() { return .frame(frame) }
+            return state.ending.map(Poll.ended) ?? .empty
+        }
+    }
+
+    /// Has `wake` called whenever a frame comes to the queue while it is empty, and when the queue
+    /// ends (an overflow included): a writer that polls until `empty` hears of the next frame. It
+    /// must not offer to or close the queue itself.
+    package func onReady(_ wake: @escaping @Sendable () -> Void) {
+        state.withLock { $0.wake = wake }
     }
 
     package var ending: Ending? { state.withLock { $0.ending } }

@@ -3,6 +3,7 @@ import EventBus
 import Foundation
 import Identity
 import RealtimeWire
+import Synchronization
 import TestSupport
 import Testing
 
@@ -62,6 +63,37 @@ extension ClientQueue.Frame {
         queue.close()
         #expect(await none == nil)
         #expect(queue.ending == .closed)
+    }
+
+    @Test func aPollingWriterIsWokenByTheFirstFrameAfterEmptyAndByTheEnd() {
+        let queue = ClientQueue(capacity: 2)
+        let wakes = Mutex(0)
+        queue.onReady { wakes.withLock { $0 += 1 } }
+        guard case .empty = queue.poll() else {
+            Issue.record("a new queue is empty")
+            return
+        }
+        // Only the frame that finds the queue empty wakes the writer: it then polls until empty.
+        #expect(queue.offer(frame("a")) == .queued)
+        #expect(queue.offer(frame("b")) == .queued)
+        #expect(wakes.withLock { $0 } == 1)
+        guard case .frame(let first) = queue.poll(), case .frame(let second) = queue.poll(), case .empty = queue.poll() else {
+            Issue.record("the frames come in order, then the queue is empty")
+            return
+        }
+        #expect([first.text, second.text] == ["a", "b"])
+        #expect(queue.offer(frame("c")) == .queued)
+        #expect(wakes.withLock { $0 } == 2)
+        // A full queue that overflows wakes the writer, which finds the ending once it polls.
+        #expect(queue.offer(frame("d")) == .queued)
+        #expect(queue.offer(frame("e")) == .overflowed)
+        #expect(wakes.withLock { $0 } == 3)
+        guard case .ended(.overflowed) = queue.poll() else {
+            Issue.record("an overflowed queue has ended")
+            return
+        }
+        queue.close()
+        #expect(wakes.withLock { $0 } == 3)
     }
 
     @Test func eventsGoToTheChannelsOfThoseTheyConcern() throws {

@@ -54,6 +54,47 @@ struct EdgeStateMachineTests {
         #expect(edge.calls.map(\.path) == ["/api/1", "/api/2"])
     }
 
+    // MARK: Upgrades
+
+    @Test func anUpgradeTheHandlerServesTakesTheConnectionWithWhatCameAfterItsHead() {
+        var edge = EdgeDriver()
+        let upgrade = "GET /live?x=1 HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"
+        // The router never sees the connection, and the first frame's bytes go with it.
+        #expect(edge.read(upgrade + "frame") == ["passed on false", "hand over /live, then frame"])
+        #expect(edge.read("more") == [])
+    }
+
+    @Test func anUpgradeAfterAProxiedCallOnTheSameConnectionIsHandedOver() {
+        var edge = EdgeDriver()
+        #expect(edge.read("GET /api/a HTTP/1.1\r\n\r\n") == ["admit /api/a"])
+        #expect(
+            edge.serve("HTTP/1.1 204 No Content\r\n\r\n") == ["connect", "send head, flush", "head 204, no length", "completed 204, park upstream"]
+        )
+        #expect(
+            edge.read("GET /live HTTP/1.1\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n")
+                == ["passed on false", "hand over /live"]
+        )
+    }
+
+    @Test func otherUpgradesAndOnesBehindARoutedAnswerGoToTheRouter() {
+        var edge = EdgeDriver()
+        // Not the handler's path: the router has the rest of the connection.
+        #expect(
+            edge.read("GET /own HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\nbytes")
+                == ["passed on true", "router GET /own HTTP/1.1⏎Connection: Upgrade⏎Upgrade: h2c⏎⏎", "router bytes"]
+        )
+        // Behind a routed request whose answer has not ended, the handler's path too: the
+        // connection is the router's already.
+        var behind = EdgeDriver()
+        #expect(
+            behind.read("GET /own HTTP/1.1\r\n\r\nGET /live HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+                == ["passed on true", "router GET /own HTTP/1.1⏎⏎", "router GET /live HTTP/1.1⏎Connection: Upgrade⏎Upgrade: websocket⏎⏎"]
+        )
+        // A plain GET of the handler's path is the router's to answer (426 at the gateway).
+        var plain = EdgeDriver()
+        #expect(plain.read("GET /live HTTP/1.1\r\n\r\n") == ["passed on true", "router GET /live HTTP/1.1⏎⏎"])
+    }
+
     // MARK: Expect: 100-continue
 
     @Test func aClientWaitingForContinueGetsItOnceItsCallIsAdmitted() {

@@ -22,6 +22,8 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
     typealias OutboundOut = IOData
 
     private let proxy: EdgeProxy
+    /// The realtime WebSockets, whose upgrades the connection is handed over to.
+    private let upgrades: RealtimeUpgrade?
     private var machine: EdgeStateMachine
     private var context: ChannelHandlerContext?
     /// Fulfilled when bytes first go on to the handlers behind (`true`) or the connection ends
@@ -42,12 +44,17 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
     /// costs a formatting of the address).
     private lazy var peerIP = ClientAddressResolver.text(of: context?.channel.remoteAddress)
 
-    init(_ proxy: EdgeProxy, passedOn: EventLoopPromise<Bool>? = nil) {
+    init(_ proxy: EdgeProxy, upgrades: RealtimeUpgrade? = nil, passedOn: EventLoopPromise<Bool>? = nil) {
         self.proxy = proxy
+        self.upgrades = upgrades
         self.passedOnPromise = passedOn
-        self.machine = EdgeStateMachine(limits: proxy.limits) { [routes = proxy.checks.routes, cors = proxy.cors] request in
-            routes.group(for: request.path).map { ProxiedCall(request, group: $0, cors: cors) }
-        }
+        self.machine = EdgeStateMachine(
+            limits: proxy.limits,
+            handsOver: { upgrades != nil && RealtimeUpgrade.handles($0) },
+            classify: { [routes = proxy.checks.routes, cors = proxy.cors] request in
+                routes.group(for: request.path).map { ProxiedCall(request, group: $0, cors: cors) }
+            }
+        )
     }
 
     // MARK: Events
@@ -165,6 +172,7 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
             context?.flush()
             proxy.record(proxied(call), status: status)
         case .close: context?.close(promise: nil)
+        case .handOver(let request, let rest): handOver(request, rest: rest)
         case .closeOutput(let linger):
             guard let context else { return }
             context.close(mode: .output, promise: nil)
@@ -215,6 +223,43 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
     /// The gateway's own call object, which the machine holds as an `EdgeCall`.
     private func proxied(_ call: any EdgeCall) -> ProxiedCall {
         unsafeDowncast(call, to: ProxiedCall.self)
+    }
+
+    // MARK: Realtime WebSockets
+
+    /// Opens the realtime WebSocket `request` asks for: answers the handshake, puts the socket's
+    /// handlers in front and leaves the pipeline, then gives them what the client sent after the
+    /// head. A bad handshake is answered with its problem, and the connection closes.
+    private func handOver(_ request: ClientRequest, rest: ByteBuffer) {
+        guard let context, let upgrades else { return }
+        let accepted: RealtimeUpgrade.Accepted
+        do {
+            accepted = try upgrades.accept(request, channel: context.channel)
+        } catch {
+            let requestID = RequestIDGenerator.id(requested: request.head.combined(.xRequestID))
+            let answer = proxy.problemAnswer(
+                error,
+                path: request.path,
+                head: request.head,
+                requestID: requestID,
+                closing: true,
+                allocator: context.channel.allocator
+            )
+            context.writeAndFlush(wrapOutboundOut(.byteBuffer(answer)), promise: nil)
+            context.close(promise: nil)
+            return
+        }
+        context.write(wrapOutboundOut(.byteBuffer(accepted.answer)), promise: nil)
+        let pipeline = context.pipeline
+        do {
+            try pipeline.syncOperations.addHandlers(accepted.handlers, position: .first)
+        } catch {
+            context.close(promise: nil)
+            return
+        }
+        context.flush()
+        pipeline.syncOperations.removeHandler(context: context, promise: nil)
+        if rest.readableBytes > 0 { pipeline.syncOperations.fireChannelRead(NIOAny(rest)) }
     }
 
     // MARK: Admission

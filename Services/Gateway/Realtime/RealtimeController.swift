@@ -1,14 +1,14 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdWebSocket
 import Identity
 import KeySetClient
 import Logging
 import NIOCore
 import ServiceKit
 
-/// `/v1/realtime` (WebSocket) and `/v1/events` (SSE): who may connect, and the SSE stream.
+/// `/v1/realtime` and `/realtime/v1/websocket` (WebSockets, opened by `RealtimeUpgrade` at the
+/// edge) and `/v1/events` (SSE): who may connect, and the SSE stream.
 struct RealtimeController: Sendable {
     let hub: RealtimeHub
     /// Supabase Realtime's clients (`/realtime/v1/websocket`).
@@ -94,42 +94,6 @@ struct RealtimeController: Sendable {
         try? await channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: SocketOptionValue(settings.socketBuffer)).get()
     }
 
-    // MARK: WebSocket
-
-    /// The router the WebSocket upgrade consults: `/v1/realtime` always upgrades, and the session
-    /// refuses what it must with a close code and a reason (a refused upgrade could only be a bare
-    /// 400, which tells a client nothing).
-    func webSocketRouter() -> Router<RealtimeUpgradeContext> {
-        let router = Router(context: RealtimeUpgradeContext.self)
-        router.ws("/v1/realtime") { inbound, outbound, context in
-            let request = context.request
-            let session = WebSocketSession(endpoints: self, channel: context.requestContext.channel)
-            await session.run(
-                inbound: inbound,
-                outbound: outbound,
-                token: request.headers.bearerToken,
-                caller: addresses.resolve(peer: context.requestContext.channel.remoteAddress, forwardedFor: request.headers[.xForwardedFor]),
-                channels: request.uri.queryParameters["channels"].map(String.init)
-            )
-        }
-        router.ws("/realtime/v1/websocket") { inbound, outbound, context in
-            let request = context.request
-            let session = SupabaseRealtimeSession(endpoints: self, hub: changes, anonKey: anonKey, channel: context.requestContext.channel)
-            await session.run(
-                inbound: inbound,
-                outbound: outbound,
-                apikey: request.uri.queryParameters["apikey"].map(String.init) ?? request.headers[.apikey],
-                version: request.uri.queryParameters["vsn"].map(String.init),
-                caller: addresses.resolve(peer: context.requestContext.channel.remoteAddress, forwardedFor: request.headers[.xForwardedFor])
-            )
-        }
-        return router
-    }
-
-    var webSocketConfiguration: WebSocketServerConfiguration {
-        .init(maxFrameSize: 1 << 16, autoPing: .enabled(timePeriod: settings.heartbeat), closeTimeout: .seconds(5), validateUTF8: true)
-    }
-
     // MARK: Routes
 
     func addRoutes(to router: Router<AppRequestContext>) {
@@ -204,20 +168,6 @@ struct RealtimeController: Sendable {
                 try await stream.write(to: &writer, resumption: resumption, lastEventID: lastEventID)
             }
         )
-    }
-}
-
-/// The context of WebSocket upgrade requests (they bypass the service responder: they are not
-/// HTTP requests that end).
-struct RealtimeUpgradeContext: RequestContext, WebSocketRequestContext {
-    var coreContext: CoreRequestContextStorage
-    let webSocket: WebSocketHandlerReference<Self>
-    let channel: any Channel
-
-    init(source: ApplicationRequestContextSource) {
-        coreContext = .init(source: source)
-        webSocket = .init()
-        channel = source.channel
     }
 }
 

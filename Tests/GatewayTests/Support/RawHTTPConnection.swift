@@ -80,8 +80,44 @@ final class RawHTTPConnection: @unchecked Sendable {
         }
     }
 
+    /// Writes `bytes` as they are, in one call.
+    func send(bytes: [UInt8]) async throws {
+        try await NIOThreadPool.singleton.runIfActive { try self.sendBlocking(bytes) }
+    }
+
+    /// The next WebSocket frame the server sent (after its `101`, read with `read`): its opcode and
+    /// payload; `nil` once the server has closed the connection.
+    func readFrame() async throws -> (opcode: UInt8, payload: [UInt8])? {
+        try await NIOThreadPool.singleton.runIfActive {
+            while true {
+                if self.received.count >= 2 {
+                    let length7 = Int(self.received[1] & 0x7F)
+                    let (length, start) =
+                        switch length7 {
+                        case 126: (self.received.count >= 4 ? Int(self.received[2]) << 8 | Int(self.received[3]) : -1, 4)
+                        case 127: (self.received.count >= 10 ? self.received[2..<10].reduce(0) { $0 << 8 | Int($1) } : -1, 10)
+                        default: (length7, 2)
+                        }
+                    if length >= 0, self.received.count >= start + length {
+                        let frame = (self.received[0] & 0x0F, Array(self.received[start..<start + length]))
+                        self.received.removeFirst(start + length)
+                        return frame
+                    }
+                }
+                do {
+                    try self.receive()
+                } catch RawHTTPError.closed {
+                    return nil
+                }
+            }
+        }
+    }
+
     private func sendBlocking(_ text: String) throws {
-        let bytes = Array(text.utf8)
+        try sendBlocking(Array(text.utf8))
+    }
+
+    private func sendBlocking(_ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
             let count = bytes[sent...].withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, 0) }

@@ -29,9 +29,12 @@ struct EdgeDriver {
     private(set) var calls: [TestCall] = []
 
     init(maxBodySize: Int = 1 << 20, limits: EdgeLimits = EdgeLimits()) {
-        machine = EdgeStateMachine(limits: limits) { request in
-            request.path.hasPrefix("/api") ? TestCall(path: request.path, maxBodySize: maxBodySize) : nil
-        }
+        // Upgrades under `/live` are the handler's own (as the gateway's realtime WebSockets are).
+        machine = EdgeStateMachine(
+            limits: limits,
+            handsOver: { $0.path.hasPrefix("/live") },
+            classify: { $0.path.hasPrefix("/api") ? TestCall(path: $0.path, maxBodySize: maxBodySize) : nil }
+        )
     }
 
     // MARK: Events
@@ -100,6 +103,7 @@ struct EdgeDriver {
         case .finished(_, let status): "finished \(status)"
         case .completed(_, let status, let reusable): "completed \(status), \(reusable ? "park upstream" : "close upstream")"
         case .close: "close"
+        case .handOver(let request, let rest): "hand over \(request.path)\(rest.readableBytes > 0 ? ", then \(text(rest))" : "")"
         case .closeOutput: "close output, linger"
         case .passToRouter(let bytes): "router \(text(bytes))"
         case .routerReadComplete: "router read complete"

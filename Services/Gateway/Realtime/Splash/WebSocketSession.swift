@@ -1,5 +1,4 @@
 import Foundation
-import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOWebSocket
@@ -7,162 +6,110 @@ import RealtimeWire
 import ServiceKit
 import Synchronization
 
-/// One `/v1/realtime` connection, from its first message to its close.
-///
-/// Three tasks run side by side: the reader (client messages: token, subscriptions, pings — and,
-/// inside the WebSocket library, pong replies to our heartbeat pings), the writer (the client's
-/// queue to the socket) and the watch on the token's expiry. The first to decide the connection is
-/// over sets the close code.
-struct WebSocketSession {
+/// One `/v1/realtime` connection, from its first message to its close, over a `RealtimeSocket`:
+/// the token (in the upgrade or as the first message), subscriptions and pings; the deadline
+/// (authenticating, then the token's expiry, moved on by every fresh token) on the socket's timer.
+final class WebSocketSession: RealtimeSocketSession {
     let hub: RealtimeHub
     let gate: RealtimeGate
     let settings: RealtimeSettings
     let endpoints: RealtimeController
-    let channel: any Channel
+    let socket: RealtimeSocket
     let logger: Logger
+    /// The upgrade request's bearer token, if it had one.
+    private let headerToken: String?
+    /// The client's address, its rate-limit key until it has authenticated.
+    private let caller: String
+    /// The `channels` query parameter.
+    private let query: String?
+    private let openedAt = ContinuousClock.now
 
-    init(endpoints: RealtimeController, channel: any Channel) {
+    private struct State {
+        /// `nil` until the client has authenticated.
+        var viewer: Viewer?
+        var client: RealtimeHub.Client?
+        /// The session's place in `LiveSessions`, once its user is known.
+        var registration: LiveSessions.Registration?
+    }
+
+    private let state = Mutex(State())
+
+    init(endpoints: RealtimeController, socket: RealtimeSocket, token: String?, caller: String, channels: String?) {
         self.hub = endpoints.hub
         self.gate = endpoints.gate
         self.settings = endpoints.settings
         self.endpoints = endpoints
-        self.channel = channel
+        self.socket = socket
         self.logger = endpoints.logger
+        self.headerToken = token
+        self.caller = caller
+        self.query = channels
     }
 
-    /// What ends a session, and the close frame it sends.
-    private struct Ending: Error {
-        let code: WebSocketErrorCode
-        let reason: String
-        let metric: String
-
-        static let slowClient = Ending(code: RealtimeCloseCode.slowClient, reason: "client too slow: event buffer full", metric: "slow_client")
-    }
-
-    private final class Shared: Sendable {
-        /// `nil` until the client has authenticated.
-        let viewer = Mutex<Viewer?>(nil)
-        let ending = Mutex<Ending?>(nil)
-        /// The session's place in `LiveSessions`, once its user is known.
-        let registration = Mutex<LiveSessions.Registration?>(nil)
-
-        /// Records the first ending; later ones are ignored.
-        func end(_ ending: Ending) {
-            self.ending.withLock { if $0 == nil { $0 = ending } }
-        }
-    }
-
-    /// - Parameters:
-    ///   - headerToken: the upgrade request's bearer token, if it had one.
-    ///   - caller: the client's address, its rate-limit key until it has authenticated.
-    ///   - query: the `channels` query parameter.
-    func run(
-        inbound: WebSocketInboundStream,
-        outbound: WebSocketOutboundWriter,
-        token headerToken: String?,
-        caller: String,
-        channels query: String?
-    ) async {
-        let opened = ContinuousClock.now
+    func opened() async {
         var viewer: Viewer?
         do {
             if let headerToken { viewer = try await self.viewer(headerToken) }
             try endpoints.room(for: viewer.map { "user:\($0.user)" } ?? "ip:\(caller)")
-        } catch let ending as Ending {
-            await close(outbound, ending, client: nil)
-            return
+        } catch let ending as SocketEnding {
+            return socket.close(ending)
         } catch {
             let problem = error as? Problem
-            await close(
-                outbound,
-                Ending(code: RealtimeCloseCode.tryAgainLater, reason: problem?.detail ?? "try again later", metric: "refused"),
-                client: nil
-            )
-            return
+            return socket.close(SocketEnding(code: RealtimeCloseCode.tryAgainLater, reason: problem?.detail ?? "try again later", metric: "refused"))
         }
-        await endpoints.capSendBuffer(of: channel)
-        let client = hub.connect(transport: .websocket, queueCapacity: settings.clientBuffer, connection: channel)
-        let shared = Shared()
-        if let viewer { await authenticated(viewer, channels: query, client: client, shared: shared) }
+        await endpoints.capSendBuffer(of: socket.channel)
+        let client = hub.connect(transport: .websocket, queueCapacity: settings.clientBuffer, connection: socket.channel)
+        state.withLock { $0.client = client }
+        socket.attach(client.queue) { [metrics = hub.metrics] in metrics.pushed(.websocket, after: $0) }
+        if let viewer {
+            await authenticated(viewer, client: client)
+        } else {
+            armDeadline()
+        }
+    }
 
-        if shared.ending.withLock({ $0 }) == nil {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    // The reader: ends when the client closes or the connection drops.
-                    do {
-                        for try await message in inbound.messages(maxSize: 16 << 10) {
-                            if let ending = await handle(message, channels: query, client: client, shared: shared) {
-                                shared.end(ending)
-                                return
-                            }
-                        }
-                    } catch {}
-                    shared.end(Ending(code: .normalClosure, reason: "", metric: "client_closed"))
-                }
-                group.addTask {
-                    // The writer: ends when the queue does (overflow, or the session is over), or
-                    // when a write fails. An overflow is told below, whoever ends the session.
-                    while let frame = await client.queue.next() {
-                        do {
-                            try await outbound.write(frame.content.webSocketFrame)
-                        } catch {
-                            shared.end(Ending(code: .goingAway, reason: "", metric: "write_failed"))
-                            return
-                        }
-                        if frame.eventID != nil { hub.metrics.pushed(.websocket, after: .now - frame.enqueuedAt) }
-                    }
-                }
-                group.addTask {
-                    // The deadline: authenticating, then the token's expiry, moved on by every
-                    // fresh token.
-                    while !Task.isCancelled {
-                        let expiresAt = shared.viewer.withLock { $0?.expiresAt }
-                        guard let expiresAt else {
-                            if ContinuousClock.now - opened >= settings.authTimeout {
-                                shared.end(
-                                    Ending(
-                                        code: RealtimeCloseCode.unauthorized,
-                                        reason: #"send {"op":"auth","token":…} first"#,
-                                        metric: "unauthenticated"
-                                    )
-                                )
-                                return
-                            }
-                            try? await Task.sleep(for: min(.milliseconds(100), settings.authTimeout))
-                            continue
-                        }
-                        let wait = expiresAt.timeIntervalSinceNow
-                        if wait <= 0 {
-                            shared.end(Ending(code: RealtimeCloseCode.tokenExpired, reason: "access token expired", metric: "token_expired"))
-                            return
-                        }
-                        try? await Task.sleep(for: .milliseconds(Int64(min(wait, 3_600) * 1_000) + 1))
-                    }
-                }
-                // Whoever finishes first decides; then stop the others.
-                await group.next()
-                client.queue.close()
-                group.cancelAll()
+    func received(_ message: SocketMessage) async {
+        guard let client = state.withLock({ $0.client }) else { return }
+        if let ending = await handle(message, client: client) { socket.close(ending) }
+    }
+
+    func closed(_ ending: SocketEnding) {
+        let (client, registration) = state.withLock { ($0.client, $0.registration) }
+        if let registration { gate.sessions.unregister(registration) }
+        if let client { hub.disconnect(client, reason: ending.metric) }
+        logger.debug("realtime connection closed", metadata: ["reason": "\(ending.metric)"])
+    }
+
+    /// Sets the socket's timer for the session's deadline: the end of the time to authenticate,
+    /// then the token's expiry.
+    private func armDeadline() {
+        let expiresAt = state.withLock { $0.viewer?.expiresAt }
+        let deadline =
+            expiresAt.map { ContinuousClock.now + .milliseconds(Int64($0.timeIntervalSinceNow * 1_000) + 1) } ?? openedAt + settings.authTimeout
+        socket.setDeadline(deadline) { [self] in
+            switch state.withLock({ $0.viewer?.expiresAt }) {
+            case nil:
+                socket.close(
+                    SocketEnding(code: RealtimeCloseCode.unauthorized, reason: #"send {"op":"auth","token":…} first"#, metric: "unauthenticated")
+                )
+            case let expiresAt? where expiresAt.timeIntervalSinceNow <= 0:
+                socket.close(SocketEnding(code: RealtimeCloseCode.tokenExpired, reason: "access token expired", metric: "token_expired"))
+            case _?:
+                armDeadline()
             }
         }
-        if let registration = shared.registration.withLock({ $0 }) { gate.sessions.unregister(registration) }
-        // A client whose queue overflowed was too slow, however its session then ended: with the
-        // writer stuck on a full socket, the hub closes the connection, and the reader or the
-        // writer may notice that first.
-        let ending =
-            client.queue.ending == .overflowed
-            ? .slowClient : shared.ending.withLock { $0 } ?? Ending(code: .normalClosure, reason: "", metric: "client_closed")
-        await close(outbound, ending, client: client)
     }
 
     /// The client proved who it is: greet it and subscribe the channels of its URL.
-    private func authenticated(_ viewer: Viewer, channels query: String?, client: RealtimeHub.Client, shared: Shared) async {
-        shared.viewer.withLock { $0 = viewer }
-        let registration = gate.sessions.register(user: viewer.user) {
-            shared.end(Ending(code: RealtimeCloseCode.unauthorized, reason: "the account has been deleted", metric: "user_deleted"))
-            client.queue.close()
+    private func authenticated(_ viewer: Viewer, client: RealtimeHub.Client) async {
+        let registration = gate.sessions.register(user: viewer.user) { [socket] in
+            socket.close(SocketEnding(code: RealtimeCloseCode.unauthorized, reason: "the account has been deleted", metric: "user_deleted"))
         }
-        shared.registration.withLock { $0 = registration }
+        state.withLock {
+            $0.viewer = viewer
+            $0.registration = registration
+        }
+        armDeadline()
         send(.ready(viewer), to: client)
         for name in RealtimeChannel.names(in: query) {
             await subscribe(name, ref: nil, client: client, viewer: viewer)
@@ -173,16 +120,16 @@ struct WebSocketSession {
         do {
             return try await gate.viewer(token: token)
         } catch .expired {
-            throw Ending(code: RealtimeCloseCode.tokenExpired, reason: "access token expired", metric: "token_expired")
+            throw SocketEnding(code: RealtimeCloseCode.tokenExpired, reason: "access token expired", metric: "token_expired")
         } catch .keysUnavailable {
-            throw Ending(code: RealtimeCloseCode.tryAgainLater, reason: "access tokens cannot be checked just now", metric: "keys_unavailable")
+            throw SocketEnding(code: RealtimeCloseCode.tryAgainLater, reason: "access tokens cannot be checked just now", metric: "keys_unavailable")
         } catch {
-            throw Ending(code: RealtimeCloseCode.unauthorized, reason: "invalid access token", metric: "unauthenticated")
+            throw SocketEnding(code: RealtimeCloseCode.unauthorized, reason: "invalid access token", metric: "unauthenticated")
         }
     }
 
     /// Handles one client message; returns an ending when it ends the session.
-    private func handle(_ message: WebSocketMessage, channels query: String?, client: RealtimeHub.Client, shared: Shared) async -> Ending? {
+    private func handle(_ message: SocketMessage, client: RealtimeHub.Client) async -> SocketEnding? {
         let request: ClientMessage
         do {
             guard case .text(let text) = message else { throw CocoaError(.coderInvalidValue) }
@@ -191,16 +138,17 @@ struct WebSocketSession {
             send(.error("bad_message", #"Send JSON text messages with an "op": auth, subscribe, unsubscribe or ping."#), to: client)
             return nil
         }
-        guard let viewer = shared.viewer.withLock({ $0 }) else {
+        guard let viewer = state.withLock({ $0.viewer }) else {
             // Nothing but the token before the token.
             guard request.op == .auth, let token = request.token else {
-                return Ending(code: RealtimeCloseCode.unauthorized, reason: #"send {"op":"auth","token":…} first"#, metric: "unauthenticated")
+                return SocketEnding(code: RealtimeCloseCode.unauthorized, reason: #"send {"op":"auth","token":…} first"#, metric: "unauthenticated")
             }
             do {
-                await authenticated(try await self.viewer(token), channels: query, client: client, shared: shared)
+                await authenticated(try await self.viewer(token), client: client)
                 return nil
             } catch {
-                return error as? Ending ?? Ending(code: RealtimeCloseCode.unauthorized, reason: "invalid access token", metric: "unauthenticated")
+                return error as? SocketEnding
+                    ?? SocketEnding(code: RealtimeCloseCode.unauthorized, reason: "invalid access token", metric: "unauthenticated")
             }
         }
         switch request.op {
@@ -236,9 +184,10 @@ struct WebSocketSession {
                 return nil
             }
             guard fresh.user == viewer.user else {
-                return Ending(code: RealtimeCloseCode.userChanged, reason: "a token for another user", metric: "user_changed")
+                return SocketEnding(code: RealtimeCloseCode.userChanged, reason: "a token for another user", metric: "user_changed")
             }
-            shared.viewer.withLock { $0 = fresh }
+            state.withLock { $0.viewer = fresh }
+            armDeadline()
             send(.ready(fresh), to: client)
         }
         return nil
@@ -256,34 +205,5 @@ struct WebSocketSession {
 
     private func send(_ message: ServerMessage, to client: RealtimeHub.Client) {
         _ = client.queue.offer(.init(eventID: nil, text: message.text, supersedingKey: nil, enqueuedAt: .now))
-    }
-
-    /// Sends the close frame; a client that does not take it within `RealtimeHub.overflowGrace`
-    /// (its socket buffer is full) has its connection closed under it.
-    private func close(_ outbound: WebSocketOutboundWriter, _ ending: Ending, client: RealtimeHub.Client?) async {
-        if let client { hub.disconnect(client, reason: ending.metric) }
-        let channel = self.channel
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await outbound.close(ending.code, reason: ending.reason) }
-            group.addTask {
-                // Closing the connection also ends a close frame stuck behind a full socket; the
-                // group cannot finish before that write does.
-                guard (try? await Task.sleep(for: RealtimeHub.overflowGrace)) != nil else { return }
-                try? await channel.close()
-            }
-            await group.next()
-            group.cancelAll()
-        }
-        logger.debug("realtime connection closed", metadata: ["reason": "\(ending.metric)"])
-    }
-}
-
-extension ClientQueue.Frame.Content {
-    /// The WebSocket message this content is written as.
-    var webSocketFrame: WebSocketOutboundWriter.OutboundFrame {
-        switch self {
-        case .text(let text): .text(text)
-        case .binary(let bytes): .binary(bytes)
-        }
     }
 }

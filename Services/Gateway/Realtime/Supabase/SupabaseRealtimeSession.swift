@@ -1,6 +1,5 @@
 import Contracts
 import Foundation
-import HummingbirdWebSocket
 import Identity
 import Logging
 import NIOCore
@@ -9,78 +8,59 @@ import RealtimeWire
 import Synchronization
 
 /// One `/realtime/v1/websocket` connection: Supabase Realtime's Phoenix channels, as supabase-js,
-/// supabase-swift and realtime-py speak them (README, "Supabase Realtime").
-///
-/// Two tasks run side by side, as in `WebSocketSession`: the reader (heartbeats, joins, leaves,
-/// fresh tokens, broadcasts) and the writer (the client's queue to the socket). A join whose token
-/// expires is ended by the hub's watch over all connections (`ChangeHub.endLapsedJoins`).
-struct SupabaseRealtimeSession {
+/// supabase-swift and realtime-py speak them (README, "Supabase Realtime"), over a
+/// `RealtimeSocket`: heartbeats, joins, leaves, fresh tokens, broadcasts and presence. A join whose
+/// token expires is ended by the hub's watch over all connections (`ChangeHub.endLapsedJoins`).
+final class SupabaseRealtimeSession: RealtimeSocketSession {
     let endpoints: RealtimeController
     let hub: ChangeHub
     let anonKey: String?
-    let channel: any Channel
+    let socket: RealtimeSocket
+    private let apikey: String?
+    private let version: String?
+    private let caller: String
+    /// Set once the connection is admitted.
+    private let client = Mutex<ChangeHub.Client?>(nil)
 
-    /// Serves the connection until either side ends it.
-    func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, apikey: String?, version vsn: String?, caller: String) async {
+    init(endpoints: RealtimeController, socket: RealtimeSocket, apikey: String?, version: String?, caller: String) {
+        self.endpoints = endpoints
+        self.hub = endpoints.changes
+        self.anonKey = endpoints.anonKey
+        self.socket = socket
+        self.apikey = apikey
+        self.version = version
+        self.caller = caller
+    }
+
+    func opened() async {
         guard let apikey, !apikey.isEmpty, anonKey == nil || apikey == anonKey else {
-            try? await outbound.close(RealtimeCloseCode.unauthorized, reason: "Invalid API key")
-            return
+            return socket.close(SocketEnding(code: RealtimeCloseCode.unauthorized, reason: "Invalid API key", metric: "refused"))
         }
-        guard let version = PhoenixMessage.Version(rawValue: vsn ?? "1.0.0") else {
-            try? await outbound.close(.protocolError, reason: "vsn must be 1.0.0 or 2.0.0")
-            return
+        guard let version = PhoenixMessage.Version(rawValue: self.version ?? "1.0.0") else {
+            return socket.close(.protocolError("vsn must be 1.0.0 or 2.0.0"))
         }
         do {
             try endpoints.room(for: "ip:\(caller)")
         } catch {
-            try? await outbound.close(RealtimeCloseCode.tryAgainLater, reason: error.detail ?? "try again later")
-            return
+            return socket.close(SocketEnding(code: RealtimeCloseCode.tryAgainLater, reason: error.detail ?? "try again later", metric: "refused"))
         }
-        await endpoints.capSendBuffer(of: channel)
-        let client = hub.connect(version: version, queueCapacity: endpoints.settings.clientBuffer, connection: channel)
-        let ending = Ending()
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                do {
-                    for try await message in inbound.messages(maxSize: 64 << 10) {
-                        switch message {
-                        case .text(let text): await handle(text, client: client, apikey: apikey)
-                        case .binary(let bytes): await handle(bytes, client: client)
-                        }
-                    }
-                } catch {}
-                ending.record("client_closed")
-            }
-            group.addTask {
-                while let frame = await client.queue.next() {
-                    do {
-                        try await outbound.write(frame.content.webSocketFrame)
-                    } catch {
-                        ending.record("write_failed")
-                        return
-                    }
-                    if frame.eventID != nil { hub.metrics.pushed(.supabase, after: .now - frame.enqueuedAt) }
-                }
-            }
-            await group.next()
-            client.queue.close()
-            group.cancelAll()
-        }
-        let reason = client.queue.ending == .overflowed ? "slow_client" : ending.reason ?? "client_closed"
-        hub.disconnect(client, reason: reason)
-        if reason == "slow_client" {
-            try? await outbound.close(RealtimeCloseCode.slowClient, reason: "client too slow: event buffer full")
-        } else {
-            try? await outbound.close(.normalClosure, reason: nil)
+        await endpoints.capSendBuffer(of: socket.channel)
+        let client = hub.connect(version: version, queueCapacity: endpoints.settings.clientBuffer, connection: socket.channel)
+        self.client.withLock { $0 = client }
+        socket.attach(client.queue) { [metrics = hub.metrics] in metrics.pushed(.supabase, after: $0) }
+    }
+
+    func received(_ message: SocketMessage) async {
+        guard let client = client.withLock({ $0 }), let apikey else { return }
+        switch message {
+        case .text(let text): await handle(text, client: client, apikey: apikey)
+        case .binary(let bytes): await handle(bytes, client: client)
         }
     }
 
-    /// Why the connection ended: the first reason recorded.
-    private final class Ending: Sendable {
-        private let first = Mutex<String?>(nil)
-
-        func record(_ reason: String) { first.withLock { $0 = $0 ?? reason } }
-        var reason: String? { first.withLock { $0 } }
+    func closed(_ ending: SocketEnding) {
+        guard let client = client.withLock({ $0 }) else { return }
+        hub.disconnect(client, reason: ending.metric)
     }
 
     // MARK: Messages
