@@ -133,7 +133,7 @@ func buildApplication(_ config: GatewayConfiguration, runtime: ServiceRuntime) a
     parts.server = HTTPServerBuilder { responder in
         FrontedChannel(
             HTTP1WebSocketUpgradeChannel(responder: responder, configuration: router, shouldUpgrade: upgradesNothing),
-            front: { passedOn in [EdgeProxyHandler(proxy, upgrades: upgrades, passedOn: passedOn)] },
+            front: { router in [EdgeProxyHandler(proxy, upgrades: upgrades, router: router)] },
             behind: { [ParserErrorHandler()] }
         )
     }

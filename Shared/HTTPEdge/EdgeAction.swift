@@ -52,8 +52,9 @@ package enum EdgeAction {
     case passToRouter(ByteBuffer)
     /// Tell the handlers behind that a read has ended.
     case routerReadComplete
-    /// Bytes first went on to the handlers behind (`true`), or the connection ended before any
-    /// did (`false`): the router serves the connection only in the first case.
+    /// Bytes are about to go on to the handlers behind for the first time (`true`: the handler
+    /// sets them up now), or none ever will (`false`: the connection ended, or was handed over).
+    /// The router serves the connection only in the first case.
     case passedOn(Bool)
     /// Let the handlers behind finish what they have and close (a graceful shutdown).
     case quiesceRouter

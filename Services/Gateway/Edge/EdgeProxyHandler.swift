@@ -26,9 +26,9 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
     private let upgrades: RealtimeUpgrade?
     private var machine: EdgeStateMachine
     private var context: ChannelHandlerContext?
-    /// Fulfilled when bytes first go on to the handlers behind (`true`) or the connection ends
-    /// before any did (`false`): `FrontedChannel` lets the router handle the connection then.
-    private var passedOnPromise: EventLoopPromise<Bool>?
+    /// Starts the handlers behind (the router's) when bytes first go on to them, or tells that
+    /// none will (`FrontedChannel`); `nil` once either is done.
+    private var router: RouterStart?
     /// The connection carrying the current call to its service.
     private var upstream: UpstreamConnection?
     /// One timer serves the deadlines of the connection's calls one after another, and the instant
@@ -44,10 +44,10 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
     /// costs a formatting of the address).
     private lazy var peerIP = ClientAddressResolver.text(of: context?.channel.remoteAddress)
 
-    init(_ proxy: EdgeProxy, upgrades: RealtimeUpgrade? = nil, passedOn: EventLoopPromise<Bool>? = nil) {
+    init(_ proxy: EdgeProxy, upgrades: RealtimeUpgrade? = nil, router: RouterStart? = nil) {
         self.proxy = proxy
         self.upgrades = upgrades
-        self.passedOnPromise = passedOn
+        self.router = router
         self.machine = EdgeStateMachine(
             limits: proxy.limits,
             handsOver: { upgrades != nil && RealtimeUpgrade.handles($0) },
@@ -180,8 +180,12 @@ final class EdgeProxyHandler: ChannelDuplexHandler, RemovableChannelHandler, Ups
         case .passToRouter(let bytes): context?.fireChannelRead(wrapInboundOut(bytes))
         case .routerReadComplete: context?.fireChannelReadComplete()
         case .passedOn(let passed):
-            passedOnPromise?.succeed(passed)
-            passedOnPromise = nil
+            guard let router = router.take() else { return }
+            if !passed {
+                router.never()
+            } else if !router.begin() {
+                context?.close(promise: nil)
+            }
         case .quiesceRouter: context?.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
         case .scheduleResume:
             context?.eventLoop.assumeIsolated().execute { [self] in
