@@ -183,8 +183,9 @@ package enum PlainWebSocketClient {
         }
     }
 
-    struct Frame {
-        enum Opcode: UInt8 {
+    package struct Frame {
+        /// A frame's kind, as RFC 6455 numbers it.
+        package enum Opcode: UInt8 {
             case continuation = 0x0
             case text = 0x1
             case binary = 0x2

@@ -63,26 +63,16 @@ package final class ClientQueue: Sendable {
     }
 
     private struct State {
-        package var frames: [Frame] = []
-        package var head = 0
+        /// Grown as frames come: most clients' queues stay short or empty.
+        package var frames = CircularBuffer<Frame>(initialCapacity: 1)
         package var ending: Ending?
         /// A task waiting in `next()`.
         package var waiter: CheckedContinuation<Frame?, Never>?
         /// Told when a frame comes to an empty queue and when the queue ends (`onReady(_:)`).
         package var wake: (@Sendable () -> Void)?
 
-        package var count: Int { frames.count - head }
+        package var count: Int { frames.count }
 
-        mutating func take() -> Frame? {
-            guard count > 0 else { return nil }
-            let frame = frames[head]
-            head += 1
-            if head > 64, head * 2 > frames.count {
-                frames.removeFirst(head)
-                head = 0
-            }
-            return frame
-        }
     }
 
     package let capacity: Int
@@ -104,11 +94,11 @@ package final class ClientQueue: Sendable {
                 return (.queued, nil)
             }
             var result = Offer.queued
-            if let key = frame.supersedingKey, let index = state.frames[state.head...].firstIndex(where: { $0.supersedingKey == key }) {
+            if let key = frame.supersedingKey, let index = state.frames.firstIndex(where: { $0.supersedingKey == key }) {
                 state.frames.remove(at: index)
                 result = .queuedDroppingOlder
             } else if state.count >= capacity {
-                if let index = state.frames[state.head...].firstIndex(where: { $0.supersedingKey != nil }) {
+                if let index = state.frames.firstIndex(where: { $0.supersedingKey != nil }) {
                     state.frames.remove(at: index)
                     result = .queuedDroppingOlder
                 } else if frame.supersedingKey != nil {
@@ -116,7 +106,6 @@ package final class ClientQueue: Sendable {
                 } else {
                     state.ending = .overflowed
                     state.frames.removeAll()
-                    state.head = 0
                     return (.overflowed, state.wake)
                 }
             }
@@ -132,7 +121,7 @@ package final class ClientQueue: Sendable {
     package func next() async -> Frame? {
         await withCheckedContinuation { continuation in
             let ready: Frame?? = state.withLock { state in
-                if let frame = state.take() { return .some(frame) }
+                if let frame = state.frames.popFirst() { return .some(frame) }
                 if state.ending != nil { return .some(nil) }
                 state.waiter = continuation
                 return nil
@@ -158,7 +147,7 @@ package final class ClientQueue: Sendable {
     /// when to look again).
     package func poll() -> Poll {
         state.withLock { state in
-            if let frame = state.take() { return .frame(frame) }
+            if let frame = state.frames.popFirst() { return .frame(frame) }
             return state.ending.map(Poll.ended) ?? .empty
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import LocalStack
+import PlainWebSocket
 import TestSupport
 import Testing
 
@@ -92,14 +93,7 @@ struct RealtimeSocketTests {
 
     // MARK: The client's side
 
-    enum Opcode: UInt8 {
-        case continuation = 0x0
-        case text = 0x1
-        case binary = 0x2
-        case close = 0x8
-        case ping = 0x9
-        case pong = 0xA
-    }
+    typealias Opcode = PlainWebSocketClient.Frame.Opcode
 
     static func upgrade(_ target: String, version: String = "13", key: String? = key, extra: String = "") -> String {
         "GET \(target) HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: \(version)\r\n"
