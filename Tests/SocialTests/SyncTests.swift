@@ -89,7 +89,12 @@ import Testing
             #expect(paged.items.count == 2 && paged.deleted == [dropped])
             let cursor = try #require(paged.nextCursor)
             let rest = try await list("/v1/collections?since=\(collections.token)&limit=2&cursor=\(cursor)")
-            #expect(rest.items.count == 1 && rest.deleted.isEmpty && rest.nextCursor == nil)
+            // What came, should this fail again (it did once, under the whole suite's load).
+            let ids = { (answer: Answer) in answer.items.map { "\($0["id"] ?? "?")" } }
+            #expect(
+                rest.items.count == 1 && rest.deleted.isEmpty && rest.nextCursor == nil,
+                "page 1: \(ids(paged)), cursor \(cursor); page 2: \(ids(rest)), deleted \(rest.deleted), next \(rest.nextCursor ?? "none")"
+            )
             #expect(rest.token == paged.token)
             #expect(Set((paged.items + rest.items).compactMap { $0["id"] as? String }) == [kept, renamed, newCollection])
         }
