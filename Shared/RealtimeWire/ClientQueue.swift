@@ -106,6 +106,7 @@ package final class ClientQueue: Sendable {
                 } else {
                     state.ending = .overflowed
                     state.frames.removeAll()
+                    defer { state.wake = nil }
                     return (.overflowed, state.wake)
                 }
             }
@@ -136,6 +137,7 @@ package final class ClientQueue: Sendable {
         let (waiter, wake) = state.withLock { state in
             let wake = state.ending == nil ? state.wake : nil
             if state.ending == nil { state.ending = ending }
+            state.wake = nil
             defer { state.waiter = nil }
             return (state.waiter, wake)
         }
@@ -154,7 +156,8 @@ package final class ClientQueue: Sendable {
 
     /// Has `wake` called whenever a frame comes to the queue while it is empty, and when the queue
     /// ends (an overflow included): a writer that polls until `empty` hears of the next frame. It
-    /// must not offer to or close the queue itself.
+    /// must not offer to or close the queue itself. The queue lets go of `wake` once it has ended
+    /// (a writer's handler it refers to is then freed with its connection).
     package func onReady(_ wake: @escaping @Sendable () -> Void) {
         state.withLock { $0.wake = wake }
     }

@@ -87,8 +87,9 @@ final class RealtimeSocketHandler: ChannelDuplexHandler {
     /// The most messages waiting for the session before reading pauses.
     static let maxWaitingMessages = 16
 
-    /// Set once, as the handler is made.
-    private var session: (any RealtimeSocketSession)!
+    /// Set as the handler is made; let go of once the connection has ended, since the session
+    /// refers back to the handler through its socket.
+    private var session: (any RealtimeSocketSession)?
     private let calls = SessionCalls()
     let maxMessageSize: Int
     private let heartbeat: TimeAmount
@@ -224,8 +225,8 @@ final class RealtimeSocketHandler: ChannelDuplexHandler {
 
     /// Queues a session call, with a task to make it unless one is making the calls before it.
     private func call(_ call: SessionCalls.Call) {
-        guard calls.add(call) else { return }
-        Task { [calls, session = session!] in await calls.work(session) }
+        guard let session, calls.add(call) else { return }
+        Task { [calls] in await calls.work(session) }
     }
 
     private func resumeReading() {
@@ -324,6 +325,7 @@ final class RealtimeSocketHandler: ChannelDuplexHandler {
         guard !calls.isClosed else { return }
         queue?.close()
         call(.closed(ending ?? .clientClosed))
+        session = nil
     }
 
     private func stopTimers() {
@@ -395,6 +397,7 @@ private final class SessionCalls: Sendable {
             guard !state.closed else { return false }
             if case .closed = call {
                 state.closed = true
+                state.onReadable = nil
                 state.calls = CircularBuffer(state.calls.filter { if case .message = $0 { false } else { true } })
                 state.messages = 0
             }

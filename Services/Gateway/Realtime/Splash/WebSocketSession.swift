@@ -6,6 +6,15 @@ import RealtimeWire
 import ServiceKit
 import Synchronization
 
+extension SocketEnding {
+    /// Anything but a token before the token, or no token in time.
+    fileprivate static let unauthenticated = SocketEnding(
+        code: RealtimeCloseCode.unauthorized,
+        reason: #"send {"op":"auth","token":…} first"#,
+        metric: "unauthenticated"
+    )
+}
+
 /// One `/v1/realtime` connection, from its first message to its close, over a `RealtimeSocket`:
 /// the token (in the upgrade or as the first message), subscriptions and pings; the deadline
 /// (authenticating, then the token's expiry, moved on by every fresh token) on the socket's timer.
@@ -90,7 +99,7 @@ final class WebSocketSession: RealtimeSocketSession {
             switch state.withLock({ $0.viewer?.expiresAt }) {
             case nil:
                 socket.close(
-                    SocketEnding(code: RealtimeCloseCode.unauthorized, reason: #"send {"op":"auth","token":…} first"#, metric: "unauthenticated")
+                    .unauthenticated
                 )
             case let expiresAt? where expiresAt.timeIntervalSinceNow <= 0:
                 socket.close(SocketEnding(code: RealtimeCloseCode.tokenExpired, reason: "access token expired", metric: "token_expired"))
@@ -141,7 +150,7 @@ final class WebSocketSession: RealtimeSocketSession {
         guard let viewer = state.withLock({ $0.viewer }) else {
             // Nothing but the token before the token.
             guard request.op == .auth, let token = request.token else {
-                return SocketEnding(code: RealtimeCloseCode.unauthorized, reason: #"send {"op":"auth","token":…} first"#, metric: "unauthenticated")
+                return .unauthenticated
             }
             do {
                 await authenticated(try await self.viewer(token), client: client)
